@@ -1,0 +1,1 @@
+"""Package data: the Jostle grammar (jostle.lark), shipped inside the jostle package."""

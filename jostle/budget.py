@@ -1,0 +1,362 @@
+"""Privacy budgets and the accountant that charges them.
+
+Budgets are immutable and exact: epsilon and delta are `fractions.Fraction`s, so an equal
+split of a budget (1/3 + 1/3 + 1/3) is never refused because of floating-point drift. A float
+the user writes is snapped to the nearest simple rational within a relative 1e-12 (0.1 becomes
+exactly 1/10; 1/3 computed as 0.333... becomes 1/3). Noise is calibrated with the *snapped*
+value, so what is charged is exactly what the noise provides.
+
+Accounting follows PINQ's agents (McSherry, SIGMOD 2009):
+  * sequential composition: charges against the same data add up;
+  * parallel composition: the parts of one `partition` are disjoint, so one individual's row
+    lies in at most one part and the parts together cost the maximum over parts
+    (McSherry 2009, Theorem 4);
+  * capped contexts: `with budget b:` (and a program's `budget b` statement) cap what their
+    body may spend; every open context and the session total are checked.
+A charge is checked against every limit *before* it is recorded, and every mechanism charges
+before it draws noise, so an over-budget request fails with nothing released.
+
+The privacy unit throughout is one row of a private table: neighbouring datasets differ by
+adding or removing one row. All private tables bound in one session are treated as data about
+the same individuals, so they share one budget.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import Iterator
+
+from jostle.errors import BudgetExceeded, JostleRuntimeError
+from jostle.source import Span
+
+_SNAP_DENOMINATOR = 10**9
+_SNAP_TOLERANCE = 1e-12
+
+
+def exact(value: float | int | str | Fraction, what: str = "epsilon") -> Fraction:
+    """Turn a user-supplied number into the exact rational the accountant uses.
+
+    Floats are snapped to the simplest nearby rational (denominator <= 1e9) when one lies
+    within a relative 1e-12, which undoes decimal and division round-off; otherwise the float's
+    exact binary value is kept.
+
+    Raises:
+        JostleRuntimeError: The value is not a finite, non-negative number.
+    """
+    if isinstance(value, bool):
+        raise JostleRuntimeError(f"{what} must be a number, not a boolean")
+    if isinstance(value, Fraction):
+        result = value
+    elif isinstance(value, int):
+        result = Fraction(value)
+    elif isinstance(value, str):
+        try:
+            result = Fraction(value)
+        except (ValueError, ZeroDivisionError):
+            raise JostleRuntimeError(f"{what} must be a number, got {value!r}") from None
+    else:
+        try:
+            number = float(value)
+        except (TypeError, ValueError):
+            raise JostleRuntimeError(f"{what} must be a number, got {value!r}") from None
+        if not math.isfinite(number):
+            raise JostleRuntimeError(f"{what} must be finite, got {number}")
+        result = Fraction(number)
+        snapped = result.limit_denominator(_SNAP_DENOMINATOR)
+        if abs(snapped - result) <= _SNAP_TOLERANCE * abs(result):
+            result = snapped
+    if result < 0:
+        raise JostleRuntimeError(f"{what} must not be negative, got {float(result)}")
+    return result
+
+
+def fmt(value: Fraction) -> str:
+    """Show an exact budget quantity the way a person would write it (0.25, 1/3 -> 0.333333)."""
+    if value.denominator == 1:
+        return str(value.numerator)
+    return f"{float(value):.6g}"
+
+
+@dataclass(frozen=True, order=False)
+class Budget:
+    """An immutable (epsilon, delta) privacy budget with exact arithmetic."""
+
+    epsilon: Fraction
+    delta: Fraction = Fraction(0)
+
+    @classmethod
+    def of(cls, epsilon: float | int | str | Fraction, delta: float | int | str | Fraction = 0) -> Budget:
+        """Build a budget from user input, validating it (epsilon >= 0, 0 <= delta < 1)."""
+        eps = exact(epsilon, "epsilon")
+        dlt = exact(delta, "delta")
+        if dlt >= 1:
+            raise JostleRuntimeError(f"delta must be below 1, got {float(dlt)}")
+        return cls(eps, dlt)
+
+    @classmethod
+    def zero(cls) -> Budget:
+        return cls(Fraction(0), Fraction(0))
+
+    def __add__(self, other: Budget) -> Budget:
+        return Budget(self.epsilon + other.epsilon, self.delta + other.delta)
+
+    def __sub__(self, other: Budget) -> Budget:
+        return Budget(self.epsilon - other.epsilon, self.delta - other.delta)
+
+    def __truediv__(self, parts: int) -> Budget:
+        return Budget(self.epsilon / parts, self.delta / parts)
+
+    def covers(self, other: Budget) -> bool:
+        """True if `other` fits within this budget in both epsilon and delta."""
+        return other.epsilon <= self.epsilon and other.delta <= self.delta
+
+    def join(self, other: Budget) -> Budget:
+        """Componentwise maximum: the cost of two parallel (disjoint) branches."""
+        return Budget(max(self.epsilon, other.epsilon), max(self.delta, other.delta))
+
+    def __str__(self) -> str:
+        if self.delta:
+            return f"epsilon={fmt(self.epsilon)}, delta={fmt(self.delta)}"
+        return f"epsilon={fmt(self.epsilon)}"
+
+
+# ---------------------------------------------------------------- the data tree
+@dataclass(eq=False)
+class DataNode:
+    """A node of the partition tree: the whole data, or one part of a `partition`.
+
+    Tables derived by where/select/derive/bin share their parent's node (their rows are a
+    subset of it); only `partition` makes new nodes, one per public key, grouped in a
+    `ParallelGroup` whose cost is the maximum over its parts.
+    """
+
+    label: str
+    parent: DataNode | None = None
+    group: ParallelGroup | None = None
+
+    def path(self) -> list[DataNode]:
+        node, chain = self, []
+        while node is not None:
+            chain.append(node)
+            node = node.parent
+        return chain[::-1]
+
+
+@dataclass(eq=False)
+class ParallelGroup:
+    """The parts of one partition of `parent`: they compose in parallel."""
+
+    parent: DataNode
+    column: str
+    parts: list[DataNode] = field(default_factory=list)
+
+    def part(self, key: object) -> DataNode:
+        prefix = "" if self.parent.parent is None else self.parent.label + ", "
+        node = DataNode(f"{prefix}{self.column}={key}", self.parent, self)
+        self.parts.append(node)
+        return node
+
+
+def common_node(nodes: list[DataNode]) -> DataNode:
+    """The deepest node that is an ancestor (or equal) of all `nodes`.
+
+    A value computed from several parts is charged there: charging an ancestor counts the
+    charge in every part below it, which over-approximates and so is always sound.
+    """
+    paths = [n.path() for n in nodes]
+    common = paths[0][0]
+    for level in zip(*paths):
+        if all(n is level[0] for n in level):
+            common = level[0]
+        else:
+            break
+    return common
+
+
+# ---------------------------------------------------------------- ledger
+@dataclass(frozen=True)
+class Charge:
+    """One entry of the ledger: a release and what it cost."""
+
+    index: int
+    budget: Budget
+    mechanism: str
+    description: str
+    span: Span | None
+    node: DataNode = field(repr=False, compare=False)
+
+    @property
+    def line(self) -> int | None:
+        return self.span.line if self.span is not None else None
+
+    def as_dict(self) -> dict:
+        return {
+            "index": self.index,
+            "mechanism": self.mechanism,
+            "epsilon": float(self.budget.epsilon),
+            "delta": float(self.budget.delta),
+            "what": self.description,
+            "data": self.node.label,
+            "where": self.span.location if self.span is not None else "",
+        }
+
+
+def cost(charges: list[Charge]) -> Budget:
+    """What a set of charges costs under sequential and parallel composition."""
+    if not charges:
+        return Budget.zero()
+    own: dict[DataNode, Budget] = defaultdict(Budget.zero)
+    children: dict[DataNode, dict[ParallelGroup, set[DataNode]]] = defaultdict(lambda: defaultdict(set))
+    root = None
+    for c in charges:
+        own[c.node] = own[c.node] + c.budget
+        node = c.node
+        while node.parent is not None:
+            assert node.group is not None
+            children[node.parent][node.group].add(node)
+            node = node.parent
+        root = node
+
+    def node_cost(node: DataNode) -> Budget:
+        total = own.get(node, Budget.zero())
+        for parts in children.get(node, {}).values():
+            widest = Budget.zero()
+            for part in parts:
+                widest = widest.join(node_cost(part))
+            total = total + widest
+        return total
+
+    assert root is not None
+    return node_cost(root)
+
+
+@dataclass(eq=False)
+class BudgetContext:
+    """An open cap: the session total, a program's `budget`, or a `with budget` block."""
+
+    cap: Budget
+    label: str
+    span: Span | None
+    releases: int = 0
+    charges: list[Charge] = field(default_factory=list)
+
+    @property
+    def per_release(self) -> Budget | None:
+        """What each `{{ }}` written directly in this context's body is allotted."""
+        if self.releases <= 0:
+            return Budget(self.cap.epsilon, Fraction(0))
+        return Budget(self.cap.epsilon / self.releases, Fraction(0))
+
+
+class Accountant:
+    """Charges releases against the session total and every open budget context.
+
+    Args:
+        total: The session's total budget, or None to let the program's `budget` statement set it.
+    """
+
+    def __init__(self, total: Budget | None = None) -> None:
+        self.root = DataNode("all rows")
+        self.total: BudgetContext | None = (
+            BudgetContext(total, "the session budget", None) if total is not None else None
+        )
+        self.ledger: list[Charge] = []
+        self._stack: list[BudgetContext] = []
+
+    # ---------------------------------------------------------- queries
+    @property
+    def spent(self) -> Budget:
+        return cost(self.ledger)
+
+    @property
+    def remaining(self) -> Budget | None:
+        if self.total is None:
+            return None
+        return self.total.cap - self.spent
+
+    @property
+    def innermost(self) -> BudgetContext | None:
+        return self._stack[-1] if self._stack else None
+
+    def set_total(self, budget: Budget, span: Span | None) -> None:
+        """Set the session total (from a program's `budget` statement when none was given)."""
+        self.total = BudgetContext(budget, f"the budget set at {span.location}" if span else "the budget", span)
+
+    # ---------------------------------------------------------- contexts
+    @contextmanager
+    def context(self, cap: Budget, label: str, span: Span | None, releases: int) -> Iterator[BudgetContext]:
+        """Open a capped context for the duration of a `with budget` body or a program."""
+        ctx = BudgetContext(cap, label, span, releases)
+        self._stack.append(ctx)
+        try:
+            yield ctx
+        finally:
+            popped = self._stack.pop()
+            assert popped is ctx
+
+    # ---------------------------------------------------------- charging
+    def check(self, budget: Budget, node: DataNode, span: Span | None = None) -> None:
+        """Raise BudgetExceeded if charging `budget` against `node` would break any limit."""
+        probe = Charge(len(self.ledger), budget, "", "", span, node)
+        limits = list(reversed(self._stack))
+        if self.total is not None:
+            limits.append(self.total)
+        if not limits:
+            raise BudgetExceeded(
+                "no privacy budget has been set",
+                span,
+                "give one with --budget E on the command line, Session(budget=E) in Python, "
+                "or a `budget E` statement at the top of the program",
+            )
+        for ctx in limits:
+            charges = self.ledger if ctx is self.total else ctx.charges
+            before = cost(charges)
+            after = cost(charges + [probe])
+            for quantity in ("epsilon", "delta"):
+                new, cap = getattr(after, quantity), getattr(ctx.cap, quantity)
+                if new <= cap:
+                    continue
+                requested = getattr(budget, quantity)
+                # Most this charge could be and still fit (parallel parts may absorb some of it).
+                remaining = max(Fraction(0), requested - (new - cap))
+                where = f" ({ctx.span.location})" if ctx.span is not None else ""
+                raise BudgetExceeded(
+                    f"this release needs {quantity} {fmt(requested)} but only {fmt(remaining)} "
+                    f"remains of {ctx.label}{where}: requested {fmt(requested)}, "
+                    f"remaining {fmt(remaining)}, difference {fmt(requested - remaining)}",
+                    span,
+                    "nothing was released and nothing was spent; lower the release's "
+                    f"{quantity}, or give the program more budget"
+                    + (f" (spent so far: {fmt(getattr(before, quantity))})" if (before.epsilon or before.delta) else ""),
+                    requested=requested,
+                    remaining=remaining,
+                    quantity=quantity,
+                )
+
+    def charge(
+        self,
+        budget: Budget,
+        node: DataNode,
+        mechanism: str,
+        description: str,
+        span: Span | None,
+    ) -> Charge:
+        """Record a release's cost after checking every limit. Call *before* drawing noise.
+
+        Raises:
+            BudgetExceeded: Some limit would be exceeded; nothing is recorded.
+        """
+        if budget.epsilon == 0 and budget.delta == 0:
+            raise JostleRuntimeError(
+                "a release needs a positive epsilon", span, "pass an epsilon greater than 0"
+            )
+        self.check(budget, node, span)
+        entry = Charge(len(self.ledger) + 1, budget, mechanism, description, span, node)
+        self.ledger.append(entry)
+        for ctx in self._stack:
+            ctx.charges.append(entry)
+        return entry

@@ -1,0 +1,259 @@
+"""Static checks run before any data is touched (`jostle check`, and before every run).
+
+They catch what can be known from the text alone:
+  * names used but never defined anywhere in scope (with a "did you mean" hint);
+  * calls of built-ins with the wrong number of arguments or unknown keywords;
+  * `return` outside a function, `break`/`continue` outside a loop;
+  * a `budget` statement anywhere but first in the program, `private` declarations inside
+    functions, duplicate parameters.
+Scoping follows Python: a function's locals are its parameters and every name it assigns;
+other names resolve in the enclosing scopes (a function may use a global defined later).
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from jostle import ast_nodes as A
+from jostle.errors import CheckError
+from jostle.source import Span
+
+
+@dataclass
+class _Scope:
+    names: set[str]
+    parent: _Scope | None = None
+    in_function: bool = False
+    loops: int = 0
+
+    def knows(self, name: str) -> bool:
+        scope: _Scope | None = self
+        while scope is not None:
+            if name in scope.names:
+                return True
+            scope = scope.parent
+        return False
+
+    def all_names(self) -> set[str]:
+        names: set[str] = set()
+        scope: _Scope | None = self
+        while scope is not None:
+            names |= scope.names
+            scope = scope.parent
+        return names
+
+
+def _assigned(body: Iterable[A.Stmt]) -> set[str]:
+    """Names a block binds (not looking into nested functions)."""
+    names: set[str] = set()
+    for stmt in body:
+        if isinstance(stmt, (A.Assign, A.AugAssign)):
+            names.add(stmt.name)
+        elif isinstance(stmt, A.Def):
+            names.add(stmt.name)
+        elif isinstance(stmt, A.Import):
+            names.add(stmt.module)
+        elif isinstance(stmt, A.PrivateDecl):
+            names.add(stmt.name)
+        elif isinstance(stmt, A.For):
+            names.update(stmt.targets)
+            names |= _assigned(stmt.body)
+        elif isinstance(stmt, A.While):
+            names |= _assigned(stmt.body)
+        elif isinstance(stmt, A.WithBudget):
+            names |= _assigned(stmt.body)
+        elif isinstance(stmt, A.If):
+            for _, body_ in stmt.branches:
+                names |= _assigned(body_)
+            names |= _assigned(stmt.orelse)
+    return names
+
+
+@dataclass
+class Checker:
+    """Walks a program and raises the first CheckError it finds."""
+
+    builtins: dict
+    pending: set[str] = field(default_factory=set)
+
+    def fail(self, message: str, span: Span, hint: str | None = None) -> None:
+        raise CheckError(message, span, hint)
+
+    # ---------------------------------------------------------- statements
+    def check_program(self, program: A.Program, known: set[str]) -> None:
+        scope = _Scope(set(known) | _assigned(program.body))
+        for i, stmt in enumerate(program.body):
+            if isinstance(stmt, A.BudgetStmt) and i != 0:
+                self.fail("a `budget` statement must be the first statement of a program", stmt.span,
+                          "move it to the top, or use `with budget E:` for part of a program")
+        self.block(program.body, scope, top=True)
+
+    def block(self, body: tuple[A.Stmt, ...], scope: _Scope, top: bool = False) -> None:
+        for stmt in body:
+            self.stmt(stmt, scope, top)
+
+    def stmt(self, stmt: A.Stmt, scope: _Scope, top: bool) -> None:
+        if isinstance(stmt, (A.Assign, A.AugAssign)):
+            self.expr(stmt.value, scope)
+        elif isinstance(stmt, A.ExprStmt):
+            self.expr(stmt.expr, scope)
+        elif isinstance(stmt, A.Return):
+            if not scope.in_function:
+                self.fail("`return` outside a function", stmt.span)
+            if stmt.value is not None:
+                self.expr(stmt.value, scope)
+        elif isinstance(stmt, (A.Break, A.Continue)):
+            if scope.loops == 0:
+                word = "break" if isinstance(stmt, A.Break) else "continue"
+                self.fail(f"`{word}` outside a loop", stmt.span)
+        elif isinstance(stmt, A.BudgetStmt):
+            if scope.in_function or not top:
+                self.fail("a `budget` statement may only stand at the top of a program", stmt.span,
+                          "use `with budget E:` inside functions and blocks")
+            self.expr(stmt.epsilon, scope)
+            if stmt.delta is not None:
+                self.expr(stmt.delta, scope)
+        elif isinstance(stmt, A.PrivateDecl):
+            if scope.in_function:
+                self.fail("`private` declarations belong at the top of a program", stmt.span)
+            self.expr(stmt.schema, scope)
+        elif isinstance(stmt, A.If):
+            for test, body in stmt.branches:
+                self.expr(test, scope)
+                self.block(body, scope)
+            self.block(stmt.orelse, scope)
+        elif isinstance(stmt, A.While):
+            self.expr(stmt.test, scope)
+            self.loop(stmt.body, scope)
+        elif isinstance(stmt, A.For):
+            self.expr(stmt.iterable, scope)
+            self.loop(stmt.body, scope)
+        elif isinstance(stmt, A.WithBudget):
+            self.expr(stmt.epsilon, scope)
+            if stmt.delta is not None:
+                self.expr(stmt.delta, scope)
+            self.block(stmt.body, scope)
+        elif isinstance(stmt, A.Def):
+            self.function(stmt.params, stmt.body, scope, stmt.span)
+
+    def loop(self, body: tuple[A.Stmt, ...], scope: _Scope) -> None:
+        scope.loops += 1
+        try:
+            self.block(body, scope)
+        finally:
+            scope.loops -= 1
+
+    def function(self, params: tuple[A.Param, ...], body, scope: _Scope, span: Span) -> None:
+        seen: set[str] = set()
+        for param in params:
+            if param.name in seen:
+                self.fail(f"parameter '{param.name}' appears twice", param.span)
+            seen.add(param.name)
+            if param.default is not None:
+                self.expr(param.default, scope)
+        locals_ = set(seen)
+        if isinstance(body, tuple):
+            locals_ |= _assigned(body)
+        inner = _Scope(locals_, scope, in_function=True)
+        if isinstance(body, tuple):
+            self.block(body, inner)
+        else:
+            self.expr(body, inner)
+
+    # ---------------------------------------------------------- expressions
+    def expr(self, expr: A.Expr, scope: _Scope) -> None:
+        if isinstance(expr, A.Name):
+            if not scope.knows(expr.id) and expr.id not in self.builtins:
+                if expr.id in self.pending:
+                    self.fail(
+                        f"the private table '{expr.id}' is bound but has no schema", expr.span,
+                        f"declare it before use: `private {expr.id}: {{col: numeric(lo, hi), ...}}`, "
+                        f"or put a schema file ({expr.id}.schema.json) beside the data",
+                    )
+                candidates = sorted(scope.all_names() | set(self.builtins))
+                close = difflib.get_close_matches(expr.id, candidates, n=1)
+                hint = f"did you mean '{close[0]}'?" if close else "define it before using it"
+                self.fail(f"'{expr.id}' is not defined", expr.span, hint)
+        elif isinstance(expr, (A.Number, A.String, A.Constant)):
+            return
+        elif isinstance(expr, A.ListLit):
+            for item in expr.items:
+                self.expr(item, scope)
+        elif isinstance(expr, A.RecordLit):
+            for _, value in expr.fields:
+                self.expr(value, scope)
+        elif isinstance(expr, (A.BinOp, A.Compare, A.BoolOp)):
+            self.expr(expr.left, scope)
+            self.expr(expr.right, scope)
+        elif isinstance(expr, A.UnaryOp):
+            self.expr(expr.operand, scope)
+        elif isinstance(expr, A.IfExpr):
+            self.expr(expr.test, scope)
+            self.expr(expr.then, scope)
+            self.expr(expr.orelse, scope)
+        elif isinstance(expr, A.Call):
+            self.expr(expr.func, scope)
+            for arg in expr.args:
+                self.expr(arg, scope)
+            for kw in expr.kwargs:
+                self.expr(kw.value, scope)
+            self.arity(expr, scope)
+        elif isinstance(expr, A.Index):
+            self.expr(expr.target, scope)
+            self.expr(expr.index, scope)
+        elif isinstance(expr, A.Attribute):
+            self.expr(expr.target, scope)
+        elif isinstance(expr, A.Lambda):
+            self.function(expr.params, expr.body, scope, expr.span)
+        elif isinstance(expr, A.Release):
+            self.expr(expr.expr, scope)
+
+    def arity(self, call: A.Call, scope: _Scope) -> None:
+        if not isinstance(call.func, A.Name) or scope.knows(call.func.id):
+            return
+        builtin = self.builtins.get(call.func.id)
+        if builtin is None:
+            return
+        given = len(call.args)
+        too_few = given < builtin.min_args
+        too_many = builtin.max_args is not None and given > builtin.max_args
+        if too_few or too_many:
+            if builtin.max_args == builtin.min_args:
+                expected = str(builtin.min_args)
+            elif builtin.max_args is None:
+                expected = f"at least {builtin.min_args}"
+            else:
+                expected = f"{builtin.min_args} to {builtin.max_args}"
+            self.fail(
+                f"{builtin.name}() takes {expected} argument{'s' if expected != '1' else ''} "
+                f"but {given} {'was' if given == 1 else 'were'} given",
+                call.span, builtin.doc,
+            )
+        for kw in call.kwargs:
+            if kw.name not in builtin.keywords:
+                self.fail(f"{builtin.name}() has no keyword argument '{kw.name}'", kw.span,
+                          f"its keywords are {list(builtin.keywords)}" if builtin.keywords else builtin.doc)
+
+
+def check(program: A.Program, builtin_names: Iterable[str] | dict | None = None,
+          known: Iterable[str] = (), pending: Iterable[str] = ()) -> None:
+    """Run the static checks on a parsed program.
+
+    Args:
+        program: The parsed program.
+        builtin_names: The built-in registry (name -> Builtin); defaults to jostle.builtins.REGISTRY.
+        known: Names already defined (earlier REPL inputs, Session globals, bound tables).
+        pending: Private tables bound without a schema (they need a `private` declaration).
+
+    Raises:
+        CheckError: The first problem found, located, with a hint.
+    """
+    from jostle.builtins import REGISTRY
+
+    registry = REGISTRY if builtin_names is None or not isinstance(builtin_names, dict) else builtin_names
+    if builtin_names is not None and not isinstance(builtin_names, dict):
+        names = set(builtin_names)
+        registry = {k: v for k, v in REGISTRY.items() if k in names}
+    Checker(registry, set(pending)).check_program(program, set(known))

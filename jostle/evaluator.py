@@ -1,0 +1,757 @@
+"""The evaluator: walks the AST, keeps private values private, and charges every release.
+
+Privacy rules enforced here (each refusal is a PrivacyError naming where the private value was
+made and how to release it):
+  * a private value may not be an `if`/`while`/`x if c else y` condition, a `for` iterable or
+    loop bound, an index, an argument of a public-only built-in (print, sqrt, range, ...), a
+    comparison operand, or a value handed back to Python;
+  * arithmetic on private values follows jostle.sensitivity;
+  * `{{ expr }}` releases expr with the budget the innermost context allots (jostle.budget);
+  * inside row functions (where/derive), columns are private `RowValues` that only combine
+    elementwise; they cannot be printed, indexed, counted or branched on.
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, TextIO
+
+import numpy as np
+
+from jostle import ast_nodes as A
+from jostle.budget import Accountant, Budget
+from jostle.errors import BudgetExceeded, JostleError, JostleRuntimeError, PrivacyError
+from jostle.mechanisms import release_default
+from jostle.noise import Randomness
+from jostle.sensitivity import (
+    made_at,
+    private_binary,
+    private_index,
+    private_negate,
+    refuse,
+)
+from jostle.source import Span
+from jostle.values import (
+    BoundMethod,
+    Builtin,
+    Closure,
+    Module,
+    Private,
+    PrivateMean,
+    Record,
+    RowValues,
+    RowView,
+    Table,
+    is_private,
+    type_name,
+)
+
+MAX_DEPTH = 400
+
+
+class _Return(Exception):
+    def __init__(self, value: Any) -> None:
+        self.value = value
+
+
+class _Break(Exception):
+    pass
+
+
+class _Continue(Exception):
+    pass
+
+
+@dataclass(eq=False)
+class Environment:
+    """A scope: names bound to values, with a parent scope."""
+
+    values: dict[str, Any] = field(default_factory=dict)
+    parent: Environment | None = None
+
+    def lookup(self, name: str) -> Any:
+        env: Environment | None = self
+        while env is not None:
+            if name in env.values:
+                return env.values[name]
+            env = env.parent
+        raise KeyError(name)
+
+    def define(self, name: str, value: Any) -> None:
+        self.values[name] = value
+
+
+def _truth(value: Any, span: Span, where: str) -> bool:
+    if isinstance(value, (Private, PrivateMean)):
+        raise refuse(f"a private value cannot be used as {where}", value, span,
+                     "release it first (e.g. {{ x }} or laplace(x, eps)) and test the released value")
+    if isinstance(value, (RowValues, RowView)):
+        raise refuse(f"a private column cannot be used as {where}", value, span,
+                     "inside a row function use `a if condition else b`, which works row by row")
+    if isinstance(value, Table):
+        if value.private:
+            raise PrivacyError(f"a private table cannot be used as {where}", span,
+                               "test a released count instead")
+        return len(value.frame) > 0
+    if isinstance(value, np.ndarray):
+        return value.size > 0
+    return bool(value)
+
+
+def _public_number(value: Any) -> bool:
+    return isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, bool)
+
+
+class Interpreter:
+    """Evaluates programs against one accountant, one source of randomness and one global scope.
+
+    Args:
+        accountant: Charges every release.
+        randomness: Where noise comes from.
+        output: Where `print` writes.
+        search_path: Directories searched by `import` after the standard library.
+    """
+
+    def __init__(
+        self,
+        accountant: Accountant,
+        randomness: Randomness,
+        output: TextIO | None = None,
+        search_path: list[Path] | None = None,
+    ) -> None:
+        from jostle.builtins import REGISTRY
+
+        self.accountant = accountant
+        self.randomness = randomness
+        self.output = output
+        self.search_path = list(search_path or [])
+        self.builtins = Environment(dict(REGISTRY))
+        self.globals = Environment(parent=self.builtins)
+        self.bound_tables: dict[str, Table] = {}
+        self.bindings: dict[str, Any] = {}  # name -> (frame, schema, public_rows) awaiting a schema
+        self.modules: dict[str, Module] = {}
+        self.loading: set[str] = set()
+        self.depth = 0
+
+    # ---------------------------------------------------------- programs
+    def write(self, text: str) -> None:
+        stream = self.output if self.output is not None else sys.stdout
+        stream.write(text)
+
+    def run_program(self, program: A.Program, env: Environment | None = None) -> Any:
+        """Run a checked program; returns the value of a final expression statement, if any."""
+        env = env or self.globals
+        body = program.body
+        if body and isinstance(body[0], A.BudgetStmt):
+            head = body[0]
+            budget = self._budget_value(head.epsilon, head.delta, env)
+            if self.accountant.total is None:
+                self.accountant.set_total(budget, head.span)
+            releases = A.count_releases(body[1:])
+            with self.accountant.context(budget, "the program's budget", head.span, releases):
+                return self.exec_block(body[1:], env, top=True)
+        return self.exec_block(body, env, top=True)
+
+    def _budget_value(self, eps_expr: A.Expr, delta_expr: A.Expr | None, env: Environment) -> Budget:
+        eps = self.eval(eps_expr, env)
+        delta = self.eval(delta_expr, env) if delta_expr is not None else 0
+        for value, expr in ((eps, eps_expr), (delta, delta_expr)):
+            if is_private(value):
+                raise refuse("a budget must be public", value, expr.span)
+            if not _public_number(value):
+                raise JostleRuntimeError(f"a budget must be a number, got a {type_name(value)}", expr.span)
+        try:
+            budget = Budget.of(float(eps), float(delta))
+        except JostleRuntimeError as error:
+            error.span = eps_expr.span
+            raise
+        if budget.epsilon <= 0:
+            raise JostleRuntimeError("a budget's epsilon must be greater than 0", eps_expr.span)
+        return budget
+
+    def exec_block(self, body: tuple[A.Stmt, ...], env: Environment, top: bool = False) -> Any:
+        last = None
+        for stmt in body:
+            last = self.exec(stmt, env)
+        return last if top else None
+
+    # ---------------------------------------------------------- statements
+    def exec(self, stmt: A.Stmt, env: Environment) -> Any:
+        method = getattr(self, "_exec_" + type(stmt).__name__)
+        return method(stmt, env)
+
+    def _exec_ExprStmt(self, stmt: A.ExprStmt, env: Environment) -> Any:
+        return self.eval(stmt.expr, env)
+
+    def _exec_Assign(self, stmt: A.Assign, env: Environment) -> None:
+        env.define(stmt.name, self.eval(stmt.value, env))
+
+    def _exec_AugAssign(self, stmt: A.AugAssign, env: Environment) -> None:
+        try:
+            current = env.lookup(stmt.name)
+        except KeyError:
+            raise JostleRuntimeError(f"'{stmt.name}' is not defined", stmt.span) from None
+        env.define(stmt.name, self.binary(stmt.op, current, self.eval(stmt.value, env), stmt.span))
+
+    def _exec_Return(self, stmt: A.Return, env: Environment) -> None:
+        raise _Return(self.eval(stmt.value, env) if stmt.value is not None else None)
+
+    def _exec_Pass(self, stmt: A.Pass, env: Environment) -> None:
+        return None
+
+    def _exec_Break(self, stmt: A.Break, env: Environment) -> None:
+        raise _Break()
+
+    def _exec_Continue(self, stmt: A.Continue, env: Environment) -> None:
+        raise _Continue()
+
+    def _exec_BudgetStmt(self, stmt: A.BudgetStmt, env: Environment) -> None:
+        raise JostleRuntimeError(
+            "a `budget` statement must be the first statement of a program", stmt.span,
+            "move it to the top, or use `with budget E:` for part of a program",
+        )
+
+    def _exec_If(self, stmt: A.If, env: Environment) -> None:
+        for test, body in stmt.branches:
+            if _truth(self.eval(test, env), test.span, "an if condition"):
+                self.exec_block(body, env)
+                return
+        self.exec_block(stmt.orelse, env)
+
+    def _exec_While(self, stmt: A.While, env: Environment) -> None:
+        while _truth(self.eval(stmt.test, env), stmt.test.span, "a while condition"):
+            try:
+                self.exec_block(stmt.body, env)
+            except _Break:
+                break
+            except _Continue:
+                continue
+
+    def _exec_For(self, stmt: A.For, env: Environment) -> None:
+        iterable = self.eval(stmt.iterable, env)
+        items = self._iterate(iterable, stmt.iterable.span)
+        for item in items:
+            self._bind_targets(stmt.targets, item, env, stmt.span)
+            try:
+                self.exec_block(stmt.body, env)
+            except _Break:
+                break
+            except _Continue:
+                continue
+
+    def _iterate(self, value: Any, span: Span) -> list[Any]:
+        if isinstance(value, (Private, PrivateMean, RowValues, RowView)):
+            raise refuse("a private value cannot be iterated over or used as a loop bound", value, span)
+        if isinstance(value, Table):
+            if value.private:
+                raise PrivacyError(
+                    "the rows of a private table cannot be iterated over", span,
+                    "compute aggregates (count, sum, histogram) and release them; to loop over "
+                    "groups use partition(t, column)",
+                )
+            return [Record.of({k: _py(v) for k, v in row.items()}) for row in value.frame.to_dict("records")]
+        if isinstance(value, tuple):
+            return list(value)
+        if isinstance(value, np.ndarray):
+            return [v.item() if isinstance(v, np.generic) else v for v in value]
+        if isinstance(value, str):
+            return list(value)
+        if isinstance(value, Record):
+            return list(value.keys())
+        raise JostleRuntimeError(f"cannot iterate over a {type_name(value)}", span)
+
+    def _bind_targets(self, targets: tuple[str, ...], item: Any, env: Environment, span: Span) -> None:
+        if len(targets) == 1:
+            env.define(targets[0], item)
+            return
+        if isinstance(item, (Private, PrivateMean)):
+            raise refuse("a private value cannot be unpacked", item, span)
+        if not isinstance(item, (tuple, np.ndarray)) or len(item) != len(targets):
+            raise JostleRuntimeError(
+                f"cannot unpack a {type_name(item)} into {len(targets)} names", span
+            )
+        for name, value in zip(targets, item):
+            env.define(name, value)
+
+    def _exec_Def(self, stmt: A.Def, env: Environment) -> None:
+        defaults = tuple(self.eval(p.default, env) if p.default is not None else None for p in stmt.params)
+        env.define(stmt.name, Closure(stmt.name, stmt.params, stmt.body, env, stmt.span, defaults))
+
+    def _exec_WithBudget(self, stmt: A.WithBudget, env: Environment) -> None:
+        budget = self._budget_value(stmt.epsilon, stmt.delta, env)
+        releases = A.count_releases(stmt.body)
+        with self.accountant.context(budget, "the `with budget` block", stmt.span, releases):
+            self.exec_block(stmt.body, env)
+
+    def _exec_Import(self, stmt: A.Import, env: Environment) -> None:
+        env.define(stmt.module, self.import_module(stmt.module, stmt.span))
+
+    def _exec_PrivateDecl(self, stmt: A.PrivateDecl, env: Environment) -> None:
+        from jostle.builtins import bind_declared_table
+
+        schema = self.eval(stmt.schema, env)
+        env.define(stmt.name, bind_declared_table(self, stmt.name, schema, stmt.span))
+
+    # ---------------------------------------------------------- imports
+    def import_module(self, name: str, span: Span) -> Module:
+        """Load `name`: stdlib/name.jst first, then name.jst next to the program or on the path."""
+        if name in self.modules:
+            return self.modules[name]
+        if name in self.loading:
+            raise JostleRuntimeError(f"module '{name}' imports itself (circular import)", span)
+        path = self._find_module(name, span)
+        from jostle.checker import check
+        from jostle.parser import parse
+
+        try:
+            text = path.read_text(encoding="utf-8")
+        except OSError as error:
+            raise JostleRuntimeError(f"cannot read module {path}: {error.strerror}", span) from None
+        program = parse(text, str(path))
+        check(program, self.builtins.values.keys())
+        module_env = Environment(parent=self.builtins)
+        self.loading.add(name)
+        try:
+            self.exec_block(program.body, module_env)
+        finally:
+            self.loading.discard(name)
+        module = Module(name, module_env)
+        self.modules[name] = module
+        return module
+
+    def _find_module(self, name: str, span: Span) -> Path:
+        from importlib import resources
+
+        stdlib = resources.files("jostle.stdlib").joinpath(f"{name}.jst")
+        if stdlib.is_file():
+            return Path(str(stdlib))
+        beside = Path(span.source.name).parent if span.source.name and not span.source.name.startswith("<") else None
+        candidates = ([beside] if beside is not None else []) + self.search_path + [Path.cwd()]
+        for directory in candidates:
+            candidate = directory / f"{name}.jst"
+            if candidate.is_file():
+                return candidate
+        raise JostleRuntimeError(
+            f"no module named '{name}'", span,
+            f"looked for {name}.jst in the standard library and in "
+            + ", ".join(str(d) for d in candidates),
+        )
+
+    # ---------------------------------------------------------- expressions
+    def eval(self, expr: A.Expr, env: Environment) -> Any:
+        method = getattr(self, "_eval_" + type(expr).__name__)
+        return method(expr, env)
+
+    def _eval_Number(self, expr: A.Number, env: Environment) -> Any:
+        return expr.value
+
+    def _eval_String(self, expr: A.String, env: Environment) -> Any:
+        return expr.value
+
+    def _eval_Constant(self, expr: A.Constant, env: Environment) -> Any:
+        return expr.value
+
+    def _eval_Name(self, expr: A.Name, env: Environment) -> Any:
+        try:
+            return env.lookup(expr.id)
+        except KeyError:
+            raise JostleRuntimeError(f"'{expr.id}' is not defined", expr.span) from None
+
+    def _eval_ListLit(self, expr: A.ListLit, env: Environment) -> tuple:
+        return tuple(self.eval(item, env) for item in expr.items)
+
+    def _eval_RecordLit(self, expr: A.RecordLit, env: Environment) -> Record:
+        return Record(tuple((key, self.eval(value, env)) for key, value in expr.fields))
+
+    def _eval_Lambda(self, expr: A.Lambda, env: Environment) -> Closure:
+        defaults = tuple(self.eval(p.default, env) if p.default is not None else None for p in expr.params)
+        return Closure("lambda", expr.params, expr.body, env, expr.span, defaults)
+
+    def _eval_IfExpr(self, expr: A.IfExpr, env: Environment) -> Any:
+        test = self.eval(expr.test, env)
+        if isinstance(test, RowValues):
+            then, orelse = self.eval(expr.then, env), self.eval(expr.orelse, env)
+            return RowValues(np.where(test.array.astype(bool), _row_array(then), _row_array(orelse)),
+                             expr.span, test.column)
+        if _truth(test, expr.test.span, "a condition"):
+            return self.eval(expr.then, env)
+        return self.eval(expr.orelse, env)
+
+    def _eval_BoolOp(self, expr: A.BoolOp, env: Environment) -> Any:
+        left = self.eval(expr.left, env)
+        if isinstance(left, RowValues):
+            right = self.eval(expr.right, env)
+            return self._row_logic(expr.op, left, right, expr.span)
+        if expr.op == "and":
+            if not _truth(left, expr.left.span, "an operand of 'and'"):
+                return left
+        elif _truth(left, expr.left.span, "an operand of 'or'"):
+            return left
+        right = self.eval(expr.right, env)
+        if isinstance(right, RowValues):
+            return self._row_logic(expr.op, left, right, expr.span)
+        if isinstance(right, (Private, PrivateMean)):
+            raise refuse(f"a private value cannot be an operand of '{expr.op}'", right, expr.right.span)
+        return right
+
+    def _row_logic(self, op: str, left: Any, right: Any, span: Span) -> RowValues:
+        for side in (left, right):
+            if isinstance(side, (Private, PrivateMean)):
+                raise refuse(f"a private value cannot be an operand of '{op}'", side, span)
+        a, b = _row_array(left).astype(bool), _row_array(right).astype(bool)
+        column = left.column if isinstance(left, RowValues) else right.column
+        return RowValues(a & b if op == "and" else a | b, span, column)
+
+    def _eval_UnaryOp(self, expr: A.UnaryOp, env: Environment) -> Any:
+        value = self.eval(expr.operand, env)
+        if expr.op == "not":
+            if isinstance(value, RowValues):
+                return RowValues(~value.array.astype(bool), expr.span, value.column)
+            return not _truth(value, expr.operand.span, "an operand of 'not'")
+        if isinstance(value, Private):
+            return private_negate(value, expr.span) if expr.op == "-" else value
+        if isinstance(value, PrivateMean):
+            raise refuse("arithmetic on a private mean is not supported", value, expr.span)
+        if isinstance(value, RowValues):
+            return RowValues(-value.array if expr.op == "-" else value.array, expr.span, value.column)
+        if not (_public_number(value) or isinstance(value, np.ndarray)):
+            raise JostleRuntimeError(f"cannot apply '{expr.op}' to a {type_name(value)}", expr.span)
+        return -value if expr.op == "-" else value
+
+    def _eval_BinOp(self, expr: A.BinOp, env: Environment) -> Any:
+        return self.binary(expr.op, self.eval(expr.left, env), self.eval(expr.right, env), expr.span)
+
+    def binary(self, op: str, left: Any, right: Any, span: Span) -> Any:
+        """Apply an arithmetic operator to two values, private or public."""
+        if isinstance(left, RowValues) or isinstance(right, RowValues):
+            return self._row_binary(op, left, right, span)
+        if isinstance(left, (Private, PrivateMean)) or isinstance(right, (Private, PrivateMean)):
+            return private_binary(op, left, right, span)
+        for side in (left, right):
+            if is_private(side):
+                raise refuse(f"the operator '{op}' cannot be applied to private data", side, span)
+        if op == "+" and isinstance(left, tuple) and isinstance(right, tuple):
+            return left + right
+        if op == "+" and isinstance(left, str) and isinstance(right, str):
+            return left + right
+        if op == "*" and isinstance(left, (tuple, str)) and isinstance(right, int) and not isinstance(right, bool):
+            return left * right
+        numeric = [(_public_number(v) or isinstance(v, np.ndarray) or
+                    (isinstance(v, tuple) and all(_public_number(x) for x in v))) for v in (left, right)]
+        if not all(numeric):
+            raise JostleRuntimeError(
+                f"cannot apply '{op}' to a {type_name(left)} and a {type_name(right)}", span
+            )
+        a = np.asarray(left, dtype=float) if isinstance(left, tuple) else left
+        b = np.asarray(right, dtype=float) if isinstance(right, tuple) else right
+        try:
+            with np.errstate(all="raise"):
+                return _arith(op, a, b)
+        except (ZeroDivisionError, FloatingPointError):
+            raise JostleRuntimeError("division by zero" if op in "/%" or op == "//" else
+                                     f"'{op}' overflowed or was undefined", span) from None
+        except OverflowError:
+            raise JostleRuntimeError(f"'{op}' overflowed", span) from None
+        except ValueError as error:
+            raise JostleRuntimeError(f"'{op}' failed: {error}", span) from None
+
+    def _row_binary(self, op: str, left: Any, right: Any, span: Span) -> RowValues:
+        for side in (left, right):
+            if isinstance(side, (Private, PrivateMean)):
+                raise refuse("a private aggregate cannot be combined with a table's rows "
+                             "(for example as a filter threshold): thresholds must be public",
+                             side, span)
+            if not (isinstance(side, (RowValues, str)) or _public_number(side)):
+                raise JostleRuntimeError(f"cannot apply '{op}' to a column and a {type_name(side)}", span)
+        column = left.column if isinstance(left, RowValues) else right.column
+        try:
+            with np.errstate(all="ignore"):
+                result = _arith(op, _row_array(left), _row_array(right))
+        except (TypeError, ValueError, ZeroDivisionError):
+            raise JostleRuntimeError(f"'{op}' cannot be applied to column '{column}' (type mismatch)",
+                                     span) from None
+        return RowValues(np.asarray(result), span, column)
+
+    def _eval_Compare(self, expr: A.Compare, env: Environment) -> Any:
+        left, right = self.eval(expr.left, env), self.eval(expr.right, env)
+        op = expr.op
+        if isinstance(left, RowValues) or isinstance(right, RowValues):
+            return self._row_compare(op, left, right, expr.span)
+        for side in (left, right):
+            if isinstance(side, (Private, PrivateMean)):
+                raise refuse("a private value cannot be compared: the answer would reveal it",
+                             side, expr.span)
+            if is_private(side):
+                raise refuse("private data cannot be compared", side, expr.span)
+        if op in ("in", "not in"):
+            if isinstance(right, Record):
+                found = left in right.keys()
+            elif isinstance(right, (tuple, str, np.ndarray)):
+                found = left in right if not isinstance(right, np.ndarray) else bool(np.isin(left, right).any())
+            else:
+                raise JostleRuntimeError(f"'in' needs a list, string or record, got a {type_name(right)}",
+                                         expr.span)
+            return found if op == "in" else not found
+        if op in ("==", "!="):
+            equal = _equal(left, right)
+            return equal if op == "==" else not equal
+        if not ((_public_number(left) and _public_number(right)) or
+                (isinstance(left, str) and isinstance(right, str))):
+            raise JostleRuntimeError(f"cannot compare a {type_name(left)} with a {type_name(right)} using '{op}'",
+                                     expr.span)
+        return bool(_arith(op, left, right))
+
+    def _row_compare(self, op: str, left: Any, right: Any, span: Span) -> RowValues:
+        for side in (left, right):
+            if isinstance(side, (Private, PrivateMean)):
+                raise refuse("a private value cannot be a filter threshold", side, span,
+                             "use a public threshold, or release the value first and compare "
+                             "with the released number")
+        column = left.column if isinstance(left, RowValues) else right.column
+        if op in ("in", "not in"):
+            if not isinstance(right, tuple) or is_private(right):
+                raise JostleRuntimeError("a column can only be tested 'in' a public list", span)
+            found = np.isin(_row_array(left), np.asarray(right, dtype=object))
+            return RowValues(found if op == "in" else ~found, span, column)
+        try:
+            result = _arith(op, _row_array(left), _row_array(right))
+        except TypeError:
+            raise JostleRuntimeError(f"'{op}' cannot compare column '{column}' with that value "
+                                     "(type mismatch)", span) from None
+        return RowValues(np.asarray(result, dtype=bool), span, column)
+
+    def _eval_Index(self, expr: A.Index, env: Environment) -> Any:
+        target, index = self.eval(expr.target, env), self.eval(expr.index, env)
+        if is_private(index):
+            raise refuse("a private value cannot be used as an index", index, expr.index.span)
+        if isinstance(target, Private):
+            if not target.is_vector:
+                raise JostleRuntimeError("a private scalar cannot be indexed", expr.span)
+            if not isinstance(index, (int, np.integer)) or isinstance(index, bool):
+                raise JostleRuntimeError("an index must be a whole number", expr.index.span)
+            return private_index(target, index, expr.span)
+        if isinstance(target, (RowValues, RowView, PrivateMean)) or (isinstance(target, Table) and target.private):
+            raise refuse("private data cannot be indexed", target, expr.span)
+        if isinstance(target, Record):
+            if not isinstance(index, str):
+                raise JostleRuntimeError("a record is indexed by a field name (a string)", expr.index.span)
+            try:
+                return target.get(index)
+            except KeyError:
+                raise JostleRuntimeError(f"the record has no field '{index}'", expr.index.span,
+                                         f"its fields are {target.keys()}") from None
+        if isinstance(target, (tuple, str, np.ndarray)):
+            if not isinstance(index, (int, np.integer)) or isinstance(index, bool):
+                raise JostleRuntimeError("an index must be a whole number", expr.index.span)
+            if not -len(target) <= index < len(target):
+                raise JostleRuntimeError(f"index {index} is outside a list of length {len(target)}",
+                                         expr.index.span)
+            item = target[index]
+            return item.item() if isinstance(item, np.generic) else item
+        raise JostleRuntimeError(f"a {type_name(target)} cannot be indexed", expr.span)
+
+    def _eval_Attribute(self, expr: A.Attribute, env: Environment) -> Any:
+        from jostle.builtins import TABLE_METHODS
+
+        target = self.eval(expr.target, env)
+        name = expr.name
+        if isinstance(target, Record):
+            try:
+                return target.get(name)
+            except KeyError:
+                raise JostleRuntimeError(f"the record has no field '{name}'", expr.span,
+                                         f"its fields are {target.keys()}") from None
+        if isinstance(target, Module):
+            try:
+                return target.env.values[name]
+            except KeyError:
+                raise JostleRuntimeError(f"module '{target.name}' has no '{name}'", expr.span) from None
+        if isinstance(target, RowView):
+            if name not in target.table.schema:
+                raise JostleRuntimeError(f"table '{target.table.name}' has no column '{name}'", expr.span,
+                                         f"its columns are {target.table.schema.names}")
+            return target.column(name)
+        if isinstance(target, Table):
+            if name == "key":
+                return target.key
+            if name == "columns":
+                return tuple(target.schema.names)
+            if name == "name":
+                return target.name
+            if name in TABLE_METHODS:
+                return BoundMethod(target, self.builtins.values[TABLE_METHODS[name]])
+            raise JostleRuntimeError(f"a table has no attribute '{name}'", expr.span,
+                                     "tables have " + ", ".join(sorted(TABLE_METHODS)) + ", key, columns")
+        if isinstance(target, Private) and name == "labels":
+            return target.labels
+        if isinstance(target, (Private, PrivateMean)):
+            raise refuse(f"a private value has no public attribute '{name}'", target, expr.span)
+        raise JostleRuntimeError(f"a {type_name(target)} has no attribute '{name}'", expr.span)
+
+    def _eval_Call(self, expr: A.Call, env: Environment) -> Any:
+        function = self.eval(expr.func, env)
+        args = [self.eval(arg, env) for arg in expr.args]
+        kwargs = {kw.name: self.eval(kw.value, env) for kw in expr.kwargs}
+        return self.call(function, args, expr.span, kwargs, [a.span for a in expr.args])
+
+    def call(self, function: Any, args: list[Any], span: Span, kwargs: dict[str, Any] | None = None,
+             arg_spans: list[Span] | None = None) -> Any:
+        """Call a Jostle function (closure, built-in or bound table method)."""
+        kwargs = kwargs or {}
+        if isinstance(function, BoundMethod):
+            return self.call(function.builtin, [function.target, *args], span, kwargs)
+        if isinstance(function, Builtin):
+            _check_arity(function, len(args), kwargs, span)
+            return function.function(self, span, *args, **kwargs)
+        if isinstance(function, Closure):
+            return self._call_closure(function, args, kwargs, span)
+        if is_private(function):
+            raise refuse("a private value cannot be called", function, span)
+        raise JostleRuntimeError(f"a {type_name(function)} cannot be called", span)
+
+    def _call_closure(self, function: Closure, args: list[Any], kwargs: dict[str, Any], span: Span) -> Any:
+        params = function.params
+        if len(args) > len(params):
+            raise JostleRuntimeError(
+                f"{function.name}() takes {len(params)} argument{'s' if len(params) != 1 else ''} "
+                f"but {len(args)} were given", span,
+            )
+        frame = Environment(parent=function.env)
+        names = [p.name for p in params]
+        for key in kwargs:
+            if key not in names:
+                raise JostleRuntimeError(f"{function.name}() has no parameter '{key}'", span,
+                                         f"its parameters are {names}")
+        for i, param in enumerate(params):
+            if i < len(args):
+                if param.name in kwargs:
+                    raise JostleRuntimeError(f"{function.name}() got '{param.name}' twice", span)
+                frame.define(param.name, args[i])
+            elif param.name in kwargs:
+                frame.define(param.name, kwargs[param.name])
+            elif param.default is not None:
+                frame.define(param.name, function.defaults[i])
+            else:
+                raise JostleRuntimeError(f"{function.name}() is missing the argument '{param.name}'", span)
+        self.depth += 1
+        if self.depth > MAX_DEPTH:
+            self.depth = 0
+            raise JostleRuntimeError(f"recursion deeper than {MAX_DEPTH} calls", span,
+                                     "check that the recursion has a base case")
+        try:
+            if isinstance(function.body, A.Expr):
+                return self.eval(function.body, frame)
+            try:
+                self.exec_block(function.body, frame)
+            except _Return as result:
+                return result.value
+            return None
+        finally:
+            self.depth = max(0, self.depth - 1)
+
+    def _eval_Release(self, expr: A.Release, env: Environment) -> Any:
+        value = self.eval(expr.expr, env)
+        if not is_private(value):
+            return value  # a public value (e.g. a count of a public table) is exact and free
+        if isinstance(value, (Table, RowValues, RowView)):
+            raise PrivacyError("{{ }} releases numbers and vectors, not tables or columns", expr.span,
+                               "release an aggregate, e.g. {{ count(t) }} or {{ histogram(t, \"col\") }}")
+        context = self.accountant.innermost
+        if context is None:
+            raise BudgetExceeded(
+                "{{ }} needs a budget context to take its epsilon from", expr.span,
+                "add `budget E` as the program's first line, or wrap it in `with budget E:`; "
+                "or release with an explicit epsilon: laplace(x, eps)",
+            )
+        allotment = context.per_release
+        try:
+            return release_default(self, value, allotment, expr.span)
+        except BudgetExceeded as error:
+            if context.releases and any(c.span == expr.span for c in context.charges):
+                error.hint = (
+                    "this {{ }} ran more than once (in a loop or a function); the block's budget "
+                    f"was split among the {context.releases} {{{{ }}}} written in it. Give each "
+                    "iteration its own `with budget E:` or release with laplace(x, eps)"
+                )
+            raise
+
+
+def _row_array(value: Any) -> Any:
+    if isinstance(value, RowValues):
+        return value.array
+    return value
+
+
+def _arith(op: str, a: Any, b: Any) -> Any:
+    if op == "+":
+        return a + b
+    if op == "-":
+        return a - b
+    if op == "*":
+        return a * b
+    if op == "/":
+        if _public_number(b) and b == 0 and not isinstance(a, np.ndarray):
+            raise ZeroDivisionError
+        return a / b
+    if op == "//":
+        return a // b
+    if op == "%":
+        return a % b
+    if op == "**":
+        return a**b
+    if op == "<":
+        return a < b
+    if op == ">":
+        return a > b
+    if op == "<=":
+        return a <= b
+    if op == ">=":
+        return a >= b
+    if op == "==":
+        return a == b
+    if op == "!=":
+        return a != b
+    raise JostleRuntimeError(f"unknown operator {op}")
+
+
+def _equal(left: Any, right: Any) -> bool:
+    if isinstance(left, np.ndarray) or isinstance(right, np.ndarray):
+        try:
+            return bool(np.array_equal(np.asarray(left), np.asarray(right)))
+        except (TypeError, ValueError):
+            return False
+    if isinstance(left, bool) != isinstance(right, bool):
+        return False
+    try:
+        return bool(left == right)
+    except (TypeError, ValueError):
+        return False
+
+
+def _py(value: Any) -> Any:
+    return value.item() if isinstance(value, np.generic) else value
+
+
+def _check_arity(function: Builtin, given: int, kwargs: dict[str, Any], span: Span) -> None:
+    if given < function.min_args or (function.max_args is not None and given > function.max_args):
+        if function.max_args == function.min_args:
+            expected = str(function.min_args)
+        elif function.max_args is None:
+            expected = f"at least {function.min_args}"
+        else:
+            expected = f"{function.min_args} to {function.max_args}"
+        raise JostleRuntimeError(
+            f"{function.name}() takes {expected} argument{'s' if expected != '1' else ''} but {given} "
+            f"{'was' if given == 1 else 'were'} given", span, function.doc,
+        )
+    for key in kwargs:
+        if key not in function.keywords:
+            raise JostleRuntimeError(
+                f"{function.name}() has no keyword argument '{key}'", span,
+                f"its keywords are {list(function.keywords)}" if function.keywords else function.doc,
+            )
+
+
+__all__ = ["Interpreter", "Environment", "JostleError", "made_at", "Callable"]

@@ -1,0 +1,383 @@
+"""Parsing: source text -> lark parse tree -> immutable AST (jostle.ast_nodes).
+
+The grammar (grammar/jostle.lark, shipped as the package data `jostle.grammar`) is loaded
+once per process. Lark's errors are turned into `JostleSyntaxError`s that carry a span and
+a hint, so the one renderer can show them like every other error.
+"""
+
+from __future__ import annotations
+
+import ast as python_ast
+from functools import lru_cache
+from importlib import resources
+
+from lark import Lark, Token, Transformer, v_args
+from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
+from lark.indenter import Indenter
+
+from jostle import ast_nodes as A
+from jostle.errors import JostleSyntaxError
+from jostle.source import Source, Span
+
+
+class _JostleIndenter(Indenter):
+    NL_type = "_NL"
+    OPEN_PAREN_types = ["LPAR", "LSQB", "LBRACE"]
+    CLOSE_PAREN_types = ["RPAR", "RSQB", "RBRACE"]
+    INDENT_type = "_INDENT"
+    DEDENT_type = "_DEDENT"
+    tab_len = 8
+
+
+@lru_cache(maxsize=1)
+def _parser() -> Lark:
+    grammar = resources.files("jostle.grammar").joinpath("jostle.lark").read_text(encoding="utf-8")
+    return Lark(
+        grammar,
+        parser="lalr",
+        postlex=_JostleIndenter(),
+        propagate_positions=True,
+        maybe_placeholders=True,
+    )
+
+
+KEYWORDS = frozenset(
+    "if elif else while for in def return lambda with budget import private pass break "
+    "continue and or not true false none".split()
+)
+
+# What a person most likely meant when lark expected one of these and found something else.
+_TOKEN_WORDS = {
+    "_NL": "a new line",
+    "_INDENT": "an indented block",
+    "_DEDENT": "the end of the block",
+    "$END": "the end of the input",
+    "COLON": "':'",
+    "RPAR": "')'",
+    "RSQB": "']'",
+    "RBRACE": "'}'",
+    "LPAR": "'('",
+    "NAME": "a name",
+    "EQUAL": "'='",
+    "COMMA": "','",
+}
+
+
+def _describe_token(token: Token) -> str:
+    if token.type == "$END":
+        return "the end of the input"
+    if token.type == "_NL":
+        return "the end of the line"
+    if token.type == "_INDENT":
+        return "an unexpected indent"
+    if token.type == "_DEDENT":
+        return "the end of an indented block"
+    return repr(str(token))
+
+
+def _span_at(source: Source, line: int | None, column: int | None, width: int = 1) -> Span:
+    if line is None or line < 1:
+        lines = source.text.splitlines() or [""]
+        line, column = len(lines), len(lines[-1]) + 1
+    column = column or 1
+    return Span(source, line, column, line, column + max(1, width))
+
+
+def _syntax_error(error: UnexpectedInput, source: Source) -> JostleSyntaxError:
+    if isinstance(error, UnexpectedCharacters):
+        char = source.text[error.pos_in_stream] if error.pos_in_stream < len(source.text) else ""
+        hint = None
+        if char in "\"'":
+            hint = "strings must open and close on the same line"
+        elif char == "\t":
+            hint = "indent with spaces"
+        return JostleSyntaxError(
+            f"unexpected character {char!r}", _span_at(source, error.line, error.column), hint
+        )
+    if isinstance(error, UnexpectedEOF):
+        return JostleSyntaxError(
+            "unexpected end of input",
+            _span_at(source, None, None),
+            "a bracket, string or block is not closed",
+        )
+    assert isinstance(error, UnexpectedToken)
+    token = error.token
+    expected = sorted(error.expected)
+    hint = None
+    if token.type == "_INDENT":
+        hint = "this line is indented more than the block it is in"
+    elif "COLON" in expected:
+        hint = "a block header (if, for, while, def, with) ends with ':'"
+    elif token.type in ("_NL", "$END") and any(t in expected for t in ("RPAR", "RSQB", "RBRACE")):
+        hint = "a bracket is not closed"
+    elif token.type == "NAME" and str(token) in KEYWORDS:
+        hint = f"'{token}' is a keyword and cannot be used here"
+    elif token.type == "EQUAL":
+        hint = "only a plain name can be assigned to; use '==' to compare"
+    else:
+        words = [_TOKEN_WORDS.get(t, t.lower()) for t in expected[:6]]
+        if words:
+            hint = "expected " + ", ".join(words)
+    line = getattr(token, "line", None)
+    column = getattr(token, "column", None)
+    width = len(str(token)) if token.type not in ("_NL", "_INDENT", "_DEDENT", "$END") else 1
+    if token.type in ("_NL", "_DEDENT", "$END") and line is not None:
+        # Point just past the end of the previous line, where the missing piece belongs.
+        previous = source.line(line)
+        if token.type == "_NL":
+            column = len(previous.rstrip()) + 1 if previous.strip() else column
+    return JostleSyntaxError(
+        f"unexpected {_describe_token(token)}", _span_at(source, line, column, width), hint
+    )
+
+
+def parse(text: str, name: str = "<string>") -> A.Program:
+    """Parse a Jostle program.
+
+    Args:
+        text: The program text.
+        name: The name errors show for it (usually its path).
+
+    Returns:
+        The program's immutable AST.
+
+    Raises:
+        JostleSyntaxError: The text does not parse; the error is located and has a hint.
+    """
+    source = Source(name, text)
+    padded = text if text.endswith("\n") else text + "\n"
+    try:
+        tree = _parser().parse(padded)
+    except UnexpectedInput as error:
+        raise _syntax_error(error, source) from None
+    return _ToAst(source).transform(tree)
+
+
+def _string_value(token: Token, span: Span) -> str:
+    try:
+        return python_ast.literal_eval(str(token))
+    except (ValueError, SyntaxError):
+        raise JostleSyntaxError("invalid escape in string", span) from None
+
+
+@v_args(meta=True)
+class _ToAst(Transformer):
+    """Turns lark's tree into jostle.ast_nodes, attaching a Span to every node."""
+
+    def __init__(self, source: Source) -> None:
+        super().__init__()
+        self.source = source
+
+    def _span(self, meta) -> Span:
+        if getattr(meta, "empty", False) or not hasattr(meta, "line"):
+            return Span(self.source, 1, 1, 1, 2)
+        return Span(self.source, meta.line, meta.column, meta.end_line, meta.end_column)
+
+    def _tok_span(self, token: Token) -> Span:
+        return Span(self.source, token.line, token.column, token.end_line, token.end_column)
+
+    # ---------------------------------------------------------- program & blocks
+    def start(self, meta, children):
+        body = tuple(c for c in children if isinstance(c, A.Stmt))
+        return A.Program(self._span(meta), body, self.source)
+
+    def suite(self, meta, children):
+        return tuple(c for c in children if isinstance(c, A.Stmt))
+
+    # ---------------------------------------------------------- statements
+    def assign(self, meta, children):
+        name, value = children
+        return A.Assign(self._span(meta), str(name), value)
+
+    def aug_assign(self, meta, children):
+        name, op, value = children
+        return A.AugAssign(self._span(meta), str(name), op, value)
+
+    def aug_op(self, meta, children):
+        return str(children[0])[0]
+
+    def expr_stmt(self, meta, children):
+        return A.ExprStmt(self._span(meta), children[0])
+
+    def return_stmt(self, meta, children):
+        return A.Return(self._span(meta), children[0])
+
+    def budget_stmt(self, meta, children):
+        return A.BudgetStmt(self._span(meta), children[0], children[1])
+
+    def import_stmt(self, meta, children):
+        return A.Import(self._span(meta), str(children[0]))
+
+    def private_decl(self, meta, children):
+        return A.PrivateDecl(self._span(meta), str(children[0]), children[1])
+
+    def pass_stmt(self, meta, children):
+        return A.Pass(self._span(meta))
+
+    def break_stmt(self, meta, children):
+        return A.Break(self._span(meta))
+
+    def continue_stmt(self, meta, children):
+        return A.Continue(self._span(meta))
+
+    def if_stmt(self, meta, children):
+        test, body, *rest = children
+        orelse: tuple = ()
+        branches = [(test, body)]
+        for item in rest:
+            if item is None:
+                continue
+            if isinstance(item, tuple) and len(item) == 2 and item[0] == "elif":
+                branches.append(item[1])
+            else:
+                orelse = item
+        return A.If(self._span(meta), tuple(branches), orelse)
+
+    def elif_clause(self, meta, children):
+        return ("elif", (children[0], children[1]))
+
+    def else_clause(self, meta, children):
+        return children[0]
+
+    def while_stmt(self, meta, children):
+        return A.While(self._span(meta), children[0], children[1])
+
+    def for_stmt(self, meta, children):
+        targets, iterable, body = children
+        return A.For(self._span(meta), targets, iterable, body)
+
+    def targets(self, meta, children):
+        return tuple(str(c) for c in children)
+
+    def def_stmt(self, meta, children):
+        name, params, body = children
+        return A.Def(self._span(meta), str(name), params or (), body)
+
+    def with_stmt(self, meta, children):
+        epsilon, delta, body = children
+        return A.WithBudget(self._span(meta), epsilon, delta, body)
+
+    def params(self, meta, children):
+        return tuple(c for c in children if c is not None)
+
+    def param(self, meta, children):
+        return A.Param(self._span(meta), str(children[0]), children[1])
+
+    # ---------------------------------------------------------- expressions
+    def lambda_expr(self, meta, children):
+        params, body = children
+        return A.Lambda(self._span(meta), params or (), body)
+
+    def if_expr(self, meta, children):
+        then, test, orelse = children
+        return A.IfExpr(self._span(meta), test, then, orelse)
+
+    def or_op(self, meta, children):
+        return A.BoolOp(self._span(meta), "or", children[0], children[1])
+
+    def and_op(self, meta, children):
+        return A.BoolOp(self._span(meta), "and", children[0], children[1])
+
+    def not_op(self, meta, children):
+        return A.UnaryOp(self._span(meta), "not", children[0])
+
+    def compare(self, meta, children):
+        left, op, right = children
+        return A.Compare(self._span(meta), op, left, right)
+
+    def comp_op(self, meta, children):
+        return " ".join(str(c) for c in children)
+
+    def add_op(self, meta, children):
+        return str(children[0])
+
+    mul_op = add_op
+
+    def binop(self, meta, children):
+        left, op, right = children
+        return A.BinOp(self._span(meta), op, left, right)
+
+    def power_op(self, meta, children):
+        return A.BinOp(self._span(meta), "**", children[0], children[1])
+
+    def neg(self, meta, children):
+        return A.UnaryOp(self._span(meta), "-", children[0])
+
+    def pos(self, meta, children):
+        return A.UnaryOp(self._span(meta), "+", children[0])
+
+    def call(self, meta, children):
+        func, arguments = children
+        args, kwargs = [], []
+        seen: set[str] = set()
+        for item in arguments or ():
+            if isinstance(item, A.Keyword):
+                if item.name in seen:
+                    raise JostleSyntaxError(
+                        f"keyword argument '{item.name}' given twice", item.span
+                    )
+                seen.add(item.name)
+                kwargs.append(item)
+            elif kwargs:
+                raise JostleSyntaxError(
+                    "a positional argument follows a keyword argument",
+                    item.span,
+                    "put positional arguments first",
+                )
+            else:
+                args.append(item)
+        return A.Call(self._span(meta), func, tuple(args), tuple(kwargs))
+
+    def arguments(self, meta, children):
+        return [c for c in children if c is not None]
+
+    def kwarg(self, meta, children):
+        return A.Keyword(self._span(meta), str(children[0]), children[1])
+
+    def index(self, meta, children):
+        return A.Index(self._span(meta), children[0], children[1])
+
+    def attr(self, meta, children):
+        return A.Attribute(self._span(meta), children[0], str(children[1]))
+
+    def number(self, meta, children):
+        text = str(children[0])
+        is_float = any(c in text for c in ".eE")
+        return A.Number(self._span(meta), float(text) if is_float else int(text))
+
+    def string(self, meta, children):
+        span = self._span(meta)
+        return A.String(span, _string_value(children[0], span))
+
+    def true(self, meta, children):
+        return A.Constant(self._span(meta), True)
+
+    def false(self, meta, children):
+        return A.Constant(self._span(meta), False)
+
+    def none(self, meta, children):
+        return A.Constant(self._span(meta), None)
+
+    def name(self, meta, children):
+        return A.Name(self._span(meta), str(children[0]))
+
+    def list_lit(self, meta, children):
+        return A.ListLit(self._span(meta), tuple(c for c in children if c is not None))
+
+    def record_lit(self, meta, children):
+        fields = tuple(c for c in children if c is not None)
+        seen: set[str] = set()
+        for key, value in fields:
+            if key in seen:
+                raise JostleSyntaxError(f"field '{key}' given twice", value.span)
+            seen.add(key)
+        return A.RecordLit(self._span(meta), fields)
+
+    def field(self, meta, children):
+        key, value = children
+        if key.type == "STRING":
+            return (_string_value(key, self._tok_span(key)), value)
+        return (str(key), value)
+
+    def release(self, meta, children):
+        return A.Release(self._span(meta), children[0])

@@ -1,0 +1,270 @@
+"""Public schemas and the loading of private tables under them.
+
+A schema declares every column's domain, and it is *public*: bounds and category lists come
+from the person writing the program or the schema file, never from the private data.
+
+Rules applied when a table is loaded (they are the only rules; nothing is dropped silently):
+  * numeric values outside [lo, hi] are clamped to the nearest bound;
+  * a missing value (empty cell, NaN) or a category outside the declared list is replaced by
+    the column's declared `default` if it has one, and otherwise is an error naming the column,
+    the row and the value;
+  * text in a numeric column that is not a number is an error (or the default, if declared);
+  * a column the schema declares but the file lacks is an error; extra columns in the file are
+    ignored (they are not part of the table).
+These errors describe the private data, so they are meant for the data's curator who runs the
+load; declare defaults to make loading total.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Mapping
+
+import numpy as np
+import pandas as pd
+
+from jostle.errors import DataError
+
+
+@dataclass(frozen=True)
+class Numeric:
+    """A numeric column with public bounds [lo, hi]."""
+
+    lo: float
+    hi: float
+    default: float | None = None
+    integer: bool = False
+
+    def __post_init__(self) -> None:
+        for bound in (self.lo, self.hi):
+            if isinstance(bound, bool) or not isinstance(bound, (int, float)) or not math.isfinite(bound):
+                raise DataError(f"numeric bounds must be finite numbers, got {bound!r}")
+        if self.lo > self.hi:
+            raise DataError(f"numeric bounds [{self.lo}, {self.hi}] are reversed", hint="write numeric(lo, hi) with lo <= hi")
+        if self.default is not None and not (self.lo <= self.default <= self.hi):
+            raise DataError(f"default {self.default} lies outside the bounds [{self.lo}, {self.hi}]")
+
+    @property
+    def magnitude(self) -> float:
+        """max(|lo|, |hi|): how much one row can move a sum of this column."""
+        return max(abs(self.lo), abs(self.hi))
+
+    def describe(self) -> str:
+        return f"numeric({self.lo}, {self.hi})"
+
+
+@dataclass(frozen=True)
+class Categorical:
+    """A categorical column with its public list of values."""
+
+    values: tuple
+    default: Any = None
+
+    def __post_init__(self) -> None:
+        if len(self.values) == 0:
+            raise DataError("a categorical column needs at least one value")
+        if len(set(self.values)) != len(self.values):
+            raise DataError(f"categorical values repeat: {list(self.values)}")
+        if self.default is not None and self.default not in self.values:
+            raise DataError(f"default {self.default!r} is not one of the values {list(self.values)}")
+
+    def describe(self) -> str:
+        return f"categorical({list(self.values)})"
+
+
+ColumnSpec = Numeric | Categorical
+
+
+@dataclass(frozen=True)
+class Schema:
+    """An ordered mapping of column names to their public domains."""
+
+    columns: tuple[tuple[str, ColumnSpec], ...]
+
+    @classmethod
+    def of(cls, mapping: Mapping[str, Any]) -> Schema:
+        """Build a schema from column specs, JSON-style dicts or (kind, ...) tuples."""
+        if not mapping:
+            raise DataError("a schema needs at least one column")
+        return cls(tuple((str(name), column_spec(spec, str(name))) for name, spec in mapping.items()))
+
+    @property
+    def names(self) -> list[str]:
+        return [name for name, _ in self.columns]
+
+    def __contains__(self, name: str) -> bool:
+        return any(n == name for n, _ in self.columns)
+
+    def __getitem__(self, name: str) -> ColumnSpec:
+        for n, spec in self.columns:
+            if n == name:
+                return spec
+        raise KeyError(name)
+
+    def select(self, names: list[str]) -> Schema:
+        return Schema(tuple((n, self[n]) for n in names))
+
+    def with_column(self, name: str, spec: ColumnSpec) -> Schema:
+        return Schema(tuple((n, s) for n, s in self.columns if n != name) + ((name, spec),))
+
+    def describe(self) -> str:
+        return "{" + ", ".join(f"{n}: {s.describe()}" for n, s in self.columns) + "}"
+
+
+def column_spec(spec: Any, name: str = "?") -> ColumnSpec:
+    """Interpret one column's declaration.
+
+    Accepts a Numeric/Categorical, a JSON-style dict ({"type": "numeric", "bounds": [lo, hi]},
+    {"type": "categorical", "values": [...]}, optional "default"), or a tuple
+    ("numeric", lo, hi) / ("categorical", [values]).
+    """
+    if isinstance(spec, (Numeric, Categorical)):
+        return spec
+    try:
+        if isinstance(spec, Mapping):
+            kind = spec.get("type")
+            if kind == "numeric":
+                lo, hi = spec["bounds"]
+                return Numeric(lo, hi, spec.get("default"), bool(spec.get("integer", False)))
+            if kind == "categorical":
+                return Categorical(tuple(spec["values"]), spec.get("default"))
+            raise DataError(f"column '{name}': unknown type {kind!r}", hint="use \"numeric\" or \"categorical\"")
+        if isinstance(spec, tuple) and spec:
+            if spec[0] == "numeric" and len(spec) == 3:
+                return Numeric(spec[1], spec[2])
+            if spec[0] == "categorical" and len(spec) == 2:
+                return Categorical(tuple(spec[1]))
+    except (KeyError, TypeError, ValueError) as error:
+        raise DataError(f"column '{name}': invalid declaration {spec!r} ({error})") from None
+    raise DataError(
+        f"column '{name}': invalid declaration {spec!r}",
+        hint='declare numeric columns as {"type": "numeric", "bounds": [lo, hi]} and categorical '
+        'ones as {"type": "categorical", "values": [...]}',
+    )
+
+
+def load_schema_file(path: Path) -> Schema:
+    """Read a JSON schema file: {"column": {"type": ..., ...}, ...}."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except OSError as error:
+        raise DataError(f"cannot read schema file {path}: {error.strerror}") from None
+    except json.JSONDecodeError as error:
+        raise DataError(f"schema file {path} is not valid JSON: {error.msg} at line {error.lineno}") from None
+    if not isinstance(data, dict):
+        raise DataError(f"schema file {path} must hold a JSON object of columns")
+    columns = data.get("columns", data)
+    return Schema.of(columns)
+
+
+def schema_file_for(csv_path: Path) -> Path:
+    """Where a schema file beside a data file is looked for: data.csv -> data.schema.json."""
+    return csv_path.with_name(csv_path.stem + ".schema.json")
+
+
+def read_csv(path: str | Path) -> pd.DataFrame:
+    """Read a CSV file as text columns (typing happens under the schema)."""
+    path = Path(path)
+    try:
+        return pd.read_csv(path, dtype=str, keep_default_na=False, skipinitialspace=True)
+    except FileNotFoundError:
+        raise DataError(f"data file {path} does not exist") from None
+    except (OSError, UnicodeDecodeError) as error:
+        raise DataError(f"cannot read data file {path}: {error}") from None
+    except pd.errors.EmptyDataError:
+        raise DataError(f"data file {path} is empty", hint="a CSV needs at least a header row") from None
+    except pd.errors.ParserError as error:
+        raise DataError(f"data file {path} is not valid CSV: {error}") from None
+
+
+def _is_missing(value: Any) -> bool:
+    if value is None:
+        return True
+    if isinstance(value, str):
+        return value.strip() == "" or value.strip().lower() in ("na", "nan", "null")
+    try:
+        return bool(pd.isna(value))
+    except (TypeError, ValueError):
+        return False
+
+
+def _match_category(value: Any, values: tuple) -> tuple[bool, Any]:
+    """Match a raw cell against the declared categories, allowing '1' to match 1."""
+    if value in values:
+        return True, value
+    text = str(value).strip()
+    for candidate in values:
+        if str(candidate) == text:
+            return True, candidate
+        if isinstance(candidate, (int, float)) and not isinstance(candidate, bool):
+            try:
+                if float(text) == float(candidate):
+                    return True, candidate
+            except ValueError:
+                pass
+    return False, None
+
+
+def conform(frame: pd.DataFrame, schema: Schema, table: str) -> pd.DataFrame:
+    """Apply the schema's rules to a raw frame, giving the table Jostle computes on.
+
+    Raises:
+        DataError: A declared column is missing, or a value breaks the schema and the column
+            has no default. The message names the table, the column and the (1-based) row.
+    """
+    missing = [name for name in schema.names if name not in frame.columns]
+    if missing:
+        raise DataError(
+            f"table '{table}' has no column {', '.join(repr(m) for m in missing)}",
+            hint=f"its columns are {list(map(str, frame.columns))}; fix the schema or the file",
+        )
+    out = {}
+    for name, spec in schema.columns:
+        raw = frame[name].tolist()
+        if isinstance(spec, Numeric):
+            values = np.empty(len(raw), dtype=float)
+            for i, cell in enumerate(raw):
+                number: float | None
+                if _is_missing(cell):
+                    number = None
+                    problem = "is missing"
+                else:
+                    try:
+                        number = float(cell)
+                        problem = ""
+                        if math.isnan(number):
+                            number, problem = None, "is NaN"
+                    except (TypeError, ValueError):
+                        number, problem = None, f"{cell!r} is not a number"
+                if number is None:
+                    if spec.default is None:
+                        raise DataError(
+                            f"table '{table}', column '{name}', row {i + 1}: the value {problem}",
+                            hint=f"fix the data, or declare a default for '{name}' "
+                            f"(e.g. numeric({spec.lo}, {spec.hi}, default={spec.lo}))",
+                        )
+                    number = float(spec.default)
+                values[i] = number
+            values = np.clip(values, spec.lo, spec.hi)  # infinities clamp to the bounds too
+            if spec.integer:
+                values = np.round(values)
+            out[name] = values
+        else:
+            cells = []
+            for i, cell in enumerate(raw):
+                ok, value = (False, None) if _is_missing(cell) else _match_category(cell, spec.values)
+                if not ok:
+                    if spec.default is None:
+                        what = "is missing" if _is_missing(cell) else f"{cell!r} is not one of {list(spec.values)}"
+                        raise DataError(
+                            f"table '{table}', column '{name}', row {i + 1}: the value {what}",
+                            hint=f"fix the data, add the value to the column's categories, or declare "
+                            f"a default for '{name}'",
+                        )
+                    value = spec.default
+                cells.append(value)
+            out[name] = pd.Series(cells, dtype=object)
+    return pd.DataFrame(out, index=pd.RangeIndex(len(frame)))

@@ -1,0 +1,247 @@
+"""`Session`: the object that embeds Jostle in Python (in the spirit of Jinja's Environment).
+
+A session owns one accountant (its total budget), one source of randomness and one global
+scope; programs run in it share all three, so budget spent by one run is gone for the next.
+
+    from jostle import Session
+    s = Session(budget=1.0)
+    s.bind_private("patients", frame, {"age": ("numeric", 0, 120)})
+    s.run("with budget 0.5:\\n    n = {{ count(patients) }}")
+    s.eval("n")          # a plain Python number
+    s.ledger             # every charge, with source line and mechanism
+"""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any, TextIO
+
+import numpy as np
+import pandas as pd
+
+from jostle.budget import Accountant, Budget, Charge, fmt
+from jostle.builtins import infer_public_schema, make_private_table
+from jostle.checker import check
+from jostle.errors import DataError, PrivacyError, UsageError
+from jostle.evaluator import Interpreter
+from jostle.noise import Randomness
+from jostle.parser import parse
+from jostle.schema import Schema, load_schema_file, read_csv, schema_file_for
+from jostle.source import BUILTIN_SPAN, Span
+from jostle.values import Private, PrivateMean, Table, format_value, is_private, to_python
+
+
+class Ledger(Sequence[Charge]):
+    """The charges made so far, oldest first; printable and convertible to a DataFrame."""
+
+    def __init__(self, charges: list[Charge], total: Budget | None, spent: Budget) -> None:
+        self._charges = list(charges)
+        self.total = total
+        self.spent = spent
+
+    def __getitem__(self, index):  # type: ignore[override]
+        return self._charges[index]
+
+    def __len__(self) -> int:
+        return len(self._charges)
+
+    def to_frame(self) -> pd.DataFrame:
+        """One row per charge: index, mechanism, epsilon, delta, what, data, where."""
+        columns = ["index", "mechanism", "epsilon", "delta", "what", "data", "where"]
+        return pd.DataFrame([c.as_dict() for c in self._charges], columns=columns)
+
+    def __str__(self) -> str:
+        return render_ledger(self._charges, self.total, self.spent)
+
+
+def render_ledger(charges: list[Charge], total: Budget | None, spent: Budget) -> str:
+    """The ledger as an aligned text table followed by the totals."""
+    header = ("#", "where", "mechanism", "epsilon", "delta", "what", "data")
+    rows = [
+        (str(c.index), c.span.location if c.span else "", c.mechanism, fmt(c.budget.epsilon),
+         fmt(c.budget.delta) if c.budget.delta else "", c.description, c.node.label)
+        for c in charges
+    ]
+    widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(header)]
+    lines = ["  ".join(h.ljust(w) for h, w in zip(header, widths)).rstrip()]
+    lines += ["  ".join(v.ljust(w) for v, w in zip(row, widths)).rstrip() for row in rows]
+    if not rows:
+        lines.append("(no charges)")
+    summary = f"spent: {spent}"
+    if total is not None:
+        summary += f"   total: {total}   remaining: {total - spent}"
+    lines.append(summary + "   (partitions compose in parallel: spent is not always the column sum)")
+    return "\n".join(lines)
+
+
+def _schema(schema: Any) -> Schema:
+    if isinstance(schema, Schema):
+        return schema
+    if isinstance(schema, Mapping):
+        return Schema.of(schema)
+    raise UsageError(f"a schema is a mapping of column names to domains, got {type(schema).__name__}")
+
+
+class Session:
+    """A Jostle session: a budget, a source of randomness and a global scope.
+
+    Args:
+        budget: The total epsilon this session may spend, or None to let the first program's
+            `budget` statement set it.
+        delta: The total delta (for Gaussian noise); 0 by default.
+        seed: None (the default) draws noise from the operating system's secure source. An
+            integer makes runs reproducible and is UNSAFE for real releases: anyone who knows
+            the seed can remove the noise.
+        output: Where `print` writes; defaults to sys.stdout.
+        search_path: Extra directories for `import`.
+    """
+
+    def __init__(self, budget: float | None = None, delta: float = 0.0, seed: int | None = None,
+                 output: TextIO | None = None, search_path: list[str | Path] | None = None) -> None:
+        total = None
+        if budget is not None:
+            try:
+                total = Budget.of(budget, delta)
+            except Exception as error:  # JostleRuntimeError from validation
+                raise UsageError(f"invalid budget: {error}") from None
+            if total.epsilon <= 0:
+                raise UsageError("the budget's epsilon must be greater than 0")
+        elif delta:
+            raise UsageError("delta was given without an epsilon budget")
+        self.accountant = Accountant(total)
+        self.randomness = Randomness(seed)
+        self.interpreter = Interpreter(self.accountant, self.randomness, output,
+                                       [Path(p) for p in search_path or []])
+
+    # ---------------------------------------------------------- binding data
+    def bind_private(self, name: str, data: pd.DataFrame | str | Path, schema: Any = None,
+                     public_rows: bool = False) -> None:
+        """Bind a private table under `name`.
+
+        Args:
+            name: The name programs use for it.
+            data: A DataFrame, or the path of a CSV file.
+            schema: Its public schema (a Schema, or a mapping of column -> domain). If omitted,
+                a schema file beside a CSV (data.schema.json) is used; failing that, the program
+                must declare it with `private NAME: {...}`. Never inferred from the data.
+            public_rows: Declare the number of rows public (e.g. survey respondents); only
+                randomized_response needs it.
+        """
+        _check_name(name)
+        if isinstance(data, (str, Path)):
+            path = Path(data)
+            frame = read_csv(path)
+            if schema is None and schema_file_for(path).is_file():
+                schema = load_schema_file(schema_file_for(path))
+        elif isinstance(data, pd.DataFrame):
+            frame = data.astype(object).where(pd.notna(data), None)
+        else:
+            raise UsageError(f"bind_private needs a DataFrame or a CSV path, got {type(data).__name__}")
+        if schema is None:
+            self.interpreter.bindings[name] = (frame, None, public_rows)
+            return
+        table = make_private_table(self.interpreter, name, frame, _schema(schema), BUILTIN_SPAN, public_rows)
+        self.interpreter.bound_tables[name] = table
+        self.interpreter.globals.define(name, table)
+
+    def bind_public(self, name: str, data: Any, schema: Any = None) -> None:
+        """Bind a public value: a DataFrame (a public table) or a plain Python value."""
+        _check_name(name)
+        if isinstance(data, (str, Path)) and str(data).endswith(".csv"):
+            data = read_csv(data).apply(pd.to_numeric, errors="ignore")
+        if isinstance(data, pd.DataFrame):
+            table_schema = _schema(schema) if schema is not None else infer_public_schema(data)
+            value: Any = Table(data.reset_index(drop=True), table_schema, False, name,
+                               self.accountant.root, BUILTIN_SPAN)
+        else:
+            value = _from_python(data)
+        self.interpreter.globals.define(name, value)
+
+    # ---------------------------------------------------------- running
+    def check(self, source: str, filename: str = "<string>") -> None:
+        """Parse and statically check a program without running it (no data is touched)."""
+        program = parse(source, filename)
+        check(program, self.interpreter.builtins.values, self._known(), self.interpreter.bindings)
+
+    def run(self, source: str, filename: str = "<string>") -> None:
+        """Run a program in this session; its top-level names stay defined afterwards."""
+        program = parse(source, filename)
+        check(program, self.interpreter.builtins.values, self._known(), self.interpreter.bindings)
+        self.interpreter.run_program(program)
+
+    def run_file(self, path: str | Path) -> None:
+        """Run a .jst file; imports and relative data paths resolve next to it."""
+        path = Path(path)
+        try:
+            text = path.read_text(encoding="utf-8")
+        except OSError as error:
+            raise UsageError(f"cannot read {path}: {error.strerror}") from None
+        self.run(text, str(path))
+
+    def eval(self, expression: str) -> Any:
+        """Evaluate an expression and return it as a plain Python / NumPy / pandas value.
+
+        Raises:
+            PrivacyError: The value is private; release it inside Jostle first.
+        """
+        program = parse(expression, "<eval>")
+        if len(program.body) != 1 or type(program.body[0]).__name__ != "ExprStmt":
+            raise UsageError("eval() takes one expression; use run() for statements")
+        check(program, self.interpreter.builtins.values, self._known(), self.interpreter.bindings)
+        value = self.interpreter.run_program(program)
+        if is_private(value):
+            span = program.body[0].span
+            raise PrivacyError(
+                "a private value cannot be returned to Python", span,
+                "release it inside Jostle first, e.g. session.eval('laplace(x, 0.1)')",
+                [(f"the private value was made by {value.what}", value.origin)]
+                if isinstance(value, (Private, PrivateMean)) else [],
+            )
+        return to_python(value)
+
+    def _known(self) -> set[str]:
+        return set(self.interpreter.globals.values)
+
+    # ---------------------------------------------------------- the budget
+    @property
+    def ledger(self) -> Ledger:
+        total = self.accountant.total.cap if self.accountant.total is not None else None
+        return Ledger(self.accountant.ledger, total, self.accountant.spent)
+
+    @property
+    def spent(self) -> Budget:
+        return self.accountant.spent
+
+    @property
+    def remaining(self) -> Budget | None:
+        """What is left of the total budget (None if no total is set yet)."""
+        return self.accountant.remaining
+
+    def describe(self, name: str) -> str:
+        """What is public about a global: its value if public, else its description."""
+        value = self.interpreter.globals.lookup(name)
+        return format_value(value)
+
+
+def _check_name(name: str) -> None:
+    from jostle.parser import KEYWORDS
+
+    if not isinstance(name, str) or not name.isidentifier() or name in KEYWORDS:
+        raise UsageError(f"{name!r} is not a valid Jostle name")
+
+
+def _from_python(value: Any) -> Any:
+    from jostle.values import Record
+
+    if isinstance(value, Mapping):
+        return Record.of({str(k): _from_python(v) for k, v in value.items()})
+    if isinstance(value, (list, tuple)):
+        return tuple(_from_python(v) for v in value)
+    if isinstance(value, np.generic):
+        return value.item()
+    return value
+
+
+__all__ = ["Session", "Ledger", "render_ledger", "io", "DataError", "Span"]

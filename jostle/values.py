@@ -1,0 +1,316 @@
+"""Run-time values of the Jostle evaluator.
+
+Public values are plain Python / NumPy objects: int, float, str, bool, None, tuples (Jostle
+lists), numpy arrays (released vectors), plus the small classes below (records, functions,
+modules, tables). *Private* values (`Private`, `PrivateMean`, private `Table`s and `RowValues`)
+wrap data that must not leave the evaluator except through a release; the evaluator refuses
+every other route, and `describe()` shows only what is public about them (shape, sensitivity,
+where they were made).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Callable
+
+import numpy as np
+import pandas as pd
+
+from jostle.budget import DataNode
+from jostle.schema import Schema
+from jostle.source import Span
+
+if TYPE_CHECKING:
+    from jostle import ast_nodes as A
+
+
+@dataclass(frozen=True)
+class Record:
+    """An immutable record `{a: 1, b: 2}`; fields are read with `r.a`."""
+
+    fields: tuple[tuple[str, Any], ...]
+
+    @classmethod
+    def of(cls, mapping: dict[str, Any]) -> Record:
+        return cls(tuple(mapping.items()))
+
+    def get(self, name: str) -> Any:
+        for key, value in self.fields:
+            if key == name:
+                return value
+        raise KeyError(name)
+
+    def keys(self) -> list[str]:
+        return [k for k, _ in self.fields]
+
+    def as_dict(self) -> dict[str, Any]:
+        return dict(self.fields)
+
+
+@dataclass(eq=False)
+class Closure:
+    """A user function (`def` or `lambda`) with the environment it closes over."""
+
+    name: str
+    params: tuple[A.Param, ...]
+    body: tuple[A.Stmt, ...] | A.Expr
+    env: Any  # jostle.evaluator.Environment
+    span: Span
+    defaults: tuple[Any, ...] = ()
+
+
+@dataclass(eq=False)
+class Builtin:
+    """A built-in function from the registry (see jostle.builtins)."""
+
+    name: str
+    function: Callable[..., Any]
+    min_args: int
+    max_args: int | None
+    keywords: tuple[str, ...]
+    privacy: str
+    doc: str
+
+
+@dataclass(eq=False)
+class Module:
+    """An imported Jostle module; its top-level names are read as attributes."""
+
+    name: str
+    env: Any
+
+
+@dataclass(eq=False)
+class BoundMethod:
+    """`table.where` and friends: a table operation with its table already supplied."""
+
+    target: Any
+    builtin: Builtin
+
+
+# ---------------------------------------------------------------- private values
+@dataclass(frozen=True, eq=False)
+class Private:
+    """A private number or vector and what is public about it.
+
+    Attributes:
+        value: The hidden float, int or numpy array. Never shown, printed or returned.
+        l1: Its L1 sensitivity: the most the value (or the vector's L1 norm of change) can move
+            when one row is added to or removed from the private data.
+        l2: Its L2 sensitivity (<= l1), used by the Gaussian mechanism.
+        origin: Where it was made (for error messages).
+        what: How it was made, e.g. "count(patients)".
+        node: The data it depends on (for parallel composition over partitions).
+        integer: True when every coordinate is an integer and moves by integers (counts).
+        labels: Public labels of a vector's cells (a histogram's domain), or None.
+    """
+
+    value: Any
+    l1: float
+    l2: float
+    origin: Span
+    what: str
+    node: DataNode
+    integer: bool = False
+    labels: tuple | None = None
+
+    @property
+    def is_vector(self) -> bool:
+        return isinstance(self.value, np.ndarray)
+
+    @property
+    def length(self) -> int:
+        return len(self.value) if self.is_vector else 1
+
+    def describe(self) -> str:
+        shape = f"vector of {self.length}" if self.is_vector else "scalar"
+        return (
+            f"<private {shape}, sensitivity {self.l1:g}, made at {self.origin.short} by {self.what}>"
+        )
+
+
+@dataclass(frozen=True, eq=False)
+class PrivateMean:
+    """A private mean of a bounded column, released as a noisy sum over a noisy count.
+
+    Under add/remove neighbours the mean has no useful fixed sensitivity (a table of one row
+    becomes empty), so `laplace(m, eps)` spends eps/2 on the sum of (x - midpoint), whose
+    sensitivity is (hi - lo)/2, and eps/2 on the count (sensitivity 1), then post-processes:
+    midpoint + noisy_sum / max(noisy_count, 1), clamped to [lo, hi].
+    """
+
+    total: float  # sum of (x - midpoint)
+    count: int
+    lo: float
+    hi: float
+    origin: Span
+    what: str
+    node: DataNode
+
+    def describe(self) -> str:
+        return f"<private mean in [{self.lo:g}, {self.hi:g}], made at {self.origin.short} by {self.what}>"
+
+
+@dataclass(frozen=True, eq=False)
+class Table:
+    """A table: a pandas frame under a public schema.
+
+    Attributes:
+        frame: The rows (hidden when private).
+        schema: The public schema: column names and domains.
+        private: Whether rows are private data.
+        name: The name it was bound or loaded under (for messages).
+        node: The part of the data tree it belongs to (partitions make new nodes).
+        origin: Where it was made.
+        key: For a part of a partition, its public key; otherwise None.
+        stability: How many rows of the table one input row can change (1 for every
+            operation Jostle has: where, select, derive, bin and partition are 1-stable).
+        public_rows: The binding declared the number of rows public (needed only by
+            randomized_response; see jostle.mechanisms).
+    """
+
+    frame: pd.DataFrame = field(repr=False)
+    schema: Schema
+    private: bool
+    name: str
+    node: DataNode
+    origin: Span
+    key: Any = None
+    stability: int = 1
+    public_rows: bool = False
+
+    def derived(self, frame: pd.DataFrame, schema: Schema | None = None, same_rows: bool = True) -> Table:
+        """A table computed row by row from this one (same data node, same stability).
+
+        Args:
+            frame: The new rows.
+            schema: The new schema, if columns changed.
+            same_rows: False when rows were dropped (where): a public row count is then lost.
+        """
+        return Table(frame, schema or self.schema, self.private, self.name, self.node,
+                     self.origin, self.key, self.stability, self.public_rows and same_rows)
+
+    def describe(self) -> str:
+        kind = "private" if self.private else "public"
+        key = f" part {self.key!r} of" if self.key is not None else ""
+        size = "" if self.private else f", {len(self.frame)} rows"
+        return f"<{kind}{key} table {self.name}{size} {self.schema.describe()}>"
+
+
+@dataclass(frozen=True, eq=False)
+class RowValues:
+    """Column values of a private table, seen inside a row function (where/derive).
+
+    Row functions are evaluated once on whole columns (vectorised), so `r.age` is the private
+    column. Arithmetic and comparisons on RowValues work elementwise; the result may only
+    become a filter or a derived column, never leave the table.
+    """
+
+    array: np.ndarray
+    origin: Span
+    column: str
+
+
+@dataclass(frozen=True)
+class RowView:
+    """The `r` a row function receives: `r.col` gives that column's values."""
+
+    table: Table
+    span: Span
+
+    def column(self, name: str) -> Any:
+        values = self.table.frame[name].to_numpy()
+        if self.table.private:
+            return RowValues(values, self.span, name)
+        return values
+
+
+def is_private(value: Any) -> bool:
+    """True for any value that carries private data."""
+    if isinstance(value, (Private, PrivateMean, RowValues, RowView)):
+        return True
+    if isinstance(value, Table):
+        return value.private
+    if isinstance(value, tuple):
+        return any(is_private(v) for v in value)
+    if isinstance(value, Record):
+        return any(is_private(v) for _, v in value.fields)
+    return False
+
+
+def type_name(value: Any) -> str:
+    """The Jostle name of a value's type, for error messages."""
+    if value is None:
+        return "none"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, (int, float, np.integer, np.floating)):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, (tuple, np.ndarray)):
+        return "list"
+    if isinstance(value, Record):
+        return "record"
+    if isinstance(value, (Closure, Builtin, BoundMethod)):
+        return "function"
+    if isinstance(value, Module):
+        return "module"
+    if isinstance(value, Table):
+        return "private table" if value.private else "public table"
+    if isinstance(value, (Private, PrivateMean)):
+        return "private value"
+    if isinstance(value, (RowValues, RowView)):
+        return "private column"
+    return type(value).__name__
+
+
+def format_value(value: Any) -> str:
+    """Show a public value the way Jostle writes it."""
+    if value is None:
+        return "none"
+    if isinstance(value, (bool, np.bool_)):
+        return "true" if value else "false"
+    if isinstance(value, (int, np.integer)):
+        return str(int(value))
+    if isinstance(value, (float, np.floating)):
+        number = float(value)
+        if number.is_integer() and abs(number) < 1e16:
+            return f"{number:.1f}"
+        return repr(number)
+    if isinstance(value, str):
+        return value
+    if isinstance(value, (tuple, list, np.ndarray)):
+        return "[" + ", ".join(_repr(v) for v in value) + "]"
+    if isinstance(value, Record):
+        return "{" + ", ".join(f"{k}: {_repr(v)}" for k, v in value.fields) + "}"
+    if isinstance(value, Closure):
+        return f"<function {value.name}>"
+    if isinstance(value, Builtin):
+        return f"<builtin {value.name}>"
+    if isinstance(value, BoundMethod):
+        return f"<method {value.builtin.name}>"
+    if isinstance(value, Module):
+        return f"<module {value.name}>"
+    if isinstance(value, (Private, PrivateMean, Table)):
+        return value.describe()
+    return str(value)
+
+
+def _repr(value: Any) -> str:
+    if isinstance(value, str):
+        return repr(value)
+    return format_value(value)
+
+
+def to_python(value: Any) -> Any:
+    """Convert a public Jostle value to a plain Python / NumPy / pandas object."""
+    if isinstance(value, tuple):
+        return [to_python(v) for v in value]
+    if isinstance(value, Record):
+        return {k: to_python(v) for k, v in value.fields}
+    if isinstance(value, Table):
+        return value.frame.copy()
+    if isinstance(value, np.generic):
+        return value.item()
+    return value

@@ -1,0 +1,1 @@
+"""Package data: the Jostle standard library, modules written in Jostle (*.jst)."""
