@@ -604,6 +604,8 @@ class Interpreter:
             return self.call(function.builtin, [function.target, *args], span, kwargs)
         if isinstance(function, Builtin):
             _check_arity(function, len(args), kwargs, span)
+            if function.privacy == "public":
+                _refuse_private_args(function.name, args, kwargs, span, arg_spans)
             return function.function(self, span, *args, **kwargs)
         if isinstance(function, Closure):
             return self._call_closure(function, args, kwargs, span)
@@ -732,6 +734,23 @@ def _equal(left: Any, right: Any) -> bool:
 
 def _py(value: Any) -> Any:
     return value.item() if isinstance(value, np.generic) else value
+
+
+PUBLIC_ONLY_MESSAGES = {
+    "print": "a private value cannot be printed",
+    "str": "a private value cannot be turned into text",
+    "range": "a private value cannot be a loop bound",
+}
+
+
+def _refuse_private_args(name: str, args: list[Any], kwargs: dict[str, Any], span: Span,
+                         arg_spans: list[Span] | None) -> None:
+    """Public-only built-ins: point at the first private argument."""
+    for i, arg in enumerate(list(args) + list(kwargs.values())):
+        if is_private(arg):
+            where = arg_spans[i] if arg_spans is not None and i < len(arg_spans) else span
+            message = PUBLIC_ONLY_MESSAGES.get(name, f"{name}() cannot take a private value")
+            raise refuse(message, arg, where)
 
 
 def _check_arity(function: Builtin, given: int, kwargs: dict[str, Any], span: Span) -> None:

@@ -60,18 +60,31 @@ _TOKEN_WORDS = {
     "NAME": "a name",
     "EQUAL": "'='",
     "COMMA": "','",
+    "LBRACE": "'{'",
+    "LSQB": "'['",
+    "MINUS": "'-'",
+    "PLUS": "'+'",
+    "NUMBER": "a number",
+    "STRING": "a string",
+    "TRUE": "true",
+    "FALSE": "false",
+    "NONE": "none",
+    "LAMBDA": "lambda",
+    "NOT": "not",
+    "DOT": "'.'",
+    "IN": "in",
 }
 
 
 def _describe_token(token: Token) -> str:
     if token.type == "$END":
-        return "the end of the input"
+        return "end of input"
     if token.type == "_NL":
-        return "the end of the line"
+        return "end of line"
     if token.type == "_INDENT":
-        return "an unexpected indent"
+        return "indent"
     if token.type == "_DEDENT":
-        return "the end of an indented block"
+        return "end of an indented block"
     return repr(str(token))
 
 
@@ -112,6 +125,8 @@ def _syntax_error(error: UnexpectedInput, source: Source) -> JostleSyntaxError:
         hint = "a bracket is not closed"
     elif token.type == "NAME" and str(token) in KEYWORDS:
         hint = f"'{token}' is a keyword and cannot be used here"
+    elif token.type in ("_NL", "$END") and ("NAME" in expected or "NUMBER" in expected):
+        hint = "the expression is not finished"
     elif token.type == "EQUAL":
         hint = "only a plain name can be assigned to; use '==' to compare"
     else:

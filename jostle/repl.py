@@ -78,7 +78,7 @@ class JostleConsole(code.InteractiveConsole):
         if _open_brackets(source) > 0 or source.rstrip().endswith("\\"):
             return True
         first = lines[0].split("#", 1)[0].rstrip()
-        if (first.endswith(":") or len(lines) > 1) and lines[-1].strip() != "":
+        if first.endswith(":") and lines[-1].strip() != "":
             return True  # a block: wait for the empty line that ends it
         self.counter += 1
         self.execute(source, f"<repl {self.counter}>")

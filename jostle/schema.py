@@ -108,7 +108,10 @@ class Schema:
         return Schema(tuple((n, self[n]) for n in names))
 
     def with_column(self, name: str, spec: ColumnSpec) -> Schema:
-        return Schema(tuple((n, s) for n, s in self.columns if n != name) + ((name, spec),))
+        """This schema with column `name` replaced in place, or added at the end."""
+        if name in self:
+            return Schema(tuple((n, spec if n == name else s) for n, s in self.columns))
+        return Schema(self.columns + ((name, spec),))
 
     def describe(self) -> str:
         return "{" + ", ".join(f"{n}: {s.describe()}" for n, s in self.columns) + "}"

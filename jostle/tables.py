@@ -196,8 +196,9 @@ def partition(table: Any, columns: Any, span: Span) -> tuple[Table, ...]:
         frame = table.frame.iloc[rows].reset_index(drop=True)
         public_key = key[0] if len(key) == 1 else tuple(key)
         node = group_node.part(format_value(public_key)) if group_node is not None else table.node
-        parts.append(Table(frame, table.schema, table.private, table.name, node, span, public_key,
-                           table.stability))
+        label = ", ".join(f"{n}={format_value(k)}" for n, k in zip(names, key))
+        parts.append(Table(frame, table.schema, table.private, f"{table.name}[{label}]", node, span,
+                           public_key, table.stability))
     return tuple(parts)
 
 
