@@ -494,6 +494,22 @@ def _histogram(interp, span, table, *columns):
     return tables.histogram(table, names, span)
 
 
+@builtin("bounds", 2, privacy="data", doc='bounds(t, "col"): the public [lo, hi] a numeric column was declared with')
+def _bounds(interp, span, table, column):
+    if not isinstance(table, Table):
+        raise JostleRuntimeError(f"bounds() needs a table, got a {type_name(table)}", span)
+    spec = tables._need_column(table, column, span, numeric=True)
+    return (spec.lo, spec.hi)
+
+
+@builtin("domain", 2, privacy="data", doc='domain(t, "col"): the public values a categorical column was declared with')
+def _domain(interp, span, table, column):
+    if not isinstance(table, Table):
+        raise JostleRuntimeError(f"domain() needs a table, got a {type_name(table)}", span)
+    spec = tables._need_column(table, column, span, numeric=False)
+    return tuple(spec.values)
+
+
 @builtin("rows", 1, doc="rows(t): the rows of a public table as records")
 def _rows(interp, span, table):
     if not isinstance(table, Table):

@@ -532,6 +532,11 @@ class Interpreter:
             if not isinstance(index, (int, np.integer)) or isinstance(index, bool):
                 raise JostleRuntimeError("an index must be a whole number", expr.index.span)
             return private_index(target, index, expr.span)
+        if isinstance(target, RowView) and isinstance(index, str):
+            if index not in target.table.schema:
+                raise JostleRuntimeError(f"table '{target.table.name}' has no column '{index}'", expr.index.span,
+                                         f"its columns are {target.table.schema.names}")
+            return target.column(index)  # r["col"]: the column named by a public string
         if isinstance(target, (RowValues, RowView, PrivateMean)) or (isinstance(target, Table) and target.private):
             raise refuse("private data cannot be indexed", target, expr.span)
         if isinstance(target, Record):
