@@ -12,7 +12,7 @@ from functools import lru_cache
 from importlib import resources
 
 from lark import Lark, Token, Transformer, v_args
-from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
+from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken, VisitError
 from lark.indenter import Indenter
 
 from jostle import ast_nodes as A
@@ -91,9 +91,20 @@ def _describe_token(token: Token) -> str:
 def _span_at(source: Source, line: int | None, column: int | None, width: int = 1) -> Span:
     if line is None or line < 1:
         lines = source.text.splitlines() or [""]
-        line, column = len(lines), len(lines[-1]) + 1
+        line = max((i for i, text in enumerate(lines, 1) if text.strip()), default=1)
+        column = len(lines[line - 1].rstrip()) + 1
     column = column or 1
     return Span(source, line, column, line, column + max(1, width))
+
+
+def _next_code_line(source: Source, position: int, line: int) -> tuple[int, int]:
+    """Line and column of the first code after `position` (an indent token's newline)."""
+    rest = source.text[position:].split("\n")
+    for offset, text in enumerate(rest[1:], start=1):
+        stripped = text.lstrip(" \t")
+        if stripped and not stripped.startswith("#"):
+            return line + offset, len(text) - len(stripped) + 1
+    return line, 1
 
 
 def _syntax_error(error: UnexpectedInput, source: Source) -> JostleSyntaxError:
@@ -136,11 +147,14 @@ def _syntax_error(error: UnexpectedInput, source: Source) -> JostleSyntaxError:
     line = getattr(token, "line", None)
     column = getattr(token, "column", None)
     width = len(str(token)) if token.type not in ("_NL", "_INDENT", "_DEDENT", "$END") else 1
-    if token.type in ("_NL", "_DEDENT", "$END") and line is not None:
+    if token.type == "$END":
+        line, column = None, None  # _span_at puts it just past the last line
+    elif token.type in ("_INDENT", "_DEDENT") and getattr(token, "start_pos", None) is not None:
+        line, column = _next_code_line(source, token.start_pos, line)
+    elif token.type == "_NL" and line is not None:
         # Point just past the end of the previous line, where the missing piece belongs.
         previous = source.line(line)
-        if token.type == "_NL":
-            column = len(previous.rstrip()) + 1 if previous.strip() else column
+        column = len(previous.rstrip()) + 1 if previous.strip() else column
     return JostleSyntaxError(
         f"unexpected {_describe_token(token)}", _span_at(source, line, column, width), hint
     )
@@ -165,7 +179,12 @@ def parse(text: str, name: str = "<string>") -> A.Program:
         tree = _parser().parse(padded)
     except UnexpectedInput as error:
         raise _syntax_error(error, source) from None
-    return _ToAst(source).transform(tree)
+    try:
+        return _ToAst(source).transform(tree)
+    except VisitError as error:  # a JostleSyntaxError raised inside the transformer
+        if isinstance(error.orig_exc, JostleSyntaxError):
+            raise error.orig_exc from None
+        raise
 
 
 def _string_value(token: Token, span: Span) -> str:
