@@ -101,7 +101,7 @@ def _report(error: BaseException) -> int:
         f"internal error: {type(error).__name__}: {error}\n"
         "This is a bug in Jostle, not in your program. Please report it with the traceback below.\n"
     )
-    traceback.print_exception(error, file=sys.stderr)
+    traceback.print_exception(error, file=sys.stderr, limit=-25)
     return EXIT_CODES["internal"]
 
 

@@ -49,6 +49,8 @@ from jostle.values import (
 )
 
 MAX_DEPTH = 400
+# Each Jostle call nests about ten Python frames; leave room for MAX_DEPTH calls.
+_PYTHON_FRAMES = 12 * MAX_DEPTH + 1000
 
 
 class _Return(Exception):
@@ -134,6 +136,8 @@ class Interpreter:
         self.modules: dict[str, Module] = {}
         self.loading: set[str] = set()
         self.depth = 0
+        if sys.getrecursionlimit() < _PYTHON_FRAMES:
+            sys.setrecursionlimit(_PYTHON_FRAMES)
 
     # ---------------------------------------------------------- programs
     def write(self, text: str) -> None:
@@ -142,7 +146,16 @@ class Interpreter:
 
     def run_program(self, program: A.Program, env: Environment | None = None) -> Any:
         """Run a checked program; returns the value of a final expression statement, if any."""
-        env = env or self.globals
+        self.depth = 0
+        try:
+            return self._run_program(program, env or self.globals)
+        except RecursionError:
+            raise JostleRuntimeError(
+                "the program nests too deeply (expressions or calls)", program.span,
+                "simplify deeply nested expressions or use a loop instead of recursion",
+            ) from None
+
+    def _run_program(self, program: A.Program, env: Environment) -> Any:
         body = program.body
         if body and isinstance(body[0], A.BudgetStmt):
             head = body[0]
@@ -644,7 +657,6 @@ class Interpreter:
                 raise JostleRuntimeError(f"{function.name}() is missing the argument '{param.name}'", span)
         self.depth += 1
         if self.depth > MAX_DEPTH:
-            self.depth = 0
             raise JostleRuntimeError(f"recursion deeper than {MAX_DEPTH} calls", span,
                                      "check that the recursion has a base case")
         try:
