@@ -37,6 +37,7 @@ from jostle.values import (
     Table,
     format_value,
     is_private,
+    row_apply,
     type_name,
 )
 
@@ -109,8 +110,7 @@ def _math(name: str, function: Callable[[float], float], domain: Callable[[float
     @builtin(name, 1, privacy="row", doc=f"{name}(x) for a public number x")
     def apply(interp, span, value):
         if isinstance(value, RowValues):
-            with np.errstate(all="ignore"):
-                return RowValues(getattr(np, name)(value.array.astype(float)), span, value.column)
+            return row_apply(lambda a: getattr(np, name)(a.astype(float)), [value], span, f"{name}()")
         if isinstance(value, (Private, PrivateMean)):
             raise refuse(f"{name}() of a private value has no known sensitivity", value, span)
         if isinstance(value, np.ndarray):
@@ -135,7 +135,7 @@ def _abs(interp, span, value):
     if isinstance(value, Private):
         return private_abs(value, span)
     if isinstance(value, RowValues):
-        return RowValues(np.abs(value.array), span, value.column)
+        return row_apply(np.abs, [value], span, "abs()")
     _refuse_private("abs", (value,), span)
     if isinstance(value, np.ndarray):
         return np.abs(value)
@@ -145,7 +145,7 @@ def _abs(interp, span, value):
 @builtin("round", 1, 2, privacy="row", doc="round(x[, digits])")
 def _round(interp, span, value, digits=0):
     if isinstance(value, RowValues):
-        return RowValues(np.round(value.array.astype(float), int(digits)), span, value.column)
+        return row_apply(lambda a: np.round(a.astype(float), int(digits)), [value], span, "round()")
     _refuse_private("round", (value, digits), span)
     if isinstance(value, np.ndarray):
         return np.round(value, int(digits))

@@ -45,6 +45,7 @@ from jostle.values import (
     RowView,
     Table,
     is_private,
+    row_apply,
     type_name,
 )
 
@@ -386,8 +387,11 @@ class Interpreter:
         test = self.eval(expr.test, env)
         if isinstance(test, RowValues):
             then, orelse = self.eval(expr.then, env), self.eval(expr.orelse, env)
-            return RowValues(np.where(test.array.astype(bool), _row_array(then), _row_array(orelse)),
-                             expr.span, test.column)
+            for side in (then, orelse):
+                if isinstance(side, (Private, PrivateMean)):
+                    raise refuse("a private aggregate cannot be mixed into a table's rows", side, expr.span)
+            return row_apply(lambda t, a, b: np.where(t.astype(bool), a, b), [test, then, orelse],
+                             expr.span, "'if ... else'")
         if _truth(test, expr.test.span, "a condition"):
             return self.eval(expr.then, env)
         return self.eval(expr.orelse, env)
@@ -413,22 +417,24 @@ class Interpreter:
         for side in (left, right):
             if isinstance(side, (Private, PrivateMean)):
                 raise refuse(f"a private value cannot be an operand of '{op}'", side, span)
-        a, b = _row_array(left).astype(bool), _row_array(right).astype(bool)
-        column = left.column if isinstance(left, RowValues) else right.column
-        return RowValues(a & b if op == "and" else a | b, span, column)
+        if op == "and":
+            return row_apply(lambda a, b: np.asarray(a).astype(bool) & np.asarray(b).astype(bool),
+                             [left, right], span, "'and'")
+        return row_apply(lambda a, b: np.asarray(a).astype(bool) | np.asarray(b).astype(bool),
+                         [left, right], span, "'or'")
 
     def _eval_UnaryOp(self, expr: A.UnaryOp, env: Environment) -> Any:
         value = self.eval(expr.operand, env)
         if expr.op == "not":
             if isinstance(value, RowValues):
-                return RowValues(~value.array.astype(bool), expr.span, value.column)
+                return row_apply(lambda a: ~a.astype(bool), [value], expr.span, "'not'")
             return not _truth(value, expr.operand.span, "an operand of 'not'")
         if isinstance(value, Private):
             return private_negate(value, expr.span) if expr.op == "-" else value
         if isinstance(value, PrivateMean):
             raise refuse("arithmetic on a private mean is not supported", value, expr.span)
         if isinstance(value, RowValues):
-            return RowValues(-value.array if expr.op == "-" else value.array, expr.span, value.column)
+            return row_apply(lambda a: -a if expr.op == "-" else +a, [value], expr.span, f"'{expr.op}'")
         if not (_public_number(value) or isinstance(value, np.ndarray)):
             raise JostleRuntimeError(f"cannot apply '{expr.op}' to a {type_name(value)}", expr.span)
         return -value if expr.op == "-" else value
@@ -478,14 +484,7 @@ class Interpreter:
                              side, span)
             if not (isinstance(side, (RowValues, str)) or _public_number(side)):
                 raise JostleRuntimeError(f"cannot apply '{op}' to a column and a {type_name(side)}", span)
-        column = left.column if isinstance(left, RowValues) else right.column
-        try:
-            with np.errstate(all="ignore"):
-                result = _arith(op, _row_array(left), _row_array(right))
-        except (TypeError, ValueError, ZeroDivisionError):
-            raise JostleRuntimeError(f"'{op}' cannot be applied to column '{column}' (type mismatch)",
-                                     span) from None
-        return RowValues(np.asarray(result), span, column)
+        return row_apply(lambda a, b: _arith(op, a, b), [left, right], span, f"'{op}'")
 
     def _eval_Compare(self, expr: A.Compare, env: Environment) -> Any:
         left, right = self.eval(expr.left, env), self.eval(expr.right, env)
@@ -522,18 +521,14 @@ class Interpreter:
                 raise refuse("a private value cannot be a filter threshold", side, span,
                              "use a public threshold, or release the value first and compare "
                              "with the released number")
-        column = left.column if isinstance(left, RowValues) else right.column
         if op in ("in", "not in"):
-            if not isinstance(right, tuple) or is_private(right):
+            if not isinstance(left, RowValues) or not isinstance(right, tuple) or is_private(right):
                 raise JostleRuntimeError("a column can only be tested 'in' a public list", span)
-            found = np.isin(_row_array(left), np.asarray(right, dtype=object))
-            return RowValues(found if op == "in" else ~found, span, column)
-        try:
-            result = _arith(op, _row_array(left), _row_array(right))
-        except TypeError:
-            raise JostleRuntimeError(f"'{op}' cannot compare column '{column}' with that value "
-                                     "(type mismatch)", span) from None
-        return RowValues(np.asarray(result, dtype=bool), span, column)
+            options = np.empty(len(right), dtype=object)
+            options[:] = list(right)
+            negate = op == "not in"
+            return row_apply(lambda a: np.isin(a, options) ^ negate, [left], span, f"'{op}'")
+        return row_apply(lambda a, b: np.asarray(_arith(op, a, b), dtype=bool), [left, right], span, f"'{op}'")
 
     def _eval_Index(self, expr: A.Index, env: Environment) -> Any:
         target, index = self.eval(expr.target, env), self.eval(expr.index, env)
@@ -695,12 +690,6 @@ class Interpreter:
                     "iteration its own `with budget E:` or release with laplace(x, eps)"
                 )
             raise
-
-
-def _row_array(value: Any) -> Any:
-    if isinstance(value, RowValues):
-        return value.array
-    return value
 
 
 def _arith(op: str, a: Any, b: Any) -> Any:

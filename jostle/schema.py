@@ -29,6 +29,9 @@ import pandas as pd
 from jostle.errors import DataError
 
 
+MAX_BOUND = 1e12  # see jostle.sensitivity: keeps every private value far from overflow
+
+
 @dataclass(frozen=True)
 class Numeric:
     """A numeric column with public bounds [lo, hi]."""
@@ -42,6 +45,12 @@ class Numeric:
         for bound in (self.lo, self.hi):
             if isinstance(bound, bool) or not isinstance(bound, (int, float)) or not math.isfinite(bound):
                 raise DataError(f"numeric bounds must be finite numbers, got {bound!r}")
+            if abs(bound) > MAX_BOUND:
+                raise DataError(
+                    f"numeric bound {bound!r} is beyond +/-{MAX_BOUND:g}",
+                    hint="rescale the column (e.g. thousands instead of units); huge bounds make "
+                    "sums overflow in ways that could depend on the data",
+                )
         if self.lo > self.hi:
             raise DataError(f"numeric bounds [{self.lo}, {self.hi}] are reversed", hint="write numeric(lo, hi) with lo <= hi")
         if self.default is not None and not (self.lo <= self.default <= self.hi):

@@ -13,6 +13,11 @@ private data; aggregates start them (jostle.tables) and these rules propagate th
   * [x1, ..., xk] of private scalars    l1 = sum l1(xi), l2 = sqrt(sum l2(xi)^2), since each
                                         coordinate moves by at most its own sensitivity.
   * v[i] (public i)                     l1(v): one coordinate moves at most the whole L1 change.
+Magnitude guards: a private value must never overflow to inf (or lose all precision) in a way
+that depends on the data, or the noisy output would reveal it (cf. Mironov, CCS 2012). Column
+bounds are limited to |x| <= 1e12 (jostle.schema), public constants added to private values
+to |c| <= 1e15, scale factors to [1e-12, 1e12], and any sensitivity to 1e100; then every
+private value of a table under 1e10 rows stays below 1e111, far from overflow.
 Everything else on private input (x * y, x / y, c / x, x ** c, sqrt, log, comparisons, ...) has
 no sensitivity Jostle can bound, so it is refused with a PrivacyError.
 """
@@ -79,6 +84,32 @@ def _check_shapes(left: Any, right: Any, span: Span) -> None:
         )
 
 
+MAX_CONSTANT = 1e15
+MAX_FACTOR = 1e12
+MAX_SENSITIVITY = 1e100
+
+
+def _guard(value: Private, span: Span) -> Private:
+    if not value.l1 <= MAX_SENSITIVITY:
+        raise refuse(f"the sensitivity {value.l1:g} has grown too large to release meaningfully",
+                     value, span, "scale private values by moderate public factors")
+    return value
+
+
+def _guard_constant(constant: Any, private: Private, span: Span, factor: bool) -> None:
+    magnitudes = np.abs(np.asarray(constant, dtype=float))
+    if factor:
+        bad = np.any((magnitudes > MAX_FACTOR) | ((magnitudes < 1 / MAX_FACTOR) & (magnitudes != 0)))
+        limit = f"between {1 / MAX_FACTOR:g} and {MAX_FACTOR:g} in magnitude (or 0)"
+    else:
+        bad = np.any(magnitudes > MAX_CONSTANT) or not np.all(np.isfinite(magnitudes))
+        limit = f"finite and at most {MAX_CONSTANT:g} in magnitude"
+    if bad:
+        raise refuse(f"a public number combined with a private value must be {limit}", private, span,
+                     "very large or tiny constants could make the result overflow in a way that "
+                     "depends on the private data")
+
+
 def private_binary(op: str, left: Any, right: Any, span: Span) -> Private:
     """Apply `op` when at least one side is a Private, propagating sensitivity."""
     description = f"'{op}' at {span.short}"
@@ -92,10 +123,10 @@ def private_binary(op: str, left: Any, right: Any, span: Span) -> Private:
         if isinstance(left, Private) and isinstance(right, Private):
             _check_shapes(left.value, right.value, span)
             value = left.value + right.value if op == "+" else left.value - right.value
-            return Private(
+            return _guard(Private(
                 value, left.l1 + right.l1, left.l2 + right.l2, span, description,
                 _join(left, right), left.integer and right.integer, left.labels or right.labels,
-            )
+            ), span)
         private, public = (left, right) if isinstance(left, Private) else (right, left)
         if not _is_public_numeric(public):
             raise PrivacyError(
@@ -103,6 +134,7 @@ def private_binary(op: str, left: Any, right: Any, span: Span) -> Private:
             )
         public = _as_array(public)
         _check_shapes(private.value, public, span)
+        _guard_constant(public, private, span, factor=False)
         if isinstance(left, Private):
             value = left.value + public if op == "+" else left.value - public
         else:
@@ -121,12 +153,13 @@ def private_binary(op: str, left: Any, right: Any, span: Span) -> Private:
                 f"a private value can only be scaled by a public finite number, not a {type_name(public)}",
                 private, span,
             )
+        _guard_constant(public, private, span, factor=True)
         factor = abs(float(public))
         integer = private.integer and float(public).is_integer()
-        return Private(
+        return _guard(Private(
             private.value * public, private.l1 * factor, private.l2 * factor, span, description,
             private.node, integer, private.labels,
-        )
+        ), span)
     if op == "/":
         if isinstance(right, Private):
             raise refuse(
@@ -137,11 +170,12 @@ def private_binary(op: str, left: Any, right: Any, span: Span) -> Private:
             raise refuse(
                 "a private value can only be divided by a public non-zero number", left, span,
             )
+        _guard_constant(right, left, span, factor=True)
         factor = 1.0 / abs(float(right))
-        return Private(
+        return _guard(Private(
             left.value / right, left.l1 * factor, left.l2 * factor, span, description,
             left.node, False, left.labels,
-        )
+        ), span)
     private = left if isinstance(left, Private) else right
     raise refuse(
         f"the operator '{op}' cannot be applied to a private value: its sensitivity is unknown",

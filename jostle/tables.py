@@ -68,9 +68,10 @@ def _column_list(columns: Any, span: Span) -> list[str]:
 
 
 # ---------------------------------------------------------------- row functions
-def _row_result(result: Any, n: int, span: Span) -> np.ndarray:
+def _row_result(result: Any, n: int, span: Span) -> tuple[np.ndarray, np.ndarray]:
+    """A row function's result as (values per row, values on the public probe)."""
     if isinstance(result, RowValues):
-        return np.asarray(result.array)
+        return np.asarray(result.array), np.asarray(result.probe)
     if isinstance(result, (Private, PrivateMean)):
         raise refuse(
             "a private aggregate cannot be used inside a row function (for example as a filter "
@@ -78,17 +79,18 @@ def _row_result(result: Any, n: int, span: Span) -> np.ndarray:
             "use a public threshold, or release the aggregate first and use the released number",
         )
     if isinstance(result, np.ndarray):
-        return result
+        return result, result  # a public table's column: nothing to hide
     if isinstance(result, (bool, int, float, str, np.generic)) or result is None:
-        return np.full(n, result, dtype=object if isinstance(result, str) or result is None else None)
+        dtype = object if isinstance(result, str) or result is None else None
+        return np.full(n, result, dtype=dtype), np.full(1, result, dtype=dtype)
     raise JostleRuntimeError(f"a row function must give a value per row, got a {type_name(result)}", span)
 
 
 def where(table: Any, predicate: Any, span: Span, call: Callable) -> Table:
     """Keep the rows for which `predicate(r)` is true (1-stable)."""
     table = _need_table(table, "where", span)
-    mask = _row_result(call(predicate, [RowView(table, span)], span), len(table.frame), span)
-    if mask.dtype != bool:
+    mask, probe = _row_result(call(predicate, [RowView(table, span)], span), len(table.frame), span)
+    if probe.dtype != bool or mask.dtype != bool:
         raise JostleRuntimeError("a where predicate must give true or false for each row", span,
                                  "compare a column, e.g. lambda r: r.age >= 18")
     return table.derived(table.frame[mask].reset_index(drop=True), same_rows=False)
@@ -124,9 +126,10 @@ def derive(table: Any, name: Any, function: Any, domain: Any, span: Span, call: 
             "write categorical([...], default=...)",
         )
     n = len(table.frame)
-    values = _row_result(call(function, [RowView(table, span)], span), n, span)
+    values, probe = _row_result(call(function, [RowView(table, span)], span), n, span)
     if isinstance(domain, Numeric):
         try:
+            probe.astype(float)  # decided on public values first: see RowValues
             numbers = values.astype(float)
         except (TypeError, ValueError):
             raise JostleRuntimeError("a numeric derived column needs numbers", span) from None

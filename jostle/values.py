@@ -197,6 +197,9 @@ class Table:
         return f"<{kind}{key} table {self.name}{size} {self.schema.describe()}>"
 
 
+PROBE_LENGTH = 8
+
+
 @dataclass(frozen=True, eq=False)
 class RowValues:
     """Column values of a private table, seen inside a row function (where/derive).
@@ -204,11 +207,17 @@ class RowValues:
     Row functions are evaluated once on whole columns (vectorised), so `r.age` is the private
     column. Arithmetic and comparisons on RowValues work elementwise; the result may only
     become a filter or a derived column, never leave the table.
+
+    `probe` runs the same computation on values drawn from the column's *public* domain
+    (its categories, or points between its bounds). Type errors are decided on the probe
+    first, so whether a row function fails does not depend on the private rows (for
+    example on whether a part of a partition is empty).
     """
 
     array: np.ndarray
     origin: Span
     column: str
+    probe: np.ndarray = field(default_factory=lambda: np.zeros(PROBE_LENGTH))
 
 
 @dataclass(frozen=True)
@@ -221,8 +230,21 @@ class RowView:
     def column(self, name: str) -> Any:
         values = self.table.frame[name].to_numpy()
         if self.table.private:
-            return RowValues(values, self.span, name)
+            return RowValues(values, self.span, name, domain_probe(self.table.schema[name]))
         return values
+
+
+def domain_probe(spec: Any) -> np.ndarray:
+    """PROBE_LENGTH public values of a column's domain, typed like the column's data."""
+    from jostle.schema import Numeric
+
+    if isinstance(spec, Numeric):
+        return np.linspace(spec.lo, spec.hi, PROBE_LENGTH)
+    values = list(spec.values)
+    cycled = [values[i % len(values)] for i in range(PROBE_LENGTH)]
+    probe = np.empty(PROBE_LENGTH, dtype=object)
+    probe[:] = cycled
+    return probe
 
 
 def is_private(value: Any) -> bool:
@@ -314,3 +336,27 @@ def to_python(value: Any) -> Any:
     if isinstance(value, np.generic):
         return value.item()
     return value
+
+
+def row_apply(function: Callable[..., Any], operands: list[Any], span: Span, what: str) -> RowValues:
+    """Apply an elementwise `function` to private columns (and public operands).
+
+    The function runs on the operands' public probes first: if it fails there, the error is
+    raised whatever the private rows hold. Only then does it run on the private columns; a
+    failure there (possible only for categorical domains mixing types) gets the same generic
+    message, naming no row or value.
+    """
+    from jostle.errors import JostleRuntimeError
+
+    columns = [o for o in operands if isinstance(o, RowValues)]
+    message = f"{what} cannot be applied to column '{columns[0].column}' (type mismatch)"
+    with np.errstate(all="ignore"):
+        try:
+            probe = np.asarray(function(*[o.probe if isinstance(o, RowValues) else o for o in operands]))
+        except (TypeError, ValueError, ZeroDivisionError, AttributeError):
+            raise JostleRuntimeError(message, span) from None
+        try:
+            result = np.asarray(function(*[o.array if isinstance(o, RowValues) else o for o in operands]))
+        except (TypeError, ValueError, ZeroDivisionError, AttributeError):
+            raise JostleRuntimeError(message, span) from None
+    return RowValues(result, span, columns[0].column, probe)
