@@ -284,7 +284,8 @@ class Interpreter:
             raise refuse("a private value cannot be unpacked", item, span)
         if not isinstance(item, (tuple, np.ndarray)) or len(item) != len(targets):
             raise JostleRuntimeError(
-                f"cannot unpack a {type_name(item)} into {len(targets)} names", span
+                f"cannot unpack a {type_name(item)} into {len(targets)} names", span,
+                f"each item must be a list of {len(targets)} values",
             )
         for name, value in zip(targets, item):
             env.define(name, value)

@@ -32,7 +32,7 @@ import numpy as np
 from jostle.budget import Accountant, Budget, Charge, DataNode, common_node
 from jostle.errors import JostleRuntimeError, PrivacyError
 from jostle.noise import Randomness, gaussian_sigma
-from jostle.sensitivity import private_vector
+from jostle.sensitivity import private_vector, refuse
 from jostle.source import Span
 from jostle.values import Private, PrivateMean, Table, type_name
 
@@ -44,7 +44,7 @@ class ReleaseContext(Protocol):
 
 def _epsilon(value: Any, span: Span, name: str = "epsilon") -> Budget:
     if isinstance(value, (Private, PrivateMean)):
-        raise PrivacyError(f"{name} must be public", span, "budgets are public parameters")
+        raise refuse(f"{name} must be public", value, span, "budgets are public parameters: write a number")
     if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating, Fraction)):
         raise JostleRuntimeError(f"{name} must be a number, got a {type_name(value)}", span)
     if isinstance(value, float) and not math.isfinite(value):
@@ -208,7 +208,8 @@ def above_threshold(ctx: ReleaseContext, queries: Any, threshold: Any, epsilon: 
     """AboveThreshold (sparse vector): index of the first query above a noisy threshold."""
     budget = _epsilon(epsilon, span)
     if isinstance(threshold, (Private, PrivateMean)):
-        raise PrivacyError("the threshold of above_threshold must be public", span)
+        raise refuse("the threshold of above_threshold must be public", threshold, span,
+                     "use a public threshold, or release the value first and use the released number")
     if isinstance(threshold, bool) or not isinstance(threshold, (int, float)):
         raise JostleRuntimeError("the threshold must be a number", span)
     if isinstance(queries, Private) and queries.is_vector:

@@ -78,7 +78,7 @@ def _check_shapes(left: Any, right: Any, span: Span) -> None:
     lshape = np.shape(left)
     rshape = np.shape(right)
     if lshape and rshape and lshape != rshape:
-        raise PrivacyError(
+        raise JostleRuntimeError(
             f"cannot combine vectors of lengths {lshape[0]} and {rshape[0]}", span,
             "private vectors combine elementwise and must have the same length",
         )
@@ -129,9 +129,8 @@ def private_binary(op: str, left: Any, right: Any, span: Span) -> Private:
             ), span)
         private, public = (left, right) if isinstance(left, Private) else (right, left)
         if not _is_public_numeric(public):
-            raise PrivacyError(
-                f"cannot apply '{op}' to a private value and a {type_name(public)}", span
-            )
+            raise refuse(f"cannot apply '{op}' to a private value and a {type_name(public)}", private, span,
+                         "private values combine only with numbers and with each other")
         public = _as_array(public)
         _check_shapes(private.value, public, span)
         _guard_constant(public, private, span, factor=False)
@@ -217,7 +216,8 @@ def private_vector(items: list[Any], span: Span) -> Private:
             integer = integer and float(item).is_integer()
         else:
             raise PrivacyError(
-                f"a list with private values may only hold numbers, not a {type_name(item)}", span
+                f"a list with private values may only hold numbers, not a {type_name(item)}", span,
+                "release the private values one by one, or build the list from numbers only",
             )
     return Private(np.asarray(values, dtype=float), l1, math.sqrt(l2sq), span,
                    f"a list at {span.short}", common_node(nodes), integer)
