@@ -23,7 +23,9 @@ import pandas as pd
 from jostle import mechanisms, tables
 from jostle.budget import fmt
 from jostle.errors import DataError, JostleRuntimeError, PrivacyError
-from jostle.schema import Categorical, Numeric, Schema, conform, load_schema_file, read_csv, schema_file_for
+from jostle.schema import (
+    Categorical, Numeric, Schema, conform, load_schema_file, numbers_where_possible, read_csv, schema_file_for,
+)
 from jostle.sensitivity import private_abs, private_sum, private_vector, refuse
 from jostle.source import Span
 from jostle.values import (
@@ -259,6 +261,8 @@ def _mean(interp, span, value, column=None):
     items = _sequence(value, "mean", span)
     if not items:
         raise JostleRuntimeError("mean() of an empty list", span)
+    if not all(isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, bool) for v in items):
+        raise JostleRuntimeError("mean() needs numbers", span)
     return float(np.mean(np.asarray(items, dtype=float)))
 
 
@@ -321,6 +325,8 @@ def _keys(interp, span, record):
          doc="numeric(lo, hi, default=none, integer=false): a numeric column's public bounds")
 def _numeric(interp, span, lo, hi, default=None, integer=False):
     _refuse_private("numeric", (lo, hi, default), span, "a column's bounds must be public")
+    if default is not None:
+        _number(default, "numeric", span)
     try:
         return Numeric(_number(lo, "numeric", span), _number(hi, "numeric", span), default, bool(integer))
     except DataError as error:
@@ -406,7 +412,7 @@ def _load_public(interp, span, path, schema=None):
         schema = schema_from_value(schema, span)
         frame = conform(frame, schema, Path(path).stem)
     else:
-        frame = frame.apply(pd.to_numeric, errors="ignore") if len(frame) else frame
+        frame = numbers_where_possible(frame) if len(frame) else frame
         schema = infer_public_schema(frame)
     return Table(frame, schema, False, Path(path).stem, interp.accountant.root, span)
 

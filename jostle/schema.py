@@ -53,16 +53,47 @@ class Numeric:
                 )
         if self.lo > self.hi:
             raise DataError(f"numeric bounds [{self.lo}, {self.hi}] are reversed", hint="write numeric(lo, hi) with lo <= hi")
-        if self.default is not None and not (self.lo <= self.default <= self.hi):
-            raise DataError(f"default {self.default} lies outside the bounds [{self.lo}, {self.hi}]")
+        if self.default is not None:
+            if isinstance(self.default, bool) or not isinstance(self.default, (int, float)) \
+                    or not math.isfinite(self.default):
+                raise DataError(f"the default of a numeric column must be a finite number, got {self.default!r}",
+                                hint=f"write e.g. numeric({_number(self.lo)}, {_number(self.hi)}, "
+                                f"default={_number(self.lo)})")
+            if not (self.lo <= self.default <= self.hi):
+                raise DataError(f"default {self.default} lies outside the bounds [{self.lo}, {self.hi}]")
+        if self.integer:
+            if math.ceil(self.lo) > math.floor(self.hi):
+                raise DataError(f"no whole number lies within the bounds [{self.lo}, {self.hi}] of an "
+                                "integer column", hint="widen the bounds or drop integer=true")
+            if self.default is not None and not float(self.default).is_integer():
+                raise DataError(f"the default {self.default} of an integer column is not a whole number")
 
     @property
     def magnitude(self) -> float:
         """max(|lo|, |hi|): how much one row can move a sum of this column."""
         return max(abs(self.lo), abs(self.hi))
 
+    def conform(self, values: np.ndarray) -> np.ndarray:
+        """Clamp values into the column's domain (and round them for an integer column).
+
+        An integer column rounds first and then clamps to the whole numbers within the
+        bounds, [ceil(lo), floor(hi)], so that no value ever lies outside the declared bounds
+        (rounding after clamping could turn 11.5 into 12 under a bound of 11.5).
+        """
+        if not self.integer:
+            return np.clip(values, self.lo, self.hi)  # infinities clamp to the bounds too
+        with np.errstate(invalid="ignore"):
+            return np.clip(np.round(values), math.ceil(self.lo), math.floor(self.hi))
+
     def describe(self) -> str:
-        return f"numeric({self.lo}, {self.hi})"
+        extra = "".join([
+            f", default={_number(self.default)}" if self.default is not None else "",
+            ", integer=true" if self.integer else "",
+        ])
+        return f"numeric({_number(self.lo)}, {_number(self.hi)}{extra})"
+
+    def __str__(self) -> str:
+        return self.describe()
 
 
 @dataclass(frozen=True)
@@ -81,10 +112,36 @@ class Categorical:
             raise DataError(f"default {self.default!r} is not one of the values {list(self.values)}")
 
     def describe(self) -> str:
-        return f"categorical({list(self.values)})"
+        extra = f", default={self.default!r}" if self.default is not None else ""
+        return f"categorical({list(self.values)}{extra})"
+
+    def __str__(self) -> str:
+        return self.describe()
 
 
 ColumnSpec = Numeric | Categorical
+
+
+def _number(value: float) -> str:
+    """A bound as a person writes it: 0 rather than 0.0, 0.5 as is."""
+    number = float(value)
+    return str(int(number)) if number.is_integer() and abs(number) < 1e16 else repr(number)
+
+
+def numbers_where_possible(frame: pd.DataFrame) -> pd.DataFrame:
+    """Columns of a PUBLIC text frame that parse wholly as numbers become numeric.
+
+    Used only for public tables read without a schema (their domains are then read off their
+    contents, which is allowed because they are public); a column with any cell that is not a
+    number stays text.
+    """
+    out = {}
+    for name in frame.columns:
+        try:
+            out[name] = pd.to_numeric(frame[name])
+        except (TypeError, ValueError):
+            out[name] = frame[name]
+    return pd.DataFrame(out, index=frame.index)
 
 
 @dataclass(frozen=True)
@@ -260,10 +317,7 @@ def conform(frame: pd.DataFrame, schema: Schema, table: str) -> pd.DataFrame:
                         )
                     number = float(spec.default)
                 values[i] = number
-            values = np.clip(values, spec.lo, spec.hi)  # infinities clamp to the bounds too
-            if spec.integer:
-                values = np.round(values)
-            out[name] = values
+            out[name] = spec.conform(values)
         else:
             cells = []
             for i, cell in enumerate(raw):

@@ -74,14 +74,28 @@ def _join(left: Private, right: Private) -> DataNode:
     return common_node([left.node, right.node])
 
 
-def _check_shapes(left: Any, right: Any, span: Span) -> None:
+def _check_shapes(left: Any, right: Any, span: Span, private: Private) -> None:
+    """Private arithmetic is elementwise on equal shapes; broadcasting is refused.
+
+    A private scalar broadcast against a list would move every coordinate of the result by its
+    own sensitivity, so the vector's L1 sensitivity would be length x l1, not l1: rather than
+    guess what the program meant, the combination is refused.
+    """
     lshape = np.shape(left)
     rshape = np.shape(right)
-    if lshape and rshape and lshape != rshape:
+    if lshape == rshape:
+        return
+    if lshape and rshape:
         raise JostleRuntimeError(
             f"cannot combine vectors of lengths {lshape[0]} and {rshape[0]}", span,
             "private vectors combine elementwise and must have the same length",
         )
+    raise refuse(
+        "a private value cannot be combined with a list of another shape: each coordinate would "
+        "move with the scalar, so the result's sensitivity would be understated", private, span,
+        "combine scalars with scalars and vectors with vectors of the same length "
+        "(for example [x + 1, x + 2] builds a private vector from scalars)",
+    )
 
 
 MAX_CONSTANT = 1e15
@@ -121,7 +135,7 @@ def private_binary(op: str, left: Any, right: Any, span: Span) -> Private:
         )
     if op in ("+", "-"):
         if isinstance(left, Private) and isinstance(right, Private):
-            _check_shapes(left.value, right.value, span)
+            _check_shapes(left.value, right.value, span, left)
             value = left.value + right.value if op == "+" else left.value - right.value
             return _guard(Private(
                 value, left.l1 + right.l1, left.l2 + right.l2, span, description,
@@ -132,7 +146,7 @@ def private_binary(op: str, left: Any, right: Any, span: Span) -> Private:
             raise refuse(f"cannot apply '{op}' to a private value and a {type_name(public)}", private, span,
                          "private values combine only with numbers and with each other")
         public = _as_array(public)
-        _check_shapes(private.value, public, span)
+        _check_shapes(private.value, public, span, private)
         _guard_constant(public, private, span, factor=False)
         if isinstance(left, Private):
             value = left.value + public if op == "+" else left.value - public

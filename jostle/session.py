@@ -28,7 +28,7 @@ from jostle.errors import DataError, PrivacyError, UsageError
 from jostle.evaluator import Interpreter
 from jostle.noise import Randomness
 from jostle.parser import parse
-from jostle.schema import Schema, load_schema_file, read_csv, schema_file_for
+from jostle.schema import Schema, load_schema_file, numbers_where_possible, read_csv, schema_file_for
 from jostle.source import BUILTIN_SPAN, Span
 from jostle.values import Private, PrivateMean, Table, format_value, is_private, to_python
 
@@ -150,7 +150,7 @@ class Session:
         """Bind a public value: a DataFrame (a public table) or a plain Python value."""
         _check_name(name)
         if isinstance(data, (str, Path)) and str(data).endswith(".csv"):
-            data = read_csv(data).apply(pd.to_numeric, errors="ignore")
+            data = numbers_where_possible(read_csv(data))
         if isinstance(data, pd.DataFrame):
             table_schema = _schema(schema) if schema is not None else infer_public_schema(data)
             value: Any = Table(data.reset_index(drop=True), table_schema, False, name,

@@ -135,7 +135,7 @@ def derive(table: Any, name: Any, function: Any, domain: Any, span: Span, call: 
             raise JostleRuntimeError("a numeric derived column needs numbers", span) from None
         fallback = domain.default if domain.default is not None else domain.lo
         numbers = np.where(np.isnan(numbers), fallback, numbers)
-        column = np.clip(numbers, domain.lo, domain.hi)
+        column = domain.conform(numbers)  # clamp (and round, for an integer domain): 1-stable per row
     else:
         allowed = set(domain.values)
         column = pd.Series([v if v in allowed else domain.default for v in values.tolist()], dtype=object)
@@ -154,6 +154,8 @@ def bin_column(table: Any, column: Any, edges: Any, span: Span, name: Any = None
     _need_column(table, column, span, numeric=True)
     if not isinstance(edges, (tuple, np.ndarray)) or len(edges) < 2:
         raise JostleRuntimeError("bin needs a list of at least two edges", span)
+    if not all(isinstance(e, (int, float, np.integer, np.floating)) and not isinstance(e, bool) for e in edges):
+        raise JostleRuntimeError("bin edges must be numbers", span, 'write e.g. t.bin("age", [0, 18, 65, 100])')
     cuts = np.asarray(edges, dtype=float)
     if np.any(np.diff(cuts) <= 0) or not np.all(np.isfinite(cuts)):
         raise JostleRuntimeError("bin edges must be finite and strictly increasing", span)
@@ -179,6 +181,9 @@ def partition(table: Any, columns: Any, span: Span) -> tuple[Table, ...]:
     """
     table = _need_table(table, "partition", span)
     names = _column_list(columns, span)
+    if not names:
+        raise JostleRuntimeError("partition needs at least one column", span,
+                                 'write e.g. partition(t, "region") or partition(t, ["region", "sex"])')
     specs = [_need_column(table, name, span, numeric=False) for name in names]
     keys = list(itertools.product(*(spec.values for spec in specs)))
     if len(keys) > 100_000:
@@ -241,6 +246,9 @@ def histogram(table: Any, columns: Any, span: Span) -> Private | np.ndarray:
     """Counts over the product of the columns' public domains, in row-major order."""
     table = _need_table(table, "histogram", span)
     names = _column_list(columns, span)
+    if not names:
+        raise JostleRuntimeError("partition needs at least one column", span,
+                                 'write e.g. partition(t, "region") or partition(t, ["region", "sex"])')
     specs = [_need_column(table, name, span, numeric=False) for name in names]
     sizes = [len(spec.values) for spec in specs]
     cells = int(np.prod(sizes))

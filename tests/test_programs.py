@@ -62,17 +62,12 @@ KNOWN_BUGS: set[str] = {
     "tables/where_public_in.jst",           # r.city in [...] -> internal error (ValueError)
     "tables/derive_public_condition.jst",   # "a" if r.income > 70000 else "b" -> runtime error
     # load_public without a schema: pandas 3 rejects to_numeric(errors="ignore") -> internal error.
-    "tables/load_public_inferred.jst",
     # Privacy.
     "privacy/geometric_tiny_epsilon.jst",   # int64 overflow: release = -2^63 + count, exact count leaks
     "privacy/leak_large_domain_probe.jst",  # probe samples only 8 domain values: error depends on rows
     # Budget: gaussian with epsilon > ~709 overflows math.exp after charging -> internal error.
     "budget/gaussian_large_epsilon.jst",
     # Internal errors (Python tracebacks) instead of located user errors.
-    "errors/runtime_mean_of_strings.jst",         # mean(["a"]) -> ValueError
-    "errors/runtime_bin_text_edges.jst",          # bin edges ["a", "b"] -> ValueError
-    "errors/runtime_partition_no_columns.jst",    # partition(t, []) -> ValueError from pandas
-    "errors/runtime_default_wrong_type.jst",      # numeric(0, 10, default="zero") -> TypeError
     # Missing or misleading locations.
     "errors/runtime_negative_epsilon.jst",  # laplace(x, -1): error has no location at all
     "errors/runtime_bad_delta.jst",         # budget 1, 2: caret on the epsilon, not the delta
@@ -86,7 +81,6 @@ KNOWN_BUGS: set[str] = {
     # Wrong messages.
     "errors/runtime_lambda_arity.jst",      # "takes 0 arguments but 1 were given"
     "errors/runtime_method_arity.jst",      # people.count(1): "takes 1 argument but 2 were given"
-    "basics/print_domains.jst",             # print(numeric(0, 10)) shows the Python dataclass repr
 }
 
 
