@@ -307,10 +307,10 @@ def _map(interp, span, function, items):
 
 @builtin("filter", 2, doc="filter(function, list) keeps items where function(item) is true")
 def _filter(interp, span, function, items):
-    from jostle.evaluator import _truth
+    from jostle.operators import truth
 
     return tuple(item for item in _sequence(items, "filter", span)
-                 if _truth(interp.call(function, [item], span), span, "a filter condition"))
+                 if truth(interp.call(function, [item], span), span, "a filter condition"))
 
 
 @builtin("keys", 1, doc="keys(record): its field names")

@@ -216,26 +216,13 @@ class Checker:
         builtin = self.builtins.get(call.func.id)
         if builtin is None:
             return
-        given = len(call.args)
-        too_few = given < builtin.min_args
-        too_many = builtin.max_args is not None and given > builtin.max_args
-        if too_few or too_many:
-            if builtin.max_args == builtin.min_args:
-                expected = str(builtin.min_args)
-            elif builtin.max_args is None:
-                expected = f"at least {builtin.min_args}"
-            else:
-                expected = f"{builtin.min_args} to {builtin.max_args}"
-            self.fail(
-                f"{builtin.name}() takes {expected} argument{'s' if expected != '1' else ''} "
-                f"but {given} {'was' if given == 1 else 'were'} given",
-                call.span, builtin.doc,
-            )
+        problem = builtin.arity_problem(len(call.args))
+        if problem is not None:
+            self.fail(problem, call.span, builtin.doc)
         for kw in call.kwargs:
             if kw.name not in builtin.keywords:
                 self.fail(f"{builtin.name}() has no keyword argument '{kw.name}'", kw.span,
                           f"its keywords are {list(builtin.keywords)}" if builtin.keywords else builtin.doc)
-
 
 def check(program: A.Program, builtin_names: Iterable[str] | dict | None = None,
           known: Iterable[str] = (), pending: Iterable[str] = ()) -> None:

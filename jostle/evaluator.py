@@ -21,15 +21,14 @@ from typing import Any, Callable, TextIO
 import numpy as np
 
 from jostle import ast_nodes as A
+from jostle import operators as ops
 from jostle.budget import Accountant, Budget
 from jostle.errors import BudgetExceeded, JostleError, JostleRuntimeError, PrivacyError
 from jostle.mechanisms import release_default
 from jostle.noise import Randomness
 from jostle.sensitivity import (
     made_at,
-    private_binary,
     private_index,
-    private_negate,
     refuse,
 )
 from jostle.source import Span
@@ -44,8 +43,8 @@ from jostle.values import (
     RowValues,
     RowView,
     Table,
+    arity_message,
     is_private,
-    row_apply,
     type_name,
 )
 
@@ -84,27 +83,6 @@ class Environment:
 
     def define(self, name: str, value: Any) -> None:
         self.values[name] = value
-
-
-def _truth(value: Any, span: Span, where: str) -> bool:
-    if isinstance(value, (Private, PrivateMean)):
-        raise refuse(f"a private value cannot be used as {where}", value, span,
-                     "release it first (e.g. {{ x }} or laplace(x, eps)) and test the released value")
-    if isinstance(value, (RowValues, RowView)):
-        raise refuse(f"a private column cannot be used as {where}", value, span,
-                     "inside a row function use `a if condition else b`, which works row by row")
-    if isinstance(value, Table):
-        if value.private:
-            raise PrivacyError(f"a private table cannot be used as {where}", span,
-                               "test a released count instead")
-        return len(value.frame) > 0
-    if isinstance(value, np.ndarray):
-        return value.size > 0
-    return bool(value)
-
-
-def _public_number(value: Any) -> bool:
-    return isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, bool)
 
 
 class Interpreter:
@@ -174,7 +152,7 @@ class Interpreter:
         for value, expr in ((eps, eps_expr), (delta, delta_expr)):
             if is_private(value):
                 raise refuse("a budget must be public", value, expr.span)
-            if not _public_number(value):
+            if not ops.public_number(value):
                 raise JostleRuntimeError(f"a budget must be a number, got a {type_name(value)}", expr.span)
         try:
             budget = Budget.of(float(eps), float(delta))
@@ -207,7 +185,7 @@ class Interpreter:
             current = env.lookup(stmt.name)
         except KeyError:
             raise JostleRuntimeError(f"'{stmt.name}' is not defined", stmt.span) from None
-        env.define(stmt.name, self.binary(stmt.op, current, self.eval(stmt.value, env), stmt.span))
+        env.define(stmt.name, ops.binary(stmt.op, current, self.eval(stmt.value, env), stmt.span))
 
     def _exec_Return(self, stmt: A.Return, env: Environment) -> None:
         raise _Return(self.eval(stmt.value, env) if stmt.value is not None else None)
@@ -229,13 +207,13 @@ class Interpreter:
 
     def _exec_If(self, stmt: A.If, env: Environment) -> None:
         for test, body in stmt.branches:
-            if _truth(self.eval(test, env), test.span, "an if condition"):
+            if ops.truth(self.eval(test, env), test.span, "an if condition"):
                 self.exec_block(body, env)
                 return
         self.exec_block(stmt.orelse, env)
 
     def _exec_While(self, stmt: A.While, env: Environment) -> None:
-        while _truth(self.eval(stmt.test, env), stmt.test.span, "a while condition"):
+        while ops.truth(self.eval(stmt.test, env), stmt.test.span, "a while condition"):
             try:
                 self.exec_block(stmt.body, env)
             except _Break:
@@ -265,7 +243,7 @@ class Interpreter:
                     "compute aggregates (count, sum, histogram) and release them; to loop over "
                     "groups use partition(t, column)",
                 )
-            return [Record.of({k: _py(v) for k, v in row.items()}) for row in value.frame.to_dict("records")]
+            return [Record.of({k: v.item() if isinstance(v, np.generic) else v for k, v in row.items()}) for row in value.frame.to_dict("records")]
         if isinstance(value, tuple):
             return list(value)
         if isinstance(value, np.ndarray):
@@ -387,149 +365,35 @@ class Interpreter:
     def _eval_IfExpr(self, expr: A.IfExpr, env: Environment) -> Any:
         test = self.eval(expr.test, env)
         if isinstance(test, RowValues):
-            then, orelse = self.eval(expr.then, env), self.eval(expr.orelse, env)
-            for side in (then, orelse):
-                if isinstance(side, (Private, PrivateMean)):
-                    raise refuse("a private aggregate cannot be mixed into a table's rows", side, expr.span)
-            return row_apply(lambda t, a, b: np.where(t.astype(bool), a, b), [test, then, orelse],
-                             expr.span, "'if ... else'")
-        if _truth(test, expr.test.span, "a condition"):
+            return ops.row_if(test, self.eval(expr.then, env), self.eval(expr.orelse, env), expr.span)
+        if ops.truth(test, expr.test.span, "a condition"):
             return self.eval(expr.then, env)
         return self.eval(expr.orelse, env)
 
     def _eval_BoolOp(self, expr: A.BoolOp, env: Environment) -> Any:
         left = self.eval(expr.left, env)
         if isinstance(left, RowValues):
-            right = self.eval(expr.right, env)
-            return self._row_logic(expr.op, left, right, expr.span)
+            return ops.row_logic(expr.op, left, self.eval(expr.right, env), expr.span)
         if expr.op == "and":
-            if not _truth(left, expr.left.span, "an operand of 'and'"):
+            if not ops.truth(left, expr.left.span, "an operand of 'and'"):
                 return left
-        elif _truth(left, expr.left.span, "an operand of 'or'"):
+        elif ops.truth(left, expr.left.span, "an operand of 'or'"):
             return left
         right = self.eval(expr.right, env)
         if isinstance(right, RowValues):
-            return self._row_logic(expr.op, left, right, expr.span)
+            return ops.row_logic(expr.op, left, right, expr.span)
         if isinstance(right, (Private, PrivateMean)):
             raise refuse(f"a private value cannot be an operand of '{expr.op}'", right, expr.right.span)
         return right
 
-    def _row_logic(self, op: str, left: Any, right: Any, span: Span) -> RowValues:
-        for side in (left, right):
-            if isinstance(side, (Private, PrivateMean)):
-                raise refuse(f"a private value cannot be an operand of '{op}'", side, span)
-        if op == "and":
-            return row_apply(lambda a, b: np.asarray(a).astype(bool) & np.asarray(b).astype(bool),
-                             [left, right], span, "'and'")
-        return row_apply(lambda a, b: np.asarray(a).astype(bool) | np.asarray(b).astype(bool),
-                         [left, right], span, "'or'")
-
     def _eval_UnaryOp(self, expr: A.UnaryOp, env: Environment) -> Any:
-        value = self.eval(expr.operand, env)
-        if expr.op == "not":
-            if isinstance(value, RowValues):
-                return row_apply(lambda a: ~a.astype(bool), [value], expr.span, "'not'")
-            return not _truth(value, expr.operand.span, "an operand of 'not'")
-        if isinstance(value, Private):
-            return private_negate(value, expr.span) if expr.op == "-" else value
-        if isinstance(value, PrivateMean):
-            raise refuse("arithmetic on a private mean is not supported", value, expr.span)
-        if isinstance(value, RowValues):
-            return row_apply(lambda a: -a if expr.op == "-" else +a, [value], expr.span, f"'{expr.op}'")
-        if not (_public_number(value) or isinstance(value, np.ndarray)):
-            raise JostleRuntimeError(f"cannot apply '{expr.op}' to a {type_name(value)}", expr.span)
-        return -value if expr.op == "-" else value
+        return ops.unary(expr.op, self.eval(expr.operand, env), expr.span, expr.operand.span)
 
     def _eval_BinOp(self, expr: A.BinOp, env: Environment) -> Any:
-        return self.binary(expr.op, self.eval(expr.left, env), self.eval(expr.right, env), expr.span)
-
-    def binary(self, op: str, left: Any, right: Any, span: Span) -> Any:
-        """Apply an arithmetic operator to two values, private or public."""
-        if isinstance(left, RowValues) or isinstance(right, RowValues):
-            return self._row_binary(op, left, right, span)
-        if isinstance(left, (Private, PrivateMean)) or isinstance(right, (Private, PrivateMean)):
-            return private_binary(op, left, right, span)
-        for side in (left, right):
-            if is_private(side):
-                raise refuse(f"the operator '{op}' cannot be applied to private data", side, span)
-        if op == "+" and isinstance(left, tuple) and isinstance(right, tuple):
-            return left + right
-        if op == "+" and isinstance(left, str) and isinstance(right, str):
-            return left + right
-        if op == "*" and isinstance(left, (tuple, str)) and isinstance(right, int) and not isinstance(right, bool):
-            return left * right
-        numeric = [(_public_number(v) or isinstance(v, np.ndarray) or
-                    (isinstance(v, tuple) and all(_public_number(x) for x in v))) for v in (left, right)]
-        if not all(numeric):
-            raise JostleRuntimeError(
-                f"cannot apply '{op}' to a {type_name(left)} and a {type_name(right)}", span
-            )
-        a = np.asarray(left, dtype=float) if isinstance(left, tuple) else left
-        b = np.asarray(right, dtype=float) if isinstance(right, tuple) else right
-        try:
-            with np.errstate(all="raise"):
-                return _arith(op, a, b)
-        except (ZeroDivisionError, FloatingPointError):
-            raise JostleRuntimeError("division by zero" if op in "/%" or op == "//" else
-                                     f"'{op}' overflowed or was undefined", span) from None
-        except OverflowError:
-            raise JostleRuntimeError(f"'{op}' overflowed", span) from None
-        except ValueError as error:
-            raise JostleRuntimeError(f"'{op}' failed: {error}", span) from None
-
-    def _row_binary(self, op: str, left: Any, right: Any, span: Span) -> RowValues:
-        for side in (left, right):
-            if isinstance(side, (Private, PrivateMean)):
-                raise refuse("a private aggregate cannot be combined with a table's rows "
-                             "(for example as a filter threshold): thresholds must be public",
-                             side, span)
-            if not (isinstance(side, (RowValues, str)) or _public_number(side)):
-                raise JostleRuntimeError(f"cannot apply '{op}' to a column and a {type_name(side)}", span)
-        return row_apply(lambda a, b: _arith(op, a, b), [left, right], span, f"'{op}'")
+        return ops.binary(expr.op, self.eval(expr.left, env), self.eval(expr.right, env), expr.span)
 
     def _eval_Compare(self, expr: A.Compare, env: Environment) -> Any:
-        left, right = self.eval(expr.left, env), self.eval(expr.right, env)
-        op = expr.op
-        if isinstance(left, RowValues) or isinstance(right, RowValues):
-            return self._row_compare(op, left, right, expr.span)
-        for side in (left, right):
-            if isinstance(side, (Private, PrivateMean)):
-                raise refuse("a private value cannot be compared: the answer would reveal it",
-                             side, expr.span)
-            if is_private(side):
-                raise refuse("private data cannot be compared", side, expr.span)
-        if op in ("in", "not in"):
-            if isinstance(right, Record):
-                found = left in right.keys()
-            elif isinstance(right, (tuple, str, np.ndarray)):
-                found = left in right if not isinstance(right, np.ndarray) else bool(np.isin(left, right).any())
-            else:
-                raise JostleRuntimeError(f"'in' needs a list, string or record, got a {type_name(right)}",
-                                         expr.span)
-            return found if op == "in" else not found
-        if op in ("==", "!="):
-            equal = _equal(left, right)
-            return equal if op == "==" else not equal
-        if not ((_public_number(left) and _public_number(right)) or
-                (isinstance(left, str) and isinstance(right, str))):
-            raise JostleRuntimeError(f"cannot compare a {type_name(left)} with a {type_name(right)} using '{op}'",
-                                     expr.span)
-        return bool(_arith(op, left, right))
-
-    def _row_compare(self, op: str, left: Any, right: Any, span: Span) -> RowValues:
-        for side in (left, right):
-            if isinstance(side, (Private, PrivateMean)):
-                raise refuse("a private value cannot be a filter threshold", side, span,
-                             "use a public threshold, or release the value first and compare "
-                             "with the released number")
-        if op in ("in", "not in"):
-            if not isinstance(left, RowValues) or not isinstance(right, tuple) or is_private(right):
-                raise JostleRuntimeError("a column can only be tested 'in' a public list", span)
-            options = np.empty(len(right), dtype=object)
-            options[:] = list(right)
-            negate = op == "not in"
-            return row_apply(lambda a: np.isin(a, options) ^ negate, [left], span, f"'{op}'")
-        return row_apply(lambda a, b: np.asarray(_arith(op, a, b), dtype=bool), [left, right], span, f"'{op}'")
+        return ops.compare(expr.op, self.eval(expr.left, env), self.eval(expr.right, env), expr.span)
 
     def _eval_Index(self, expr: A.Index, env: Environment) -> Any:
         target, index = self.eval(expr.target, env), self.eval(expr.index, env)
@@ -611,15 +475,22 @@ class Interpreter:
         return self.call(function, args, expr.span, kwargs, [a.span for a in expr.args])
 
     def call(self, function: Any, args: list[Any], span: Span, kwargs: dict[str, Any] | None = None,
-             arg_spans: list[Span] | None = None) -> Any:
-        """Call a Jostle function (closure, built-in or bound table method)."""
+             arg_spans: list[Span] | None = None, bound: int = 0) -> Any:
+        """Call a Jostle function (closure, built-in or bound table method).
+
+        `bound` counts leading arguments supplied by method syntax (`t.count()` passes t), which
+        arity messages leave out.
+        """
         kwargs = kwargs or {}
         if isinstance(function, BoundMethod):
-            return self.call(function.builtin, [function.target, *args], span, kwargs)
+            return self.call(function.builtin, [function.target, *args], span, kwargs, None, bound=1)
         if isinstance(function, Builtin):
-            _check_arity(function, len(args), kwargs, span)
+            problem = function.arity_problem(len(args), set(kwargs), bound)
+            if problem is not None:
+                raise JostleRuntimeError(problem, span, function.doc if "keyword" not in problem or not
+                                         function.keywords else f"its keywords are {list(function.keywords)}")
             if function.privacy == "public":
-                _refuse_private_args(function.name, args, kwargs, span, arg_spans)
+                ops.refuse_private_arguments(function.name, args, kwargs, span, arg_spans)
             return function.function(self, span, *args, **kwargs)
         if isinstance(function, Closure):
             return self._call_closure(function, args, kwargs, span)
@@ -630,10 +501,7 @@ class Interpreter:
     def _call_closure(self, function: Closure, args: list[Any], kwargs: dict[str, Any], span: Span) -> Any:
         params = function.params
         if len(args) > len(params):
-            raise JostleRuntimeError(
-                f"{function.name}() takes {len(params)} argument{'s' if len(params) != 1 else ''} "
-                f"but {len(args)} were given", span,
-            )
+            raise JostleRuntimeError(arity_message(function.name, str(len(params)), len(args)), span)
         frame = Environment(parent=function.env)
         names = [p.name for p in params]
         for key in kwargs:
@@ -691,93 +559,6 @@ class Interpreter:
                     "iteration its own `with budget E:` or release with laplace(x, eps)"
                 )
             raise
-
-
-def _arith(op: str, a: Any, b: Any) -> Any:
-    if op == "+":
-        return a + b
-    if op == "-":
-        return a - b
-    if op == "*":
-        return a * b
-    if op == "/":
-        if _public_number(b) and b == 0 and not isinstance(a, np.ndarray):
-            raise ZeroDivisionError
-        return a / b
-    if op == "//":
-        return a // b
-    if op == "%":
-        return a % b
-    if op == "**":
-        return a**b
-    if op == "<":
-        return a < b
-    if op == ">":
-        return a > b
-    if op == "<=":
-        return a <= b
-    if op == ">=":
-        return a >= b
-    if op == "==":
-        return a == b
-    if op == "!=":
-        return a != b
-    raise JostleRuntimeError(f"unknown operator {op}")
-
-
-def _equal(left: Any, right: Any) -> bool:
-    if isinstance(left, np.ndarray) or isinstance(right, np.ndarray):
-        try:
-            return bool(np.array_equal(np.asarray(left), np.asarray(right)))
-        except (TypeError, ValueError):
-            return False
-    if isinstance(left, bool) != isinstance(right, bool):
-        return False
-    try:
-        return bool(left == right)
-    except (TypeError, ValueError):
-        return False
-
-
-def _py(value: Any) -> Any:
-    return value.item() if isinstance(value, np.generic) else value
-
-
-PUBLIC_ONLY_MESSAGES = {
-    "print": "a private value cannot be printed",
-    "str": "a private value cannot be turned into text",
-    "range": "a private value cannot be a loop bound",
-}
-
-
-def _refuse_private_args(name: str, args: list[Any], kwargs: dict[str, Any], span: Span,
-                         arg_spans: list[Span] | None) -> None:
-    """Public-only built-ins: point at the first private argument."""
-    for i, arg in enumerate(list(args) + list(kwargs.values())):
-        if is_private(arg):
-            where = arg_spans[i] if arg_spans is not None and i < len(arg_spans) else span
-            message = PUBLIC_ONLY_MESSAGES.get(name, f"{name}() cannot take a private value")
-            raise refuse(message, arg, where)
-
-
-def _check_arity(function: Builtin, given: int, kwargs: dict[str, Any], span: Span) -> None:
-    if given < function.min_args or (function.max_args is not None and given > function.max_args):
-        if function.max_args == function.min_args:
-            expected = str(function.min_args)
-        elif function.max_args is None:
-            expected = f"at least {function.min_args}"
-        else:
-            expected = f"{function.min_args} to {function.max_args}"
-        raise JostleRuntimeError(
-            f"{function.name}() takes {expected} argument{'s' if expected != '1' else ''} but {given} "
-            f"{'was' if given == 1 else 'were'} given", span, function.doc,
-        )
-    for key in kwargs:
-        if key not in function.keywords:
-            raise JostleRuntimeError(
-                f"{function.name}() has no keyword argument '{key}'", span,
-                f"its keywords are {list(function.keywords)}" if function.keywords else function.doc,
-            )
 
 
 __all__ = ["Interpreter", "Environment", "JostleError", "made_at", "Callable"]

@@ -71,6 +71,34 @@ class Builtin:
     privacy: str
     doc: str
 
+    def arity_problem(self, given: int, keywords: set[str] | frozenset[str] = frozenset(),
+                      bound: int = 0) -> str | None:
+        """The message for a call with `given` positional arguments, or None if it is fine.
+
+        `bound` arguments were supplied by method syntax (`t.count()` passes `t`); the message
+        counts only what the caller wrote.
+        """
+        if given < self.min_args or (self.max_args is not None and given > self.max_args):
+            low = max(0, self.min_args - bound)
+            if self.max_args == self.min_args:
+                expected = str(low)
+            elif self.max_args is None:
+                expected = f"at least {low}"
+            else:
+                expected = f"{low} to {self.max_args - bound}"
+            return arity_message(self.name, expected, given - bound)
+        for key in sorted(keywords):
+            if key not in self.keywords:
+                return f"{self.name}() has no keyword argument '{key}'"
+        return None
+
+
+def arity_message(name: str, expected: str, given: int) -> str:
+    """"f() takes 2 arguments but 1 was given", with the plurals right."""
+    noun = "argument" if expected == "1" else "arguments"
+    verb = "was" if given == 1 else "were"
+    return f"{name}() takes {expected} {noun} but {given} {verb} given"
+
 
 @dataclass(eq=False)
 class Module:
@@ -197,27 +225,31 @@ class Table:
         return f"<{kind}{key} table {self.name}{size} {self.schema.describe()}>"
 
 
-PROBE_LENGTH = 8
+PROBE_NUMERIC_POINTS = 9
+PROBE_PAIR_LIMIT = 1 << 16
 
 
 @dataclass(frozen=True, eq=False)
 class RowValues:
-    """Column values of a private table, seen inside a row function (where/derive).
+    """A table's column seen inside a row function (where/derive).
 
-    Row functions are evaluated once on whole columns (vectorised), so `r.age` is the private
-    column. Arithmetic and comparisons on RowValues work elementwise; the result may only
-    become a filter or a derived column, never leave the table.
+    Row functions are evaluated once on whole columns (vectorised), so `r.age` is the column.
+    Arithmetic and comparisons on RowValues work elementwise; for a private table the result
+    may only become a filter or a derived column, never leave the table.
 
-    `probe` runs the same computation on values drawn from the column's *public* domain
-    (its categories, or points between its bounds). Type errors are decided on the probe
-    first, so whether a row function fails does not depend on the private rows (for
-    example on whether a part of a partition is empty).
+    `probe` runs the same computation on values drawn from the column's *public* domain:
+    every category of a categorical column, and the bounds, zero and points between them for a
+    numeric one. Type errors are decided on the probe first, so whether a row function fails
+    does not depend on the private rows (for example on whether a part of a partition is empty,
+    or on which categories the rows hold). Categorical columns are handled as object arrays in
+    both the probe and the data, so an operation behaves identically on either.
     """
 
     array: np.ndarray
     origin: Span
     column: str
-    probe: np.ndarray = field(default_factory=lambda: np.zeros(PROBE_LENGTH))
+    probe: np.ndarray = field(default_factory=lambda: np.zeros(PROBE_NUMERIC_POINTS))
+    private: bool = True
 
 
 @dataclass(frozen=True)
@@ -227,30 +259,62 @@ class RowView:
     table: Table
     span: Span
 
-    def column(self, name: str) -> Any:
-        values = self.table.frame[name].to_numpy()
-        if self.table.private:
-            return RowValues(values, self.span, name, domain_probe(self.table.schema[name]))
-        return values
+    def column(self, name: str) -> RowValues:
+        spec = self.table.schema[name]
+        series = self.table.frame[name]
+        values = series.to_numpy(dtype=object) if not _is_numeric_spec(spec) else series.to_numpy()
+        return RowValues(values, self.span, name, domain_probe(spec), self.table.private)
+
+
+def _is_numeric_spec(spec: Any) -> bool:
+    from jostle.schema import Numeric
+
+    return isinstance(spec, Numeric)
 
 
 def domain_probe(spec: Any) -> np.ndarray:
-    """PROBE_LENGTH public values of a column's domain, typed like the column's data."""
-    from jostle.schema import Numeric
+    """Public values covering a column's domain, typed like the column's data.
 
-    if isinstance(spec, Numeric):
-        return np.linspace(spec.lo, spec.hi, PROBE_LENGTH)
-    values = list(spec.values)
-    cycled = [values[i % len(values)] for i in range(PROBE_LENGTH)]
-    probe = np.empty(PROBE_LENGTH, dtype=object)
-    probe[:] = cycled
+    A categorical column contributes all of its categories (an error that only one category
+    triggers, such as 1 / code with a code 0, is then always found); a numeric column its
+    bounds, zero when it lies between them, and evenly spaced points.
+    """
+    if _is_numeric_spec(spec):
+        points = np.linspace(spec.lo, spec.hi, PROBE_NUMERIC_POINTS)
+        if spec.lo <= 0 <= spec.hi:
+            points = np.append(points, 0.0)
+        if spec.integer:
+            points = np.clip(np.round(points), np.ceil(spec.lo), np.floor(spec.hi))
+        return points
+    probe = np.empty(len(spec.values), dtype=object)
+    probe[:] = list(spec.values)
     return probe
+
+
+def _aligned_probes(probes: list[np.ndarray]) -> list[np.ndarray]:
+    """Probes of several columns laid side by side for one elementwise operation.
+
+    With two probes whose lengths multiply to at most PROBE_PAIR_LIMIT every pair of domain
+    values is tried (a cross product); otherwise (or with more columns) the shorter probes are
+    repeated cyclically to the longest length, so every value of every column is still tried.
+    """
+    lengths = [len(p) for p in probes]
+    if len(set(lengths)) <= 1:
+        return probes
+    if len(probes) == 2 and lengths[0] * lengths[1] <= PROBE_PAIR_LIMIT:
+        return [np.repeat(probes[0], lengths[1]), np.tile(probes[1], lengths[0])]
+    longest = max(lengths)
+    return [p if len(p) == longest else np.resize(p, longest) for p in probes]
 
 
 def is_private(value: Any) -> bool:
     """True for any value that carries private data."""
-    if isinstance(value, (Private, PrivateMean, RowValues, RowView)):
+    if isinstance(value, (Private, PrivateMean)):
         return True
+    if isinstance(value, RowValues):
+        return value.private
+    if isinstance(value, RowView):
+        return value.table.private
     if isinstance(value, Table):
         return value.private
     if isinstance(value, tuple):
@@ -283,7 +347,7 @@ def type_name(value: Any) -> str:
     if isinstance(value, (Private, PrivateMean)):
         return "private value"
     if isinstance(value, (RowValues, RowView)):
-        return "private column"
+        return "private column" if is_private(value) else "column"
     return type(value).__name__
 
 
@@ -350,13 +414,15 @@ def row_apply(function: Callable[..., Any], operands: list[Any], span: Span, wha
 
     columns = [o for o in operands if isinstance(o, RowValues)]
     message = f"{what} cannot be applied to column '{columns[0].column}' (type mismatch)"
+    probes = iter(_aligned_probes([o.probe for o in columns]))
+    probe_operands = [next(probes) if isinstance(o, RowValues) else o for o in operands]
     with np.errstate(all="ignore"):
         try:
-            probe = np.asarray(function(*[o.probe if isinstance(o, RowValues) else o for o in operands]))
-        except (TypeError, ValueError, ZeroDivisionError, AttributeError):
+            probe = np.asarray(function(*probe_operands))
+        except (TypeError, ValueError, ZeroDivisionError, AttributeError, OverflowError):
             raise JostleRuntimeError(message, span) from None
         try:
             result = np.asarray(function(*[o.array if isinstance(o, RowValues) else o for o in operands]))
-        except (TypeError, ValueError, ZeroDivisionError, AttributeError):
+        except (TypeError, ValueError, ZeroDivisionError, AttributeError, OverflowError):
             raise JostleRuntimeError(message, span) from None
-    return RowValues(result, span, columns[0].column, probe)
+    return RowValues(result, span, columns[0].column, probe, any(o.private for o in columns))

@@ -57,14 +57,9 @@ PROGRAMS = Path(__file__).parent / "programs"
 # what goes wrong today. Remove an entry once its bug is fixed (strict xfail will insist).
 KNOWN_BUGS: set[str] = {
     # Public tables: row functions get raw NumPy columns, which comparisons do not handle.
-    "tables/where_public_compare.jst",      # r.age >= 40 -> "cannot compare a list with a number"
-    "tables/where_public_equality.jst",     # r.sex == "F" silently selects no rows (prints 0 10)
-    "tables/where_public_in.jst",           # r.city in [...] -> internal error (ValueError)
-    "tables/derive_public_condition.jst",   # "a" if r.income > 70000 else "b" -> runtime error
     # load_public without a schema: pandas 3 rejects to_numeric(errors="ignore") -> internal error.
     # Privacy.
     "privacy/geometric_tiny_epsilon.jst",   # int64 overflow: release = -2^63 + count, exact count leaks
-    "privacy/leak_large_domain_probe.jst",  # probe samples only 8 domain values: error depends on rows
     # Budget: gaussian with epsilon > ~709 overflows math.exp after charging -> internal error.
     "budget/gaussian_large_epsilon.jst",
     # Internal errors (Python tracebacks) instead of located user errors.
@@ -79,8 +74,6 @@ KNOWN_BUGS: set[str] = {
     "errors/syntax_keyword_as_name.jst",    # def while(x): parses and runs
     "errors/syntax_keyword_in_lambda.jst",  # lambda: return -> CheckError "'return' is not defined"
     # Wrong messages.
-    "errors/runtime_lambda_arity.jst",      # "takes 0 arguments but 1 were given"
-    "errors/runtime_method_arity.jst",      # people.count(1): "takes 1 argument but 2 were given"
 }
 
 
