@@ -1,0 +1,204 @@
+"""Range-query workloads (1D ranges, 2D rectangles) and DPBench's scaled error.
+
+Workloads are stored compactly as half-open bounds, never as dense query matrices: a query is
+answered from prefix sums (1D) or a summed-area table (2D), so thousands of queries cost a few
+vector operations. DPBench (Hay et al., SIGMOD 2016) evaluates 1D algorithms on the Prefix
+workload and 2D algorithms on random rectangles; `AllRanges1D` holds every interval of a 1D
+domain (n(n+1)/2 queries) and computes its error in O(n log n) without listing the queries.
+
+The error measure (`scaled_error`) is DPBench's: the average per-query L1 error
+mean_q |q(x) - q(x_hat)| divided by the scale (number of records); `norm="l2"` gives the root
+mean squared per-query error divided by the scale.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+def _prefix_2d(grid: np.ndarray) -> np.ndarray:
+    """Summed-area table S with a zero first row and column: S[i, j] = grid[:i, :j].sum()."""
+    table = np.zeros((grid.shape[0] + 1, grid.shape[1] + 1))
+    np.cumsum(np.cumsum(grid, axis=0), axis=1, out=table[1:, 1:])
+    return table
+
+
+def as_grid(x: np.ndarray) -> np.ndarray:
+    """View a 1D vector as an (n, 1) grid; a 2D grid is returned as is."""
+    x = np.asarray(x, dtype=float)
+    if x.ndim == 1:
+        return x.reshape(-1, 1)
+    if x.ndim == 2:
+        return x
+    raise ValueError(f"histograms are 1D or 2D, got shape {x.shape}")
+
+
+class RangeWorkload:
+    """Axis-aligned range queries over a 1D or 2D domain, as half-open bounds.
+
+    Args:
+        shape: The domain shape, (n,) or (rows, cols).
+        lower: Integer array (queries, dims) of inclusive lower bounds.
+        upper: Integer array (queries, dims) of exclusive upper bounds.
+    """
+
+    def __init__(self, shape: tuple[int, ...], lower: np.ndarray, upper: np.ndarray) -> None:
+        self.shape = tuple(int(s) for s in shape)
+        if len(self.shape) not in (1, 2):
+            raise ValueError("workloads are 1D or 2D")
+        lower = np.asarray(lower, dtype=np.int64).reshape(-1, len(self.shape))
+        upper = np.asarray(upper, dtype=np.int64).reshape(-1, len(self.shape))
+        limits = np.array(self.shape)
+        if lower.shape != upper.shape or np.any(lower < 0) or np.any(upper > limits) \
+                or np.any(upper <= lower):
+            raise ValueError("every query needs 0 <= lower < upper <= domain size")
+        self.lower, self.upper = lower, upper
+
+    def __len__(self) -> int:
+        return int(self.lower.shape[0])
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    def _grid_bounds(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        if self.ndim == 1:
+            zeros = np.zeros(len(self), dtype=np.int64)
+            return self.lower[:, 0], self.upper[:, 0], zeros, zeros + 1
+        return self.lower[:, 0], self.upper[:, 0], self.lower[:, 1], self.upper[:, 1]
+
+    def answer(self, x: np.ndarray) -> np.ndarray:
+        """The answers of every query on data `x` (of the workload's shape)."""
+        grid = as_grid(x)
+        if grid.shape != as_grid(np.empty(self.shape)).shape:
+            raise ValueError(f"data shape {np.shape(x)} does not match workload {self.shape}")
+        table = _prefix_2d(grid)
+        r0, r1, c0, c1 = self._grid_bounds()
+        return table[r1, c1] - table[r0, c1] - table[r1, c0] + table[r0, c0]
+
+    def region(self, index: int) -> tuple[slice, ...]:
+        """The cells of query `index`, as slices into an array of the domain's shape."""
+        return tuple(slice(int(a), int(b)) for a, b in zip(self.lower[index], self.upper[index]))
+
+    def error_moments(self, difference: np.ndarray) -> tuple[float, float]:
+        """Mean absolute and mean squared query answer of `difference` (= x - x_hat)."""
+        answers = self.answer(difference)
+        return float(np.mean(np.abs(answers))), float(np.mean(answers ** 2))
+
+    def gram(self) -> np.ndarray:
+        """G = W^T W for a 1D workload: G[i, j] = number of queries containing cells i and j."""
+        if self.ndim != 1:
+            raise ValueError("gram() is for 1D workloads; use dense_rows() in 2D")
+        n = self.shape[0]
+        counts = np.bincount(self.lower[:, 0] * (n + 1) + self.upper[:, 0],
+                             minlength=n * (n + 1)).reshape(n, n + 1).astype(float)
+        # S[a, b] = #{q : lower <= a and upper >= b}; G[i, j] = S[min, max + 1].
+        table = np.cumsum(np.cumsum(counts[:, ::-1], axis=1)[:, ::-1], axis=0)
+        upper = table[:, 1:]
+        return np.triu(upper) + np.triu(upper, 1).T
+
+    def dense_rows(self, start: int, stop: int) -> np.ndarray:
+        """Queries start..stop-1 as dense 0/1 rows over the flattened (row-major) domain."""
+        r0, r1, c0, c1 = (b[start:stop] for b in self._grid_bounds())
+        rows, cols = as_grid(np.empty(self.shape)).shape
+        in_rows = (np.arange(rows)[None, :] >= r0[:, None]) & (np.arange(rows)[None, :] < r1[:, None])
+        in_cols = (np.arange(cols)[None, :] >= c0[:, None]) & (np.arange(cols)[None, :] < c1[:, None])
+        return (in_rows[:, :, None] & in_cols[:, None, :]).reshape(stop - start, rows * cols)
+
+
+class AllRanges1D(RangeWorkload):
+    """Every interval [i, j) of a 1D domain of size n: n(n+1)/2 queries, never listed.
+
+    The error moments use the identity: the answer of [i, j) on d is P[j] - P[i] for the prefix
+    sums P of d, and for sorted values a_(0) <= ... <= a_(m-1),
+    sum_{i<j} |a_j - a_i| = sum_k a_(k) (2k - m + 1).
+    """
+
+    def __init__(self, n: int) -> None:
+        self.shape = (int(n),)
+        self._n = int(n)
+
+    def __len__(self) -> int:
+        return self._n * (self._n + 1) // 2
+
+    @property
+    def lower(self) -> np.ndarray:  # type: ignore[override]
+        return np.concatenate([np.full(self._n - i, i) for i in range(self._n)]).reshape(-1, 1)
+
+    @property
+    def upper(self) -> np.ndarray:  # type: ignore[override]
+        return np.concatenate([np.arange(i + 1, self._n + 1) for i in range(self._n)]).reshape(-1, 1)
+
+    def answer(self, x: np.ndarray) -> np.ndarray:
+        prefix = np.concatenate([[0.0], np.cumsum(np.asarray(x, dtype=float).ravel())])
+        return np.concatenate([prefix[i + 1:] - prefix[i] for i in range(self._n)])
+
+    def region(self, index: int) -> tuple[slice, ...]:
+        row_starts = np.concatenate([[0], np.cumsum(np.arange(self._n, 0, -1))])
+        i = int(np.searchsorted(row_starts, index, side="right") - 1)
+        return (slice(i, i + 1 + int(index - row_starts[i])),)
+
+    def error_moments(self, difference: np.ndarray) -> tuple[float, float]:
+        prefix = np.sort(np.concatenate([[0.0], np.cumsum(np.asarray(difference, float).ravel())]))
+        m = prefix.size
+        abs_sum = float(np.dot(prefix, 2.0 * np.arange(m) - m + 1))
+        square_sum = float(m * np.dot(prefix, prefix) - prefix.sum() ** 2)
+        return abs_sum / len(self), square_sum / len(self)
+
+    def gram(self) -> np.ndarray:
+        index = np.arange(self._n)
+        low, high = np.minimum.outer(index, index), np.maximum.outer(index, index)
+        return ((low + 1) * (self._n - high)).astype(float)
+
+
+def prefix_1d(n: int) -> RangeWorkload:
+    """DPBench's 1D Prefix workload: the n ranges [0, j), j = 1..n."""
+    return RangeWorkload((n,), np.zeros(n, dtype=np.int64), np.arange(1, n + 1))
+
+
+def identity_1d(n: int) -> RangeWorkload:
+    """Every single cell as a query."""
+    return RangeWorkload((n,), np.arange(n), np.arange(1, n + 1))
+
+
+def random_ranges_1d(n: int, count: int, seed: int = 0) -> RangeWorkload:
+    """`count` ranges with both endpoints uniform (public randomness: the workload is public)."""
+    rng = np.random.default_rng(seed)
+    ends = np.sort(rng.integers(0, n, size=(count, 2)), axis=1)
+    return RangeWorkload((n,), ends[:, 0], ends[:, 1] + 1)
+
+
+def random_rectangles_2d(shape: tuple[int, int], count: int, seed: int = 0) -> RangeWorkload:
+    """`count` rectangles with corners uniform in each dimension (DPBench's 2D workload)."""
+    rng = np.random.default_rng(seed)
+    rows = np.sort(rng.integers(0, shape[0], size=(count, 2)), axis=1)
+    cols = np.sort(rng.integers(0, shape[1], size=(count, 2)), axis=1)
+    lower = np.stack([rows[:, 0], cols[:, 0]], axis=1)
+    upper = np.stack([rows[:, 1] + 1, cols[:, 1] + 1], axis=1)
+    return RangeWorkload(tuple(shape), lower, upper)
+
+
+def scaled_error(workload: RangeWorkload, x: np.ndarray, estimate: np.ndarray,
+                 scale: float | None = None, norm: str = "l1") -> float:
+    """DPBench's error: average per-query error divided by the scale.
+
+    Args:
+        workload: The range queries.
+        x: The true histogram.
+        estimate: The released estimate (same shape).
+        scale: Number of records; defaults to x.sum().
+        norm: "l1" for mean absolute error, "l2" for root mean squared error.
+    """
+    x = np.asarray(x, dtype=float)
+    estimate = np.asarray(estimate, dtype=float)
+    if x.shape != estimate.shape:
+        raise ValueError(f"estimate shape {estimate.shape} differs from data shape {x.shape}")
+    scale = float(x.sum()) if scale is None else float(scale)
+    if scale <= 0:
+        raise ValueError("scale must be positive")
+    mean_abs, mean_square = workload.error_moments(x - estimate)
+    if norm == "l1":
+        return mean_abs / scale
+    if norm == "l2":
+        return float(np.sqrt(mean_square)) / scale
+    raise ValueError(f"norm must be 'l1' or 'l2', got {norm!r}")
