@@ -130,8 +130,15 @@ class AllRanges1D(RangeWorkload):
         return np.concatenate([np.arange(i + 1, self._n + 1) for i in range(self._n)]).reshape(-1, 1)
 
     def answer(self, x: np.ndarray) -> np.ndarray:
+        """Answers in row-major order of (i, j): [0, 1), [0, 2), ..., [0, n), [1, 2), ..."""
         prefix = np.concatenate([[0.0], np.cumsum(np.asarray(x, dtype=float).ravel())])
-        return np.concatenate([prefix[i + 1:] - prefix[i] for i in range(self._n)])
+        if not hasattr(self, "_pairs"):
+            lengths = np.arange(self._n, 0, -1, dtype=np.int32)
+            starts = np.repeat(np.arange(self._n, dtype=np.int32), lengths)
+            row_offsets = np.repeat(np.cumsum(lengths) - lengths, lengths).astype(np.int32)
+            ends = np.arange(starts.size, dtype=np.int32) - row_offsets + starts + 1
+            self._pairs = (starts, ends)
+        return prefix[self._pairs[1]] - prefix[self._pairs[0]]
 
     def region(self, index: int) -> tuple[slice, ...]:
         row_starts = np.concatenate([[0], np.cumsum(np.arange(self._n, 0, -1))])
