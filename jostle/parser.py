@@ -107,6 +107,47 @@ def _next_code_line(source: Source, position: int, line: int) -> tuple[int, int]
     return line, 1
 
 
+_OPENERS = {"(": ")", "[": "]", "{": "}"}
+_BLOCK_KEYWORDS = ("if", "elif", "else", "while", "for", "def", "with")
+
+
+def _unclosed_bracket(source: Source, stop: int) -> tuple[int, int] | None:
+    """Line and column of the innermost bracket opened before offset `stop` and not closed.
+
+    Strings and comments are skipped, so brackets inside them do not count.
+    """
+    text = source.text[:stop]
+    stack: list[tuple[str, int, int]] = []
+    line, column, i = 1, 1, 0
+    quote: str | None = None
+    while i < len(text):
+        char = text[i]
+        if quote is not None:
+            if char == "\\":
+                i, column = i + 2, column + 2
+                continue
+            if char == quote or char == "\n":
+                quote = None
+        elif char == "#":
+            end = text.find("\n", i)
+            end = len(text) if end < 0 else end
+            column += end - i
+            i = end
+            continue
+        elif char in "\"'":
+            quote = char
+        elif char in _OPENERS:
+            stack.append((char, line, column))
+        elif char in ")]}" and stack and _OPENERS[stack[-1][0]] == char:
+            stack.pop()
+        if char == "\n":
+            line, column = line + 1, 1
+        else:
+            column += 1
+        i += 1
+    return (stack[-1][1], stack[-1][2]) if stack else None
+
+
 def _syntax_error(error: UnexpectedInput, source: Source) -> JostleSyntaxError:
     if isinstance(error, UnexpectedCharacters):
         char = source.text[error.pos_in_stream] if error.pos_in_stream < len(source.text) else ""
@@ -119,32 +160,49 @@ def _syntax_error(error: UnexpectedInput, source: Source) -> JostleSyntaxError:
             f"unexpected character {char!r}", _span_at(source, error.line, error.column), hint
         )
     if isinstance(error, UnexpectedEOF):
+        opened = _unclosed_bracket(source, len(source.text))
+        if opened is not None:
+            return JostleSyntaxError("a bracket is not closed", _span_at(source, *opened),
+                                     "close it before the end of the input")
         return JostleSyntaxError(
             "unexpected end of input",
             _span_at(source, None, None),
-            "a bracket, string or block is not closed",
+            "a string or block is not closed",
         )
     assert isinstance(error, UnexpectedToken)
     token = error.token
     expected = sorted(error.expected)
+    at_end = token.type == "$END" or getattr(token, "start_pos", None) is None
+    stop = len(source.text) if at_end else token.start_pos
+    opened = _unclosed_bracket(source, stop)
+    line = getattr(token, "line", None)
+    closes = any(t in expected for t in ("RPAR", "RSQB", "RBRACE"))
+    if opened is not None and ((at_end and closes) or (not at_end and line is not None and opened[0] < line)):
+        # A bracket left open on an earlier line swallows the newline: whatever follows looks
+        # like a continuation, so the true cause is the bracket, and the caret goes there at
+        # the end of the input, or to the first token that cannot continue the expression.
+        where = _span_at(source, *opened) if at_end else _span_at(source, line, token.column, len(str(token)))
+        notes = [] if at_end else [("the bracket opened here is not closed", _span_at(source, *opened))]
+        return JostleSyntaxError("a bracket is not closed", where, "close the bracket on the line where the "
+                                 "expression ends", notes)
     hint = None
+    header = source.line(line).lstrip() if line is not None else ""
     if token.type == "_INDENT":
         hint = "this line is indented more than the block it is in"
-    elif "COLON" in expected:
+    elif str(token) in KEYWORDS and token.type not in ("_NL", "$END"):
+        hint = f"'{token}' is a keyword: it cannot name a variable, function or parameter, nor stand for a value"
+    elif token.type == "EQUAL":
+        hint = "to define a function write `def f(x):`; to set a field build a new record"
+    elif "COLON" in expected and header.split("(")[0].split(" ")[0] in _BLOCK_KEYWORDS:
         hint = "a block header (if, for, while, def, with) ends with ':'"
     elif token.type in ("_NL", "$END") and any(t in expected for t in ("RPAR", "RSQB", "RBRACE")):
         hint = "a bracket is not closed"
-    elif token.type == "NAME" and str(token) in KEYWORDS:
-        hint = f"'{token}' is a keyword and cannot be used here"
     elif token.type in ("_NL", "$END") and ("NAME" in expected or "NUMBER" in expected):
         hint = "the expression is not finished"
-    elif token.type == "EQUAL":
-        hint = "only a plain name can be assigned to; use '==' to compare"
     else:
         words = [_TOKEN_WORDS.get(t, t.lower()) for t in expected[:6]]
         if words:
             hint = "expected " + ", ".join(words)
-    line = getattr(token, "line", None)
     column = getattr(token, "column", None)
     width = len(str(token)) if token.type not in ("_NL", "_INDENT", "_DEDENT", "$END") else 1
     if token.type == "$END":
@@ -155,9 +213,9 @@ def _syntax_error(error: UnexpectedInput, source: Source) -> JostleSyntaxError:
         # Point just past the end of the previous line, where the missing piece belongs.
         previous = source.line(line)
         column = len(previous.rstrip()) + 1 if previous.strip() else column
-    return JostleSyntaxError(
-        f"unexpected {_describe_token(token)}", _span_at(source, line, column, width), hint
-    )
+    message = (f"only a plain name can be assigned to; use '==' to compare" if token.type == "EQUAL"
+               else f"unexpected {_describe_token(token)}")
+    return JostleSyntaxError(message, _span_at(source, line, column, width), hint)
 
 
 def parse(text: str, name: str = "<string>") -> A.Program:

@@ -66,13 +66,8 @@ KNOWN_BUGS: set[str] = {
     # Missing or misleading locations.
     "errors/runtime_negative_epsilon.jst",  # laplace(x, -1): error has no location at all
     "errors/runtime_bad_delta.jst",         # budget 1, 2: caret on the epsilon, not the delta
-    "errors/syntax_unclosed_paren.jst",     # EOF error placed at the end of a trailing comment
     # Misleading syntax hints: "a block header ... ends with ':'" wins over the right hint.
-    "errors/syntax_unclosed_list.jst",
-    "errors/syntax_assign_to_call.jst",
     # Keywords are accepted as names where the contextual lexer expects a NAME.
-    "errors/syntax_keyword_as_name.jst",    # def while(x): parses and runs
-    "errors/syntax_keyword_in_lambda.jst",  # lambda: return -> CheckError "'return' is not defined"
     # Wrong messages.
 }
 
