@@ -155,9 +155,14 @@ class Interpreter:
             if not ops.public_number(value):
                 raise JostleRuntimeError(f"a budget must be a number, got a {type_name(value)}", expr.span)
         try:
-            budget = Budget.of(float(eps), float(delta))
+            Budget.of(float(eps))
         except JostleRuntimeError as error:
             error.span = eps_expr.span
+            raise
+        try:
+            budget = Budget.of(float(eps), float(delta))
+        except JostleRuntimeError as error:
+            error.span = delta_expr.span if delta_expr is not None else eps_expr.span
             raise
         if budget.epsilon <= 0:
             raise JostleRuntimeError("a budget's epsilon must be greater than 0", eps_expr.span)
@@ -491,7 +496,12 @@ class Interpreter:
                                          function.keywords else f"its keywords are {list(function.keywords)}")
             if function.privacy == "public":
                 ops.refuse_private_arguments(function.name, args, kwargs, span, arg_spans)
-            return function.function(self, span, *args, **kwargs)
+            try:
+                return function.function(self, span, *args, **kwargs)
+            except JostleError as error:
+                if error.span is None:  # a helper deep inside did not know the call's location
+                    error.span = span
+                raise
         if isinstance(function, Closure):
             return self._call_closure(function, args, kwargs, span)
         if is_private(function):

@@ -56,19 +56,10 @@ PROGRAMS = Path(__file__).parent / "programs"
 # Programs that show a bug in Jostle. Each holds the correct expectation; the comment says
 # what goes wrong today. Remove an entry once its bug is fixed (strict xfail will insist).
 KNOWN_BUGS: set[str] = {
-    # Public tables: row functions get raw NumPy columns, which comparisons do not handle.
-    # load_public without a schema: pandas 3 rejects to_numeric(errors="ignore") -> internal error.
     # Privacy.
     "privacy/geometric_tiny_epsilon.jst",   # int64 overflow: release = -2^63 + count, exact count leaks
     # Budget: gaussian with epsilon > ~709 overflows math.exp after charging -> internal error.
     "budget/gaussian_large_epsilon.jst",
-    # Internal errors (Python tracebacks) instead of located user errors.
-    # Missing or misleading locations.
-    "errors/runtime_negative_epsilon.jst",  # laplace(x, -1): error has no location at all
-    "errors/runtime_bad_delta.jst",         # budget 1, 2: caret on the epsilon, not the delta
-    # Misleading syntax hints: "a block header ... ends with ':'" wins over the right hint.
-    # Keywords are accepted as names where the contextual lexer expects a NAME.
-    # Wrong messages.
 }
 
 
