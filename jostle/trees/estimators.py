@@ -1,0 +1,314 @@
+"""scikit-learn-compatible decision-tree estimators: the private family and the C4.5 baseline.
+
+`DPDecisionTreeClassifier` is the one parameterised learner of the family; its constructor
+arguments are the family's choice points (split utility, stopping rule, budget of the stopping
+query, number of trees, budget split between inner nodes and leaves, leaf release, pruning).
+The published algorithms are named configurations of it (`jostle.trees.configurations`).
+`C45DecisionTreeClassifier` is the non-private ID3/C4.5 baseline (information gain, depth
+limit, pessimistic pruning) grown by the same engine.
+
+Both take the features' public domains (`domains`) and the public class list (`classes`);
+nothing is read from the data to fix a domain, a bound, or a size.
+
+Privacy of `DPDecisionTreeClassifier.fit` (unit: one row added or removed), with epsilon the
+argument `epsilon`:
+  1. The table's size, when a rule needs it (signal-to-noise stopping, depth "auto") and
+     `table_size` is not given, is one noisy count with epsilon * size_fraction (sensitivity 1).
+  2. The remaining budget goes to the trees. Trees grown on the same rows compose
+     sequentially: each gets remaining / n_trees. With `disjoint_trees`, each row is sent to
+     one tree by public randomness (independent of the data), the trees see disjoint rows and
+     compose in parallel: each gets the whole remaining budget.
+  3. Inside a tree (see `jostle.trees.builder`), each level's size and split queries cost their
+     epsilon once (parallel composition over the level's disjoint nodes), levels add up, and
+     the leaves get what is left of the tree's budget.
+The ledger (`jostle.trees.accounting`) checks the composed total against epsilon before each
+measurement and calls `charge(epsilon, description)` first; `epsilon_spent_` is the composed
+total, never above `epsilon`. Everything stored in a fitted estimator is a release or
+post-processing of releases.
+"""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+from typing import Any, Callable, Mapping, Sequence
+
+import numpy as np
+from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.utils.validation import check_is_fitted
+
+from jostle.noise import Randomness
+from jostle.trees.accounting import PrivacyLedger, floor_float, plan_tree_budget
+from jostle.trees.builder import LEAF_MECHANISMS, STOPPING_RULES, GrowthRules, grow_tree
+from jostle.trees.encoding import Domain, EncodedDomains, encode_categories, encode_features
+from jostle.trees.printing import tree_to_text
+from jostle.trees.pruning import prune_pessimistic
+from jostle.trees.releases import noisy_counts
+from jostle.trees.structure import TreeArrays, distributions_from_counts
+from jostle.trees.utilities import SPLIT_UTILITIES
+
+
+class _TreeClassifierBase(ClassifierMixin, BaseEstimator):
+    """Prediction, scoring and printing shared by the tree estimators."""
+
+    trees_: list[TreeArrays]
+
+    def _encode_X(self, X: Any) -> np.ndarray:
+        check_is_fitted(self, "trees_")
+        codes, _ = encode_features(X, self.domains, self.domains_.names)
+        return codes
+
+    def _encode_training(self, X: Any, y: Any) -> tuple[np.ndarray, np.ndarray]:
+        if self.domains is None or self.classes is None:
+            raise ValueError("declare the public domains of the features (domains=) and the public "
+                             "class list (classes=); they are never read from the data")
+        codes, described = encode_features(X, self.domains)
+        labels = encode_categories(y, list(self.classes), "class column")
+        if codes.shape[0] != labels.shape[0]:
+            raise ValueError(f"X has {codes.shape[0]} rows but y has {labels.shape[0]}")
+        self.domains_: EncodedDomains = described
+        self.classes_ = np.asarray(list(self.classes))
+        self.n_features_in_ = codes.shape[1]
+        return codes, labels
+
+    def predict_proba(self, X: Any) -> np.ndarray:
+        """Class probabilities (columns in the order of `classes_`), averaged over the trees."""
+        codes = self._encode_X(X)
+        return np.mean([tree.predict_proba(codes) for tree in self.trees_], axis=0)
+
+    def predict(self, X: Any) -> np.ndarray:
+        """The most probable class of each row."""
+        return self.classes_[self.predict_proba(X).argmax(axis=1)]
+
+    def to_text(self, max_trees: int = 1, max_depth: int | None = None, max_lines: int = 200) -> str:
+        """A readable printout of the first `max_trees` trees."""
+        check_is_fitted(self, "trees_")
+        parts = []
+        for index, tree in enumerate(self.trees_[:max_trees]):
+            title = (f"{self._title()} tree {index + 1}/{len(self.trees_)}: {tree.n_nodes} nodes, "
+                     f"{tree.n_leaves} leaves, depth {tree.max_depth}")
+            if self._is_private():
+                title += f", epsilon {tree.epsilon:.4g}"
+            parts.append(tree_to_text(tree, self.domains_, self.classes_, title, max_depth, max_lines))
+        if len(self.trees_) > max_trees:
+            parts.append(f"({len(self.trees_) - max_trees} more trees not shown)")
+        return "\n\n".join(parts)
+
+    def _title(self) -> str:
+        return type(self).__name__
+
+    def _is_private(self) -> bool:
+        return True
+
+
+class DPDecisionTreeClassifier(_TreeClassifierBase):
+    """The differentially private decision-tree family, one learner with explicit choice points.
+
+    Args:
+        epsilon: the total privacy budget (pure epsilon-DP; unit: one row added or removed).
+        domains: public domain of each feature: a list of categories or `NumericBins`, in column
+            order or keyed by column name.
+        classes: the public list of class labels.
+        split_utility: "entropy", "gini", "max" (exponential mechanism) or "random" (no epsilon).
+        stopping: "depth", "noisy_size" (Friedman & Schuster) or "signal_to_noise"
+            (Fletcher & Islam).
+        max_depth: most split levels; "auto" is Jagannathan et al.'s min(k/2, log_b(n) - 1) with
+            b the mean domain size and n the (estimated) rows of a tree; None: no fixed limit
+            (at most every attribute once along a path).
+        n_trees: number of trees; predictions average their class distributions.
+        disjoint_trees: give each tree a disjoint random part of the rows (parallel composition)
+            instead of the whole table with a share of the budget (sequential composition).
+        leaf_mechanism: "counts" (noisy class counts) or "exponential" (only the majority label).
+        leaf_fraction: share of a tree's budget planned for the leaves; None gives the leaves one
+            level's share, 1 / (levels + 1). Leaves also receive whatever the levels left unspent.
+        stop_fraction: share of a level's budget spent on the noisy size query ("noisy_size").
+        size_fraction: share of epsilon spent on one noisy count of the table when a rule needs
+            its size and `table_size` is not given.
+        table_size: the table's size if it is public (then not measured).
+        max_features: if set, each node considers this many random unused attributes.
+        prune: C4.5 pessimistic pruning on the noisy counts (post-processing; needs "counts").
+        confidence: C4.5's confidence level CF for pruning.
+        max_rows: public upper bound on the table's rows (entropy utility's sensitivity).
+        max_nodes: public cap on the nodes of one tree.
+        random_state: seed of a reproducible (UNSAFE for real releases) noise stream when `noise`
+            is None; None uses the operating system's secure source.
+        noise: a randomness source with the interface of `jostle.noise.Randomness`.
+        charge: optional callback charge(epsilon, description), called before each noisy
+            measurement with the increase of the composed cost (for an outside accountant).
+        name: a label for printouts (the named configurations set it).
+    """
+
+    def __init__(self, epsilon: float = 1.0, *, domains: Sequence[Domain] | Mapping[str, Domain] | None = None,
+                 classes: Sequence[Any] | None = None, split_utility: str = "max", stopping: str = "noisy_size",
+                 max_depth: int | str | None = 5, n_trees: int = 1, disjoint_trees: bool = False,
+                 leaf_mechanism: str = "counts", leaf_fraction: float | None = None, stop_fraction: float = 0.5,
+                 size_fraction: float = 0.05, table_size: int | None = None, max_features: int | None = None,
+                 prune: bool = True, confidence: float = 0.25, max_rows: int = 1_000_000,
+                 max_nodes: int = 100_000, random_state: int | None = None, noise: Any = None,
+                 charge: Callable[[float, str], None] | None = None, name: str | None = None) -> None:
+        self.epsilon = epsilon
+        self.domains = domains
+        self.classes = classes
+        self.split_utility = split_utility
+        self.stopping = stopping
+        self.max_depth = max_depth
+        self.n_trees = n_trees
+        self.disjoint_trees = disjoint_trees
+        self.leaf_mechanism = leaf_mechanism
+        self.leaf_fraction = leaf_fraction
+        self.stop_fraction = stop_fraction
+        self.size_fraction = size_fraction
+        self.table_size = table_size
+        self.max_features = max_features
+        self.prune = prune
+        self.confidence = confidence
+        self.max_rows = max_rows
+        self.max_nodes = max_nodes
+        self.random_state = random_state
+        self.noise = noise
+        self.charge = charge
+        self.name = name
+
+    def _title(self) -> str:
+        return self.name or "DP decision tree"
+
+    def _validate(self) -> None:
+        if not (isinstance(self.epsilon, (int, float)) and math.isfinite(self.epsilon) and self.epsilon > 0):
+            raise ValueError(f"epsilon must be a finite number > 0, got {self.epsilon!r}")
+        if self.split_utility not in SPLIT_UTILITIES + ("random",):
+            raise ValueError(f"split_utility must be one of {SPLIT_UTILITIES + ('random',)}, got {self.split_utility!r}")
+        if self.stopping not in STOPPING_RULES:
+            raise ValueError(f"stopping must be one of {STOPPING_RULES}, got {self.stopping!r}")
+        if self.leaf_mechanism not in LEAF_MECHANISMS:
+            raise ValueError(f"leaf_mechanism must be one of {LEAF_MECHANISMS}, got {self.leaf_mechanism!r}")
+        if not (self.max_depth is None or self.max_depth == "auto"
+                or (isinstance(self.max_depth, (int, np.integer)) and self.max_depth >= 0)):
+            raise ValueError(f"max_depth must be an int >= 0, 'auto' or None, got {self.max_depth!r}")
+        if not (isinstance(self.n_trees, (int, np.integer)) and self.n_trees >= 1):
+            raise ValueError(f"n_trees must be an int >= 1, got {self.n_trees!r}")
+        for label, value in (("stop_fraction", self.stop_fraction), ("size_fraction", self.size_fraction)):
+            if not 0 < value < 1:
+                raise ValueError(f"{label} must be in (0, 1), got {value!r}")
+        if self.prune and self.leaf_mechanism != "counts":
+            raise ValueError("prune=True needs leaf_mechanism='counts' (pruning reads the leaves' counts)")
+        if self.max_features is not None and not (isinstance(self.max_features, (int, np.integer))
+                                                  and self.max_features >= 1):
+            raise ValueError(f"max_features must be None or an int >= 1, got {self.max_features!r}")
+
+    def fit(self, X: Any, y: Any) -> DPDecisionTreeClassifier:
+        """Train the trees under `epsilon`-DP (see the module docstring for the argument)."""
+        self._validate()
+        codes, labels = self._encode_training(X, y)
+        n, k = codes.shape
+        n_classes = len(self.classes_)
+        if self.split_utility == "entropy" and n > self.max_rows:
+            # the entropy utility's sensitivity assumes at most max_rows rows (a public bound,
+            # like the bounds of a numeric column); this error is meant for the data's curator
+            raise ValueError(f"the table has more rows than the declared public bound max_rows={self.max_rows}")
+        noise = self.noise if self.noise is not None else Randomness(seed=self.random_state)
+        ledger = PrivacyLedger(float(self.epsilon), self.charge)
+        total = Fraction(float(self.epsilon))
+        needs_size = self.stopping == "signal_to_noise" or self.max_depth == "auto"
+        estimated_rows = None
+        if needs_size and self.table_size is not None:
+            estimated_rows = float(self.table_size)
+        elif needs_size:
+            size_epsilon = floor_float(total * Fraction(self.size_fraction))
+            # the table's size: one count, sensitivity 1
+            ledger.charge(size_epsilon, "noisy size of the table (sensitivity 1)")
+            estimated_rows = max(float(noisy_counts(noise, np.array([n]), size_epsilon)[0]), 1.0)
+        remaining = total - ledger.spent_exact
+        per_tree = remaining if self.disjoint_trees else remaining / self.n_trees
+        if self.disjoint_trees and self.n_trees > 1:
+            # public randomness, independent of the rows' values: each row goes to one tree
+            assignment = np.minimum((noise.uniform(n) * self.n_trees).astype(np.int64), self.n_trees - 1)
+        else:
+            assignment = np.zeros(n, dtype=np.int64)
+        tree_rows = None if estimated_rows is None else (
+            estimated_rows / self.n_trees if self.disjoint_trees else estimated_rows)
+        levels = self._levels(k, tree_rows)
+        self.trees_ = []
+        for index in range(self.n_trees):
+            part = index if self.disjoint_trees and self.n_trees > 1 else None
+            rows = np.flatnonzero(assignment == index) if part is not None else slice(None)
+            budget = plan_tree_budget(per_tree, levels, size_queries=self.stopping == "noisy_size",
+                                      split_queries=self.split_utility != "random",
+                                      leaf_fraction=self.leaf_fraction, stop_fraction=self.stop_fraction)
+            rules = GrowthRules(split_utility=self.split_utility, stopping=self.stopping, max_depth=levels,
+                                leaf_mechanism=self.leaf_mechanism, private=True, max_features=self.max_features,
+                                max_nodes=self.max_nodes, max_rows=self.max_rows, root_support=tree_rows)
+            tree = grow_tree(codes[rows], labels[rows], self.domains_.sizes, n_classes, rules, budget, ledger,
+                             noise, part, f"tree {index + 1}/{self.n_trees}")
+            if self.prune:
+                prune_pessimistic(tree, self.confidence)
+                tree.proba = distributions_from_counts(tree.counts, tree.parent, tree.depth)
+            self.trees_.append(tree)
+        self.ledger_ = ledger
+        self.epsilon_spent_ = ledger.spent
+        self.tree_epsilon_ = float(per_tree)
+        self.levels_ = levels
+        self.budget_ = {
+            "epsilon": float(self.epsilon), "spent": ledger.spent,
+            "table_size_query": ledger.records[0].epsilon if needs_size and self.table_size is None else 0.0,
+            "per_tree": float(per_tree), "composition_across_trees": "parallel" if self.disjoint_trees else "sequential",
+            "per_level_size_query": budget.size_epsilon, "per_level_split_query": budget.split_epsilon,
+            "leaf_planned": budget.leaf_epsilon, "levels": levels,
+            "charges": [(r.epsilon, r.description) for r in ledger.records],
+        }
+        return self
+
+    def _levels(self, n_features: int, tree_rows: float | None) -> int:
+        """The depth limit: fixed, all attributes (None), or Jagannathan et al.'s rule ("auto")."""
+        if self.max_depth is None:
+            return n_features
+        if self.max_depth == "auto":
+            mean_domain = float(np.mean(self.domains_.sizes))
+            by_size = math.log(max(tree_rows, 1.0)) / math.log(max(mean_domain, 2.0)) - 1.0
+            return max(1, int(math.floor(min(n_features / 2.0, by_size))))
+        return int(min(self.max_depth, n_features))
+
+
+class C45DecisionTreeClassifier(_TreeClassifierBase):
+    """Non-private ID3/C4.5 baseline on categorical (or publicly binned) features.
+
+    Multiway splits on the attribute of largest information gain, a depth limit, C4.5's MINOBJS
+    rule (a split needs two branches with `min_samples_split` rows), and C4.5's pessimistic
+    pruning at confidence `confidence`. Not private: use it only as a reference.
+
+    Args:
+        domains: public domain of each feature (categories or `NumericBins`).
+        classes: the list of class labels.
+        max_depth: most split levels (None: no limit).
+        prune: apply pessimistic pruning.
+        confidence: C4.5's CF.
+        min_samples_split: C4.5's MINOBJS (2).
+    """
+
+    def __init__(self, *, domains: Sequence[Domain] | Mapping[str, Domain] | None = None,
+                 classes: Sequence[Any] | None = None, max_depth: int | None = 5, prune: bool = True,
+                 confidence: float = 0.25, min_samples_split: int = 2) -> None:
+        self.domains = domains
+        self.classes = classes
+        self.max_depth = max_depth
+        self.prune = prune
+        self.confidence = confidence
+        self.min_samples_split = min_samples_split
+
+    def _title(self) -> str:
+        return "C4.5 (not private)"
+
+    def _is_private(self) -> bool:
+        return False
+
+    def fit(self, X: Any, y: Any) -> C45DecisionTreeClassifier:
+        """Grow (and prune) one exact tree."""
+        codes, labels = self._encode_training(X, y)
+        depth = codes.shape[1] if self.max_depth is None else int(min(self.max_depth, codes.shape[1]))
+        rules = GrowthRules(split_utility="entropy", stopping="depth", max_depth=depth, private=False,
+                            min_samples_split=self.min_samples_split, max_nodes=10**7)
+        tree = grow_tree(codes, labels, self.domains_.sizes, len(self.classes_), rules, None, None, noise=None)
+        if self.prune:
+            prune_pessimistic(tree, self.confidence)
+            tree.proba = distributions_from_counts(tree.counts, tree.parent, tree.depth)
+        self.trees_ = [tree]
+        return self

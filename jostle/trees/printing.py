@@ -1,0 +1,71 @@
+"""Readable text printouts of trained trees.
+
+One line per reachable node below the root, depth-first, indented by depth with "|   ", e.g.
+
+    health = not_recom: not_recom  [not_recom 2876, priority 0, spec_prior 3]
+    health = priority
+    |   has_nurs = proper: priority  [not_recom 0, priority 310, spec_prior 12]
+
+A leaf line ends with its predicted class and, when the tree has counts, the class counts
+(noisy for a private tree, rounded). Printing is post-processing: it shows only released values.
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+import numpy as np
+
+from jostle.trees.encoding import EncodedDomains
+from jostle.trees.structure import TreeArrays
+
+
+def tree_to_text(tree: TreeArrays, domains: EncodedDomains, classes: Sequence[object], title: str = "",
+                 max_depth: int | None = None, max_lines: int = 200) -> str:
+    """The printout of one tree.
+
+    Args:
+        tree: the trained tree.
+        domains: public names and value labels of the features.
+        classes: the class labels.
+        title: first line (e.g. the learner and its budget).
+        max_depth: print nodes down to this depth only ("..." marks a deeper subtree).
+        max_lines: stop after this many node lines and say how many were left out.
+    """
+    names = [str(c) for c in classes]
+
+    def leaf_text(node: int) -> str:
+        label = names[int(np.argmax(tree.proba[node]))]
+        if tree.counts is None:
+            return f": {label}"
+        counts = ", ".join(f"{c} {v:.0f}" for c, v in zip(names, tree.counts[node]))
+        return f": {label}  [{counts}]"
+
+    lines = [title] if title else []
+    if tree.attribute[0] < 0:
+        return "\n".join(lines + [f"(a single leaf){leaf_text(0)}"])
+    body: list[str] = []
+    total = 0
+    frames: list[tuple[int, int]] = [(0, 0)]  # inner nodes being printed, with their next branch
+    while frames:
+        node, index = frames.pop()
+        split = int(tree.attribute[node])
+        if index >= len(domains.labels[split]):
+            continue
+        frames.append((node, index + 1))
+        child = int(tree.child_start[node]) + index
+        total += 1
+        indent = "|   " * int(tree.depth[node])
+        condition = f"{domains.names[split]} = {domains.labels[split][index]}"
+        if tree.attribute[child] < 0:
+            line = f"{indent}{condition}{leaf_text(child)}"
+        elif max_depth is not None and tree.depth[child] >= max_depth:
+            line = f"{indent}{condition}  ..."
+        else:
+            line = f"{indent}{condition}"
+            frames.append((child, 0))
+        if len(body) < max_lines:
+            body.append(line)
+    if total > len(body):
+        body.append(f"... ({total - len(body)} more lines)")
+    return "\n".join(lines + body)

@@ -1,0 +1,121 @@
+"""A trained decision tree stored as flat NumPy arrays, and vectorised prediction.
+
+Node 0 is the root. An inner node n splits on attribute `attribute[n]`; its child for code v
+of that attribute is node `child_start[n] + v` (children of a node are contiguous and created
+after their parent, so node ids increase with depth). A leaf has `attribute[n] == -1`.
+Pruning turns an inner node into a leaf; its former descendants stay in the arrays but can no
+longer be reached.
+
+Everything in a trained tree is public: the structure was chosen by released (noisy) choices
+or by public randomness, and the counts are noisy releases or sums of them (post-processing).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+
+@dataclass
+class TreeArrays:
+    """One trained tree.
+
+    Attributes:
+        attribute: split attribute of each node, -1 for a leaf.
+        child_start: id of the first child of each inner node.
+        parent: parent id (-1 for the root).
+        depth: depth of each node (root 0).
+        branch_value: the parent's attribute code leading to the node (-1 for the root).
+        counts: class counts per node (noisy for a private tree; an inner node holds the sum
+            of its children), or None when leaves release only a label.
+        proba: class distribution used for prediction at each node.
+        epsilon: the epsilon this tree cost (its own composed charges).
+    """
+
+    attribute: np.ndarray
+    child_start: np.ndarray
+    parent: np.ndarray
+    depth: np.ndarray
+    branch_value: np.ndarray
+    counts: np.ndarray | None
+    proba: np.ndarray
+    epsilon: float = 0.0
+
+    @property
+    def n_nodes(self) -> int:
+        """Number of nodes reachable from the root."""
+        return int(self.reachable().sum())
+
+    def reachable(self) -> np.ndarray:
+        """Boolean mask of the nodes reachable from the root (pruned subtrees excluded)."""
+        alive = np.zeros(self.attribute.size, dtype=bool)
+        alive[0] = True
+        for level in range(1, int(self.depth.max()) + 1):
+            nodes = np.flatnonzero(self.depth == level)
+            up = self.parent[nodes]
+            alive[nodes] = alive[up] & (self.attribute[up] >= 0)
+        return alive
+
+    @property
+    def n_leaves(self) -> int:
+        return int((self.reachable() & (self.attribute < 0)).sum())
+
+    @property
+    def max_depth(self) -> int:
+        return int(self.depth[self.reachable()].max())
+
+    def apply(self, codes: np.ndarray) -> np.ndarray:
+        """The leaf reached by each row of an encoded feature matrix."""
+        node = np.zeros(codes.shape[0], dtype=np.int64)
+        rows = np.arange(codes.shape[0])
+        while True:
+            split = self.attribute[node]
+            inner = split >= 0
+            if not inner.any():
+                return node
+            r = rows[inner]
+            node[r] = self.child_start[node[r]] + codes[r, split[inner]]
+
+    def predict_proba(self, codes: np.ndarray) -> np.ndarray:
+        return self.proba[self.apply(codes)]
+
+
+def distributions_from_counts(counts: np.ndarray, parent: np.ndarray, depth: np.ndarray) -> np.ndarray:
+    """Class distributions from (noisy) counts, negative counts clipped to 0.
+
+    A node whose clipped counts sum to 0 (an empty or noise-swamped node) takes its parent's
+    distribution; the root falls back to uniform. Pure post-processing of released counts.
+    """
+    clipped = np.clip(counts, 0.0, None)
+    totals = clipped.sum(axis=1, keepdims=True)
+    n_classes = counts.shape[1]
+    proba = np.divide(clipped, totals, out=np.full_like(clipped, 1.0 / n_classes), where=totals > 0)
+    empty = totals[:, 0] <= 0
+    for level in range(1, int(depth.max()) + 1):  # top-down: a parent is final before its children
+        nodes = np.flatnonzero(empty & (depth == level))
+        proba[nodes] = proba[parent[nodes]]
+    return proba
+
+
+def one_hot(labels: np.ndarray, n_classes: int) -> np.ndarray:
+    """Rows e_label; a row with label -1 is left as zeros."""
+    proba = np.zeros((labels.size, n_classes))
+    has = labels >= 0
+    proba[np.flatnonzero(has), labels[has]] = 1.0
+    return proba
+
+
+def sum_children_into_parents(values: np.ndarray, parent: np.ndarray, depth: np.ndarray,
+                              is_leaf: np.ndarray) -> np.ndarray:
+    """Inner-node rows replaced by the sum of their children's rows, bottom-up.
+
+    Leaves keep their own rows. Used to give inner nodes class counts that are sums of the
+    leaves' noisy counts (post-processing; no further measurement).
+    """
+    values = values.copy()
+    values[~is_leaf] = 0.0
+    for level in range(int(depth.max()), 0, -1):
+        nodes = np.flatnonzero(depth == level)
+        np.add.at(values, parent[nodes], values[nodes])
+    return values
