@@ -12,9 +12,21 @@ Accounting follows PINQ's agents (McSherry, SIGMOD 2009):
     lies in at most one part and the parts together cost the maximum over parts
     (McSherry 2009, Theorem 4);
   * capped contexts: `with budget b:` (and a program's `budget b` statement) cap what their
-    body may spend; every open context and the session total are checked.
+    body may spend; every open context and the session total are checked. A context only
+    caps: every release also needs a total (from --budget, Session(budget=) or a program's
+    `budget` statement), otherwise separate `with budget` blocks would add up without bound.
 A charge is checked against every limit *before* it is recorded, and every mechanism charges
 before it draws noise, so an over-budget request fails with nothing released.
+
+Costs are kept incrementally (`CostTree`): every node of the partition tree holds the running
+cost of its subtree and every parallel group the running maximum over its parts, so a charge
+is checked and recorded in O(depth of the partition tree), not by re-costing the ledger.
+
+With a durable store (jostle.ledger_store) the session total is the *lifetime* budget of the
+data: each charge is also checked against, and committed to, the store's balance of every
+private dataset registered in the session, before noise is drawn. What is stored per charge
+is the rise of the session's composed cost, so spending composes sequentially across runs and
+processes.
 
 The privacy unit throughout is one row of a private table: neighbouring datasets differ by
 adding or removing one row. All private tables bound in one session are treated as data about
@@ -24,6 +36,7 @@ the same individuals, so they share one budget.
 from __future__ import annotations
 
 import math
+import uuid
 from collections import defaultdict
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -31,6 +44,7 @@ from fractions import Fraction
 from typing import Iterator
 
 from jostle.errors import BudgetExceeded, JostleRuntimeError
+from jostle.ledger_store import ChargeRecord, DatasetInfo, LedgerRefusal, LedgerStore
 from jostle.source import Span
 
 _SNAP_DENOMINATOR = 10**9
@@ -206,7 +220,11 @@ class Charge:
 
 
 def cost(charges: list[Charge]) -> Budget:
-    """What a set of charges costs under sequential and parallel composition."""
+    """What a set of charges costs under sequential and parallel composition.
+
+    The reference definition, recomputed from scratch; the accountant keeps the same quantity
+    incrementally in a `CostTree` (the tests check that the two agree).
+    """
     if not charges:
         return Budget.zero()
     own: dict[DataNode, Budget] = defaultdict(Budget.zero)
@@ -234,6 +252,53 @@ def cost(charges: list[Charge]) -> Budget:
     return node_cost(root)
 
 
+class CostTree:
+    """The composed cost of a growing set of charges, updated in O(depth) per charge.
+
+    For every node it keeps the running cost of its subtree (its own charges, plus, for each
+    partition of it, the most any one part costs) and for every parallel group the running
+    maximum over its parts. Costs only grow, so adding `b` at a node raises that node's cost
+    by `b`, its group's maximum by max(0, new part cost - old maximum) componentwise, and so
+    on up to the root: exactly the change `cost()` would compute from scratch.
+    """
+
+    def __init__(self) -> None:
+        self._node_cost: dict[DataNode, Budget] = {}
+        self._group_max: dict[ParallelGroup, Budget] = {}
+        self.total = Budget.zero()
+
+    def _walk(self, budget: Budget, node: DataNode, apply: bool) -> Budget:
+        rise = budget
+        while True:
+            if apply:
+                self._node_cost[node] = self._node_cost.get(node, Budget.zero()) + rise
+            if node.parent is None:
+                break
+            group = node.group
+            assert group is not None
+            widest = self._group_max.get(group, Budget.zero())
+            part = self._node_cost.get(node, Budget.zero()) + (Budget.zero() if apply else rise)
+            wider = widest.join(part)
+            rise = wider - widest
+            if apply:
+                self._group_max[group] = wider
+            if not (rise.epsilon or rise.delta):
+                return rise
+            node = node.parent
+        # Separate roots (none today) would be separate data: their costs simply add.
+        if apply:
+            self.total = self.total + rise
+        return rise
+
+    def rise(self, budget: Budget, node: DataNode) -> Budget:
+        """How much charging `budget` at `node` would add to the total (nothing is changed)."""
+        return self._walk(budget, node, apply=False)
+
+    def add(self, budget: Budget, node: DataNode) -> Budget:
+        """Charge `budget` at `node`; returns the rise of the total."""
+        return self._walk(budget, node, apply=True)
+
+
 @dataclass(eq=False)
 class BudgetContext:
     """An open cap: the session total, a program's `budget`, or a `with budget` block."""
@@ -243,6 +308,12 @@ class BudgetContext:
     span: Span | None
     releases: int = 0
     charges: list[Charge] = field(default_factory=list)
+    tree: CostTree = field(default_factory=CostTree, repr=False)
+
+    @property
+    def spent(self) -> Budget:
+        """What the charges made in this context cost together."""
+        return self.tree.total
 
     @property
     def per_release(self) -> Budget | None:
@@ -253,24 +324,63 @@ class BudgetContext:
 
 
 class Accountant:
-    """Charges releases against the session total and every open budget context.
+    """Charges releases against the session total, every open budget context and the store.
 
     Args:
         total: The session's total budget, or None to let the program's `budget` statement set it.
+        store: A durable ledger (jostle.ledger_store); None keeps the accounting in memory.
+        session_id: How this session's charges are labelled in the store (random by default).
     """
 
-    def __init__(self, total: Budget | None = None) -> None:
+    def __init__(self, total: Budget | None = None, store: LedgerStore | None = None,
+                 session_id: str | None = None) -> None:
         self.root = DataNode("all rows")
         self.total: BudgetContext | None = (
             BudgetContext(total, "the session budget", None) if total is not None else None
         )
         self.ledger: list[Charge] = []
         self._stack: list[BudgetContext] = []
+        self._tree = CostTree()
+        self.store = store
+        self.session_id = session_id or uuid.uuid4().hex
+        self.datasets: dict[str, DatasetInfo] = {}
+
+    # ---------------------------------------------------------- datasets
+    def register_dataset(self, digest: bytes, label: str, columns: list[str] | tuple[str, ...] = ()) -> str | None:
+        """Make a private table's data known: from now on every charge is also recorded
+        against it in the store. Returns its fingerprint (None without a store).
+
+        Args:
+            digest: jostle.ledger_store.content_digest of the raw table.
+            label: The table's name, for people reading the ledger.
+            columns: Its column names (public).
+        """
+        if self.store is None:
+            return None
+        info = self.store.register(digest, label, columns)
+        self.datasets.setdefault(info.fingerprint, info)
+        return info.fingerprint
 
     # ---------------------------------------------------------- queries
     @property
+    def session_spent(self) -> Budget:
+        """What this session's charges cost together."""
+        return self._tree.total
+
+    @property
     def spent(self) -> Budget:
-        return cost(self.ledger)
+        """What is spent against the data: this session's cost, or with a store the largest
+        balance (componentwise) of the registered datasets, which includes earlier runs."""
+        spent = self._tree.total
+        if self.store is not None:
+            for fingerprint in self.datasets:
+                spent = spent.join(Budget(*self.store.balance(fingerprint)))
+        return spent
+
+    @property
+    def earlier(self) -> Budget:
+        """What was spent against the data outside this session (earlier runs, other processes)."""
+        return self.spent - self.session_spent
 
     @property
     def remaining(self) -> Budget | None:
@@ -300,22 +410,20 @@ class Accountant:
 
     # ---------------------------------------------------------- charging
     def check(self, budget: Budget, node: DataNode, span: Span | None = None) -> None:
-        """Raise BudgetExceeded if charging `budget` against `node` would break any limit."""
-        probe = Charge(len(self.ledger), budget, "", "", span, node)
-        limits = list(reversed(self._stack))
-        if self.total is not None:
-            limits.append(self.total)
-        if not limits:
+        """Raise BudgetExceeded if charging `budget` against `node` would break a limit of
+        this session (the store's balances are checked when the charge is committed)."""
+        if self.total is None:
+            # A `with budget` block only caps: without a total, blocks would add up unbounded.
             raise BudgetExceeded(
                 "no privacy budget has been set",
                 span,
                 "give one with --budget E on the command line, Session(budget=E) in Python, "
                 "or a `budget E` statement at the top of the program",
             )
-        for ctx in limits:
-            charges = self.ledger if ctx is self.total else ctx.charges
-            before = cost(charges)
-            after = cost(charges + [probe])
+        for ctx in [*reversed(self._stack), self.total]:
+            tree = self._tree if ctx is self.total else ctx.tree
+            before = tree.total
+            after = before + tree.rise(budget, node)
             for quantity in ("epsilon", "delta"):
                 new, cap = getattr(after, quantity), getattr(ctx.cap, quantity)
                 if new <= cap:
@@ -347,16 +455,52 @@ class Accountant:
     ) -> Charge:
         """Record a release's cost after checking every limit. Call *before* drawing noise.
 
+        With a store, the charge is committed to it (durably) before this returns.
+
         Raises:
             BudgetExceeded: Some limit would be exceeded; nothing is recorded.
+            DataError: The store cannot be written; nothing is recorded.
         """
         if budget.epsilon == 0 and budget.delta == 0:
             raise JostleRuntimeError(
                 "a release needs a positive epsilon", span, "pass an epsilon greater than 0"
             )
         self.check(budget, node, span)
+        assert self.total is not None
         entry = Charge(len(self.ledger) + 1, budget, mechanism, description, span, node)
+        if self.store is not None and self.datasets:
+            self._commit(entry, self._tree.rise(budget, node))
         self.ledger.append(entry)
+        self._tree.add(budget, node)
         for ctx in self._stack:
             ctx.charges.append(entry)
+            ctx.tree.add(budget, node)
         return entry
+
+    def _commit(self, entry: Charge, rise: Budget) -> None:
+        """Check `rise` against every registered dataset's balance and commit it (atomically)."""
+        assert self.store is not None and self.total is not None
+        record = ChargeRecord(
+            self.session_id, entry.index, (entry.budget.epsilon, entry.budget.delta), entry.mechanism,
+            entry.description, entry.node.label, entry.span.location if entry.span is not None else "",
+        )
+        cap = self.total.cap
+        try:
+            self.store.record(list(self.datasets), (rise.epsilon, rise.delta), (cap.epsilon, cap.delta), record)
+        except LedgerRefusal as refusal:
+            requested = getattr(entry.budget, refusal.quantity)
+            remaining = max(Fraction(0), requested - (refusal.balance + refusal.rise - refusal.total))
+            name = refusal.dataset.label
+            raise BudgetExceeded(
+                f"this release needs {refusal.quantity} {fmt(requested)} but only {fmt(remaining)} "
+                f"remains of the lifetime budget of the data '{name}' ({refusal.dataset.short}): "
+                f"requested {fmt(requested)}, remaining {fmt(remaining)}, "
+                f"difference {fmt(requested - remaining)}",
+                entry.span,
+                f"nothing was released and nothing was spent; {fmt(refusal.balance)} of its total "
+                f"{fmt(refusal.total)} was already spent, by earlier runs or other processes "
+                f"(see `jostle ledger show`, ledger {self.store.path})",
+                requested=requested,
+                remaining=remaining,
+                quantity=refusal.quantity,
+            ) from None

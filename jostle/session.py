@@ -2,6 +2,10 @@
 
 A session owns one accountant (its total budget), one source of randomness and one global
 scope; programs run in it share all three, so budget spent by one run is gone for the next.
+Spending also outlives the session: every private table bound or loaded in it is registered
+with the durable ledger (jostle.ledger_store) under a fingerprint of its contents, and every
+charge is committed there before noise is drawn, so a new Session on the same data continues
+from what was spent (`ledger_path=":memory:"` opts out, for tests and teaching).
 
     from jostle import Session
     s = Session(budget=1.0)
@@ -9,10 +13,12 @@ scope; programs run in it share all three, so budget spent by one run is gone fo
     s.run("with budget 0.5:\\n    n = {{ count(patients) }}")
     s.eval("n")          # a plain Python number
     s.ledger             # every charge, with source line and mechanism
+    s.close()            # or use the session as a context manager
 """
 
 from __future__ import annotations
 
+import dataclasses
 import io
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -22,10 +28,11 @@ import numpy as np
 import pandas as pd
 
 from jostle.budget import Accountant, Budget, Charge, fmt
-from jostle.builtins import infer_public_schema, make_private_table
+from jostle.builtins import _resolve_path, infer_public_schema, make_private_table
 from jostle.checker import check
 from jostle.errors import DataError, PrivacyError, UsageError
 from jostle.evaluator import Interpreter
+from jostle.ledger_store import LedgerStore, content_digest, resolve_ledger_path
 from jostle.noise import Randomness
 from jostle.parser import parse
 from jostle.schema import Schema, load_schema_file, numbers_where_possible, read_csv, schema_file_for
@@ -36,10 +43,12 @@ from jostle.values import Private, PrivateMean, Table, format_value, is_private,
 class Ledger(Sequence[Charge]):
     """The charges made so far, oldest first; printable and convertible to a DataFrame."""
 
-    def __init__(self, charges: list[Charge], total: Budget | None, spent: Budget) -> None:
+    def __init__(self, charges: list[Charge], total: Budget | None, spent: Budget,
+                 earlier: Budget | None = None) -> None:
         self._charges = list(charges)
         self.total = total
         self.spent = spent
+        self.earlier = earlier if earlier is not None else Budget.zero()
 
     def __getitem__(self, index):  # type: ignore[override]
         return self._charges[index]
@@ -53,11 +62,16 @@ class Ledger(Sequence[Charge]):
         return pd.DataFrame([c.as_dict() for c in self._charges], columns=columns)
 
     def __str__(self) -> str:
-        return render_ledger(self._charges, self.total, self.spent)
+        return render_ledger(self._charges, self.total, self.spent, self.earlier)
 
 
-def render_ledger(charges: list[Charge], total: Budget | None, spent: Budget) -> str:
-    """The ledger as an aligned text table followed by the totals."""
+def render_ledger(charges: list[Charge], total: Budget | None, spent: Budget,
+                  earlier: Budget | None = None) -> str:
+    """The ledger as an aligned text table followed by the totals.
+
+    `earlier` is what the durable ledger says was spent on the same data outside this session;
+    it is shown when it is not zero (`spent` includes it).
+    """
     header = ("#", "where", "mechanism", "epsilon", "delta", "what", "data")
     rows = [
         (str(c.index), c.span.location if c.span else "", c.mechanism, fmt(c.budget.epsilon),
@@ -70,6 +84,8 @@ def render_ledger(charges: list[Charge], total: Budget | None, spent: Budget) ->
     if not rows:
         lines.append("(no charges)")
     summary = f"spent: {spent}"
+    if earlier is not None and (earlier.epsilon or earlier.delta):
+        summary += f" (earlier runs: {earlier}; this session: {spent - earlier})"
     if total is not None:
         summary += f"   total: {total}   remaining: {total - spent}"
     lines.append(summary + "   (partitions compose in parallel: spent is not always the column sum)")
@@ -96,10 +112,15 @@ class Session:
             the seed can remove the noise.
         output: Where `print` writes; defaults to sys.stdout.
         search_path: Extra directories for `import`.
+        ledger_path: The durable budget ledger: a file path, or ":memory:" for none (nothing
+            persists). By default $JOSTLE_LEDGER, else ~/.local/share/jostle/ledger.sqlite.
+            The total `budget` is then the lifetime budget of the data bound in the session:
+            what earlier sessions spent on the same data is no longer available.
     """
 
     def __init__(self, budget: float | None = None, delta: float = 0.0, seed: int | None = None,
-                 output: TextIO | None = None, search_path: list[str | Path] | None = None) -> None:
+                 output: TextIO | None = None, search_path: list[str | Path] | None = None,
+                 ledger_path: str | Path | None = None) -> None:
         total = None
         if budget is not None:
             try:
@@ -110,10 +131,40 @@ class Session:
                 raise UsageError("the budget's epsilon must be greater than 0")
         elif delta:
             raise UsageError("delta was given without an epsilon budget")
-        self.accountant = Accountant(total)
+        self.store = LedgerStore(resolve_ledger_path(ledger_path))
+        self.accountant = Accountant(total, self.store)
         self.randomness = Randomness(seed)
         self.interpreter = Interpreter(self.accountant, self.randomness, output,
                                        [Path(p) for p in search_path or []])
+        self._register_loaded_tables()
+
+    def close(self) -> None:
+        """Close the durable ledger (everything spent is already committed)."""
+        self.store.close()
+
+    def __enter__(self) -> Session:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _register_loaded_tables(self) -> None:
+        """Register every table a program load()s with the durable ledger.
+
+        Wraps this session's `load` built-in (the registry itself is untouched). The raw file
+        is fingerprinted, as for bind_private, so loading a CSV and binding it give one key.
+        """
+        values = self.interpreter.builtins.values
+        original = values["load"]
+        register = self.accountant.register_dataset
+
+        def load(interp, span, path, schema, public_rows=False):
+            table = original.function(interp, span, path, schema, public_rows)
+            raw = read_csv(_resolve_path(interp, span, path))  # the file load() just read
+            register(content_digest(raw), table.name, [str(c) for c in raw.columns])
+            return table
+
+        values["load"] = dataclasses.replace(original, function=load)
 
     # ---------------------------------------------------------- binding data
     def bind_private(self, name: str, data: pd.DataFrame | str | Path, schema: Any = None,
@@ -141,10 +192,13 @@ class Session:
             raise UsageError(f"bind_private needs a DataFrame or a CSV path, got {type(data).__name__}")
         if schema is None:
             self.interpreter.bindings[name] = (frame, None, public_rows)
-            return
-        table = make_private_table(self.interpreter, name, frame, _schema(schema), BUILTIN_SPAN, public_rows)
-        self.interpreter.bound_tables[name] = table
-        self.interpreter.globals.define(name, table)
+        else:
+            table = make_private_table(self.interpreter, name, frame, _schema(schema), BUILTIN_SPAN, public_rows)
+            self.interpreter.bound_tables[name] = table
+            self.interpreter.globals.define(name, table)
+        # Fingerprint the raw rows, not the schema (see jostle.ledger_store); from now on every
+        # charge in this session is also recorded against this data.
+        self.accountant.register_dataset(content_digest(frame), name, [str(c) for c in frame.columns])
 
     def bind_public(self, name: str, data: Any, schema: Any = None) -> None:
         """Bind a public value: a DataFrame (a public table) or a plain Python value."""
@@ -208,11 +262,17 @@ class Session:
     @property
     def ledger(self) -> Ledger:
         total = self.accountant.total.cap if self.accountant.total is not None else None
-        return Ledger(self.accountant.ledger, total, self.accountant.spent)
+        return Ledger(self.accountant.ledger, total, self.accountant.spent, self.accountant.earlier)
 
     @property
     def spent(self) -> Budget:
+        """What is spent against the data, including earlier sessions recorded in the ledger."""
         return self.accountant.spent
+
+    @property
+    def session_spent(self) -> Budget:
+        """What this session's releases cost."""
+        return self.accountant.session_spent
 
     @property
     def remaining(self) -> Budget | None:

@@ -162,8 +162,8 @@ def test_usage_errors():
 
 
 def test_seeded_sessions_are_reproducible_and_default_is_secure(patients):
-    def release(seed):
-        s = Session(budget=1, seed=seed)
+    def release(seed):  # independent sessions: no ledger shared between them
+        s = Session(budget=1, seed=seed, ledger_path=":memory:")
         s.bind_private("p", patients, PATIENT_SCHEMA)
         s.run("x = laplace(count(p), 0.5)")
         return s.eval("x")

@@ -1,0 +1,525 @@
+"""The durable budget ledger: what has been spent against each private dataset, on disk.
+
+The in-memory accountant (jostle.budget) composes the charges of one session. This module
+makes the spending outlive the session: every charge is written to an SQLite database and
+committed *before* the mechanism draws its noise, so running a program again, restarting the
+REPL or starting a second process continues from what was already spent.
+
+Design:
+  * **Datasets are keyed by content.** A private table's key (its *fingerprint*) is computed
+    from a canonical serialisation of its raw rows, as read, before any schema is applied:
+    columns sorted by name, each cell normalised (numbers as the shortest repr of their float
+    value, so 30, "30" and 30.0 agree; missing cells alike), rows sorted, so the same rows in
+    another order or from a CSV file instead of a DataFrame give the same key. The schema is
+    deliberately *not* part of the key: changing a column's bounds does not change whose data
+    it is, and must not grant a fresh budget. The privacy unit ("one row added or removed") is
+    part of the key, so a future unit (e.g. one person with several rows) gets its own budget.
+    The SHA-256 of that serialisation is never stored: the fingerprint is an HMAC of it under
+    a random key kept in the database, so an exported ledger cannot be used to test guesses
+    about the data (with all rows but one known, a plain hash would reveal the last row).
+    The row count is not stored either: under add/remove-one neighbours it is private.
+  * **One budget for the tables of a session.** The accountant treats all private tables of a
+    session as data about the same people (see jostle.budget), so a charge is recorded against
+    *every* dataset registered in the session when it is made. This over-reports for a table
+    the release did not touch, which is safe.
+  * **Exact sequential composition across sessions.** Within a session the accountant composes
+    charges (parallel over partitions); each charge records the *rise* of the session's
+    composed cost (after - before), so a dataset's balance, the sum of its recorded rises, is
+    an upper bound of what its sessions spent, composed sequentially (Dwork & Roth 2014,
+    Theorem 3.16). Budgets are exact `Fraction`s, stored as text ("1/3").
+  * **Commit before release.** A charge runs `BEGIN IMMEDIATE` (taking the write lock), reads
+    each dataset's balance, checks balance + rise against the session's total, appends the
+    charge, and `COMMIT`s; only then does the caller draw noise. Two processes therefore
+    cannot both spend the last of a budget, and a process killed at any moment leaves either
+    no record and no release (before the commit), or a record and maybe no release (after):
+    the ledger may over-report, never under-report. The database runs in WAL mode with
+    `synchronous=FULL`, so a committed charge also survives a power loss.
+  * **Append-only and auditable.** Charges and resets are rows of one `events` table that
+    triggers forbid updating or deleting. Each row carries the dataset's balance after it and a
+    SHA-256 hash chained to the previous row, so `verify()` detects an edited or removed row.
+    A reset appends a `reset` event that writes the balance off (its epsilon is minus the
+    balance); it requires explicit confirmation and records who asked and why.
+
+The store is located by `--ledger-db PATH`, `Session(ledger_path=...)`, or the environment
+variable JOSTLE_LEDGER, and defaults to $XDG_DATA_HOME/jostle/ledger.sqlite
+(~/.local/share/jostle/ledger.sqlite). The path ":memory:" keeps the ledger in memory for one
+session only: nothing persists (for tests and teaching).
+"""
+
+from __future__ import annotations
+
+import getpass
+import hashlib
+import hmac
+import json
+import math
+import os
+import secrets
+import socket
+import sqlite3
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from fractions import Fraction
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from jostle.errors import DataError, UsageError
+
+MEMORY = ":memory:"
+ENV_VAR = "JOSTLE_LEDGER"
+PRIVACY_UNIT = "one row added or removed"
+FORMAT_VERSION = "1"
+GENESIS = "0" * 64  # prev_hash of the first event
+
+_SCHEMA = (
+    "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
+    """CREATE TABLE IF NOT EXISTS datasets (
+        fingerprint TEXT PRIMARY KEY,
+        label TEXT NOT NULL,
+        unit TEXT NOT NULL,
+        columns TEXT NOT NULL,
+        first_seen TEXT NOT NULL
+    )""",
+    """CREATE TABLE IF NOT EXISTS events (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        kind TEXT NOT NULL CHECK (kind IN ('charge', 'reset')),
+        dataset TEXT NOT NULL REFERENCES datasets (fingerprint),
+        at TEXT NOT NULL,
+        session TEXT NOT NULL,
+        seq INTEGER,
+        epsilon TEXT NOT NULL,
+        delta TEXT NOT NULL,
+        spent_epsilon TEXT NOT NULL,
+        spent_delta TEXT NOT NULL,
+        total_epsilon TEXT,
+        total_delta TEXT,
+        requested_epsilon TEXT,
+        requested_delta TEXT,
+        mechanism TEXT,
+        what TEXT,
+        data TEXT,
+        location TEXT,
+        note TEXT,
+        pid INTEGER NOT NULL,
+        prev_hash TEXT NOT NULL,
+        hash TEXT NOT NULL
+    )""",
+    "CREATE INDEX IF NOT EXISTS events_by_dataset ON events (dataset, id)",
+    """CREATE TRIGGER IF NOT EXISTS events_are_never_updated BEFORE UPDATE ON events
+       BEGIN SELECT RAISE(ABORT, 'the budget ledger is append-only'); END""",
+    """CREATE TRIGGER IF NOT EXISTS events_are_never_deleted BEFORE DELETE ON events
+       BEGIN SELECT RAISE(ABORT, 'the budget ledger is append-only'); END""",
+)
+
+# The columns of an event, in the order they are hashed and exported.
+EVENT_FIELDS = (
+    "kind", "dataset", "at", "session", "seq", "epsilon", "delta", "spent_epsilon", "spent_delta",
+    "total_epsilon", "total_delta", "requested_epsilon", "requested_delta", "mechanism", "what",
+    "data", "location", "note", "pid",
+)
+
+
+# ---------------------------------------------------------------- where the store lives
+def default_ledger_path() -> Path:
+    """$XDG_DATA_HOME/jostle/ledger.sqlite, or ~/.local/share/jostle/ledger.sqlite."""
+    base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
+    return Path(base) / "jostle" / "ledger.sqlite"
+
+
+def resolve_ledger_path(path: str | Path | None = None) -> str:
+    """The store to use: `path` if given, else $JOSTLE_LEDGER, else the default path.
+
+    Returns ":memory:" (no persistence) or an absolute file path.
+    """
+    chosen = str(path) if path is not None else os.environ.get(ENV_VAR) or str(default_ledger_path())
+    if chosen == MEMORY:
+        return MEMORY
+    return str(Path(chosen).expanduser().resolve())
+
+
+# ---------------------------------------------------------------- fingerprints
+def _canonical_text(text: str) -> str:
+    stripped = text.strip()
+    if stripped == "" or stripped.lower() in ("na", "nan", "null", "none"):
+        return "\x00"
+    try:
+        number = float(stripped)
+    except ValueError:
+        return "s:" + stripped
+    return "n:" + repr(number)
+
+
+def _canonical_cell(value: Any) -> str:
+    """One cell as text that does not depend on how it was read (CSV text or typed column)."""
+    if value is None:
+        return "\x00"
+    if isinstance(value, (bool, np.bool_)):
+        return "b:" + ("true" if value else "false")
+    if isinstance(value, (int, float, np.integer, np.floating)):
+        number = float(value)
+        return "\x00" if math.isnan(number) else "n:" + repr(number)
+    if isinstance(value, str):
+        return _canonical_text(value)
+    try:
+        if pd.isna(value):
+            return "\x00"
+    except (TypeError, ValueError):
+        pass
+    return _canonical_text(str(value))
+
+
+def content_digest(frame: pd.DataFrame, unit: str = PRIVACY_UNIT) -> bytes:
+    """SHA-256 of the canonical serialisation of a raw private table and its privacy unit.
+
+    Independent of row order, column order, and of whether numbers were read as text; see
+    the module docstring for why the schema is left out. Kept in memory only: the store turns
+    it into a keyed fingerprint (LedgerStore.fingerprint).
+    """
+    names = [str(name) for name in frame.columns]
+    order = sorted(range(len(names)), key=lambda i: names[i])
+    columns = [[_canonical_cell(v) for v in frame.iloc[:, i].tolist()] for i in order]
+    rows = sorted("\x1f".join(cells) for cells in zip(*columns)) if columns else []
+    digest = hashlib.sha256()
+    digest.update(f"jostle-dataset/1\nunit={unit}\ncolumns=".encode())
+    digest.update("\x1f".join(names[i] for i in order).encode() + b"\n")
+    if not columns:  # no columns: only the number of (empty) rows distinguishes tables
+        digest.update(f"empty-rows={len(frame)}".encode())
+    for row in rows:
+        digest.update(row.encode() + b"\x1e")
+    return digest.digest()
+
+
+# ---------------------------------------------------------------- records
+@dataclass(frozen=True)
+class DatasetInfo:
+    """A dataset known to the store: its fingerprint and what is public about it."""
+
+    fingerprint: str
+    label: str
+    columns: tuple[str, ...]
+    first_seen: str
+    unit: str = PRIVACY_UNIT
+
+    @property
+    def short(self) -> str:
+        return self.fingerprint[:12]
+
+
+@dataclass(frozen=True)
+class ChargeRecord:
+    """What the accountant knows about one charge, written with it (all public)."""
+
+    session: str
+    seq: int
+    requested: tuple[Fraction, Fraction]
+    mechanism: str
+    what: str
+    data: str
+    location: str
+
+
+class LedgerRefusal(Exception):
+    """A charge would take a dataset's balance past the total; nothing was written."""
+
+    def __init__(self, dataset: DatasetInfo, quantity: str, balance: Fraction, rise: Fraction,
+                 total: Fraction) -> None:
+        super().__init__(f"{quantity}: {balance} + {rise} > {total} for {dataset.fingerprint}")
+        self.dataset = dataset
+        self.quantity = quantity
+        self.balance = balance
+        self.rise = rise
+        self.total = total
+
+
+def _text(value: Fraction) -> str:
+    return str(Fraction(value))
+
+
+def _now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def _hash(prev_hash: str, event: dict[str, Any]) -> str:
+    payload = json.dumps([prev_hash] + [event.get(name) for name in EVENT_FIELDS], separators=(",", ":"))
+    return hashlib.sha256(payload.encode()).hexdigest()
+
+
+# ---------------------------------------------------------------- the store
+class LedgerStore:
+    """An SQLite budget ledger (see the module docstring for the guarantees).
+
+    Args:
+        path: A file path, or ":memory:" for a ledger that lives as long as this object.
+        create: Create the file (and its directory) if it does not exist. With False a missing
+            file is a DataError (read-only commands use this so that they never create one).
+        timeout: Seconds to wait for another process's write lock before giving up.
+
+    Raises:
+        DataError: The file cannot be opened or is not a Jostle ledger.
+    """
+
+    def __init__(self, path: str | Path = MEMORY, create: bool = True, timeout: float = 60.0) -> None:
+        self.path = MEMORY if str(path) == MEMORY else str(Path(path).expanduser().resolve())
+        self.persistent = self.path != MEMORY
+        if self.persistent:
+            file = Path(self.path)
+            if not file.exists():
+                if not create:
+                    raise DataError(f"there is no budget ledger at {self.path}",
+                                    hint="nothing has been spent with this ledger yet")
+                file.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        try:
+            self._db = sqlite3.connect(self.path, timeout=timeout, isolation_level=None)
+            self._db.execute(f"PRAGMA busy_timeout = {int(timeout * 1000)}")
+            if self.persistent:
+                self._db.execute("PRAGMA journal_mode = WAL")
+            # FULL: a commit is on disk before it returns, so a release never outlives its
+            # record even across a power loss (NORMAL would be enough for a killed process).
+            self._db.execute("PRAGMA synchronous = FULL")
+            self._db.execute("BEGIN IMMEDIATE")  # two processes may create the file at once
+            for statement in _SCHEMA:
+                self._db.execute(statement)
+            self._db.execute("INSERT OR IGNORE INTO meta VALUES ('format', ?)", (FORMAT_VERSION,))
+            self._db.execute("INSERT OR IGNORE INTO meta VALUES ('key', ?)", (secrets.token_hex(32),))
+            self._db.execute("COMMIT")
+            meta = dict(self._db.execute("SELECT key, value FROM meta"))
+        except sqlite3.Error as error:
+            raise DataError(f"cannot open the budget ledger {self.path}: {error}",
+                            hint="is it a Jostle ledger? choose another with --ledger-db PATH") from None
+        if meta.get("format") != FORMAT_VERSION:
+            raise DataError(f"the budget ledger {self.path} has format {meta.get('format')!r}, "
+                            f"this Jostle reads format {FORMAT_VERSION!r}")
+        self._key = bytes.fromhex(meta["key"])
+
+    def close(self) -> None:
+        """Close the database connection (the store is unusable afterwards)."""
+        self._db.close()
+
+    def __enter__(self) -> LedgerStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # ---------------------------------------------------------- datasets
+    def fingerprint(self, digest: bytes) -> str:
+        """The store's key for a dataset: HMAC-SHA256 of its content digest under the store's key."""
+        return hmac.new(self._key, digest, hashlib.sha256).hexdigest()
+
+    def register(self, digest: bytes, label: str, columns: Sequence[str] = ()) -> DatasetInfo:
+        """Make a dataset known to the store (idempotent; the first label is kept)."""
+        fingerprint = self.fingerprint(digest)
+        with self._transaction():
+            self._db.execute(
+                "INSERT OR IGNORE INTO datasets VALUES (?, ?, ?, ?, ?)",
+                (fingerprint, label, PRIVACY_UNIT, json.dumps(sorted(map(str, columns))), _now()),
+            )
+        return self.dataset(fingerprint)
+
+    def dataset(self, fingerprint: str) -> DatasetInfo:
+        row = self._db.execute("SELECT fingerprint, label, columns, first_seen, unit FROM datasets "
+                               "WHERE fingerprint = ?", (fingerprint,)).fetchone()
+        if row is None:
+            raise UsageError(f"no dataset {fingerprint} in the ledger {self.path}")
+        return DatasetInfo(row[0], row[1], tuple(json.loads(row[2])), row[3], row[4])
+
+    def datasets(self) -> list[DatasetInfo]:
+        """Every dataset the store knows, in the order first seen."""
+        rows = self._db.execute("SELECT fingerprint FROM datasets ORDER BY first_seen, fingerprint")
+        return [self.dataset(fp) for (fp,) in rows.fetchall()]
+
+    def resolve(self, prefix: str) -> DatasetInfo:
+        """The dataset whose fingerprint starts with `prefix` (at least 6 characters)."""
+        prefix = prefix.strip().lower()
+        if len(prefix) < 6:
+            raise UsageError(f"give at least 6 characters of the dataset's fingerprint, got {prefix!r}",
+                             hint="`jostle ledger show` lists the fingerprints")
+        matches = [d for d in self.datasets() if d.fingerprint.startswith(prefix)]
+        if not matches:
+            raise UsageError(f"no dataset in the ledger {self.path} has a fingerprint starting {prefix}",
+                             hint="`jostle ledger show` lists the fingerprints")
+        if len(matches) > 1:
+            raise UsageError(f"{len(matches)} datasets have a fingerprint starting {prefix}",
+                             hint="give more characters of the fingerprint")
+        return matches[0]
+
+    def balance(self, fingerprint: str) -> tuple[Fraction, Fraction]:
+        """(epsilon, delta) spent against a dataset since its last reset."""
+        row = self._db.execute(
+            "SELECT spent_epsilon, spent_delta FROM events WHERE dataset = ? ORDER BY id DESC LIMIT 1",
+            (fingerprint,),
+        ).fetchone()
+        return (Fraction(row[0]), Fraction(row[1])) if row else (Fraction(0), Fraction(0))
+
+    # ---------------------------------------------------------- writing
+    def record(self, fingerprints: Sequence[str], rise: tuple[Fraction, Fraction],
+               total: tuple[Fraction, Fraction], charge: ChargeRecord) -> None:
+        """Atomically check and record one charge against every dataset in `fingerprints`.
+
+        Each dataset's balance plus `rise` must stay within `total` in both epsilon and delta;
+        otherwise nothing is written. Returns only after the commit is durable: the caller may
+        then draw noise.
+
+        Raises:
+            LedgerRefusal: Some dataset's balance would exceed the total.
+            DataError: The ledger cannot be written (e.g. locked for longer than the timeout).
+        """
+        with self._transaction():
+            balances = {fp: self.balance(fp) for fp in fingerprints}
+            for fp, spent in balances.items():
+                for index, quantity in enumerate(("epsilon", "delta")):
+                    if spent[index] + rise[index] > total[index]:
+                        raise LedgerRefusal(self.dataset(fp), quantity, spent[index], rise[index], total[index])
+            for fp, spent in balances.items():
+                self._append({
+                    "kind": "charge", "dataset": fp, "at": _now(), "session": charge.session,
+                    "seq": charge.seq, "epsilon": _text(rise[0]), "delta": _text(rise[1]),
+                    "spent_epsilon": _text(spent[0] + rise[0]), "spent_delta": _text(spent[1] + rise[1]),
+                    "total_epsilon": _text(total[0]), "total_delta": _text(total[1]),
+                    "requested_epsilon": _text(charge.requested[0]),
+                    "requested_delta": _text(charge.requested[1]),
+                    "mechanism": charge.mechanism, "what": charge.what, "data": charge.data,
+                    "location": charge.location, "note": None, "pid": os.getpid(),
+                })
+
+    def reset(self, fingerprint: str, reason: str, confirmed: bool) -> dict[str, Any]:
+        """Write a dataset's balance off, logging who asked and why. Returns the reset event.
+
+        Raises:
+            UsageError: `confirmed` is not True, or the reason is empty.
+        """
+        if confirmed is not True:
+            raise UsageError("resetting a dataset's budget needs explicit confirmation",
+                             hint="it lets the data be queried again as if nothing had been "
+                                  "released; add --yes if that is really intended")
+        if not reason.strip():
+            raise UsageError("a reset needs a reason (it is kept in the ledger)")
+        dataset = self.dataset(fingerprint)
+        with self._transaction():
+            spent = self.balance(fingerprint)
+            event = {
+                "kind": "reset", "dataset": dataset.fingerprint, "at": _now(), "session": "reset",
+                "seq": None, "epsilon": _text(-spent[0]), "delta": _text(-spent[1]),
+                "spent_epsilon": "0", "spent_delta": "0", "total_epsilon": None, "total_delta": None,
+                "requested_epsilon": None, "requested_delta": None, "mechanism": None, "what": None,
+                "data": dataset.label, "location": None,
+                "note": f"{reason.strip()} (by {_who()})", "pid": os.getpid(),
+            }
+            self._append(event)
+        return event
+
+    def _append(self, event: dict[str, Any]) -> None:
+        row = self._db.execute("SELECT hash FROM events ORDER BY id DESC LIMIT 1").fetchone()
+        prev_hash = row[0] if row else GENESIS
+        names = list(EVENT_FIELDS) + ["prev_hash", "hash"]
+        values = [event[name] for name in EVENT_FIELDS] + [prev_hash, _hash(prev_hash, event)]
+        self._db.execute(f"INSERT INTO events ({', '.join(names)}) VALUES ({', '.join('?' * len(names))})",
+                         values)
+
+    class _Transaction:
+        def __init__(self, db: sqlite3.Connection, path: str) -> None:
+            self.db, self.path = db, path
+
+        def __enter__(self) -> None:
+            try:
+                self.db.execute("BEGIN IMMEDIATE")  # the write lock, before anything is read
+            except sqlite3.OperationalError as error:
+                raise DataError(f"cannot write the budget ledger {self.path}: {error}",
+                                hint="another process may hold it; nothing was released") from None
+
+        def __exit__(self, kind: type | None, error: BaseException | None, tb: object) -> None:
+            if kind is None:
+                try:
+                    self.db.execute("COMMIT")
+                except sqlite3.Error as failure:
+                    self.db.execute("ROLLBACK")
+                    raise DataError(f"cannot commit to the budget ledger {self.path}: {failure}",
+                                    hint="nothing was released") from None
+            elif self.db.in_transaction:
+                self.db.execute("ROLLBACK")
+
+    def _transaction(self) -> LedgerStore._Transaction:
+        return LedgerStore._Transaction(self._db, self.path)
+
+    # ---------------------------------------------------------- reading
+    def events(self, fingerprint: str | None = None) -> list[dict[str, Any]]:
+        """Every event (oldest first), optionally of one dataset, as dicts with an `id`."""
+        names = ["id", *EVENT_FIELDS, "prev_hash", "hash"]
+        query = f"SELECT {', '.join(names)} FROM events"
+        params: tuple = ()
+        if fingerprint is not None:
+            query += " WHERE dataset = ?"
+            params = (fingerprint,)
+        return [dict(zip(names, row)) for row in self._db.execute(query + " ORDER BY id", params)]
+
+    def verify(self) -> list[str]:
+        """Problems found in the ledger (an empty list if it is intact).
+
+        Checks the hash chain (an edited, inserted or removed row breaks it, except removal of
+        the newest rows) and that every balance is the sum of the dataset's rises.
+        """
+        problems = []
+        prev_hash = GENESIS
+        balances: dict[str, list[Fraction]] = {}
+        for event in self.events():
+            if event["prev_hash"] != prev_hash:
+                problems.append(f"event {event['id']}: the chain is broken before it (a row was removed or changed)")
+            if _hash(event["prev_hash"], event) != event["hash"]:
+                problems.append(f"event {event['id']}: its contents do not match its hash")
+            prev_hash = event["hash"]
+            running = balances.setdefault(event["dataset"], [Fraction(0), Fraction(0)])
+            try:
+                running[0] += Fraction(event["epsilon"])
+                running[1] += Fraction(event["delta"])
+                stated = (Fraction(event["spent_epsilon"]), Fraction(event["spent_delta"]))
+            except (TypeError, ValueError, ZeroDivisionError):
+                problems.append(f"event {event['id']}: a budget is not an exact number")
+                continue
+            if tuple(running) != stated:
+                problems.append(f"event {event['id']}: the balance {stated[0]} is not the sum of the charges {running[0]}")
+                running[:] = list(stated)
+        return problems
+
+    def export_rows(self) -> list[dict[str, Any]]:
+        """Every event with its dataset's label, and float columns beside the exact ones."""
+        labels = {d.fingerprint: d.label for d in self.datasets()}
+        rows = []
+        for event in self.events():
+            row = {"id": event["id"], "kind": event["kind"], "dataset": event["dataset"],
+                   "dataset_label": labels.get(event["dataset"], "")}
+            row.update({name: event[name] for name in EVENT_FIELDS if name not in ("kind", "dataset")})
+            row["epsilon_float"] = float(Fraction(event["epsilon"]))
+            row["spent_epsilon_float"] = float(Fraction(event["spent_epsilon"]))
+            row["hash"] = event["hash"]
+            rows.append(row)
+        return rows
+
+
+def _who() -> str:
+    try:
+        user = getpass.getuser()
+    except Exception:  # noqa: BLE001 - no user name in this environment
+        user = "unknown user"
+    return f"{user}@{socket.gethostname()}, pid {os.getpid()}"
+
+
+def summarise(store: LedgerStore, fingerprints: Iterable[str] | None = None) -> list[dict[str, Any]]:
+    """Per dataset: label, columns, first seen, balance, charges and resets so far."""
+    wanted = set(fingerprints) if fingerprints is not None else None
+    summary = []
+    for dataset in store.datasets():
+        if wanted is not None and dataset.fingerprint not in wanted:
+            continue
+        events = store.events(dataset.fingerprint)
+        epsilon, delta = store.balance(dataset.fingerprint)
+        summary.append({
+            "dataset": dataset, "spent_epsilon": epsilon, "spent_delta": delta,
+            "charges": sum(e["kind"] == "charge" for e in events),
+            "resets": sum(e["kind"] == "reset" for e in events),
+            "events": events,
+        })
+    return summary
