@@ -77,6 +77,32 @@ def _split(lo: np.ndarray, hi: np.ndarray, parts: np.ndarray, index: np.ndarray)
     return lo + (index * length) // parts, lo + ((index + 1) * length) // parts
 
 
+def split_regions(r0: np.ndarray, r1: np.ndarray, c0: np.ndarray, c1: np.ndarray,
+                  k_rows: np.ndarray, k_cols: np.ndarray) -> tuple[np.ndarray, ...]:
+    """Split region i into k_rows[i] x k_cols[i] near-equal blocks (row-major).
+
+    Returns the blocks' r0, r1, c0, c1 and, for each block, the index of its region.
+    """
+    counts = k_rows * k_cols
+    owner = np.repeat(np.arange(r0.size), counts)
+    within = np.arange(counts.sum()) - np.repeat(np.cumsum(counts) - counts, counts)
+    kr, kc = k_rows[owner], k_cols[owner]
+    nr0, nr1 = _split(r0[owner], r1[owner], kr, within // kc)
+    nc0, nc1 = _split(c0[owner], c1[owner], kc, within % kc)
+    return nr0, nr1, nc0, nc1, owner
+
+
+def tree_from_levels(grid_shape: tuple[int, int],
+                     levels: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]]
+                     ) -> RegionTree:
+    """A RegionTree from per-depth (r0, r1, c0, c1, parent index within the previous depth)."""
+    offsets = np.cumsum([0] + [lv[0].size for lv in levels])
+    parents = [np.array([-1])] + [lv[4] + offsets[d] for d, lv in enumerate(levels[1:])]
+    arrays = [np.concatenate([lv[i] for lv in levels]) for i in range(4)]
+    depths = np.concatenate([np.full(lv[0].size, d) for d, lv in enumerate(levels)])
+    return RegionTree(grid_shape, *arrays, parent=np.concatenate(parents), depth=depths)
+
+
 def build_region_tree(grid_shape: tuple[int, int], branching: int | tuple[int, int],
                       max_depth: int | None = None) -> RegionTree:
     """A tree whose nodes split each side into `branching` near-equal parts, down to cells.
@@ -88,29 +114,17 @@ def build_region_tree(grid_shape: tuple[int, int], branching: int | tuple[int, i
     b_rows, b_cols = (branching, branching) if isinstance(branching, int) else branching
     if min(b_rows, b_cols) < 2:
         raise ValueError("branching must be at least 2")
-    r0, r1, c0, c1 = (np.array([v]) for v in (0, rows, 0, cols))
-    levels = [(r0, r1, c0, c1, np.array([-1]))]
-    offset, depth = 0, 0
-    while max_depth is None or depth < max_depth:
+    levels = [tuple(np.array([v]) for v in (0, rows, 0, cols, -1))]
+    while max_depth is None or len(levels) - 1 < max_depth:
         r0, r1, c0, c1, _ = levels[-1]
         splittable = np.flatnonzero((r1 - r0 > 1) | (c1 - c0 > 1))
         if splittable.size == 0:
             break
-        k_rows = np.minimum(b_rows, r1[splittable] - r0[splittable])
-        k_cols = np.minimum(b_cols, c1[splittable] - c0[splittable])
-        counts = k_rows * k_cols
-        owner = np.repeat(splittable, counts)
-        within = np.arange(counts.sum()) - np.repeat(np.cumsum(counts) - counts, counts)
-        kc = np.repeat(k_cols, counts)
-        kr = np.repeat(k_rows, counts)
-        nr0, nr1 = _split(r0[owner], r1[owner], kr, within // kc)
-        nc0, nc1 = _split(c0[owner], c1[owner], kc, within % kc)
-        levels.append((nr0, nr1, nc0, nc1, owner + offset))
-        offset += r0.size
-        depth += 1
-    arrays = [np.concatenate([lv[i] for lv in levels]) for i in range(5)]
-    depths = np.concatenate([np.full(lv[0].size, d) for d, lv in enumerate(levels)])
-    return RegionTree((rows, cols), *arrays[:4], parent=arrays[4], depth=depths)
+        r0, r1, c0, c1 = r0[splittable], r1[splittable], c0[splittable], c1[splittable]
+        nr0, nr1, nc0, nc1, owner = split_regions(
+            r0, r1, c0, c1, np.minimum(b_rows, r1 - r0), np.minimum(b_cols, c1 - c0))
+        levels.append((nr0, nr1, nc0, nc1, splittable[owner]))
+    return tree_from_levels((rows, cols), levels)
 
 
 def tree_least_squares(tree: RegionTree, measured: np.ndarray, variance: np.ndarray) -> np.ndarray:
@@ -170,7 +184,10 @@ def paint_leaves(tree: RegionTree, estimate: np.ndarray) -> np.ndarray:
         grid = np.zeros((rows, cols))
         grid[r0, c0] = density
         return grid
-    grid = np.zeros((rows, cols))
-    for r_lo, r_hi, c_lo, c_hi, value in zip(r0, r1, c0, c1, density):
-        grid[r_lo:r_hi, c_lo:c_hi] = value
-    return grid
+    # Disjoint blocks: mark each block's corners in a difference array, then integrate.
+    corners = np.zeros((rows + 1, cols + 1))
+    np.add.at(corners, (r0, c0), density)
+    np.add.at(corners, (r0, c1), -density)
+    np.add.at(corners, (r1, c0), -density)
+    np.add.at(corners, (r1, c1), density)
+    return np.cumsum(np.cumsum(corners, axis=0), axis=1)[:rows, :cols]
