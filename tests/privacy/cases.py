@@ -1,0 +1,162 @@
+"""The registry of privacy audits: one `AuditCase` per component, run by test_audits.py.
+
+Each case names a component (a mechanism called through `jostle.mechanisms`, or a Jostle
+program run through `jostle.Session`), a pair of neighbouring tables that is a worst case for
+it (one row added, at a bound, flipping an argmax, or just at a threshold), and the epsilon (and
+delta) it claims. The auditor (`jostle.audit`) must not find a lower bound above the claim.
+`NEGATIVE_CONTROLS` are deliberately mis-calibrated variants that it MUST catch at the same
+sample sizes, which shows the audits have power.
+
+To audit a new component, append an AuditCase to CASES; see docs/auditing.md.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from jostle import mechanisms
+from jostle.audit import SPAN, AuditCase, AuditContext, private_value, release_runner, session_runner
+from jostle.budget import Budget
+
+SCHEMA = {"age": ("numeric", 0, 100), "grp": ("categorical", ["a", "b", "c"])}
+
+# Test-phase samples per dataset (selection draws a quarter as many more). Vectorised draws are
+# cheap; a mechanism called once per sample costs ~50 us; a Session run ~1.5 ms.
+VECTORISED = 100_000
+PER_CALL = 20_000
+PER_SESSION = 5_000
+
+
+def table(groups: list[str] | str, ages: list[float] | None = None) -> pd.DataFrame:
+    """A private table with one row per group label (ages default to 50)."""
+    groups = list(groups)
+    return pd.DataFrame({"age": ages if ages is not None else [50.0] * len(groups), "grp": groups})
+
+
+def plus(frame: pd.DataFrame, group: str, age: float = 50.0) -> pd.DataFrame:
+    """The neighbour of `frame` with one more row."""
+    return pd.concat([frame, table([group], [age])], ignore_index=True)
+
+
+def vectorised(release: Any, expression: str) -> Any:
+    return release_runner(release, expression, SCHEMA, vectorise=True)
+
+
+def per_call(release: Any, expression: str) -> Any:
+    return release_runner(release, expression, SCHEMA)
+
+
+# ---------------------------------------------------------------- neighbours
+COUNTS = (table("a" * 20), plus(table("a" * 20), "a"))
+AGES = list(np.random.default_rng(7).integers(0, 101, 30).astype(float))
+# A row at the column's upper bound moves a sum by its full sensitivity, 100.
+SUMS = (table("a" * 30, AGES), plus(table("a" * 30, AGES), "a", 100.0))
+# A mean over few rows at the lower bound, neighbour adds one at the upper bound.
+MEANS = (table("aaa", [0.0] * 3), plus(table("aaa", [0.0] * 3), "a", 100.0))
+# "a" and "b" tie; the added "a" row makes "a" the argmax.
+TIE = (table("aaaabbbbc"), plus(table("aaaabbbbc"), "a"))
+# x = number of "a" rows goes from 1 to 2.
+ONE_A = (table("abbb"), plus(table("abbb"), "a"))
+# Sparse vector: x = number of "a" rows goes from 4 to 5 = the threshold.
+AT_THRESHOLD = (table("aaaab"), plus(table("aaaab"), "a"))
+# Partition by grp: the added row lands in part "b" only.
+PARTS = (table("aaaaabbbcc"), plus(table("aaaaabbbcc"), "b"))
+# A row at the age bound changes both a count and a sum.
+BLOCK = (table("aaaa", [10.0, 20.0, 30.0, 40.0]), plus(table("aaaa", [10.0, 20.0, 30.0, 40.0]), "a", 100.0))
+
+COUNT_A = 'count(t.where(lambda r: r.grp == "a"))'
+NON_MONOTONE = f'map(lambda g: {COUNT_A} if g == "a" else -{COUNT_A}, ["a", "b"])'
+MONOTONE = 'map(lambda g: count(t.where(lambda r: r.grp == g)), ["a", "b", "c"])'
+
+
+def survey(epsilon: float) -> Any:
+    """k-ary randomized response on a one-respondent survey, `count` responses at a time.
+
+    Each row's response depends on that row alone, so a table of `count` copies of the one
+    respondent gives `count` independent responses of the one-respondent survey in one call.
+    """
+    def run(frame: pd.DataFrame, count: int, seed: int) -> list[str]:
+        copies = pd.concat([frame] * count, ignore_index=True)
+        survey_table = private_value(copies, SCHEMA, "t", public_rows=True)
+        return list(mechanisms.randomized_response(AuditContext(seed), survey_table, "grp", epsilon, SPAN))
+    return run
+
+
+def ignoring_sensitivity(ctx: AuditContext, value: Any, epsilon: float) -> Any:
+    """NEGATIVE CONTROL: Laplace scaled as if every sum had sensitivity 1."""
+    return mechanisms.laplace(ctx, dataclasses.replace(value, l1=1.0, l2=1.0), epsilon, SPAN)
+
+
+PARTITION_PROGRAM = """
+with budget 0.5:
+    out = []
+    for part in t.partition("grp"):
+        out = out + [{{ count(part) }}]
+"""
+
+BLOCK_PROGRAM = """
+with budget 0.6:
+    n = {{ count(t) }}
+    s = {{ sum(t, "age") }}
+"""
+
+# NEGATIVE CONTROL: two overlapping subsets released as if they were parts of a partition.
+# Jostle charges this sequentially (1.0); the control claims the parallel cost 0.5.
+OVERLAP_PROGRAM = """
+with budget 1:
+    left = {{ count(t.where(lambda r: r.grp in ["a", "b"])) }}
+    right = {{ count(t.where(lambda r: r.grp in ["b", "c"])) }}
+"""
+
+CASES = [
+    AuditCase("laplace count", vectorised(lambda c, x: mechanisms.laplace(c, x, 0.5, SPAN), "count(t)"),
+              *COUNTS, epsilon=0.5, samples=VECTORISED, at_least=0.25),
+    AuditCase("laplace sum, row at bound", vectorised(lambda c, x: mechanisms.laplace(c, x, 1.0, SPAN),
+              'sum(t, "age")'), *SUMS, epsilon=1.0, samples=VECTORISED, at_least=0.5),
+    AuditCase("geometric count", vectorised(lambda c, x: mechanisms.geometric(c, x, 0.5, SPAN), "count(t)"),
+              *COUNTS, epsilon=0.5, samples=VECTORISED, at_least=0.25),
+    AuditCase("gaussian count", vectorised(lambda c, x: mechanisms.gaussian(c, x, 0.5, 1e-3, SPAN),
+              "count(t)"), *COUNTS, epsilon=0.5, delta=1e-3, samples=VECTORISED),
+    AuditCase("{{ }} geometric path", vectorised(
+              lambda c, x: mechanisms.release_default(c, x, Budget.of(0.5), SPAN), "count(t)"),
+              *COUNTS, epsilon=0.5, samples=VECTORISED, at_least=0.25),
+    AuditCase("{{ }} laplace path", vectorised(
+              lambda c, x: mechanisms.release_default(c, x, Budget.of(1.0), SPAN), 'sum(t, "age")'),
+              *SUMS, epsilon=1.0, samples=VECTORISED, at_least=0.5),
+    AuditCase("laplace mean", per_call(lambda c, m: mechanisms.laplace(c, m, 1.0, SPAN), 'mean(t, "age")'),
+              *MEANS, epsilon=1.0, samples=PER_CALL),
+    AuditCase("exponential, row flips argmax", per_call(
+              lambda c, u: mechanisms.exponential(c, ("a", "b", "c"), list(u), 1.0, 1, SPAN), MONOTONE),
+              *TIE, epsilon=1.0, samples=PER_CALL),
+    AuditCase("exponential, non-monotone utility", per_call(
+              lambda c, u: mechanisms.exponential(c, ("a", "b"), list(u), 1.0, 1, SPAN), NON_MONOTONE),
+              *ONE_A, epsilon=1.0, samples=PER_CALL, at_least=0.5),
+    AuditCase("report_noisy_max, non-monotone scores", per_call(
+              lambda c, s: mechanisms.report_noisy_max(c, s, 1.0, SPAN), NON_MONOTONE),
+              *ONE_A, epsilon=1.0, samples=PER_CALL),
+    AuditCase("above_threshold, row at threshold", per_call(
+              lambda c, q: mechanisms.above_threshold(c, q, 5, 1.0, SPAN), f"[{COUNT_A}, 9 - {COUNT_A}]"),
+              *AT_THRESHOLD, epsilon=1.0, samples=PER_CALL),
+    AuditCase("randomized_response", survey(1.0), table("a"), table("b"), epsilon=1.0,
+              samples=VECTORISED, at_least=0.5),
+    AuditCase("partition, {{ }} in every part", session_runner(PARTITION_PROGRAM, "out", SCHEMA, 0.5),
+              *PARTS, epsilon=0.5, samples=PER_SESSION, at_least=0.25),
+    AuditCase("with budget block, two {{ }}", session_runner(BLOCK_PROGRAM, "[n, s]", SCHEMA, 0.6),
+              *BLOCK, epsilon=0.6, samples=PER_SESSION, at_least=0.2),
+]
+
+NEGATIVE_CONTROLS = [
+    AuditCase("half-noise laplace", vectorised(lambda c, x: mechanisms.laplace(c, x, 1.0, SPAN), "count(t)"),
+              *COUNTS, epsilon=0.5, samples=VECTORISED, expect_violation=True),
+    AuditCase("sum ignoring its sensitivity", vectorised(lambda c, x: ignoring_sensitivity(c, x, 1.0),
+              'sum(t, "age")'), *SUMS, epsilon=1.0, samples=VECTORISED, expect_violation=True),
+    AuditCase("exponential with eps instead of eps/2", per_call(
+              lambda c, u: mechanisms.exponential(c, ("a", "b"), list(u), 2.0, 1, SPAN), NON_MONOTONE),
+              *ONE_A, epsilon=1.0, samples=PER_CALL, expect_violation=True),
+    AuditCase("overlapping subsets claimed parallel", session_runner(OVERLAP_PROGRAM, "[left, right]", SCHEMA, 1),
+              *PARTS, epsilon=0.5, samples=PER_SESSION, expect_violation=True),
+]
