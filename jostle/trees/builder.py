@@ -257,11 +257,14 @@ def _release_leaves(tree: TreeArrays, row_node: np.ndarray, y: np.ndarray, n_cla
         return
     # every leaf holds disjoint rows: one charge covers them all (parallel composition)
     epsilon = floor_float(budget.total - spent_so_far())
+    tree.leaf_epsilon = epsilon
     if rules.leaf_mechanism == "counts":
         charge(epsilon, f"noisy class counts of {leaves.size} leaves (L1 sensitivity 1)")
         leaf_counts = np.zeros((n_nodes, n_classes))
         leaf_counts[leaves] = noisy_counts(noise, exact[leaves], epsilon)
         tree.counts = sum_children_into_parents(leaf_counts, tree.parent, tree.depth, is_leaf)
+        tree.released_leaves = sum_children_into_parents(is_leaf.astype(np.float64)[:, None], tree.parent,
+                                                         tree.depth, is_leaf)[:, 0]
         tree.proba = distributions_from_counts(tree.counts, tree.parent, tree.depth)
     elif rules.leaf_mechanism == "exponential":
         # utility of label c = its count at the leaf: sensitivity 1, monotone

@@ -160,7 +160,7 @@ def encode_features(X: Any, domains: Sequence[Domain] | Mapping[str, Domain],
 def encode_categories(values: Any, categories: Sequence[Any], what: str) -> np.ndarray:
     """Codes 0..len(categories)-1 of `values`; a value outside the declared list is an error."""
     array = np.asarray(values, dtype=object).ravel()
-    codes = pd.Categorical(array, categories=list(categories)).codes.astype(np.int64)
+    codes = pd.Index(list(categories), dtype=object).get_indexer(array).astype(np.int64)
     if (codes < 0).any():
         bad = array[codes < 0][0]
         raise ValueError(f"{what}: value {bad!r} is outside the declared public domain "

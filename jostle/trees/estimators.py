@@ -127,6 +127,10 @@ class DPDecisionTreeClassifier(_TreeClassifierBase):
         table_size: the table's size if it is public (then not measured).
         max_features: if set, each node considers this many random unused attributes.
         prune: C4.5 pessimistic pruning on the noisy counts (post-processing; needs "counts").
+        smoothing: each node's class distribution is shrunk towards its parent's with a
+            pseudo-count of smoothing * sqrt(2) / eps_leaf * sqrt(|C| L) rows, the scale of the
+            noise in its count vector (a sum of L released leaf vectors); 0 only falls back to
+            the parent for an empty leaf. Post-processing.
         confidence: C4.5's confidence level CF for pruning.
         max_rows: public upper bound on the table's rows (entropy utility's sensitivity).
         max_nodes: public cap on the nodes of one tree.
@@ -143,7 +147,7 @@ class DPDecisionTreeClassifier(_TreeClassifierBase):
                  max_depth: int | str | None = 5, n_trees: int = 1, disjoint_trees: bool = False,
                  leaf_mechanism: str = "counts", leaf_fraction: float | None = None, stop_fraction: float = 0.5,
                  size_fraction: float = 0.05, table_size: int | None = None, max_features: int | None = None,
-                 prune: bool = True, confidence: float = 0.25, max_rows: int = 1_000_000,
+                 prune: bool = True, smoothing: float = 1.0, confidence: float = 0.25, max_rows: int = 1_000_000,
                  max_nodes: int = 100_000, random_state: int | None = None, noise: Any = None,
                  charge: Callable[[float, str], None] | None = None, name: str | None = None) -> None:
         self.epsilon = epsilon
@@ -161,6 +165,7 @@ class DPDecisionTreeClassifier(_TreeClassifierBase):
         self.table_size = table_size
         self.max_features = max_features
         self.prune = prune
+        self.smoothing = smoothing
         self.confidence = confidence
         self.max_rows = max_rows
         self.max_nodes = max_nodes
@@ -189,6 +194,8 @@ class DPDecisionTreeClassifier(_TreeClassifierBase):
         for label, value in (("stop_fraction", self.stop_fraction), ("size_fraction", self.size_fraction)):
             if not 0 < value < 1:
                 raise ValueError(f"{label} must be in (0, 1), got {value!r}")
+        if not (isinstance(self.smoothing, (int, float)) and 0 <= self.smoothing < math.inf):
+            raise ValueError(f"smoothing must be a number >= 0, got {self.smoothing!r}")
         if self.prune and self.leaf_mechanism != "counts":
             raise ValueError("prune=True needs leaf_mechanism='counts' (pruning reads the leaves' counts)")
         if self.max_features is not None and not (isinstance(self.max_features, (int, np.integer))
@@ -241,7 +248,12 @@ class DPDecisionTreeClassifier(_TreeClassifierBase):
                              noise, part, f"tree {index + 1}/{self.n_trees}")
             if self.prune:
                 prune_pessimistic(tree, self.confidence)
-                tree.proba = distributions_from_counts(tree.counts, tree.parent, tree.depth)
+            if tree.counts is not None:
+                # post-processing: shrink noisy nodes towards their parents by the noise of
+                # their counts (a sum of `released_leaves` leaf vectors, each cell ~ sqrt(2)/eps)
+                noise_scale = math.sqrt(2.0) / tree.leaf_epsilon * np.sqrt(n_classes * tree.released_leaves)
+                pseudo_count = self.smoothing * noise_scale
+                tree.proba = distributions_from_counts(tree.counts, tree.parent, tree.depth, pseudo_count)
             self.trees_.append(tree)
         self.ledger_ = ledger
         self.epsilon_spent_ = ledger.spent

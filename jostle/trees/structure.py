@@ -31,6 +31,9 @@ class TreeArrays:
             of its children), or None when leaves release only a label.
         proba: class distribution used for prediction at each node.
         epsilon: the epsilon this tree cost (its own composed charges).
+        leaf_epsilon: the epsilon of the leaves' release (0 for an exact tree).
+        released_leaves: how many released leaf count vectors each node's counts sum (1 at a
+            leaf as grown; pruning keeps it), so each count's noise variance is known.
     """
 
     attribute: np.ndarray
@@ -41,6 +44,8 @@ class TreeArrays:
     counts: np.ndarray | None
     proba: np.ndarray
     epsilon: float = 0.0
+    leaf_epsilon: float = 0.0
+    released_leaves: np.ndarray | None = None
 
     @property
     def n_nodes(self) -> int:
@@ -81,20 +86,29 @@ class TreeArrays:
         return self.proba[self.apply(codes)]
 
 
-def distributions_from_counts(counts: np.ndarray, parent: np.ndarray, depth: np.ndarray) -> np.ndarray:
-    """Class distributions from (noisy) counts, negative counts clipped to 0.
+def distributions_from_counts(counts: np.ndarray, parent: np.ndarray, depth: np.ndarray,
+                              pseudo_count: float | np.ndarray = 0.0) -> np.ndarray:
+    """Class distributions from (noisy) counts, negative counts clipped to 0, top-down.
 
-    A node whose clipped counts sum to 0 (an empty or noise-swamped node) takes its parent's
-    distribution; the root falls back to uniform. Pure post-processing of released counts.
+    Each node's distribution is its clipped counts plus `pseudo_count` rows (one number, or
+    one per node) spread like its parent's distribution (the root's prior is uniform), normalised:
+        p(node) = (counts+ + pseudo_count * p(parent)) / (sum(counts+) + pseudo_count).
+    With pseudo_count 0 a node whose clipped counts sum to 0 (empty, or swamped by noise) takes
+    its parent's distribution, as C4.5 does for an empty leaf. A positive pseudo-count shrinks
+    small, noisy nodes towards their parents. Pure post-processing of released counts.
     """
     clipped = np.clip(counts, 0.0, None)
-    totals = clipped.sum(axis=1, keepdims=True)
+    totals = clipped.sum(axis=1)
     n_classes = counts.shape[1]
-    proba = np.divide(clipped, totals, out=np.full_like(clipped, 1.0 / n_classes), where=totals > 0)
-    empty = totals[:, 0] <= 0
-    for level in range(1, int(depth.max()) + 1):  # top-down: a parent is final before its children
-        nodes = np.flatnonzero(empty & (depth == level))
-        proba[nodes] = proba[parent[nodes]]
+    proba = np.empty_like(clipped)
+    pseudo = np.broadcast_to(np.asarray(pseudo_count, dtype=np.float64), totals.shape)
+    for level in range(int(depth.max()) + 1):  # top-down: a parent is final before its children
+        nodes = np.flatnonzero(depth == level)
+        prior = np.full((nodes.size, n_classes), 1.0 / n_classes) if level == 0 else proba[parent[nodes]]
+        weight = pseudo[nodes, None]
+        mass = totals[nodes, None] + weight
+        blended = np.divide(clipped[nodes] + weight * prior, mass, out=prior.copy(), where=mass > 0)
+        proba[nodes] = blended
     return proba
 
 
