@@ -97,6 +97,52 @@ class RangeWorkload:
         upper = table[:, 1:]
         return np.triu(upper) + np.triu(upper, 1).T
 
+    def bucket_gram(self, starts: np.ndarray) -> np.ndarray:
+        """W^T W of a 1D workload reduced to buckets (each bucket's columns averaged).
+
+        Bucket b = [starts[b], starts[b + 1]). A query [lo, hi) becomes fractions f_A, f_B on
+        its end buckets A, B and ones on the buckets strictly between, so W^T W is assembled
+        from point terms, row segments (difference arrays) and the interior blocks (2D
+        cumulative counts) in O(m^2 + queries) without the n x n matrix.
+        """
+        if self.ndim != 1:
+            raise ValueError("bucket_gram() is for 1D workloads")
+        n = self.shape[0]
+        starts = np.asarray(starts, dtype=np.int64)
+        m = starts.size
+        sizes = np.diff(np.concatenate([starts, [n]])).astype(float)
+        lo, hi = self.lower[:, 0], self.upper[:, 0]
+        first = np.searchsorted(starts, lo, side="right") - 1
+        last = np.searchsorted(starts, hi - 1, side="right") - 1
+        single = first == last
+        f_first = np.where(single, (hi - lo) / sizes[first],
+                           (starts[first] + sizes[first] - lo) / sizes[first])
+        f_last = (hi - starts[last]) / sizes[last]
+        multi = ~single
+        a, b, fa, fb = first[multi], last[multi], f_first[multi], f_last[multi]
+        points = np.bincount(first[single] * m + first[single], weights=f_first[single] ** 2,
+                             minlength=m * m)
+        points += np.bincount(a * m + a, weights=fa ** 2, minlength=m * m)
+        points += np.bincount(b * m + b, weights=fb ** 2, minlength=m * m)
+        points += np.bincount(a * m + b, weights=fa * fb, minlength=m * m)
+        points += np.bincount(b * m + a, weights=fa * fb, minlength=m * m)
+        gram = points.reshape(m, m)
+        inner = b > a + 1
+        a, b, fa, fb = a[inner], b[inner], fa[inner], fb[inner]
+        # Rows a and b get f_a, f_b on the interior columns a+1 .. b-1 (and symmetrically).
+        steps = np.bincount(a * (m + 1) + a + 1, weights=fa, minlength=m * (m + 1))
+        steps -= np.bincount(a * (m + 1) + b, weights=fa, minlength=m * (m + 1))
+        steps += np.bincount(b * (m + 1) + a + 1, weights=fb, minlength=m * (m + 1))
+        steps -= np.bincount(b * (m + 1) + b, weights=fb, minlength=m * (m + 1))
+        cross = np.cumsum(steps.reshape(m, m + 1), axis=1)[:, :m]
+        gram += cross + cross.T
+        # Interior [s, t) = [a + 1, b): #{s <= min(i, j), t > max(i, j)}.
+        counts = np.bincount((a + 1) * (m + 1) + (m - b), minlength=(m + 1) * (m + 1))
+        table = np.cumsum(np.cumsum(counts.reshape(m + 1, m + 1), axis=1), axis=0)
+        upper = np.triu(table[:m, m - 1::-1][:, :m])
+        gram += upper + np.triu(upper, 1).T
+        return gram
+
     def dense_rows(self, start: int, stop: int) -> np.ndarray:
         """Queries start..stop-1 as dense 0/1 rows over the flattened (row-major) domain."""
         r0, r1, c0, c1 = (b[start:stop] for b in self._grid_bounds())
@@ -121,24 +167,29 @@ class AllRanges1D(RangeWorkload):
     def __len__(self) -> int:
         return self._n * (self._n + 1) // 2
 
-    @property
-    def lower(self) -> np.ndarray:  # type: ignore[override]
-        return np.concatenate([np.full(self._n - i, i) for i in range(self._n)]).reshape(-1, 1)
-
-    @property
-    def upper(self) -> np.ndarray:  # type: ignore[override]
-        return np.concatenate([np.arange(i + 1, self._n + 1) for i in range(self._n)]).reshape(-1, 1)
-
-    def answer(self, x: np.ndarray) -> np.ndarray:
-        """Answers in row-major order of (i, j): [0, 1), [0, 2), ..., [0, n), [1, 2), ..."""
-        prefix = np.concatenate([[0.0], np.cumsum(np.asarray(x, dtype=float).ravel())])
+    def _pair_arrays(self) -> tuple[np.ndarray, np.ndarray]:
+        """Start and end of every query, in row-major (start, end) order."""
         if not hasattr(self, "_pairs"):
             lengths = np.arange(self._n, 0, -1, dtype=np.int32)
             starts = np.repeat(np.arange(self._n, dtype=np.int32), lengths)
             row_offsets = np.repeat(np.cumsum(lengths) - lengths, lengths).astype(np.int32)
             ends = np.arange(starts.size, dtype=np.int32) - row_offsets + starts + 1
             self._pairs = (starts, ends)
-        return prefix[self._pairs[1]] - prefix[self._pairs[0]]
+        return self._pairs
+
+    @property
+    def lower(self) -> np.ndarray:  # type: ignore[override]
+        return self._pair_arrays()[0].astype(np.int64).reshape(-1, 1)
+
+    @property
+    def upper(self) -> np.ndarray:  # type: ignore[override]
+        return self._pair_arrays()[1].astype(np.int64).reshape(-1, 1)
+
+    def answer(self, x: np.ndarray) -> np.ndarray:
+        """Answers in row-major order of (i, j): [0, 1), [0, 2), ..., [0, n), [1, 2), ..."""
+        prefix = np.concatenate([[0.0], np.cumsum(np.asarray(x, dtype=float).ravel())])
+        starts, ends = self._pair_arrays()
+        return prefix[ends] - prefix[starts]
 
     def region(self, index: int) -> tuple[slice, ...]:
         row_starts = np.concatenate([[0], np.cumsum(np.arange(self._n, 0, -1))])
@@ -151,6 +202,26 @@ class AllRanges1D(RangeWorkload):
         abs_sum = float(np.dot(prefix, 2.0 * np.arange(m) - m + 1))
         square_sum = float(m * np.dot(prefix, prefix) - prefix.sum() ** 2)
         return abs_sum / len(self), square_sum / len(self)
+
+    def bucket_gram(self, starts: np.ndarray) -> np.ndarray:
+        """Reduced W^T W from G[i, j] = (min(i, j) + 1)(n - max(i, j)) in O(m^2 + n):
+        off-diagonal bucket pairs factor into (mean of i + 1) x (mean of n - j)."""
+        n = self._n
+        starts = np.asarray(starts, dtype=np.int64)
+        sizes = np.diff(np.concatenate([starts, [n]])).astype(float)
+        index = np.arange(n, dtype=float)
+        left = np.add.reduceat(index + 1.0, starts) / sizes
+        right = np.add.reduceat(n - index, starts) / sizes
+        upper = np.triu(np.outer(left, right), 1)
+        gram = upper + upper.T
+        # Within a bucket [s, e): sum_i (i+1)(n-i) + 2 sum_{i<j} (i+1)(n-j), where
+        # sum_{i=s}^{j-1} (i+1) = T(j) - T(s) with T(k) = k(k+1)/2.
+        triangle = index * (index + 1.0) / 2.0
+        owner_start = np.repeat(starts, sizes.astype(np.int64)).astype(float)
+        below = triangle - owner_start * (owner_start + 1.0) / 2.0
+        within = np.add.reduceat((index + 1.0) * (n - index) + 2.0 * (n - index) * below, starts)
+        gram[np.diag_indices(starts.size)] = within / sizes ** 2
+        return gram
 
     def gram(self) -> np.ndarray:
         index = np.arange(self._n)
