@@ -239,6 +239,30 @@ class WithBudget(Stmt):
 
 
 @dataclass(frozen=True)
+class OptionDef(Stmt):
+    """`option NAME(params):` with an `answer:` body and an optional `predict(F):` prior."""
+
+    name: str
+    params: tuple[Param, ...]
+    answer: tuple[Stmt, ...]
+    predict_param: str | None
+    predict: tuple[Stmt, ...] | None
+
+
+@dataclass(frozen=True)
+class ChoiceMakerExpr(Expr):
+    """`choicemaker among {A, B} informed by {f, g} trained on CORPUS [measured by E]
+    [spending S on metafeatures]`."""
+
+    options: tuple[Name, ...]
+    metafeatures: tuple[Name, ...]
+    corpus: Expr
+    error: Expr | None
+    share: Expr | None
+    name: str | None = None
+
+
+@dataclass(frozen=True)
 class Program(Node):
     body: tuple[Stmt, ...]
     source: Source
@@ -257,7 +281,7 @@ def count_releases(body: tuple[Stmt, ...] | Expr | Stmt) -> int:
     def walk(node: object) -> int:
         if isinstance(node, Release):
             return 1 + walk(node.expr)
-        if isinstance(node, (Def, Lambda, WithBudget)):
+        if isinstance(node, (Def, Lambda, WithBudget, OptionDef, ChoiceMakerExpr)):
             return 0
         if isinstance(node, tuple):
             return sum(walk(item) for item in node)

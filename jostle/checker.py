@@ -51,7 +51,7 @@ def _assigned(body: Iterable[A.Stmt]) -> set[str]:
     for stmt in body:
         if isinstance(stmt, (A.Assign, A.AugAssign)):
             names.add(stmt.name)
-        elif isinstance(stmt, A.Def):
+        elif isinstance(stmt, (A.Def, A.OptionDef)):
             names.add(stmt.name)
         elif isinstance(stmt, A.Import):
             names.add(stmt.module)
@@ -137,6 +137,13 @@ class Checker:
             self.block(stmt.body, scope)
         elif isinstance(stmt, A.Def):
             self.function(stmt.params, stmt.body, scope, stmt.span)
+        elif isinstance(stmt, A.OptionDef):
+            if scope.in_function:
+                self.fail("an option is declared at the top of a program or module", stmt.span)
+            self.function(stmt.params, stmt.answer, scope, stmt.span)
+            if stmt.predict is not None:
+                self.function((A.Param(stmt.span, stmt.predict_param or "F", None),), stmt.predict, scope,
+                              stmt.span)
 
     def loop(self, body: tuple[A.Stmt, ...], scope: _Scope) -> None:
         scope.loops += 1
@@ -209,6 +216,12 @@ class Checker:
             self.function(expr.params, expr.body, scope, expr.span)
         elif isinstance(expr, A.Release):
             self.expr(expr.expr, scope)
+        elif isinstance(expr, A.ChoiceMakerExpr):
+            for name in (*expr.options, *expr.metafeatures):
+                self.expr(name, scope)
+            for part in (expr.corpus, expr.error, expr.share):
+                if part is not None:
+                    self.expr(part, scope)
 
     def arity(self, call: A.Call, scope: _Scope) -> None:
         if not isinstance(call.func, A.Name) or scope.knows(call.func.id):

@@ -277,6 +277,30 @@ class Interpreter:
         defaults = tuple(self.eval(p.default, env) if p.default is not None else None for p in stmt.params)
         env.define(stmt.name, Closure(stmt.name, stmt.params, stmt.body, env, stmt.span, defaults))
 
+    def _exec_OptionDef(self, stmt: A.OptionDef, env: Environment) -> None:
+        from jostle.dispatch import JostleOption, source_text
+
+        defaults = tuple(self.eval(p.default, env) if p.default is not None else None for p in stmt.params)
+        answer = Closure(stmt.name, stmt.params, stmt.answer, env, stmt.span, defaults)
+        predict = None
+        if stmt.predict is not None:
+            param = A.Param(stmt.span, stmt.predict_param or "F", None)
+            predict = Closure(f"{stmt.name}.predict", (param,), stmt.predict, env, stmt.span, (None,))
+        env.define(stmt.name, JostleOption(stmt.name, answer, predict, source_text(stmt.span)))
+
+    def _eval_ChoiceMakerExpr(self, expr: A.ChoiceMakerExpr, env: Environment) -> Any:
+        from jostle.dispatch import make_choicemaker
+
+        options = [self.eval(name, env) for name in expr.options]
+        metafeatures = [self.eval(name, env) for name in expr.metafeatures]
+        corpus = self.eval(expr.corpus, env)
+        error = self.eval(expr.error, env) if expr.error is not None else None
+        share = self.eval(expr.share, env) if expr.share is not None else None
+        for value, part in ((corpus, expr.corpus), (error, expr.error), (share, expr.share)):
+            if part is not None and is_private(value):
+                raise refuse("a ChoiceMaker's settings must be public", value, part.span)
+        return make_choicemaker(self, expr, options, metafeatures, corpus, error, share)
+
     def _exec_WithBudget(self, stmt: A.WithBudget, env: Environment) -> None:
         budget = self._budget_value(stmt.epsilon, stmt.delta, env)
         releases = A.count_releases(stmt.body)
@@ -504,6 +528,8 @@ class Interpreter:
                 raise
         if isinstance(function, Closure):
             return self._call_closure(function, args, kwargs, span)
+        if hasattr(function, "jostle_call"):  # options and ChoiceMakers (jostle.dispatch)
+            return function.jostle_call(self, list(args), dict(kwargs), span)
         if is_private(function):
             raise refuse("a private value cannot be called", function, span)
         raise JostleRuntimeError(f"a {type_name(function)} cannot be called", span)

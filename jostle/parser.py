@@ -43,8 +43,11 @@ def _parser() -> Lark:
 
 KEYWORDS = frozenset(
     "if elif else while for in def return lambda with budget import private pass break "
-    "continue and or not true false none".split()
+    "continue and or not true false none option choicemaker".split()
 )
+# Words that are keywords only where the grammar expects them (they remain usable as names):
+# answer, predict (inside an option), among, informed, by, trained, on, measured, spending,
+# metafeatures (inside a choicemaker).
 
 # What a person most likely meant when lark expected one of these and found something else.
 _TOKEN_WORDS = {
@@ -473,3 +476,61 @@ class _ToAst(Transformer):
 
     def release(self, meta, children):
         return A.Release(self._span(meta), children[0])
+
+    # ---------------------------------------------------------- options and the ChoiceMaker
+    def option_def(self, meta, children):
+        name, params, *clauses = children
+        answer = predict = None
+        predict_param = None
+        for kind, span, param, body in clauses:
+            if kind == "answer":
+                if answer is not None:
+                    raise JostleSyntaxError(f"option '{name}' has two answer clauses", span)
+                answer = body
+            else:
+                if predict is not None:
+                    raise JostleSyntaxError(f"option '{name}' has two predict clauses", span)
+                predict, predict_param = body, param
+        if answer is None:
+            raise JostleSyntaxError(f"option '{name}' has no answer clause", self._span(meta),
+                                    "write `answer:` followed by the indented body that computes its answer")
+        return A.OptionDef(self._span(meta), str(name), params or (), answer, predict_param, predict)
+
+    def option_answer(self, meta, children):
+        return ("answer", self._span(meta), None, children[0])
+
+    def option_predict(self, meta, children):
+        return ("predict", self._span(meta), str(children[0]), children[1])
+
+    def choicemaker_stmt(self, meta, children):
+        name, spec = children
+        span = self._span(meta)
+        return A.Assign(span, str(name), A.ChoiceMakerExpr(span, *spec, name=str(name)))
+
+    def choicemaker_expr(self, meta, children):
+        return A.ChoiceMakerExpr(self._span(meta), *children[0])
+
+    def choicemaker_spec(self, meta, children):
+        options, metafeatures, corpus, *clauses = children
+        error = share = None
+        for kind, value in clauses:
+            if kind == "measured":
+                error = value
+            else:
+                share = value
+        return (options, metafeatures, corpus, error, share)
+
+    def name_set(self, meta, children):
+        names = tuple(A.Name(self._tok_span(c), str(c)) for c in children if c is not None)
+        seen: set[str] = set()
+        for name in names:
+            if name.id in seen:
+                raise JostleSyntaxError(f"'{name.id}' is listed twice", name.span)
+            seen.add(name.id)
+        return names
+
+    def cm_measured(self, meta, children):
+        return ("measured", children[0])
+
+    def cm_spending(self, meta, children):
+        return ("spending", children[0])

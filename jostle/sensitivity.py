@@ -140,6 +140,7 @@ def private_binary(op: str, left: Any, right: Any, span: Span) -> Private:
             return _guard(Private(
                 value, left.l1 + right.l1, left.l2 + right.l2, span, description,
                 _join(left, right), left.integer and right.integer, left.labels or right.labels,
+                left.shape or right.shape,
             ), span)
         private, public = (left, right) if isinstance(left, Private) else (right, left)
         if not _is_public_numeric(public):
@@ -153,7 +154,8 @@ def private_binary(op: str, left: Any, right: Any, span: Span) -> Private:
         else:
             value = public + right.value if op == "+" else public - right.value
         integer = private.integer and bool(np.all(np.mod(public, 1) == 0))
-        return Private(value, private.l1, private.l2, span, description, private.node, integer, private.labels)
+        return Private(value, private.l1, private.l2, span, description, private.node, integer, private.labels,
+                       private.shape)
     if op == "*":
         if isinstance(left, Private) and isinstance(right, Private):
             raise refuse(
@@ -171,7 +173,7 @@ def private_binary(op: str, left: Any, right: Any, span: Span) -> Private:
         integer = private.integer and float(public).is_integer()
         return _guard(Private(
             private.value * public, private.l1 * factor, private.l2 * factor, span, description,
-            private.node, integer, private.labels,
+            private.node, integer, private.labels, private.shape,
         ), span)
     if op == "/":
         if isinstance(right, Private):
@@ -187,7 +189,7 @@ def private_binary(op: str, left: Any, right: Any, span: Span) -> Private:
         factor = 1.0 / abs(float(right))
         return _guard(Private(
             left.value / right, left.l1 * factor, left.l2 * factor, span, description,
-            left.node, False, left.labels,
+            left.node, False, left.labels, left.shape,
         ), span)
     private = left if isinstance(left, Private) else right
     raise refuse(
@@ -198,12 +200,12 @@ def private_binary(op: str, left: Any, right: Any, span: Span) -> Private:
 
 def private_negate(value: Private, span: Span) -> Private:
     return Private(-value.value, value.l1, value.l2, span, f"'-' at {span.short}", value.node,
-                   value.integer, value.labels)
+                   value.integer, value.labels, value.shape)
 
 
 def private_abs(value: Private, span: Span) -> Private:
     return Private(np.abs(value.value), value.l1, value.l2, span, f"abs at {span.short}",
-                   value.node, value.integer, value.labels)
+                   value.node, value.integer, value.labels, value.shape)
 
 
 def private_sum(value: Private, span: Span) -> Private:

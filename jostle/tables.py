@@ -247,8 +247,8 @@ def histogram(table: Any, columns: Any, span: Span) -> Private | np.ndarray:
     table = _need_table(table, "histogram", span)
     names = _column_list(columns, span)
     if not names:
-        raise JostleRuntimeError("partition needs at least one column", span,
-                                 'write e.g. partition(t, "region") or partition(t, ["region", "sex"])')
+        raise JostleRuntimeError("histogram needs at least one column", span,
+                                 'write e.g. histogram(t, "region") or histogram(t, ["region", "sex"])')
     specs = [_need_column(table, name, span, numeric=False) for name in names]
     sizes = [len(spec.values) for spec in specs]
     cells = int(np.prod(sizes))
@@ -268,7 +268,8 @@ def histogram(table: Any, columns: Any, span: Span) -> Private | np.ndarray:
     if not table.private:
         return counts
     return Private(counts, float(table.stability), float(table.stability), span,
-                   f"histogram({table.name}, {names})", table.node, integer=True, labels=labels)
+                   f"histogram({table.name}, {names})", table.node, integer=True, labels=labels,
+                   shape=tuple(sizes) if len(sizes) == 2 else None)
 
 
 def check_public_threshold(value: Any, span: Span) -> None:

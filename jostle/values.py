@@ -141,6 +141,7 @@ class Private:
     node: DataNode
     integer: bool = False
     labels: tuple | None = None
+    shape: tuple[int, ...] | None = None  # a 2D histogram's public (rows, cols); None otherwise
 
     @property
     def is_vector(self) -> bool:
@@ -348,7 +349,7 @@ def type_name(value: Any) -> str:
         return "private value"
     if isinstance(value, (RowValues, RowView)):
         return "private column" if is_private(value) else "column"
-    return type(value).__name__
+    return getattr(value, "jostle_type", type(value).__name__)
 
 
 def format_value(value: Any) -> str:

@@ -1,0 +1,491 @@
+"""Options, metafeatures and ChoiceMakers as Jostle values, and the private dispatch.
+
+This is the language side of the ChoiceMaker (the learning side is jostle.choicemaker):
+
+  * `option NAME(params): answer: ... [predict(F): ...]` makes a `JostleOption`; the
+    histogram algorithms of jostle.histograms are `BuiltinOption`s. A program cannot tell
+    the two apart: both are called as `NAME(db, queries, epsilon=E)` and both can be listed in
+    a ChoiceMaker.
+  * Metafeatures are ordinary Jostle functions of the data (`JostleMetafeature`) or built-ins
+    (`BuiltinMetafeature`, e.g. `sparsity`). Inside a Jostle metafeature, `{{ }}` is exact on
+    public data and noisy, charged to the metafeature's share of the budget, on private data.
+  * `choicemaker among {...} informed by {...} trained on CORPUS` makes a `ChoiceMaker`.
+    Calling it measures every metafeature privately, predicts each option's error with the
+    meta-model learned from the public corpus, runs the option predicted best with the rest of
+    the budget and records a `trace` entry.
+
+Privacy of a dispatch with budget E and metafeature share s (default 0.1), k costly
+metafeatures: the whole E is checked against every open limit before anything is measured,
+so a dispatch that cannot be paid for fails with nothing released. Each costly metafeature
+then spends s*E/k (charged before its noise is drawn), and the chosen option spends
+(1 - s)*E (charged before it runs). By sequential composition the dispatch is E-DP. The choice
+of option, the predicted errors and the trace are functions of the released metafeature values
+and public facts only (post-processing), so showing them costs nothing. With no costly
+metafeature the option gets all of E.
+
+Options and metafeatures assume the data is a histogram whose L1 sensitivity is `l1` (1 for
+`histogram(t, cols)` of a 1-stable table). Algorithms are written for sensitivity 1, so they
+are run with epsilon / l1: for integer count vectors, two neighbours differ by at most l1 unit
+steps, and group privacy over l1 steps of an (epsilon/l1)-DP algorithm gives epsilon.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import sys
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import Any
+
+import numpy as np
+
+from jostle import ast_nodes as A
+from jostle.budget import Accountant, Budget, fmt
+from jostle.errors import JostleRuntimeError, PrivacyError
+from jostle.sensitivity import refuse
+from jostle.source import Span
+from jostle.values import Closure, Private, PrivateMean, Record, is_private, type_name
+
+DEFAULT_SHARE = Fraction(1, 10)
+
+
+# ---------------------------------------------------------------- workloads and corpora
+@dataclass(frozen=True, eq=False)
+class WorkloadValue:
+    """A public workload of range queries over a histogram's domain."""
+
+    jostle_type = "workload"
+
+    workload: Any
+    description: str
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return tuple(self.workload.shape)
+
+    def __str__(self) -> str:
+        return f"<workload {self.description}, {len(self.workload)} queries over {'x'.join(map(str, self.shape))}>"
+
+
+@dataclass(frozen=True, eq=False)
+class CorpusValue:
+    """A public training corpus (a list of histogram shapes) for ChoiceMakers."""
+
+    jostle_type = "corpus"
+
+    corpus: Any
+    description: str
+
+    def __str__(self) -> str:
+        return f"<corpus {self.description}, {len(self.corpus)} shapes>"
+
+
+# ---------------------------------------------------------------- data handed to options
+def histogram_data(value: Any, span: Span, who: str) -> tuple[np.ndarray, float, Any, bool]:
+    """(counts shaped as the domain, L1 sensitivity, data node, private?) of an option's input."""
+    if isinstance(value, Private):
+        if not value.is_vector:
+            raise JostleRuntimeError(f"{who} needs a histogram (a vector of counts), got a private scalar", span,
+                                     'make one with histogram(t, "column")')
+        counts = np.asarray(value.value, dtype=float)
+        shape = getattr(value, "shape", None)
+        if shape:
+            counts = counts.reshape(shape)
+        return counts, float(value.l1), value.node, True
+    if isinstance(value, PrivateMean) or is_private(value):
+        raise refuse(f"{who} needs a histogram, not this private value", value, span,
+                     'make one with histogram(t, "column")')
+    if isinstance(value, (tuple, np.ndarray)):
+        counts = np.asarray(value, dtype=float)
+        if counts.ndim not in (1, 2) or counts.size == 0 or not np.all(np.isfinite(counts)):
+            raise JostleRuntimeError(f"{who} needs a non-empty 1D or 2D list of counts", span)
+        return counts, 1.0, None, False
+    raise JostleRuntimeError(f"{who} needs a histogram, got a {type_name(value)}", span,
+                             'make one with histogram(t, "column")')
+
+
+def _workload(value: Any, counts: np.ndarray, span: Span, who: str) -> Any:
+    if not isinstance(value, WorkloadValue):
+        raise JostleRuntimeError(f"{who} needs a workload of queries, got a {type_name(value)}", span,
+                                 "make one with all_ranges(n), prefixes(n), random_ranges(n, k) or "
+                                 "random_rectangles(rows, cols, k)")
+    if tuple(value.shape) != tuple(counts.shape):
+        raise JostleRuntimeError(
+            f"the workload is over a domain of shape {value.shape} but the histogram has shape {counts.shape}",
+            span, "build the workload for the histogram's domain (its number of cells)")
+    return value.workload
+
+
+def _budget_of(interp: Any, kwargs: dict[str, Any], span: Span, who: str) -> Budget:
+    """The budget a call spends: its `epsilon=` keyword, else what a `{{ }}` would get here."""
+    if "epsilon" in kwargs:
+        value = kwargs["epsilon"]
+        if is_private(value):
+            raise refuse("a budget must be public", value, span)
+        if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
+            raise JostleRuntimeError(f"epsilon must be a number, got a {type_name(value)}", span)
+        budget = Budget.of(float(value))
+        if budget.epsilon <= 0:
+            raise JostleRuntimeError("epsilon must be greater than 0", span)
+        return budget
+    context = interp.accountant.innermost
+    if context is None:
+        raise JostleRuntimeError(
+            f"{who} needs a budget", span,
+            "pass epsilon=E, or call it inside `with budget E:` (it then takes what a {{ }} would)")
+    return context.per_release
+
+
+def _check_keywords(kwargs: dict[str, Any], span: Span, who: str, allowed: tuple[str, ...] = ("epsilon",)) -> None:
+    for key in kwargs:
+        if key not in allowed:
+            raise JostleRuntimeError(f"{who} has no keyword argument '{key}'", span, f"its keywords are {list(allowed)}")
+
+
+# ---------------------------------------------------------------- options
+@dataclass(eq=False)
+class BuiltinOption:
+    """A histogram algorithm of jostle.histograms, callable from Jostle."""
+
+    jostle_type = "option"
+
+    name: str
+    option: Any  # jostle.choicemaker HistogramOption
+
+    @property
+    def fingerprint(self) -> str:
+        return f"builtin:{self.name}"
+
+    def __str__(self) -> str:
+        return f"<option {self.name}>"
+
+    def jostle_call(self, interp: Any, args: list[Any], kwargs: dict[str, Any], span: Span) -> Any:
+        who = f"{self.name}()"
+        _check_keywords(kwargs, span, who)
+        if len(args) != 2:
+            raise JostleRuntimeError(f"{who} takes 2 arguments (data, queries) but {len(args)} were given", span)
+        counts, l1, node, private = histogram_data(args[0], span, who)
+        workload = _workload(args[1], counts, span, who)
+        if not private:
+            return counts.reshape(-1).astype(float)  # public data: the exact answer, at no cost
+        budget = _budget_of(interp, kwargs, span, who)
+        return self.run_private(interp, counts, l1, node, workload, budget, span)
+
+    def run_private(self, interp: Any, counts: np.ndarray, l1: float, node: Any, workload: Any,
+                    budget: Budget, span: Span) -> np.ndarray:
+        """Charge `budget`, then run the algorithm at epsilon / l1 (see the module docstring)."""
+        interp.accountant.charge(budget, node, f"option {self.name}", f"{self.name} on a histogram of "
+                                 f"{counts.size} cells", span)
+        if l1 == 0:
+            return counts.reshape(-1).astype(float)
+        estimate = self.option.run(counts, float(budget.epsilon) / l1, workload, interp.randomness)
+        return np.asarray(estimate, dtype=float).reshape(-1)
+
+
+@dataclass(eq=False)
+class JostleOption:
+    """An `option NAME(params):` written in Jostle."""
+
+    jostle_type = "option"
+
+    name: str
+    answer: Closure
+    predict: Closure | None
+    source_text: str
+    dims: tuple[int, ...] = (1, 2)
+
+    @property
+    def fingerprint(self) -> str:
+        return "jostle:" + hashlib.sha256(self.source_text.encode()).hexdigest()[:16]
+
+    def __str__(self) -> str:
+        return f"<option {self.name}>"
+
+    def jostle_call(self, interp: Any, args: list[Any], kwargs: dict[str, Any], span: Span) -> Any:
+        who = f"{self.name}()"
+        _check_keywords(kwargs, span, who)
+        budget = _budget_of(interp, kwargs, span, who)
+        return self.run_with_budget(interp, args, budget, span)
+
+    def run_with_budget(self, interp: Any, args: list[Any], budget: Budget, span: Span) -> Any:
+        """Run the answer body under a cap of `budget` (its `{{ }}` split it)."""
+        releases = A.count_releases(self.answer.body if isinstance(self.answer.body, tuple) else ())
+        with interp.accountant.context(budget, f"option {self.name}", span, max(1, releases)):
+            result = interp.call(self.answer, list(args), span)
+        if is_private(result):
+            raise refuse(f"option {self.name} returned a private value", result, span,
+                         "an option's answer must be released inside it, e.g. return {{ x }}")
+        return result
+
+    # The engine's HistogramOption interface, for training on public data.
+    def run(self, x: np.ndarray, epsilon: float, workload: Any, noise: Any) -> np.ndarray:
+        scratch = scratch_interpreter(noise)
+        data = _training_private(x, scratch)
+        result = self.run_with_budget(scratch, [data, WorkloadValue(workload, "training")],
+                                      Budget.of(epsilon), self.answer.span if hasattr(self.answer, "span")
+                                      else data.origin)
+        return np.asarray(result, dtype=float).reshape(np.shape(x))
+
+
+# ---------------------------------------------------------------- metafeatures
+@dataclass(eq=False)
+class BuiltinMetafeature:
+    """A built-in metafeature (jostle.choicemaker), e.g. sparsity or uniformity."""
+
+    jostle_type = "metafeature"
+
+    name: str
+    metafeature: Any
+
+    @property
+    def cost(self) -> bool:
+        return bool(self.metafeature.cost)
+
+    @property
+    def fingerprint(self) -> str:
+        return f"builtin:{self.name}"
+
+    def __str__(self) -> str:
+        return f"<metafeature {self.name}>"
+
+    def measure(self, x: np.ndarray, epsilon_mf: float, noise: Any, context: Any) -> float:
+        return float(self.metafeature.measure(x, epsilon_mf, noise, context))
+
+
+@dataclass(eq=False)
+class JostleMetafeature:
+    """A Jostle function of the data used as a metafeature (its `{{ }}` spend its share)."""
+
+    jostle_type = "metafeature"
+
+    name: str
+    function: Closure
+    source_text: str
+    cost: bool = True
+
+    @property
+    def fingerprint(self) -> str:
+        return "jostle:" + hashlib.sha256(self.source_text.encode()).hexdigest()[:16]
+
+    def measure_in(self, interp: Any, data: Any, budget: Budget, span: Span) -> float:
+        body = self.function.body
+        releases = A.count_releases(body if isinstance(body, tuple) else body)
+        with interp.accountant.context(budget, f"metafeature {self.name}", span, max(1, releases)):
+            value = interp.call(self.function, [data], span)
+        if is_private(value):
+            raise refuse(f"metafeature {self.name} returned a private value", value, span,
+                         "release inside it: return {{ ... }}")
+        if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
+            raise JostleRuntimeError(f"metafeature {self.name} must return a number, got a {type_name(value)}", span)
+        return float(value)
+
+    # The engine's Metafeature interface, for training on public data.
+    def measure(self, x: np.ndarray, epsilon_mf: float, noise: Any, context: Any) -> float:
+        scratch = scratch_interpreter(noise)
+        data = _training_private(x, scratch)
+        budget = Budget.of(epsilon_mf) if epsilon_mf > 0 else Budget.of(1e-9)
+        return self.measure_in(scratch, data, budget, data.origin)
+
+
+def scratch_interpreter(noise: Any) -> Any:
+    """An interpreter for running Jostle options/metafeatures on PUBLIC training data.
+
+    It has its own accountant (a large cap: the data is public, the noise only simulates what a
+    private run would see) and the given simulation noise; output is discarded.
+    """
+    from jostle.evaluator import Interpreter
+
+    return Interpreter(Accountant(Budget.of(10**9)), noise, output=io.StringIO())
+
+
+def _training_private(x: np.ndarray, interp: Any) -> Private:
+    """A public training histogram dressed as a private one (sensitivity 1), so that the code
+    under training releases it with the same noise it would get on private data."""
+    from jostle.source import BUILTIN_SPAN
+
+    counts = np.asarray(x, dtype=float)
+    return Private(counts.reshape(-1), 1.0, 1.0, BUILTIN_SPAN, "training histogram", interp.accountant.root,
+                   integer=True, shape=counts.shape if counts.ndim == 2 else None)
+
+
+# ---------------------------------------------------------------- the ChoiceMaker
+@dataclass(eq=False)
+class ChoiceMaker:
+    """`choicemaker among {...} informed by {...} trained on CORPUS`, trained lazily."""
+
+    jostle_type = "choicemaker"
+
+    name: str
+    options: list[Any]
+    metafeatures: list[Any]
+    corpus: Any
+    error: str
+    share: Fraction
+    span: Span
+    trained: Any = None
+    traces: list[Record] = field(default_factory=list)
+
+    def __str__(self) -> str:
+        names = ", ".join(o.name for o in self.options)
+        features = ", ".join(m.name for m in self.metafeatures)
+        return f"<choicemaker {self.name} among {{{names}}} informed by {{{features}}}>"
+
+    def ensure_trained(self, interp: Any) -> Any:
+        if self.trained is None:
+            from jostle.choicemaker import train
+
+            jostle_defined = any(isinstance(o, JostleOption) for o in self.options) or \
+                any(isinstance(m, JostleMetafeature) for m in self.metafeatures)
+            engine_options = [o if isinstance(o, JostleOption) else o.option for o in self.options]
+            self.trained = train(engine_options, list(self.metafeatures), self.corpus.corpus,
+                                 mf_share=float(self.share), n_jobs=1 if jostle_defined else -1,
+                                 progress=sys.stderr.isatty() or bool(getattr(interp, "show_progress", False)),
+                                 error=self.error)
+        return self.trained
+
+    def jostle_call(self, interp: Any, args: list[Any], kwargs: dict[str, Any], span: Span) -> Any:
+        who = f"{self.name}()"
+        _check_keywords(kwargs, span, who)
+        if len(args) != 2:
+            raise JostleRuntimeError(f"{who} takes 2 arguments (data, queries) but {len(args)} were given", span)
+        counts, l1, node, private = histogram_data(args[0], span, who)
+        workload = _workload(args[1], counts, span, who)
+        if not private:
+            return counts.reshape(-1).astype(float)
+        budget = _budget_of(interp, kwargs, span, who)
+        # Check the whole dispatch against every limit before anything is measured.
+        interp.accountant.check(budget, node, span)
+        trained = self.ensure_trained(interp)
+        costly = [m for m in self.metafeatures if m.cost]
+        mf_total = budget.epsilon * self.share if costly else Fraction(0)
+        mf_each = Budget(mf_total / len(costly)) if costly else Budget.zero()
+        option_budget = Budget(budget.epsilon - mf_total)
+        context = _Context(shape=counts.shape, epsilon=float(option_budget.epsilon), cells=int(counts.size))
+        data = args[0]
+        features: dict[str, float] = {}
+        for metafeature in self.metafeatures:
+            if isinstance(metafeature, JostleMetafeature):
+                features[metafeature.name] = metafeature.measure_in(interp, data, mf_each, span)
+                continue
+            if metafeature.cost:
+                interp.accountant.charge(mf_each, node, f"metafeature {metafeature.name}",
+                                         f"metafeature {metafeature.name} for {self.name}", span)
+            epsilon_mf = float(mf_each.epsilon) / l1 if (metafeature.cost and l1 > 0) else 0.0
+            features[metafeature.name] = metafeature.measure(counts, epsilon_mf, interp.randomness, context)
+        predictions = dict(trained.predict(features | {"epsilon": context.epsilon}
+                                           if "epsilon" not in features else features))
+        priors = self._priors(interp, features, span)
+        for name, prior in priors.items():
+            predictions.setdefault(name, prior)
+        available = {o.name: o for o in self.options}
+        ranked = sorted((p, n) for n, p in predictions.items() if n in available and np.isfinite(p))
+        if not ranked:
+            raise JostleRuntimeError(f"{self.name} has no prediction for any of its options", span,
+                                     "train it on a corpus, or give the options predict(F) priors")
+        choice = available[ranked[0][1]]
+        if isinstance(choice, JostleOption):
+            answer = choice.run_with_budget(interp, list(args), option_budget, span)
+        else:
+            answer = choice.run_private(interp, counts, l1, node, workload, option_budget, span)
+        self.traces.append(Record.of({
+            "choicemaker": self.name,
+            "where": span.location,
+            "metafeatures": Record.of({k: float(v) for k, v in features.items()}),
+            "predicted_error": Record.of({n: float(predictions[n]) for n in available if n in predictions}),
+            "prior": Record.of({k: float(v) for k, v in priors.items()}),
+            "choice": choice.name,
+            "epsilon": float(budget.epsilon),
+            "metafeature_epsilon": float(mf_total),
+            "option_epsilon": float(option_budget.epsilon),
+        }))
+        return answer
+
+    def _priors(self, interp: Any, features: dict[str, float], span: Span) -> dict[str, float]:
+        priors = {}
+        record = Record.of(dict(features))
+        for option in self.options:
+            if isinstance(option, JostleOption) and option.predict is not None:
+                value = interp.call(option.predict, [record], span)
+                if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
+                    raise JostleRuntimeError(f"option {option.name}'s predict must return a number", span)
+                priors[option.name] = float(value)
+        return priors
+
+
+@dataclass(frozen=True)
+class _Context:
+    """Public facts a metafeature may use: the domain's shape and the option's budget."""
+
+    shape: tuple[int, ...]
+    epsilon: float
+    cells: int
+
+
+def explain(maker: ChoiceMaker) -> str:
+    """A readable account of every dispatch of `maker` (post-processing of released values)."""
+    if not maker.traces:
+        return f"{maker.name} has not been called yet"
+    lines = []
+    for trace in maker.traces:
+        lines.append(f"{trace.get('choicemaker')} at {trace.get('where')}: chose {trace.get('choice')}")
+        features = trace.get("metafeatures")
+        lines.append("  metafeatures (noisy): " + ", ".join(f"{k}={v:.4g}" for k, v in features.fields))
+        predicted = sorted(trace.get("predicted_error").fields, key=lambda kv: kv[1])
+        lines.append("  predicted error:      " + ", ".join(f"{k}={v:.4g}" for k, v in predicted))
+        lines.append(f"  budget: epsilon {fmt(Fraction(trace.get('epsilon')).limit_denominator(10**9))} = "
+                     f"{trace.get('metafeature_epsilon'):.6g} on metafeatures + "
+                     f"{trace.get('option_epsilon'):.6g} on {trace.get('choice')}")
+    return "\n".join(lines)
+
+
+def make_choicemaker(interp: Any, expr: A.ChoiceMakerExpr, options: list[Any], metafeatures: list[Any],
+                     corpus: Any, error: Any, share: Any) -> ChoiceMaker:
+    """Validate the parts of a `choicemaker` expression and build the value."""
+    span = expr.span
+    checked_options = []
+    for name, value in zip(expr.options, options):
+        if not isinstance(value, (BuiltinOption, JostleOption)):
+            raise JostleRuntimeError(f"'{name.id}' is not an option (it is a {type_name(value)})", name.span,
+                                     "declare it with `option NAME(db, queries):` or use a built-in option "
+                                     "such as DAWA, MWEM, HB, Identity")
+        checked_options.append(value)
+    checked_features = []
+    for name, value in zip(expr.metafeatures, metafeatures):
+        if isinstance(value, BuiltinMetafeature):
+            checked_features.append(value)
+        elif isinstance(value, Closure):
+            checked_features.append(JostleMetafeature(name.id, value, _source_of(value)))
+        else:
+            raise JostleRuntimeError(f"'{name.id}' is not a metafeature (it is a {type_name(value)})", name.span,
+                                     "a metafeature is a function of the data, e.g. def f(db): return ...")
+    if not isinstance(corpus, CorpusValue):
+        raise JostleRuntimeError(f"a ChoiceMaker is trained on a corpus, got a {type_name(corpus)}", expr.corpus.span,
+                                 "use histogram_corpus() (bundled public shapes) or dpbench_corpus(dir)")
+    measure = "scaled_l1" if error is None else error
+    if measure not in ("scaled_l1", "scaled_l2"):
+        raise JostleRuntimeError(f"unknown error measure {measure!r}", expr.error.span if expr.error else span,
+                                 'use "scaled_l1" or "scaled_l2"')
+    fraction = DEFAULT_SHARE
+    if share is not None:
+        if isinstance(share, bool) or not isinstance(share, (int, float)) or not 0 < share < 1:
+            raise JostleRuntimeError("the metafeature share must be a number between 0 and 1",
+                                     expr.share.span if expr.share else span)
+        fraction = Budget.of(share).epsilon
+    return ChoiceMaker(expr.name or "choicemaker", checked_options, checked_features, corpus, measure,
+                       fraction, span)
+
+
+def source_text(span: Span) -> str:
+    """Every line a (multi-line) span covers: what a fingerprint of user code hashes."""
+    return "\n".join(span.source.line(i) for i in range(span.line, span.end_line + 1))
+
+
+def _source_of(closure: Closure) -> str:
+    return source_text(closure.span) or closure.name
+
+
+__all__ = [
+    "BuiltinOption", "JostleOption", "BuiltinMetafeature", "JostleMetafeature", "ChoiceMaker",
+    "WorkloadValue", "CorpusValue", "explain", "make_choicemaker", "PrivacyError",
+]
