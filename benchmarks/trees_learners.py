@@ -14,6 +14,7 @@ figures of IBM diffprivlib (best of its learners) at epsilon 0.1 / 0.5 / 1 / 2.
 Usage:
     python benchmarks/trees_learners.py            # 10 epsilons, 10 repetitions
     python benchmarks/trees_learners.py --quick    # 4 epsilons, 2 repetitions
+    python benchmarks/trees_learners.py --tune     # score candidate defaults (training parts only)
 Data: ../shared/datasets/uci relative to the repository, or the folder in $JOSTLE_DATA.
 Writes benchmarks/results/trees_learners.json.
 """
@@ -34,6 +35,7 @@ from jostle.trees import C45DecisionTreeClassifier, CONFIGURATIONS, NumericBins,
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_DATA = ROOT.parent / "shared" / "datasets" / "uci"
 RESULTS = ROOT / "benchmarks" / "results" / "trees_learners.json"
+TUNING = ROOT / "benchmarks" / "results" / "trees_learners_tuning.json"
 
 AMINO_ACIDS = list("ACDEFGHIKLMNPQRSTVWY")
 COLOURS_GILL = list("knbhgropuewy")
@@ -151,6 +153,55 @@ def run(quick: bool, data_dir: Path, repetitions: int | None) -> dict:
     return results
 
 
+# Candidate settings for the choice points the papers leave to the user. `--tune` scores them
+# on validation splits carved out of the *training* parts only (the test parts are never used),
+# averaged over all four data sets and the tuning epsilons, so one default serves every data set.
+TUNING_GRID: dict[str, list[dict]] = {
+    "friedman_schuster": [dict(split_utility=u, max_depth=d) for u in ("max", "gini", "entropy")
+                          for d in (3, 5, 7, "signal_to_noise")],
+    "mohammed": [dict(max_depth=d) for d in (2, 3, 4, 5, "signal_to_noise")],
+    "jagannathan": [dict(n_trees=t) for t in (3, 10, 30)],
+    "friedman_schuster stop_fraction": [dict(configuration="friedman_schuster", stop_fraction=f)
+                                         for f in (0.25, 0.5, 0.75)],
+    "patil_singh": [dict(n_trees=t, max_depth=d) for t in (2, 3, 5, 10) for d in (5, "signal_to_noise")],
+    "fletcher_islam": [dict(n_trees=t) for t in (3, 10, 30)],
+    "patil_singh disjoint": [dict(configuration="patil_singh", n_trees=t, disjoint_trees=True, max_depth=d)
+                             for t in (2, 3, 5) for d in (5, "signal_to_noise")],
+    "fletcher_islam disjoint": [dict(configuration="fletcher_islam", n_trees=t, disjoint_trees=True)
+                                for t in (3, 10)],
+    "smoothing (F&S)": [dict(configuration="friedman_schuster", smoothing=s) for s in (0.0, 1.0, 3.0)],
+    "smoothing (Jagannathan)": [dict(configuration="jagannathan", smoothing=s) for s in (0.0, 1.0, 3.0)],
+}
+TUNING_EPSILONS = [0.05, 0.2, 1.0, 5.0]
+
+
+def tune(data_dir: Path, repetitions: int) -> dict:
+    """Mean validation accuracy of every candidate setting (training parts only)."""
+    scores: dict[str, dict[str, list[float]]] = {g: {} for g in TUNING_GRID}
+    for name, spec in DATASETS.items():
+        X, y = load(name, data_dir)
+        for rep in range(repetitions):
+            train, _ = split(len(y), 1000 + rep)  # the same training parts as the accuracy runs
+            inner_train, validation = split(len(train), 5000 + rep)
+            fit_rows, val_rows = train[inner_train], train[validation]
+            for group, candidates in TUNING_GRID.items():
+                for candidate in candidates:
+                    settings = dict(candidate)
+                    configuration = settings.pop("configuration", group)
+                    key = json.dumps(settings, sort_keys=True)
+                    for eps in TUNING_EPSILONS:
+                        learner = make_learner(configuration, eps, domains=spec["domains"], classes=spec["classes"],
+                                               random_state=rep * 104729 + int(eps * 1000), **settings)
+                        learner.fit(X.iloc[fit_rows], y[fit_rows])
+                        scores[group].setdefault(key, []).append(learner.score(X.iloc[val_rows], y[val_rows]))
+    summary = {g: {k: float(np.mean(v)) for k, v in by_key.items()} for g, by_key in scores.items()}
+    for group, by_key in summary.items():
+        print(f"\n{group}: mean validation accuracy over 4 data sets x epsilons {TUNING_EPSILONS}")
+        for key, value in sorted(by_key.items(), key=lambda kv: -kv[1]):
+            print(f"  {value:.4f}  {key}")
+    return summary
+
+
 def print_table(name: str, result: dict, epsilons: list[float]) -> None:
     print(f"\n{name} ({result['rows']} rows): C4.5 depth 5 {result['c45_depth5']:.3f}, "
           f"majority {result['majority']:.3f}")
@@ -165,10 +216,18 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="4 epsilons, 2 repetitions")
     parser.add_argument("--repetitions", type=int, default=None)
+    parser.add_argument("--tune", action="store_true",
+                        help="score candidate defaults on validation splits of the training parts only")
     args = parser.parse_args()
     data_dir = Path(os.environ.get("JOSTLE_DATA", DEFAULT_DATA))
     if not (data_dir / "nursery.csv").exists():
         raise SystemExit(f"data not found in {data_dir}; set JOSTLE_DATA to the folder holding nursery.csv")
+    if args.tune:
+        summary = tune(data_dir, args.repetitions or 3)
+        TUNING.parent.mkdir(parents=True, exist_ok=True)
+        TUNING.write_text(json.dumps(summary, indent=1))
+        print(f"\nwrote {TUNING.relative_to(ROOT)}")
+        return
     timings = time_nursery_tree(data_dir)
     print("training time of one tree on Nursery (70% of 12960 rows): "
           + ", ".join(f"{c} {t * 1000:.1f} ms" for c, t in timings.items()))

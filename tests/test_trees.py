@@ -121,16 +121,26 @@ def test_disjoint_trees_compose_in_parallel(data):
     X, y, _, _ = data
     charged: list[float] = []
     learner = DPDecisionTreeClassifier(0.5, domains=DOMAINS, classes=CLASSES, n_trees=4, disjoint_trees=True,
-                                       random_state=2, charge=lambda eps, what: charged.append(eps)).fit(X, y)
+                                       max_depth=3, random_state=2, charge=lambda eps, what: charged.append(eps)).fit(X, y)
     per_tree = [tree.epsilon for tree in learner.trees_]
     assert max(per_tree) == pytest.approx(learner.epsilon_spent_)  # not their sum
     assert sum(per_tree) > 2 * learner.epsilon_spent_
     assert learner.epsilon_spent_ <= 0.5 and math.fsum(charged) == pytest.approx(learner.epsilon_spent_)
 
 
+def test_the_table_size_query_comes_off_the_top(data):
+    X, y, _, _ = data
+    learner = DPDecisionTreeClassifier(1.0, domains=DOMAINS, classes=CLASSES, n_trees=2,
+                                       max_depth="signal_to_noise", size_fraction=0.1, random_state=2).fit(X, y)
+    assert learner.budget_["table_size_query"] == pytest.approx(0.1)
+    assert learner.tree_epsilon_ == pytest.approx(0.45)
+    assert learner.epsilon_spent_ == pytest.approx(0.1 + sum(tree.epsilon for tree in learner.trees_))
+
+
 def test_sequential_trees_share_the_budget(data):
     X, y, _, _ = data
-    learner = DPDecisionTreeClassifier(0.5, domains=DOMAINS, classes=CLASSES, n_trees=4, random_state=2).fit(X, y)
+    learner = DPDecisionTreeClassifier(0.5, domains=DOMAINS, classes=CLASSES, n_trees=4, max_depth=3,
+                                       random_state=2).fit(X, y)
     assert learner.tree_epsilon_ == pytest.approx(0.125)
     assert sum(tree.epsilon for tree in learner.trees_) == pytest.approx(learner.epsilon_spent_)
 
@@ -271,7 +281,8 @@ def test_clone_of_a_named_configuration_keeps_its_choice_points(data):
     X, y, X_test, _ = data
     learner = make_learner("fletcher_islam", 2.0, domains=DOMAINS, classes=CLASSES, random_state=9)
     copy = clone(learner)
-    assert copy.get_params()["leaf_mechanism"] == "exponential" and copy.get_params()["n_trees"] == 10
+    for choice_point, value in CONFIGURATIONS["fletcher_islam"].items():
+        assert copy.get_params()[choice_point] == value
     np.testing.assert_array_equal(learner.fit(X, y).predict(X_test), copy.fit(X, y).predict(X_test))
 
 

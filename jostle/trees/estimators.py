@@ -113,8 +113,10 @@ class DPDecisionTreeClassifier(_TreeClassifierBase):
         stopping: "depth", "noisy_size" (Friedman & Schuster) or "signal_to_noise"
             (Fletcher & Islam).
         max_depth: most split levels; "auto" is Jagannathan et al.'s min(k/2, log_b(n) - 1) with
-            b the mean domain size and n the (estimated) rows of a tree; None: no fixed limit
-            (at most every attribute once along a path).
+            b the mean domain size and n the (estimated) rows of a tree; "signal_to_noise" the
+            deepest d with n / b^d >= |C| sqrt(2) (d + 1) / eps_tree (leaves at depth d still
+            hold more rows per class than their noise); None: no fixed limit (at most every
+            attribute once along a path). "auto" and "signal_to_noise" need the table's size.
         n_trees: number of trees; predictions average their class distributions.
         disjoint_trees: give each tree a disjoint random part of the rows (parallel composition)
             instead of the whole table with a share of the budget (sequential composition).
@@ -144,7 +146,7 @@ class DPDecisionTreeClassifier(_TreeClassifierBase):
 
     def __init__(self, epsilon: float = 1.0, *, domains: Sequence[Domain] | Mapping[str, Domain] | None = None,
                  classes: Sequence[Any] | None = None, split_utility: str = "max", stopping: str = "noisy_size",
-                 max_depth: int | str | None = 5, n_trees: int = 1, disjoint_trees: bool = False,
+                 max_depth: int | str | None = "signal_to_noise", n_trees: int = 1, disjoint_trees: bool = False,
                  leaf_mechanism: str = "counts", leaf_fraction: float | None = None, stop_fraction: float = 0.5,
                  size_fraction: float = 0.05, table_size: int | None = None, max_features: int | None = None,
                  prune: bool = True, smoothing: float = 1.0, confidence: float = 0.25, max_rows: int = 1_000_000,
@@ -186,9 +188,10 @@ class DPDecisionTreeClassifier(_TreeClassifierBase):
             raise ValueError(f"stopping must be one of {STOPPING_RULES}, got {self.stopping!r}")
         if self.leaf_mechanism not in LEAF_MECHANISMS:
             raise ValueError(f"leaf_mechanism must be one of {LEAF_MECHANISMS}, got {self.leaf_mechanism!r}")
-        if not (self.max_depth is None or self.max_depth == "auto"
+        if not (self.max_depth is None or self.max_depth in ("auto", "signal_to_noise")
                 or (isinstance(self.max_depth, (int, np.integer)) and self.max_depth >= 0)):
-            raise ValueError(f"max_depth must be an int >= 0, 'auto' or None, got {self.max_depth!r}")
+            raise ValueError(f"max_depth must be an int >= 0, 'auto', 'signal_to_noise' or None, "
+                             f"got {self.max_depth!r}")
         if not (isinstance(self.n_trees, (int, np.integer)) and self.n_trees >= 1):
             raise ValueError(f"n_trees must be an int >= 1, got {self.n_trees!r}")
         for label, value in (("stop_fraction", self.stop_fraction), ("size_fraction", self.size_fraction)):
@@ -215,7 +218,7 @@ class DPDecisionTreeClassifier(_TreeClassifierBase):
         noise = self.noise if self.noise is not None else Randomness(seed=self.random_state)
         ledger = PrivacyLedger(float(self.epsilon), self.charge)
         total = Fraction(float(self.epsilon))
-        needs_size = self.stopping == "signal_to_noise" or self.max_depth == "auto"
+        needs_size = self.stopping == "signal_to_noise" or self.max_depth in ("auto", "signal_to_noise")
         estimated_rows = None
         if needs_size and self.table_size is not None:
             estimated_rows = float(self.table_size)
@@ -233,7 +236,7 @@ class DPDecisionTreeClassifier(_TreeClassifierBase):
             assignment = np.zeros(n, dtype=np.int64)
         tree_rows = None if estimated_rows is None else (
             estimated_rows / self.n_trees if self.disjoint_trees else estimated_rows)
-        levels = self._levels(k, tree_rows)
+        levels = self._levels(k, tree_rows, float(per_tree), n_classes)
         self.trees_ = []
         for index in range(self.n_trees):
             part = index if self.disjoint_trees and self.n_trees > 1 else None
@@ -269,14 +272,28 @@ class DPDecisionTreeClassifier(_TreeClassifierBase):
         }
         return self
 
-    def _levels(self, n_features: int, tree_rows: float | None) -> int:
-        """The depth limit: fixed, all attributes (None), or Jagannathan et al.'s rule ("auto")."""
+    def _levels(self, n_features: int, tree_rows: float | None, tree_epsilon: float, n_classes: int) -> int:
+        """The depth limit: fixed, all attributes (None), Jagannathan et al.'s rule ("auto"), or
+        the deepest level whose expected support still exceeds the leaf noise ("signal_to_noise").
+
+        Both rules read only public values: the domain sizes, epsilon, and the noisy (or public)
+        table size.
+        """
         if self.max_depth is None:
             return n_features
+        mean_domain = max(float(np.mean(self.domains_.sizes)), 2.0)
         if self.max_depth == "auto":
-            mean_domain = float(np.mean(self.domains_.sizes))
-            by_size = math.log(max(tree_rows, 1.0)) / math.log(max(mean_domain, 2.0)) - 1.0
+            by_size = math.log(max(tree_rows, 1.0)) / math.log(mean_domain) - 1.0
             return max(1, int(math.floor(min(n_features / 2.0, by_size))))
+        if self.max_depth == "signal_to_noise":
+            # depth d leaves hold about n / b^d rows; with the leaves' share 1/(d+1) of the tree's
+            # budget their per-class noise is sqrt(2) (d+1) / eps_tree: keep the deepest d whose
+            # expected support is at least |C| times that noise
+            depth = 1
+            for d in range(1, n_features + 1):
+                if tree_rows / mean_domain ** d >= n_classes * math.sqrt(2.0) * (d + 1) / tree_epsilon:
+                    depth = d
+            return depth
         return int(min(self.max_depth, n_features))
 
 
