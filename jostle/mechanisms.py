@@ -1,37 +1,73 @@
 """Release mechanisms: the only ways a private value becomes public.
 
-Each mechanism (1) validates its arguments, (2) charges the accountant, which refuses an
+Each mechanism (1) validates its arguments and works out, from public inputs only, how it will
+add noise (grid, noise scale, calibration), (2) charges the accountant, which refuses an
 over-budget request, and only then (3) draws noise. Public inputs pass through unchanged and
-cost nothing. The calibrations, with their sources:
+cost nothing.
 
-  * laplace(x, eps)             Lap(l1/eps) per coordinate (Dwork, McSherry, Nissim, Smith 2006).
-  * geometric(x, eps)           two-sided geometric, P(k) ~ exp(-eps |k| / l1), for integer-valued
-                                x with integer sensitivity (Ghosh, Roughgarden, Sundararajan 2009).
-  * gaussian(x, eps, delta)     N(0, sigma^2) with sigma from the analytic Gaussian mechanism on
-                                the L2 sensitivity (Balle & Wang 2018, Thm 8); valid for any eps.
-  * exponential(c, u, eps, D)   P(c) ~ exp(eps u(c) / (2D)), sampled by Gumbel-max
-                                (McSherry & Talwar 2007).
-  * report_noisy_max(s, eps)    argmax of s_i + Lap(2D/eps), D the largest per-score sensitivity
-                                (Dwork & Roth 2014, Sec. 3.3; the 2D form holds without
-                                monotonicity).
-  * above_threshold(q, T, eps)  AboveThreshold: T + Lap(2D/eps), each q_i + Lap(4D/eps); the index
-                                of the first query above, or none (Dwork & Roth 2014, Alg. 1).
+All noise is exact: integers drawn by the Canonne-Kamath-Steinke samplers (CKS 2020, "The
+Discrete Gaussian for Differential Privacy", Algorithms 1-3; jostle.exact_samplers) from the
+secure source (or a seed, for tests). Real values are released on a public power-of-two grid:
+snapped to it, given integer noise in grid steps, and scaled back (jostle.grid_release, whose
+docstring has the argument that rounding to the grid turns sensitivity D into at most
+ceil(D/g) steps for a scalar, floor(D/g) + n for a length-n vector in L1, D/g + sqrt(n) in L2,
+and exactly D/g for integer values on a grid g <= 1; the noise is calibrated to that). So no
+output is impossible on a neighbouring dataset (the floating-point Laplace weakness, Mironov
+2012). The calibrations, with their sources:
+
+  * laplace(x, eps)             discrete Laplace of scale S/eps grid steps, S the grid L1
+                                sensitivity; grid 2^-20 of min(l1/eps, l1/n) (integers: of
+                                l1/eps, at most 1). Laplace mechanism of Dwork, McSherry,
+                                Nissim & Smith 2006 on the grid; discrete Laplace P(k) ~
+                                exp(-|k| eps / S) gives ratio <= e^eps for shifts <= S.
+  * geometric(x, eps)           exact discrete Laplace P(k) ~ exp(-eps |k| / l1) on the integers
+                                (the two-sided geometric mechanism, Ghosh, Roughgarden &
+                                Sundararajan 2009), with Python integers when the noise is huge.
+  * gaussian(x, eps, delta)     discrete Gaussian on a grid 2^-12 of l2 (CKS 2020). sigma is
+                                certified at the exact value used: for one-axis shifts (scalars;
+                                integer vectors with l1 < 2 such as histograms) by CKS Thm 7's
+                                exact delta, maximised over every integer shift, with rigorous
+                                tail bounds (within ~3e-4 of the analytic sigma of Balle & Wang
+                                2018); for other vectors by zCDP (CKS Prop. 5 and Cor. 13, 5-15%
+                                more sigma). jostle.gaussian_privacy has the proofs; any eps works.
+  * exponential(c, u, eps, D)   P(c) ~ exp(eps u(c) / (2D)) (McSherry & Talwar 2007), sampled
+                                exactly by rejection: a uniform candidate r is accepted with
+                                probability exp(-eps (u* - u(r)) / (2D)) (CKS Alg. 1 on the
+                                utilities' exact rational values), u* the largest utility.
+  * report_noisy_max(s, eps)    argmax (first index on ties) of snap(s_i) + discrete Laplace of
+                                scale 2S/eps, S = ceil(D/g) the grid per-score sensitivity, D the
+                                largest per-score sensitivity (Dwork & Roth 2014, Sec. 3.3; the
+                                2D form holds without monotonicity; the proof only uses
+                                P[Z >= z + 2S] >= e^-eps P[Z >= z], true on the integers).
+  * above_threshold(q, T, eps)  AboveThreshold on the grid: snap(T) + discrete Laplace(2S/eps),
+                                each snap(q_i) + discrete Laplace(4S/eps); the index of the
+                                first query at or above, or none (Dwork & Roth 2014, Alg. 1;
+                                the proof's shifts by S and 2S are integer shifts here).
   * randomized_response(t, c, eps)  keep each row's value with probability
                                 e^eps / (e^eps + k - 1), else report one of the k - 1 others
-                                uniformly (Warner 1965; k-ary form of Kairouz et al. 2016).
+                                uniformly (Warner 1965; k-ary form of Kairouz et al. 2016),
+                                sampled exactly by rejection: a uniform proposal is accepted if
+                                it is the truth, else with probability exp(-eps) (CKS Alg. 1).
+
+What remains inexact: the private values themselves are computed in floating point (sums,
+means), and their declared sensitivities assume exact arithmetic; the release of a given
+double is exact. Rejection samplers take a data-dependent number of steps; Jostle does not
+defend against timing side channels.
 """
 
 from __future__ import annotations
 
 import math
 from fractions import Fraction
+from functools import lru_cache
 from typing import Any, Protocol
 
 import numpy as np
 
+from jostle import grid_release
 from jostle.budget import Accountant, Budget, Charge, DataNode, common_node
 from jostle.errors import JostleRuntimeError, PrivacyError
-from jostle.noise import Randomness, gaussian_sigma
+from jostle.noise import NoiseSource, power_of_two_at_most
 from jostle.sensitivity import private_vector, refuse
 from jostle.source import Span
 from jostle.values import Private, PrivateMean, Table, type_name
@@ -39,7 +75,7 @@ from jostle.values import Private, PrivateMean, Table, type_name
 
 class ReleaseContext(Protocol):
     accountant: Accountant
-    randomness: Randomness
+    randomness: NoiseSource
 
 
 def _epsilon(value: Any, span: Span, name: str = "epsilon") -> Budget:
@@ -75,39 +111,48 @@ def _charge(ctx: ReleaseContext, budget: Budget, node: DataNode, mechanism: str,
     return ctx.accountant.charge(budget, node, mechanism, what, span)
 
 
-def _shaped(value: Any, noise: np.ndarray) -> Any:
-    if isinstance(value, np.ndarray):
-        return value + noise
-    return float(value + noise[0]) if noise.dtype.kind == "f" else int(value + noise[0])
+def _shape_like(value: Private, released: np.ndarray) -> Any:
+    """A vector release stays a vector; a scalar one becomes a Python number."""
+    if value.is_vector:
+        return released
+    item = released[0]
+    return float(item) if isinstance(item, (float, np.floating)) else int(item)
 
 
 def laplace(ctx: ReleaseContext, value: Any, epsilon: Any, span: Span, mechanism: str = "laplace") -> Any:
-    """Release `value` with Laplace noise of scale l1 / epsilon."""
+    """Release `value` with discretised Laplace noise of scale l1 / epsilon (see the module docstring)."""
     budget = _epsilon(epsilon, span)
     value = _as_private(value, span)
     if isinstance(value, PrivateMean):
         return _release_mean(ctx, value, budget, span, mechanism)
     if not isinstance(value, Private):
         return _public_passthrough(value, span, mechanism)
+    plan = None
+    if value.l1 > 0:
+        plan = grid_release.laplace_plan(value.l1, budget.epsilon, value.length, value.integer, value.is_vector)
     _charge(ctx, budget, value.node, mechanism, value.what, span)
-    scale = value.l1 / float(budget.epsilon)
-    noise = ctx.randomness.laplace(scale, value.length) if scale > 0 else np.zeros(value.length)
-    return _shaped(np.asarray(value.value, dtype=float) if value.is_vector else float(value.value), noise)
+    if plan is None:  # sensitivity 0: the value cannot depend on any one row
+        return np.asarray(value.value, dtype=float) if value.is_vector else float(value.value)
+    return _shape_like(value, grid_release.release_laplace(ctx.randomness, value.value, plan))
 
 
 def _release_mean(ctx: ReleaseContext, value: PrivateMean, budget: Budget, span: Span, mechanism: str) -> float:
-    """Noisy sum of (x - mid) [sens (hi-lo)/2] and noisy count [sens 1], each at eps/2."""
+    """Noisy sum of (x - mid) [sens (hi-lo)/2] and noisy count [sens 1], each at eps/2, both on
+    their grids; then the post-processing mid + noisy_sum / max(noisy_count, 1), clamped."""
+    half = budget.epsilon / 2
+    half_range = (value.hi - value.lo) / 2
+    sum_plan = grid_release.laplace_plan(half_range, half, 1, False, False) if half_range > 0 else None
+    count_plan = grid_release.laplace_plan(1.0, half, 1, True, False)
     _charge(ctx, budget, value.node, mechanism, value.what, span)
-    half = float(budget.epsilon) / 2
-    sum_scale = ((value.hi - value.lo) / 2) / half
-    noisy_sum = value.total + (ctx.randomness.laplace(sum_scale, 1)[0] if sum_scale > 0 else 0.0)
-    noisy_count = value.count + ctx.randomness.laplace(1 / half, 1)[0]
+    noisy_sum = float(grid_release.release_laplace(ctx.randomness, value.total, sum_plan)[0]) if sum_plan \
+        else float(value.total)
+    noisy_count = float(grid_release.release_laplace(ctx.randomness, value.count, count_plan)[0])
     midpoint = (value.lo + value.hi) / 2
     return float(np.clip(midpoint + noisy_sum / max(noisy_count, 1.0), value.lo, value.hi))
 
 
 def geometric(ctx: ReleaseContext, value: Any, epsilon: Any, span: Span, mechanism: str = "geometric") -> Any:
-    """Release an integer-valued `value` with two-sided geometric noise."""
+    """Release an integer-valued `value` with exact two-sided geometric (discrete Laplace) noise."""
     budget = _epsilon(epsilon, span)
     value = _as_private(value, span)
     if isinstance(value, PrivateMean):
@@ -120,18 +165,19 @@ def geometric(ctx: ReleaseContext, value: Any, epsilon: Any, span: Span, mechani
             f"geometric needs an integer-valued private value, and {value.what} is not one", span,
             "use laplace(x, eps) for real values",
         )
+    sensitivity = int(float(value.l1))
     _charge(ctx, budget, value.node, mechanism, value.what, span)
-    if value.l1 == 0:
-        noise = np.zeros(value.length, dtype=np.int64)
-    else:
-        noise = ctx.randomness.two_sided_geometric(float(budget.epsilon) / value.l1, value.length)
+    units = grid_release.snap(value.value, Fraction(1))  # exact integers (they are on the grid 1)
+    if sensitivity > 0:
+        # P(k) ~ exp(-|k| eps / l1): shifting by at most l1 changes each probability by <= e^eps.
+        units = grid_release.add(units, ctx.randomness.discrete_laplace(sensitivity / budget.epsilon, units.size))
     if value.is_vector:
-        return np.asarray(value.value, dtype=np.int64) + noise
-    return int(value.value) + int(noise[0])
+        return units
+    return int(units[0])
 
 
 def gaussian(ctx: ReleaseContext, value: Any, epsilon: Any, delta: Any, span: Span) -> Any:
-    """Release `value` with Gaussian noise calibrated to its L2 sensitivity."""
+    """Release `value` with discrete Gaussian noise certified for (epsilon, delta) on its L2 sensitivity."""
     budget = _epsilon(epsilon, span)
     if isinstance(delta, bool) or not isinstance(delta, (int, float)) or not 0 < delta < 1:
         raise JostleRuntimeError(f"delta must be a number in (0, 1), got {delta!r}", span)
@@ -142,10 +188,14 @@ def gaussian(ctx: ReleaseContext, value: Any, epsilon: Any, delta: Any, span: Sp
                                  "release sum and count, or use laplace(m, eps)")
     if not isinstance(value, Private):
         return _public_passthrough(value, span, "gaussian")
+    plan = None
+    if value.l2 > 0:  # the calibration depends on public parameters only: done before charging
+        plan = grid_release.gaussian_plan(value.l1, value.l2, budget.epsilon, budget.delta, value.length,
+                                          value.integer, value.is_vector)
     _charge(ctx, budget, value.node, "gaussian", value.what, span)
-    sigma = gaussian_sigma(float(budget.epsilon), float(budget.delta), value.l2)
-    noise = ctx.randomness.normal(sigma, value.length) if sigma > 0 else np.zeros(value.length)
-    return _shaped(np.asarray(value.value, dtype=float) if value.is_vector else float(value.value), noise)
+    if plan is None:
+        return np.asarray(value.value, dtype=float) if value.is_vector else float(value.value)
+    return _shape_like(value, grid_release.release_gaussian(ctx.randomness, value.value, plan))
 
 
 def _scores(values: list[Any], span: Span, what: str) -> tuple[np.ndarray, float, DataNode | None]:
@@ -167,9 +217,29 @@ def _scores(values: list[Any], span: Span, what: str) -> tuple[np.ndarray, float
     return np.asarray(numbers, dtype=float), sensitivity, common_node(nodes) if nodes else None
 
 
+def _finite(numbers: np.ndarray, span: Span, what: str) -> None:
+    if not np.all(np.isfinite(numbers)):
+        raise JostleRuntimeError(f"{what} needs finite scores", span)
+
+
+def _exact_exponential_pick(noise: NoiseSource, gammas: list[Fraction]) -> int:
+    """Index r with probability proportional to exp(-gammas[r]) (min gamma is 0), exactly.
+
+    Rejection sampling: propose r uniformly, accept with probability exp(-gammas[r]) (CKS
+    Alg. 1). Trials are independent, so proposals are drawn a batch at a time and the first
+    accepted one is returned. The candidate with gamma 0 is always accepted, so the expected
+    number of trials is n / sum_r exp(-gammas[r]) <= n.
+    """
+    n = len(gammas)
+    while True:
+        for r in noise.integers_below(n, min(n, 64)).tolist():
+            if gammas[r] == 0 or bool(noise.bernoulli_exp(gammas[r], 1)[0]):
+                return int(r)
+
+
 def exponential(ctx: ReleaseContext, candidates: Any, utilities: list[Any], epsilon: Any,
                 sensitivity: Any, span: Span) -> Any:
-    """Pick a candidate with probability proportional to exp(eps * u / (2 * sensitivity))."""
+    """Pick a candidate with probability proportional to exp(eps * u / (2 * sensitivity)), exactly."""
     budget = _epsilon(epsilon, span)
     if isinstance(sensitivity, bool) or not isinstance(sensitivity, (int, float)) or not sensitivity > 0:
         raise JostleRuntimeError("exponential needs a positive public sensitivity", span)
@@ -181,13 +251,34 @@ def exponential(ctx: ReleaseContext, candidates: Any, utilities: list[Any], epsi
         )
     if node is None:  # every utility is public: the best candidate is public too
         return candidates[int(np.argmax(scores))]
+    _finite(scores, span, "exponential")
+    # exp(eps u_r / (2D)) / exp(eps u* / (2D)) = exp(-gamma_r), on the utilities' exact values
+    exact_scores = [Fraction(float(u)) for u in scores]
+    best = max(exact_scores)
+    factor = budget.epsilon / (2 * Fraction(float(sensitivity)))
+    gammas = [factor * (best - u) for u in exact_scores]
     _charge(ctx, budget, node, "exponential", f"exponential over {len(candidates)} candidates", span)
-    keys = float(budget.epsilon) * scores / (2 * float(sensitivity)) + ctx.randomness.gumbel(len(scores))
-    return candidates[int(np.argmax(keys))]
+    return candidates[_exact_exponential_pick(ctx.randomness, gammas)]
+
+
+@lru_cache(maxsize=1024)
+def _score_grid(sensitivity: float, epsilon: Fraction) -> tuple[Fraction, int]:
+    """The public grid for scores of per-score sensitivity D (2^-20 of min(2D/eps, D)) and
+    the per-score sensitivity in grid steps, ceil(D / g) (see jostle.grid_release)."""
+    d = Fraction(float(sensitivity))
+    grid = power_of_two_at_most(min(2 * d / epsilon, d)) / 2**grid_release.LAPLACE_BITS
+    steps = d / grid
+    return grid, -((-steps.numerator) // steps.denominator)
+
+
+def _first_max(values: np.ndarray) -> int:
+    if values.dtype == object:
+        return max(range(len(values)), key=lambda i: values[i])  # max() keeps the first
+    return int(np.argmax(values))
 
 
 def report_noisy_max(ctx: ReleaseContext, scores: Any, epsilon: Any, span: Span) -> int:
-    """Index of the largest score after Laplace(2D/eps) noise on each."""
+    """Index of the largest score after discrete Laplace(2D/eps) noise on each, on a grid."""
     budget = _epsilon(epsilon, span)
     if isinstance(scores, Private) and scores.is_vector:
         numbers, sens, node = np.asarray(scores.value, dtype=float), scores.l1, scores.node
@@ -199,13 +290,19 @@ def report_noisy_max(ctx: ReleaseContext, scores: Any, epsilon: Any, span: Span)
         raise JostleRuntimeError("report_noisy_max needs at least one score", span)
     if node is None:
         return int(np.argmax(numbers))
+    _finite(numbers, span, "report_noisy_max")
+    plan = _score_grid(sens, budget.epsilon) if sens > 0 else None
     _charge(ctx, budget, node, "report_noisy_max", f"noisy max of {len(numbers)} scores", span)
-    noisy = numbers + ctx.randomness.laplace(2 * sens / float(budget.epsilon), len(numbers))
-    return int(np.argmax(noisy))
+    if plan is None:
+        return int(np.argmax(numbers))
+    grid, steps = plan
+    units = grid_release.snap(numbers, grid)
+    noisy = grid_release.add(units, ctx.randomness.discrete_laplace(2 * steps / budget.epsilon, units.size))
+    return _first_max(noisy)
 
 
 def above_threshold(ctx: ReleaseContext, queries: Any, threshold: Any, epsilon: Any, span: Span) -> int | None:
-    """AboveThreshold (sparse vector): index of the first query above a noisy threshold."""
+    """AboveThreshold (sparse vector) on a grid: index of the first query above a noisy threshold."""
     budget = _epsilon(epsilon, span)
     if isinstance(threshold, (Private, PrivateMean)):
         raise refuse("the threshold of above_threshold must be public", threshold, span,
@@ -221,12 +318,24 @@ def above_threshold(ctx: ReleaseContext, queries: Any, threshold: Any, epsilon: 
     if node is None:
         above = np.nonzero(numbers >= threshold)[0]
         return int(above[0]) if len(above) else None
+    _finite(numbers, span, "above_threshold")
+    if not math.isfinite(threshold):
+        raise JostleRuntimeError("the threshold must be finite", span)
+    plan = _score_grid(sens, budget.epsilon) if sens > 0 else None
     _charge(ctx, budget, node, "above_threshold", f"sparse vector over {len(numbers)} queries", span)
-    eps = float(budget.epsilon)
-    noisy_threshold = threshold + ctx.randomness.laplace(2 * sens / eps, 1)[0]
-    noisy = numbers + ctx.randomness.laplace(4 * sens / eps, len(numbers))
-    above = np.nonzero(noisy >= noisy_threshold)[0]
-    return int(above[0]) if len(above) else None
+    if plan is None:
+        above = np.nonzero(numbers >= threshold)[0]
+        return int(above[0]) if len(above) else None
+    grid, steps = plan
+    eps = budget.epsilon
+    noisy_threshold = int(grid_release.add(grid_release.snap(threshold, grid),
+                                           ctx.randomness.discrete_laplace(2 * steps / eps, 1))[0])
+    units = grid_release.snap(numbers, grid)
+    noisy = grid_release.add(units, ctx.randomness.discrete_laplace(4 * steps / eps, units.size))
+    for index, value in enumerate(noisy.tolist()):
+        if value >= noisy_threshold:
+            return index
+    return None
 
 
 def release_default(ctx: ReleaseContext, value: Any, budget: Budget, span: Span) -> Any:
@@ -276,9 +385,22 @@ def randomized_response(ctx: ReleaseContext, table: Any, column: Any, epsilon: A
     truth = np.fromiter((index[v] for v in table.frame[column].tolist()), dtype=np.int64, count=len(table.frame))
     if k == 1:
         return tuple(values[i] for i in truth)
-    keep_probability = math.exp(float(budget.epsilon)) / (math.exp(float(budget.epsilon)) + k - 1)
-    keep = ctx.randomness.bernoulli(keep_probability, len(truth))
-    other = ctx.randomness.choice(k - 1, len(truth))
-    other = other + (other >= truth)  # uniform over the k - 1 values other than the truth
-    answers = np.where(keep, truth, other)
+    answers = _randomized_responses(ctx.randomness, truth, k, budget.epsilon)
     return tuple(values[i] for i in answers)
+
+
+def _randomized_responses(noise: NoiseSource, truth: np.ndarray, k: int, epsilon: Fraction) -> np.ndarray:
+    """Each row answers its true index with probability e^eps / (e^eps + k - 1) and each other
+    index with probability 1 / (e^eps + k - 1), exactly: a uniform proposal among the k values
+    is accepted if it is the truth, else with probability exp(-eps) (weights 1 and e^-eps)."""
+    answers = np.empty(truth.size, dtype=np.int64)
+    pending = np.arange(truth.size)
+    while pending.size:
+        proposal = noise.integers_below(k, pending.size)
+        accept = proposal == truth[pending]
+        others = np.nonzero(~accept)[0]
+        if others.size:
+            accept[others] = noise.bernoulli_exp(epsilon, others.size)
+        answers[pending[accept]] = proposal[accept]
+        pending = pending[~accept]
+    return answers

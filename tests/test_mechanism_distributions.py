@@ -1,7 +1,7 @@
 """Statistical tests of the output distributions of Jostle's noise sources and release mechanisms.
 
 Every test uses a fixed seed (except the ``secure`` variants, which exercise the
-``os.urandom`` path and cannot be seeded) and every tolerance is derived from the sampling
+``secrets`` path and cannot be seeded) and every tolerance is derived from the sampling
 distribution of the statistic at significance ``ALPHA = 1e-6``: Kolmogorov-Smirnov tests for
 continuous laws, chi-squared tests for discrete ones, exact Gamma / chi-squared tests (and two
 z-tests) for moments and Clopper-Pearson bounds for single probabilities. A correct implementation therefore fails a given test with
@@ -180,8 +180,6 @@ def test_uniform_lowest_integer_draw_is_above_zero() -> None:
     assert _ExtremeDraws([0]).uniform(1)[0] > 0
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: the largest 53-bit draw 2^53-1 maps to exactly 1.0 "
-                   "((2^53-1)+0.5 rounds to 2^53), so laplace() returns inf and gumbel() inf")
 def test_uniform_highest_integer_draw_is_below_one() -> None:
     """The largest 53-bit draw (2^53 - 1), reachable on both paths, maps strictly below 1."""
     extreme = _ExtremeDraws([2**53 - 1])
@@ -345,7 +343,11 @@ def test_geometric_count_is_two_sided_geometric() -> None:
 
 def test_gaussian_count_uses_the_analytic_sigma() -> None:
     """gaussian(count(t), eps, delta) minus the count is N(0, sigma^2), sigma from an
-    independent root-find of the Balle-Wang condition (KS test and an exact chi-squared variance test)."""
+    independent root-find of the Balle-Wang condition (KS test and an exact chi-squared variance test).
+
+    The release is a discrete Gaussian on the grid 2^-12 whose sigma is certified for the
+    discrete law and exceeds the analytic one by less than 1e-3 (see test_samplers.py); at
+    6000 draws neither difference is detectable, so this checks the scale end to end."""
     epsilon, delta, frame = 0.5, 1e-6, people({"b": 20})
     sigma = reference_sigma(epsilon, delta, 1.0)
     count = language_value(session_with(frame), "count(t)")
@@ -558,25 +560,18 @@ def test_mean_release_is_centred_on_the_true_mean() -> None:
 
 
 # ---------------------------------------------------------------- large epsilon
-@pytest.mark.xfail(strict=True, reason="BUG: gaussian_sigma computes math.exp(epsilon), which raises "
-                   "OverflowError for epsilon > ~709.78 (after the budget was charged)")
 def test_gaussian_with_a_huge_epsilon_does_not_crash() -> None:
-    """A legal but huge epsilon releases a finite value or raises a JostleError, not a crash."""
+    """A legal but huge epsilon releases a finite value (no crash after charging), and with
+    eps = 1000 the noise is tiny: sigma is about 0.03, so |noise| >= 1 has probability < 1e-200."""
     session = session_with(people({"a": 4}), seed=1, budget=1e6, delta=0.5)
-    try:
-        released = session.eval("gaussian(count(t), 1000, 0.00001)")
-    except JostleError:
-        return
-    assert math.isfinite(released)
+    released = session.eval("gaussian(count(t), 1000, 0.00001)")
+    assert math.isfinite(released) and abs(released - 4) < 1
+    assert len(session.ledger) == 1
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: randomized_response computes math.exp(epsilon), which raises "
-                   "OverflowError for epsilon > ~709.78 (after the budget was charged)")
 def test_randomized_response_with_a_huge_epsilon_does_not_crash() -> None:
-    """A legal but huge epsilon releases responses or raises a JostleError, not a crash."""
+    """A legal but huge epsilon releases responses (no crash after charging); with eps = 1000 a
+    response differs from the truth with probability 3 e^-1000, i.e. never."""
     session = session_with(people({"a": 4}), seed=1, budget=1e6, public_rows=True)
-    try:
-        released = session.eval('randomized_response(t, "grp", 1000)')
-    except JostleError:
-        return
+    released = session.eval('randomized_response(t, "grp", 1000)')
     assert released == ["a"] * 4

@@ -16,16 +16,18 @@ value, so its neighbours differ in the value of one row.
 The budget is part of the guarantee too: every release must be charged before any noise is
 drawn, so an over-budget request fails with nothing drawn and nothing released.
 
-A final pair of tests looks at the exact support of the floating-point Laplace release
-(Mironov, CCS 2012): an output of M(D) that M(D') can never produce is an event with
-P[M(D') in S] = 0 < P[M(D) in S], which no finite epsilon allows.
+The final tests look at the exact support of the Laplace release (Mironov, CCS 2012): an
+output of M(D) that M(D') can never produce is an event with P[M(D') in S] = 0 < P[M(D) in S],
+which no finite epsilon allows. Textbook floating-point Laplace has such outputs; Jostle's
+release is g * (round(x / g) + Z) with Z exactly discrete Laplace on a public grid g, so each
+output's probability under D and D' can be computed exactly from the discrete Laplace pmf and
+compared.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import math
-import struct
 from fractions import Fraction
 from typing import Any, Callable
 
@@ -37,7 +39,8 @@ from scipy import stats
 from jostle import Session, mechanisms
 from jostle.budget import Accountant, Budget
 from jostle.errors import BudgetExceeded
-from jostle.noise import Randomness
+from jostle.grid_release import LaplacePlan, laplace_plan
+from jostle.noise import Randomness, SimulationNoise
 from jostle.source import BUILTIN_SPAN
 
 ALPHA = 1e-6
@@ -220,7 +223,8 @@ def test_randomized_response_respects_epsilon() -> None:
 
 # ---------------------------------------------------------------- charging before drawing
 class WatchedRandomness(Randomness):
-    """Randomness that records, at every ``uniform`` call, how many charges the ledger holds.
+    """Randomness that records, at every call of its one primitive ``_words`` (through which
+    every draw goes), how many charges the ledger holds.
 
     Args:
         seed: As for Randomness.
@@ -232,9 +236,9 @@ class WatchedRandomness(Randomness):
         self.accountant = accountant
         self.ledger_sizes: list[int] = []
 
-    def uniform(self, size: int) -> np.ndarray:
+    def _words(self, size: int) -> np.ndarray:
         self.ledger_sizes.append(len(self.accountant.ledger))
-        return super().uniform(size)
+        return super()._words(size)
 
 
 RELEASES = [
@@ -279,75 +283,61 @@ def test_release_is_charged_before_noise_is_drawn(template: str) -> None:
 
 
 # ---------------------------------------------------------------- the exact support of Laplace
-class FixedUniform(Randomness):
-    """Randomness whose ``uniform`` (the primitive every distribution is built on) returns ``u``."""
-
-    def __init__(self) -> None:
-        super().__init__(0)
-        self.u = 0.5
-
-    def uniform(self, size: int) -> np.ndarray:
-        return np.full(size, self.u)
+def grid_steps(y: float, grid: Fraction) -> int | None:
+    """y / grid when y is an exact multiple of the grid, else None."""
+    steps = Fraction(y) / grid
+    return steps.numerator if steps.denominator == 1 else None
 
 
-_LAST_BELOW_ONE = struct.unpack("<q", struct.pack("<d", math.nextafter(1.0, 0.0)))[0]
+def snapped(x: float, grid: Fraction) -> int:
+    """round(x / grid), half up, in exact arithmetic (independent of jostle's snap)."""
+    return math.floor(Fraction(x) / grid + Fraction(1, 2))
 
 
-def _double(bits: int) -> float:
-    return struct.unpack("<d", struct.pack("<q", bits))[0]
+def log_likelihood_ratio(y: float, x: float, x_prime: float, plan: LaplacePlan) -> Fraction:
+    """log P[M(D) = y] - log P[M(D') = y] for the grid release: the discrete Laplace pmf's
+    normaliser cancels, leaving (|k - k'| - |k - k_D|) / scale in grid steps. None of the
+    probabilities is 0: every integer has positive discrete Laplace probability."""
+    steps = grid_steps(y, plan.grid)
+    assert steps is not None, f"output {y!r} is not on the public grid {plan.grid}"
+    return Fraction(abs(steps - snapped(x_prime, plan.grid)) - abs(steps - snapped(x, plan.grid))) / plan.scale
 
 
-def attainable(private: Any, epsilon: float, target: float) -> bool:
-    """Whether laplace(private, epsilon) outputs exactly ``target`` for some double u in (0, 1).
-
-    The release is non-decreasing in the uniform it is built from (inverse-CDF sampling), and
-    positive doubles are ordered like their bit patterns, so a binary search over the bit
-    patterns finds the first u whose output reaches ``target``; a window of neighbours is then
-    checked. Searching every double in (0, 1) over-approximates what the source can return.
-    """
-    fixed = FixedUniform()
-    ctx = ReleaseCtx(fixed)
-
-    def output(bits: int) -> float:
-        fixed.u = _double(bits)
-        ctx.accountant = Accountant(CAP)
-        with np.errstate(divide="ignore"):  # u below 2^-54 gives -inf, which is still ordered
-            return mechanisms.laplace(ctx, private, epsilon, BUILTIN_SPAN)
-
-    lo, hi = 1, _LAST_BELOW_ONE
-    while lo < hi:
-        middle = (lo + hi) // 2
-        if output(middle) >= target:
-            hi = middle
-        else:
-            lo = middle + 1
-    return any(output(bits) == target for bits in range(max(lo - 16, 1), min(lo + 16, _LAST_BELOW_ONE) + 1))
+NEIGHBOURS = {  # expression, D, D', the two true values, epsilon
+    "count": ("count(t)", table(["a"] * 10), table(["a"] * 11), 10.0, 11.0, 0.5),
+    "real sum, row at the bound": ('sum(t, "age")', table(["a"] * 3, [12.3, 45.6, 78.9]),
+                                   table(["a"] * 4, [12.3, 45.6, 78.9, 100.0]), 136.8, 236.8, 1.0),
+}
 
 
-def _neighbouring_counts() -> tuple[Any, Any]:
-    """count(t) made by the language on D (10 rows) and on D' (11 rows)."""
-    return (language_value(table(["a"] * 10), "count(t)"), language_value(table(["a"] * 11), "count(t)"))
+@pytest.mark.parametrize("expression,d,d_prime,x,x_prime,epsilon", NEIGHBOURS.values(), ids=NEIGHBOURS.keys())
+def test_laplace_outputs_on_d_are_attainable_on_neighbour(expression: str, d: pd.DataFrame, d_prime: pd.DataFrame,
+                                                         x: float, x_prime: float, epsilon: float) -> None:
+    """Pure eps-DP needs equal supports: each output drawn from M(D) must also be a possible
+    output of M(D'), with probability at most e^eps times smaller. Every output lies on the
+    public grid (the same for D and D': it depends on the sensitivity and epsilon only), the
+    snapped neighbours differ by at most the plan's grid sensitivity, that sensitivity over the
+    noise scale is at most epsilon, and each drawn output's exact likelihood ratio is <= e^eps."""
+    value_d, value_dp = language_value(d, expression), language_value(d_prime, expression)
+    assert float(value_d.value) == pytest.approx(x) and float(value_dp.value) == pytest.approx(x_prime)
+    exact_epsilon = Budget.of(epsilon).epsilon
+    plan = laplace_plan(value_d.l1, exact_epsilon, 1, value_d.integer, False)
+    assert plan == laplace_plan(value_dp.l1, exact_epsilon, 1, value_dp.integer, False)
+    assert plan.grid.numerator == 1 and plan.grid.denominator & (plan.grid.denominator - 1) == 0  # 2^-j
+    x, x_prime = float(value_d.value), float(value_dp.value)
+    assert abs(snapped(x, plan.grid) - snapped(x_prime, plan.grid)) <= plan.sensitivity
+    assert Fraction(plan.sensitivity) / plan.scale <= exact_epsilon
+    outputs = draws(2_000, Randomness(214), mechanisms.laplace, value_d, epsilon)
+    ratios = [log_likelihood_ratio(y, x, x_prime, plan) for y in outputs]
+    assert max(ratios) <= exact_epsilon
+    assert max(ratios) > exact_epsilon / 2, "the draws never came near the worst case: a weak check"
 
 
-def test_support_search_finds_actual_outputs() -> None:
-    """Sanity check of ``attainable``: every output actually drawn is found attainable."""
-    epsilon = 0.5
-    count_d, _ = _neighbouring_counts()
-    outputs = draws(60, Randomness(213), mechanisms.laplace, count_d, epsilon)
-    assert all(attainable(count_d, epsilon, y) for y in outputs)
-
-
-@pytest.mark.xfail(strict=True, reason="BUG: floating-point Laplace (Mironov 2012): ~9% of outputs of "
-                   "count + Lap on D cannot be produced on D' = D + 1 row, so the event {y unattainable "
-                   "under D'} has probability 0 under D' and > 0 under D: no finite epsilon holds")
-def test_laplace_outputs_on_d_are_attainable_on_neighbour() -> None:
-    """Pure eps-DP needs equal supports: each output drawn from M(D) (count 10) must also be a
-    possible output of M(D') (count 11). Otherwise the Clopper-Pearson lower bound of
-    P[M(D) in S] for S = {unattainable under D'} is positive while P[M(D') in S] = 0."""
-    epsilon = 0.5
-    count_d, count_dp = _neighbouring_counts()
-    outputs = draws(150, Randomness(214), mechanisms.laplace, count_d, epsilon)
-    unattainable = sum(not attainable(count_dp, epsilon, y) for y in outputs)
-    lower, _ = clopper_pearson(unattainable, len(outputs), ALPHA)
-    assert unattainable == 0, (f"{unattainable}/{len(outputs)} outputs of M(D) are impossible under M(D'); "
-                               f"P[M(D) in S] >= {lower:.3f} while P[M(D') in S] = 0")
+def test_attainability_check_flags_floating_point_laplace() -> None:
+    """Negative control: textbook floating-point Laplace outputs (count + a double drawn by
+    NumPy, as the old release did) are not on the grid, so the check above has power."""
+    count_d = language_value(table(["a"] * 10), "count(t)")
+    plan = laplace_plan(count_d.l1, Budget.of(0.5).epsilon, 1, True, False)
+    textbook = 10 + SimulationNoise(215).laplace(2.0, 200)
+    off_grid = sum(grid_steps(float(y), plan.grid) is None for y in textbook)
+    assert off_grid >= 190, f"only {off_grid}/200 floating-point outputs fell off the grid"

@@ -57,9 +57,6 @@ PROGRAMS = Path(__file__).parent / "programs"
 # what goes wrong today. Remove an entry once its bug is fixed (strict xfail will insist).
 KNOWN_BUGS: set[str] = {
     # Privacy.
-    "privacy/geometric_tiny_epsilon.jst",   # int64 overflow: release = -2^63 + count, exact count leaks
-    # Budget: gaussian with epsilon > ~709 overflows math.exp after charging -> internal error.
-    "budget/gaussian_large_epsilon.jst",
 }
 
 
