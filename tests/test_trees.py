@@ -18,6 +18,7 @@ from sklearn.utils.estimator_checks import (check_get_params_invariance, check_p
                                             check_set_params)
 
 from jostle.noise import Randomness
+from jostle.trees.configurations import CHOICE_POINTS
 from jostle.trees import (CONFIGURATIONS, BudgetExceededError, C45DecisionTreeClassifier, DPDecisionTreeClassifier,
                           NumericBins, PrivacyLedger, encode_features, make_learner)
 from jostle.trees.accounting import plan_tree_budget
@@ -220,6 +221,29 @@ def test_configurations_spend_on_the_queries_they_name(data):
     jagannathan = charges("jagannathan")
     assert "exponential mechanism" not in jagannathan and "noisy size of the table" in jagannathan
     assert "labels of" in charges("fletcher_islam") and "choosing splits" not in charges("fletcher_islam")
+
+
+VARIATIONS = [(point, value) for point, values in CHOICE_POINTS.items() for value in values] + [("max_features", 2)]
+
+
+@pytest.mark.parametrize("point,value", VARIATIONS, ids=[f"{p}={v}" for p, v in VARIATIONS])
+def test_every_choice_point_value_fits_within_budget(data, point, value):
+    X, y, X_test, _ = data
+    overrides = {point: value}
+    if point == "leaf_mechanism" and value == "exponential":
+        overrides["prune"] = False  # pruning reads counts
+    learner = make_learner("friedman_schuster", 0.8, domains=DOMAINS, classes=CLASSES, random_state=13,
+                           **overrides).fit(X[:1500], y[:1500])
+    assert 0 < learner.epsilon_spent_ <= 0.8
+    assert learner.get_params()[point] == value
+    np.testing.assert_allclose(learner.predict_proba(X_test).sum(axis=1), 1.0, atol=1e-12)
+
+
+def test_node_cap_bounds_every_tree(data):
+    X, y, _, _ = data
+    learner = DPDecisionTreeClassifier(100.0, domains=DOMAINS, classes=CLASSES, split_utility="random",
+                                       stopping="depth", max_depth=None, max_nodes=50, random_state=0).fit(X, y)
+    assert learner.trees_[0].attribute.size <= 50 and learner.trees_[0].max_depth == 3  # 1 + 3 + 9 + 27 = 40
 
 
 def test_entropy_utility_needs_the_public_row_bound(data):

@@ -1,46 +1,18 @@
 """The published private decision-tree learners as named configurations of one learner.
 
-Each entry of `CONFIGURATIONS` fixes the choice points of `DPDecisionTreeClassifier`; the
-paper's own privacy argument is the family's (see `jostle.trees.estimators` and
-`jostle.trees.builder`) specialised as written below. Privacy unit: one row added or removed.
+Each entry of `CONFIGURATIONS` fixes the choice points of `DPDecisionTreeClassifier` (listed
+with their possible values in `CHOICE_POINTS`, for the ChoiceMaker); each factory function's
+docstring gives that learner's privacy argument (privacy unit: one row added or removed;
+beta the total epsilon). The general argument is in `jostle.trees.estimators` and
+`jostle.trees.builder`: sibling nodes hold disjoint rows (parallel composition), levels and
+trees on the same rows add up (sequential composition), and the ledger refuses a charge that
+would exceed beta before any noise is drawn.
 
 Where a paper leaves a number to the user (depth, number of trees) the value here is the
 project's default, chosen ONCE for all data sets by `python benchmarks/trees_learners.py --tune`:
 mean accuracy on validation splits carved out of the training parts of four UCI tables (never
-their test parts), over epsilon 0.05, 0.2, 1 and 5. Fewer trees and shallower trees won: at
-these budgets splitting epsilon over many trees or levels costs more than it brings.
-
-  * friedman_schuster (Friedman & Schuster, KDD 2010, DiffP-ID3/C4.5): per level, a noisy size
-    of each node and the exponential mechanism on a split utility ("max": the best of the
-    three in the tuning runs; "entropy" and "gini" are the alternatives); a node stops when
-    N_noisy / (t |C|) < sqrt(2) / eps_leaf; leaves release noisy class counts, then C4.5
-    pruning runs on them (post-processing). Budget beta / (d + 1) per level: each of the d
-    levels spends beta / (d + 1), half on the size and half on the split query, and the leaves
-    get at least beta / (d + 1) (in the paper the last level's size query and the leaf counts
-    share it; here the leaves get it whole, plus whatever stopped levels left). The paper's
-    user depth d is set by the public signal-to-noise rule: the deepest d whose expected leaf
-    support n_hat / b^d (b the mean domain size) is at least |C| sqrt(2) (d + 1) / beta, with
-    n_hat a noisy count of the table that costs 5% of beta.
-    Privacy: 0.05 beta + d (eps_size + eps_split) + eps_leaf <= beta along any row's path;
-    sibling nodes hold disjoint rows (parallel composition), levels add up.
-  * mohammed (Mohammed et al., KDD 2011, DiffGen's tree part): no size query; the exponential
-    mechanism with the entropy (information gain) utility at every level down to a user depth
-    d (default 2); half of the budget for the splits (beta / (2 d) per level), half for the
-    noisy leaf counts. Privacy: d * beta / (2 d) + beta / 2 = beta.
-  * jagannathan (Jagannathan, Pillaipakkamnatt & Wright 2009/2012): random trees: a random
-    unused attribute at each node (public randomness, no epsilon), depth
-    min(k / 2, log_b |D| - 1) with |D| a noisy count of the table (5% of beta), an ensemble of
-    tau trees (default 3) whose noisy leaf counts each use (0.95 beta) / tau (sequential
-    composition across trees, parallel across a tree's leaves).
-  * patil_singh (Patil & Singh 2014, DiffPRF): Friedman & Schuster's trees, several of them
-    (default 2), each with (0.95 beta) / tau on the whole table (sequential composition).
-  * fletcher_islam (Fletcher & Islam 2015/2017): random trees without a fixed depth; a path
-    stops when the estimated support of the children (n_hat over the domain sizes along the
-    path) falls below the leaf noise |C| sqrt(2) / eps_leaf; each leaf releases only its
-    majority label with the exponential mechanism (class-count utility, sensitivity 1,
-    monotone; the paper's smooth-sensitivity variant is not used, it would not give pure
-    epsilon-DP here). tau trees (default 3) compose sequentially, each with (0.95 beta) / tau;
-    n_hat costs 5% of beta.
+their test parts), over epsilon 0.05, 0.2, 1 and 5. Fewer and shallower trees won: at these
+budgets, splitting epsilon over many trees or levels costs more than it brings.
 """
 
 from __future__ import annotations
@@ -67,6 +39,23 @@ CONFIGURATIONS: dict[str, dict[str, Any]] = {
 }
 
 
+CHOICE_POINTS: dict[str, tuple[Any, ...]] = {
+    "split_utility": ("max", "gini", "entropy", "random"),
+    "stopping": ("depth", "noisy_size", "signal_to_noise"),
+    "max_depth": ("signal_to_noise", "auto", None, 2, 3, 4, 5, 6, 7),
+    "n_trees": (1, 2, 3, 5, 10),
+    "disjoint_trees": (False, True),
+    "leaf_mechanism": ("counts", "exponential"),
+    "leaf_fraction": (None, 0.25, 0.5),
+    "stop_fraction": (0.25, 0.5, 0.75),
+    "size_fraction": (0.05, 0.1),
+    "prune": (True, False),
+    "smoothing": (0.0, 1.0, 3.0),
+}
+"""Each choice point of the family and a set of values worth comparing (a value outside these
+is allowed where the estimator accepts it)."""
+
+
 def make_learner(configuration: str, epsilon: float, **overrides: Any) -> DPDecisionTreeClassifier:
     """A `DPDecisionTreeClassifier` set up as a named configuration.
 
@@ -82,25 +71,77 @@ def make_learner(configuration: str, epsilon: float, **overrides: Any) -> DPDeci
 
 
 def friedman_schuster(epsilon: float, **overrides: Any) -> DPDecisionTreeClassifier:
-    """Friedman & Schuster (2010); see the module docstring."""
+    """Friedman & Schuster (KDD 2010), DiffP-ID3/C4.5, as a configuration.
+
+    Per level: a noisy size of every open node (two-sided geometric, sensitivity 1) and the
+    exponential mechanism choosing each node's split attribute by the "max" utility
+    (sensitivity 1, monotone; "gini" 2 and "entropy" log2(N+1) + 1/ln 2 are the alternatives).
+    A node stops when N_noisy / (t |C|) < sqrt(2) / eps_leaf; leaves release noisy class
+    counts; C4.5 pessimistic pruning then runs on those counts (post-processing).
+
+    Privacy: the paper spends beta / (d + 1) per level. Here 5% of beta buys a noisy table size
+    n_hat, which sets the paper's user depth d by the public signal-to-noise rule (the deepest d
+    with n_hat / b^d >= |C| sqrt(2) (d + 1) / beta'); then with beta' = 0.95 beta each of the d
+    levels spends beta' / (d + 1), half on the size and half on the split query, once for all
+    its (disjoint) nodes, and the leaves, disjoint too, get what is left, at least
+    beta' / (d + 1). Total along any row's path: 0.05 beta + d beta' / (d + 1) + the rest = beta.
+    """
     return make_learner("friedman_schuster", epsilon, **overrides)
 
 
 def mohammed(epsilon: float, **overrides: Any) -> DPDecisionTreeClassifier:
-    """Mohammed et al. (2011); see the module docstring."""
+    """Mohammed et al. (KDD 2011), DiffGen's tree part, as a configuration.
+
+    No size query: the exponential mechanism with the entropy (information-gain) utility,
+    sensitivity log2(max_rows + 1) + 1/ln 2 (max_rows a public bound on the rows), monotone,
+    chooses a split at every node down to the user depth d (default 2); leaves release noisy
+    class counts.
+
+    Privacy: half of beta for the splits, beta / (2 d) per level, spent once per level over its
+    disjoint nodes; half for the leaves' counts, disjoint, at once. Total d beta / (2 d) +
+    beta / 2 = beta.
+    """
     return make_learner("mohammed", epsilon, **overrides)
 
 
 def jagannathan(epsilon: float, **overrides: Any) -> DPDecisionTreeClassifier:
-    """Jagannathan et al. (2009); see the module docstring."""
+    """Jagannathan, Pillaipakkamnatt & Wright (2009/2012), random decision trees, as a configuration.
+
+    Each node splits on a uniformly random unused attribute (public randomness: no epsilon),
+    to depth min(k / 2, log_b n_hat - 1) (k attributes, b their mean domain size); an ensemble
+    of tau trees (default 3) whose leaves release noisy class counts; predictions average the
+    trees' class distributions.
+
+    Privacy: n_hat, a noisy count of the table, costs 0.05 beta; each tree's leaves are
+    disjoint and cost (0.95 beta) / tau together; the trees see the same rows and add up
+    (sequential composition): 0.05 beta + tau (0.95 beta) / tau = beta.
+    """
     return make_learner("jagannathan", epsilon, **overrides)
 
 
 def patil_singh(epsilon: float, **overrides: Any) -> DPDecisionTreeClassifier:
-    """Patil & Singh (2014); see the module docstring."""
+    """Patil & Singh (2014), DiffPRF, as a configuration: several Friedman & Schuster trees.
+
+    Each of tau trees (default 2) is grown as in `friedman_schuster` on the whole table.
+
+    Privacy: 0.05 beta for the noisy table size (shared by all trees), then each tree spends
+    (0.95 beta) / tau exactly as a Friedman & Schuster tree spends its budget; trees on the same
+    rows add up (sequential composition): total beta.
+    """
     return make_learner("patil_singh", epsilon, **overrides)
 
 
 def fletcher_islam(epsilon: float, **overrides: Any) -> DPDecisionTreeClassifier:
-    """Fletcher & Islam (2015/2017); see the module docstring."""
+    """Fletcher & Islam (2015/2017), random decision forests, as a configuration.
+
+    Random trees without a fixed depth: each node splits on a random unused attribute (public
+    randomness), and a path stops when the estimated support of the children, n_hat divided by
+    the domain sizes along the path, falls below the leaf noise |C| sqrt(2) / eps_leaf (a
+    public decision once n_hat is released). Each leaf releases only its majority label, chosen
+    by the exponential mechanism on its class counts (sensitivity 1, monotone); the paper's
+    smooth-sensitivity variant is not used (it would not give pure epsilon-DP here).
+
+    Privacy: 0.05 beta for n_hat; each of tau trees (default 3) spends (0.95 beta) / tau on its
+    leaves' labels, once for all its disjoint leaves; trees add up (sequential composition).
+    """
     return make_learner("fletcher_islam", epsilon, **overrides)

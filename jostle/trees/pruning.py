@@ -6,8 +6,8 @@ training errors E out of N rows. A subtree is replaced by a leaf when the leaf's
 no larger than the sum of its branches' estimates (plus 0.1, as in C4.5's code). Subtree
 raising is not done.
 
-For a private tree the counts are the leaves' noisy counts, clipped at 0, and an inner node
-holds the sum of its children's: pruning is post-processing of released values and costs
+For a private tree the counts are the leaves' noisy counts; an inner node holds the sum of its
+leaves' counts, clipped at 0 after summing: pruning is post-processing of released values and costs
 no epsilon (Friedman & Schuster 2010, Sec. 5.3, prune DiffP-C4.5 trees this way).
 """
 
@@ -56,7 +56,9 @@ def prune_pessimistic(tree: TreeArrays, confidence: float = 0.25) -> int:
     if tree.counts is None:
         raise ValueError("pessimistic pruning needs class counts at the leaves")
     is_leaf = tree.attribute < 0
-    counts = sum_children_into_parents(np.clip(tree.counts, 0.0, None), tree.parent, tree.depth, is_leaf)
+    # an inner node's counts are the sums of its leaves' (noisy) counts; clip after summing, so
+    # the clipping of many near-empty leaves does not pile up into phantom rows
+    counts = np.clip(sum_children_into_parents(tree.counts, tree.parent, tree.depth, is_leaf), 0.0, None)
     total = counts.sum(axis=1)
     errors = total - counts.max(axis=1)
     as_leaf = errors + pessimistic_extra_errors(total, errors, confidence)
@@ -72,6 +74,4 @@ def prune_pessimistic(tree: TreeArrays, confidence: float = 0.25) -> int:
         tree.attribute[inner[prune]] = -1
         cut += int(prune.sum())
         estimate[inner] = np.where(prune, as_leaf[inner], subtree[inner])
-    if tree.counts is not None:
-        tree.counts = counts  # inner nodes now carry their (clipped) sums, leaves their own counts
     return cut
