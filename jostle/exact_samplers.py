@@ -45,7 +45,12 @@ import numpy as np
 _SAFE = 1 << 62
 # Batches up to this size use the scalar Python-integer forms (faster for tiny batches).
 _SCALAR_BATCH = 12
-_MASK64 = (1 << 64) - 1
+# Vectorised discrete Laplace: t * V stays exact while V <= this (t < 2^56); a larger V (a far
+# tail, probability e^-128) is finished on Python ints. Tests lower it to exercise that path.
+_V_CAP = 127
+# Vectorised discrete Gaussian: | |y| md - mn | at most this is squared in int64; beyond, the
+# acceptance test runs on Python ints. Tests lower it to exercise that path.
+_DIFF_CAP = 1 << 31
 
 
 class RandomWords:
@@ -282,7 +287,7 @@ def _discrete_laplace_arrays(words: RandomWords, t: int, s: int, size: int) -> n
     big: dict[int, int] = {}
     pending = np.arange(size)
     ones = np.ones(size, dtype=np.int64)
-    v_cap = 127  # t * 127 + u < 2^63 for t < 2^56
+    v_cap = _V_CAP  # t * 127 + u < 2^63 for t < 2^56
     while pending.size:
         u = integers_below(words, t, pending.size)
         keep = _bernoulli_exp_unit_arrays(words, u, t)
@@ -374,8 +379,9 @@ def discrete_gaussian(words: RandomWords, sigma2: Fraction, size: int, t: int | 
     mn, md = centre.numerator, centre.denominator
     p, q = sigma2.numerator, sigma2.denominator
     den = 2 * p * md * md
-    limit = isqrt((_SAFE - 1) // q)  # |diff| <= limit keeps diff^2 q below 2^62
-    if size <= _SCALAR_BATCH or t >= (1 << 40) or den > _SAFE or mn > limit:
+    natural = isqrt((_SAFE - 1) // q)  # |diff| <= natural keeps diff^2 q below 2^62
+    limit = min(natural, _DIFF_CAP)
+    if size <= _SCALAR_BATCH or t >= (1 << 40) or den > _SAFE or mn > natural:
         values = [_discrete_gaussian_scalar(words, sigma2, t) for _ in range(size)]
         if all(-_SAFE < v < _SAFE for v in values):
             return np.array(values, dtype=np.int64)

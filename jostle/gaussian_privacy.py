@@ -14,11 +14,15 @@ for the discrete Gaussian that Jostle actually samples.
   bound the discrete tails by integrals of f(k) = exp(-k^2 / (2 s2)), which is decreasing on
   [0, inf): for m >= 1
       integral_m^inf f  <=  sum_{k>=m} f(k)  <=  f(m) + integral_m^inf f,
-  and the normaliser Z = sum_k f(k) satisfies sqrt(2 pi s2) <= Z <= sqrt(2 pi s2) (1 + tau),
+  and where f is also convex (k >= s = sqrt(s2)) the sharper midpoint and trapezoid bounds
+      integral_m^inf f + f(m)/2  <=  sum_{k>=m} f(k)  <=  integral_{m-1/2}^inf f
+  (Hermite-Hadamard on each [k - 1/2, k + 1/2], trapezoid on each [k, k + 1]). The normaliser
+  Z = sum_k f(k) satisfies sqrt(2 pi s2) <= Z <= sqrt(2 pi s2) (1 + tau),
   tau = 2 e^(-2 pi^2 s2) / (1 - e^(-2 pi^2 s2)) (Poisson summation). Hence with
-  Q the standard normal upper tail and s = sqrt(s2):
+  Q the standard normal upper tail:
       Q(m/s) / (1 + tau)  <=  P[Y >= m]  <=  Q(m/s) + phi(m/s) / s,
-  and P[Y >= m] = 1 - P[Y >= 1 - m] for m <= 0. The upper bound on delta_mu uses the upper
+  (with Q(m/s) + phi(m/s)/(2s) below and Q((m - 1/2)/s) above where convex), and
+  P[Y >= m] = 1 - P[Y >= 1 - m] for m <= 0. The upper bound on delta_mu uses the upper
   bound of the first tail and the lower bound of the second. Floating-point error of erfc and
   the subtraction is covered by a relative margin of 1e-10 on each term; epsilon is rounded
   down to a double. Normal tails beyond 35 standard deviations use the Mills-ratio bounds
@@ -123,9 +127,13 @@ def _tail_bounds(m: int, sigma: float, tau: float) -> tuple[float, float]:
     """Lower and upper bounds on P[Y >= m] for Y ~ N_Z(0, sigma^2), any integer m."""
     if m >= 1:
         x = m / sigma
-        lower = math.exp(_log_tail_lower(x)) / (1 + tau)
-        upper = math.exp(_log_tail_upper(x)) + math.exp(-0.5 * x * x - _LOG_SQRT_2PI - math.log(sigma) + _MARGIN)
-        return lower, min(upper, 1.0)
+        log_density = -0.5 * x * x - _LOG_SQRT_2PI - math.log(sigma)  # f(m) / sqrt(2 pi sigma^2)
+        lower = math.exp(_log_tail_lower(x))
+        upper = math.exp(_log_tail_upper(x)) + math.exp(log_density + _MARGIN)
+        if m - 0.5 >= sigma:  # f is convex on [m - 1/2, inf): midpoint and trapezoid bounds
+            upper = min(upper, math.exp(_log_tail_upper((m - 0.5) / sigma)))
+            lower = lower + 0.5 * math.exp(log_density - _MARGIN)
+        return lower / (1 + tau), min(upper, 1.0)
     mirror_lower, mirror_upper = _tail_bounds(1 - m, sigma, tau)  # P[Y >= m] = 1 - P[Y >= 1 - m]
     return max(0.0, 1.0 - mirror_upper), 1.0 - mirror_lower
 

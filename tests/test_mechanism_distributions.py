@@ -27,10 +27,11 @@ import pandas as pd
 import pytest
 from scipy import integrate, optimize, stats
 
-from jostle import Session, mechanisms
+from jostle import Session, grid_release, mechanisms
 from jostle.budget import Accountant, Budget
 from jostle.errors import JostleError, PrivacyError
 from jostle.noise import Randomness, gaussian_sigma
+from jostle.sensitivity import private_vector
 from jostle.source import BUILTIN_SPAN
 
 ALPHA = 1e-6
@@ -357,6 +358,52 @@ def test_gaussian_count_uses_the_analytic_sigma() -> None:
     statistic = float(np.sum((noise / sigma) ** 2))
     pvalue = 2 * min(law.cdf(statistic), law.sf(statistic))
     assert pvalue > ALPHA, f"the noise variance is not sigma^2 = {sigma**2:.4g} (p={pvalue:.3g})"
+
+
+GAUSSIAN_VECTORS = {  # expression, true values, how neighbours differ (see jostle.grid_release)
+    "histogram (one cell moves)": ('histogram(t, "grp")', [5, 0, 12, 3]),
+    "real vector (several cells move)": (
+        '[sum(t.where(lambda r: r.grp == "a"), "age"), sum(t.where(lambda r: r.grp == "c"), "age")]', None),
+}
+
+
+@pytest.mark.parametrize("expression,truth", GAUSSIAN_VECTORS.values(), ids=GAUSSIAN_VECTORS.keys())
+def test_gaussian_vector_noise_has_the_planned_sigma_on_the_grid(expression: str, truth: list[int] | None) -> None:
+    """gaussian(v, eps, delta) on a vector: every coordinate is on the plan's public grid, and
+    the noise has variance plan.sigma^2 in every cell (exact chi-squared test on the pooled
+    cells; the discrete Gaussian's variance equals sigma^2 to within exp(-2 pi^2 sigma^2) in
+    grid steps). The plan's sigma is also compared with the analytic one for the same l2."""
+    epsilon, delta, counts = 0.5, 1e-6, {"a": 5, "b": 0, "c": 12, "d": 3}
+    frame = people(counts)
+    value = language_value(session_with(frame), expression)
+    if isinstance(value, tuple):  # a list of private scalars: released as one private vector
+        value = private_vector(list(value), BUILTIN_SPAN)
+    if truth is None:
+        truth = [frame.loc[frame.grp == g, "age"].sum() for g in ("a", "c")]
+    plan = grid_release.gaussian_plan(value.l1, value.l2, Budget.of(epsilon).epsilon, Budget.of(0, delta).delta,
+                                      value.length, value.integer, value.is_vector)
+    released = np.array(draws(3_000, Randomness(115), mechanisms.gaussian, value, epsilon, delta))
+    steps = released / float(plan.grid)
+    assert np.all(steps == np.round(steps)), "a released coordinate is off the public grid"
+    noise = (released - np.array(truth, dtype=float)).ravel()
+    law = stats.chi2(df=noise.size)
+    statistic = float(np.sum((noise / plan.sigma) ** 2))
+    pvalue = 2 * min(law.cdf(statistic), law.sf(statistic))
+    assert pvalue > ALPHA, f"noise variance {np.mean(noise**2):.4g} is not sigma^2 = {plan.sigma**2:.4g}"
+    analytic = gaussian_sigma(epsilon, delta, value.l2)
+    assert analytic <= plan.sigma <= (1.001 if plan.one_axis_shift else 1.2) * analytic
+
+
+def test_geometric_with_a_tiny_epsilon_hides_the_count() -> None:
+    """geometric(count, 1e-30) releases a Python int whose noise has scale 1e30: |noise| / 1e30
+    is Exp(1)-distributed (KS); the old int64 overflow gave count - 2^63 exactly."""
+    count = language_value(session_with(people({"a": 10})), "count(t)")
+    released = draws(500, Randomness(116), mechanisms.geometric, count, 1e-30)
+    assert all(isinstance(r, int) for r in released)
+    assert all(r - 10 not in (-(2**63), 2**63 - 1) for r in released)
+    scale = 1 / Budget.of(1e-30).epsilon
+    magnitudes = [float(Fraction(abs(r - 10)) / scale) for r in released]
+    assert stats.kstest(magnitudes, stats.expon.cdf).pvalue > ALPHA
 
 
 def test_histogram_cells_get_independent_laplace_noise() -> None:
