@@ -11,13 +11,31 @@ import ast as python_ast
 from functools import lru_cache
 from importlib import resources
 
-from lark import Lark, Token, Transformer, v_args
+from lark import Lark, Token, Tree, v_args
 from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken, VisitError
-from lark.indenter import Indenter
+from lark.indenter import DedentError, Indenter
+from lark.visitors import Transformer_NonRecursive
 
 from jostle import ast_nodes as A
 from jostle.errors import JostleSyntaxError
 from jostle.source import Source, Span
+from jostle.values import MAX_WHOLE_DIGITS
+
+
+# How deep the parse tree may nest (brackets, operator chains, blocks). The checker and the
+# evaluator walk the tree recursively, so a deeper program would exhaust Python's stack; it is
+# refused here with a located syntax error instead.
+MAX_NESTING = 300
+
+
+class _IndentMismatch(Exception):
+    """A line dedents to a column that no enclosing block starts at (lark's DedentError)."""
+
+    def __init__(self, token: Token, indent: int, levels: list[int]) -> None:
+        super().__init__("inconsistent dedent")
+        self.token = token
+        self.indent = indent
+        self.levels = levels
 
 
 class _JostleIndenter(Indenter):
@@ -27,6 +45,15 @@ class _JostleIndenter(Indenter):
     INDENT_type = "_INDENT"
     DEDENT_type = "_DEDENT"
     tab_len = 8
+
+    def handle_NL(self, token: Token):
+        levels = list(self.indent_level)
+        try:
+            yield from super().handle_NL(token)
+        except DedentError:  # carries no position: say which line, and the columns it could use
+            indent_str = token.rsplit("\n", 1)[1]
+            indent = indent_str.count(" ") + indent_str.count("\t") * self.tab_len
+            raise _IndentMismatch(token, indent, levels) from None
 
 
 @lru_cache(maxsize=1)
@@ -221,6 +248,36 @@ def _syntax_error(error: UnexpectedInput, source: Source) -> JostleSyntaxError:
     return JostleSyntaxError(message, _span_at(source, line, column, width), hint)
 
 
+def _dedent_error(error: _IndentMismatch, source: Source) -> JostleSyntaxError:
+    token = error.token
+    line, column = _next_code_line(source, token.start_pos, token.line)
+    columns = " or ".join(str(level + 1) for level in error.levels)
+    return JostleSyntaxError(
+        "this line's indentation matches no enclosing block", _span_at(source, line, column),
+        f"indent it to start in column {columns}, like the block it belongs to",
+    )
+
+
+def _check_nesting(tree: Tree, source: Source) -> None:
+    """Refuse a parse tree deeper than MAX_NESTING, pointing at where it gets too deep.
+
+    Walks the tree with an explicit stack: the tree may be far too deep to recurse over.
+    """
+    stack: list[tuple[Tree, int]] = [(tree, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if depth > MAX_NESTING:
+            meta = node.meta
+            line = getattr(meta, "line", None) if not getattr(meta, "empty", True) else None
+            column = getattr(meta, "column", None) if line is not None else None
+            raise JostleSyntaxError(
+                f"the program nests more than {MAX_NESTING} levels deep", _span_at(source, line, column),
+                "split long chains of operators and deeply nested brackets or blocks into "
+                "several statements",
+            )
+        stack.extend((child, depth + 1) for child in node.children if isinstance(child, Tree))
+
+
 def parse(text: str, name: str = "<string>") -> A.Program:
     """Parse a Jostle program.
 
@@ -240,6 +297,9 @@ def parse(text: str, name: str = "<string>") -> A.Program:
         tree = _parser().parse(padded)
     except UnexpectedInput as error:
         raise _syntax_error(error, source) from None
+    except _IndentMismatch as error:
+        raise _dedent_error(error, source) from None
+    _check_nesting(tree, source)
     try:
         return _ToAst(source).transform(tree)
     except VisitError as error:  # a JostleSyntaxError raised inside the transformer
@@ -256,8 +316,9 @@ def _string_value(token: Token, span: Span) -> str:
 
 
 @v_args(meta=True)
-class _ToAst(Transformer):
-    """Turns lark's tree into jostle.ast_nodes, attaching a Span to every node."""
+class _ToAst(Transformer_NonRecursive):
+    """Turns lark's tree into jostle.ast_nodes, attaching a Span to every node (without
+    recursion, so that the depth of a program is limited by MAX_NESTING alone)."""
 
     def __init__(self, source: Source) -> None:
         super().__init__()
@@ -438,6 +499,12 @@ class _ToAst(Transformer):
     def number(self, meta, children):
         text = str(children[0])
         is_float = any(c in text for c in ".eE")
+        if not is_float and len(text.lstrip("0")) > MAX_WHOLE_DIGITS:
+            raise JostleSyntaxError(
+                f"the whole number {text[:12]}... has {len(text.lstrip('0'))} digits; whole numbers "
+                f"have at most {MAX_WHOLE_DIGITS}", self._span(meta),
+                "write a float instead, e.g. 1e300 (floats past about 1.8e308 are inf)",
+            )
         return A.Number(self._span(meta), float(text) if is_float else int(text))
 
     def string(self, meta, children):

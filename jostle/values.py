@@ -20,6 +20,12 @@ from jostle.budget import DataNode
 from jostle.schema import Schema
 from jostle.source import Span
 
+# Whole numbers are Python ints, which have no size limit: a program could build one so large
+# that converting it to a float overflows, printing it fails, or computing it exhausts memory.
+# Literals and arithmetic results are therefore kept below 10**308, which every float holds.
+MAX_WHOLE_DIGITS = 308
+MAX_WHOLE = 10**MAX_WHOLE_DIGITS
+
 if TYPE_CHECKING:
     from jostle import ast_nodes as A
 
