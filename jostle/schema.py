@@ -197,22 +197,38 @@ def column_spec(spec: Any, name: str = "?") -> ColumnSpec:
             kind = spec.get("type")
             if kind == "numeric":
                 lo, hi = spec["bounds"]
-                return Numeric(lo, hi, spec.get("default"), bool(spec.get("integer", False)))
+                integer = spec.get("integer", False)
+                if not isinstance(integer, bool):  # bool("false") would be True
+                    raise DataError(f"column '{name}': \"integer\" must be true or false, got {integer!r}")
+                return Numeric(lo, hi, spec.get("default"), integer)
             if kind == "categorical":
-                return Categorical(tuple(spec["values"]), spec.get("default"))
+                return Categorical(_category_list(spec["values"], name), spec.get("default"))
             raise DataError(f"column '{name}': unknown type {kind!r}", hint="use \"numeric\" or \"categorical\"")
         if isinstance(spec, tuple) and spec:
             if spec[0] == "numeric" and len(spec) == 3:
                 return Numeric(spec[1], spec[2])
             if spec[0] == "categorical" and len(spec) == 2:
-                return Categorical(tuple(spec[1]))
+                return Categorical(_category_list(spec[1], name))
     except (KeyError, TypeError, ValueError) as error:
         raise DataError(f"column '{name}': invalid declaration {spec!r} ({error})") from None
+    except DataError as error:  # a bad domain (reversed bounds, ...): say which column
+        if not error.message.startswith(f"column '{name}'"):
+            error.message = f"column '{name}': {error.message}"
+            error.args = (error.message,)
+        raise
     raise DataError(
         f"column '{name}': invalid declaration {spec!r}",
         hint='declare numeric columns as {"type": "numeric", "bounds": [lo, hi]} and categorical '
         'ones as {"type": "categorical", "values": [...]}',
     )
+
+
+def _category_list(values: Any, name: str) -> tuple:
+    """A declared list of categories (a string is not a list of its characters)."""
+    if not isinstance(values, (list, tuple)):
+        raise DataError(f"column '{name}': the categorical values must be a list, got {values!r}",
+                        hint='write "values": ["a", "b", ...]')
+    return tuple(values)
 
 
 def load_schema_file(path: Path) -> Schema:
@@ -221,12 +237,23 @@ def load_schema_file(path: Path) -> Schema:
         data = json.loads(path.read_text(encoding="utf-8"))
     except OSError as error:
         raise DataError(f"cannot read schema file {path}: {error.strerror}") from None
+    except UnicodeDecodeError as error:
+        raise DataError(f"cannot read schema file {path}: it is not UTF-8 text ({error.reason} at byte "
+                        f"{error.start})", hint="save the schema file as UTF-8") from None
     except json.JSONDecodeError as error:
         raise DataError(f"schema file {path} is not valid JSON: {error.msg} at line {error.lineno}") from None
     if not isinstance(data, dict):
         raise DataError(f"schema file {path} must hold a JSON object of columns")
     columns = data.get("columns", data)
-    return Schema.of(columns)
+    if not isinstance(columns, dict):
+        raise DataError(f"schema file {path}: \"columns\" must be a JSON object of columns, "
+                        f"got a {type(columns).__name__}")
+    try:
+        return Schema.of(columns)
+    except DataError as error:  # errors from a file have no place in a program: name the file
+        error.message = f"schema file {path}: {error.message}"
+        error.args = (error.message,)
+        raise
 
 
 def schema_file_for(csv_path: Path) -> Path:
