@@ -37,6 +37,8 @@ from jostle.values import (
     Record,
     RowValues,
     Table,
+    MAX_WHOLE,
+    MAX_WHOLE_DIGITS,
     format_value,
     is_private,
     row_apply,
@@ -162,8 +164,8 @@ def _float(interp, span, value):
     _refuse_private("float", (value,), span)
     try:
         return float(value)
-    except (TypeError, ValueError):
-        raise JostleRuntimeError(f"cannot turn {format_value(value)!r} into a number", span) from None
+    except (TypeError, ValueError, OverflowError):
+        raise JostleRuntimeError(f"cannot turn {_shorten(format_value(value))!r} into a number", span) from None
 
 
 @builtin("int", 1, doc="int(x) truncates a public number towards zero")
@@ -172,7 +174,12 @@ def _int(interp, span, value):
     try:
         return int(float(value)) if isinstance(value, str) else int(value)
     except (TypeError, ValueError, OverflowError):
-        raise JostleRuntimeError(f"cannot turn {format_value(value)!r} into a whole number", span) from None
+        raise JostleRuntimeError(f"cannot turn {_shorten(format_value(value))!r} into a whole number", span) from None
+
+
+def _shorten(text: str, limit: int = 60) -> str:
+    """A value's text cut short for an error message."""
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def _extreme(name: str, pick: Callable) -> None:
@@ -227,7 +234,11 @@ def _range(interp, span, *args):
     if len(ints) == 3 and ints[2] == 0:
         raise JostleRuntimeError("range() step must not be zero", span)
     result = range(*ints)
-    if len(result) > 10_000_000:
+    try:
+        too_long = len(result) > 10_000_000
+    except OverflowError:  # len() of a range longer than sys.maxsize
+        too_long = True
+    if too_long:
         raise JostleRuntimeError("range() is longer than 10 million", span)
     return tuple(result)
 
@@ -247,7 +258,13 @@ def _sum(interp, span, value, column=None):
     items = _sequence(value, "sum", span)
     if not all(isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, bool) for v in items):
         raise JostleRuntimeError("sum() needs numbers", span)
-    return sum(items) if items else 0
+    try:
+        result = sum(items) if items else 0
+    except OverflowError:  # a huge whole number meeting a float
+        raise JostleRuntimeError("sum() overflowed", span) from None
+    if isinstance(result, int) and abs(result) >= MAX_WHOLE:
+        raise JostleRuntimeError(f"sum() gives a whole number of more than {MAX_WHOLE_DIGITS} digits", span)
+    return result
 
 
 @builtin("mean", 1, 2, privacy="aggregate",
@@ -338,6 +355,9 @@ def _numeric(interp, span, lo, hi, default=None, integer=False):
          doc="categorical([values...], default=none): a categorical column's public values")
 def _categorical(interp, span, values, default=None):
     _refuse_private("categorical", (values, default), span, "a column's categories must be public")
+    if isinstance(values, str):  # not the list of its characters
+        raise JostleRuntimeError("categorical() needs a list of values, got a string", span,
+                                 f'write categorical([{values!r}]) for a single category')
     try:
         return Categorical(tuple(_sequence(values, "categorical", span)), default)
     except DataError as error:

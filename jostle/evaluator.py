@@ -331,6 +331,9 @@ class Interpreter:
             text = path.read_text(encoding="utf-8")
         except OSError as error:
             raise JostleRuntimeError(f"cannot read module {path}: {error.strerror}", span) from None
+        except UnicodeDecodeError as error:
+            raise JostleRuntimeError(f"cannot read module {path}: it is not UTF-8 text ({error.reason} at "
+                                     f"byte {error.start})", span, "save the module as UTF-8") from None
         program = parse(text, str(path))
         check(program, self.builtins.values.keys())
         module_env = Environment(parent=self.builtins)

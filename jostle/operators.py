@@ -16,6 +16,7 @@ the rules for each kind of operand sit in one place:
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -23,7 +24,12 @@ import numpy as np
 from jostle.errors import JostleRuntimeError, PrivacyError
 from jostle.sensitivity import private_binary, private_negate, refuse
 from jostle.source import Span
-from jostle.values import Private, PrivateMean, Record, RowValues, RowView, Table, is_private, row_apply, type_name
+from jostle.values import (
+    MAX_WHOLE, MAX_WHOLE_DIGITS, Private, PrivateMean, Record, RowValues, RowView, Table, is_private, row_apply,
+    type_name,
+)
+
+MAX_REPEAT = 10_000_000  # items in `list * n` or characters in `text * n` (as range() is capped)
 
 PUBLIC_ONLY_MESSAGES = {
     "print": "a private value cannot be printed",
@@ -136,6 +142,9 @@ def binary(op: str, left: Any, right: Any, span: Span) -> Any:
     if op == "+" and isinstance(left, str) and isinstance(right, str):
         return left + right
     if op == "*" and isinstance(left, (tuple, str)) and isinstance(right, int) and not isinstance(right, bool):
+        if len(left) * max(right, 0) > MAX_REPEAT:
+            raise JostleRuntimeError(f"repeating a {type_name(left)} of length {len(left)} {right} times "
+                                     f"makes more than {MAX_REPEAT:,} items", span)
         return left * right
     numeric = [(public_number(v) or isinstance(v, np.ndarray) or
                 (isinstance(v, tuple) and all(public_number(x) for x in v))) for v in (left, right)]
@@ -143,9 +152,13 @@ def binary(op: str, left: Any, right: Any, span: Span) -> Any:
         raise JostleRuntimeError(f"cannot apply '{op}' to a {type_name(left)} and a {type_name(right)}", span)
     a = np.asarray(left, dtype=float) if isinstance(left, tuple) else left
     b = np.asarray(right, dtype=float) if isinstance(right, tuple) else right
+    if op == "**" and _whole(a) and _whole(b) and b > 0 and abs(a) > 1 \
+            and b * math.log10(abs(a)) > MAX_WHOLE_DIGITS:  # refuse before computing it
+        raise JostleRuntimeError(f"'**' would give a whole number of more than {MAX_WHOLE_DIGITS} digits", span,
+                                 "use floats for numbers this large")
     try:
         with np.errstate(all="raise"):
-            return arith(op, a, b)
+            result = arith(op, a, b)
     except (ZeroDivisionError, FloatingPointError):
         raise JostleRuntimeError("division by zero" if op in ("/", "//", "%") else
                                  f"'{op}' overflowed or was undefined", span) from None
@@ -153,6 +166,17 @@ def binary(op: str, left: Any, right: Any, span: Span) -> Any:
         raise JostleRuntimeError(f"'{op}' overflowed", span) from None
     except ValueError as error:
         raise JostleRuntimeError(f"'{op}' failed: {error}", span) from None
+    if isinstance(result, complex):  # Python's (-8) ** 0.5; Jostle has no complex numbers
+        raise JostleRuntimeError(f"'{op}' is undefined here: a negative number to a fractional power", span)
+    if _whole(result) and abs(result) >= MAX_WHOLE:
+        raise JostleRuntimeError(f"'{op}' gives a whole number of more than {MAX_WHOLE_DIGITS} digits", span,
+                                 "use floats for numbers this large")
+    return result
+
+
+def _whole(value: Any) -> bool:
+    """A Python int (not a boolean): Python's unbounded whole numbers."""
+    return isinstance(value, int) and not isinstance(value, bool)
 
 
 def _row_binary(op: str, left: Any, right: Any, span: Span) -> RowValues:
