@@ -493,13 +493,14 @@ class Accountant:
             name = refusal.dataset.label
             raise BudgetExceeded(
                 f"this release needs {refusal.quantity} {fmt(requested)} but only {fmt(remaining)} "
-                f"remains of the lifetime budget of the data '{name}' ({refusal.dataset.short}): "
+                f"remains of the lifetime budget of the data '{name}': "
                 f"requested {fmt(requested)}, remaining {fmt(remaining)}, "
                 f"difference {fmt(requested - remaining)}",
                 entry.span,
                 f"nothing was released and nothing was spent; {fmt(refusal.balance)} of its total "
                 f"{fmt(refusal.total)} was already spent, by earlier runs or other processes "
-                f"(see `jostle ledger show`, ledger {self.store.path})",
+                f"(dataset {refusal.dataset.short} in the ledger {self.store.path}; "
+                "see `jostle ledger show`)",
                 requested=requested,
                 remaining=remaining,
                 quantity=refusal.quantity,

@@ -1,9 +1,16 @@
-"""The `jostle` command: run, check, repl, and -c.
+"""The `jostle` command: run, check, repl, -c, and the durable budget ledger.
 
     jostle run FILE [--budget E] [--delta D] [--data NAME=PATH]... [--seed N] [--ledger]
+                    [--ledger-db PATH]
     jostle check FILE
     jostle repl [--budget E] ...        (also: bare `jostle`)
     jostle -c CODE [--budget E] ...
+    jostle ledger [--db PATH] [show [--dataset FP] | export [--format csv|json] [--output FILE]
+                               | reset --dataset FP --yes [--reason TEXT] | verify]
+
+The session options may also come before the command (`jostle --budget 1 run f.jst`); an
+option given both before and after with different values, or before a command that does not
+take it (`check`, `ledger`), is a usage error.
 
 Exit codes: 0 success, 2 usage, 3 syntax, 4 check, 5 privacy, 6 budget, 7 runtime,
 8 data, 70 internal error (a bug in Jostle). A user error never shows a Python traceback.
@@ -35,33 +42,97 @@ class _Parser(argparse.ArgumentParser):
         raise SystemExit(EXIT_CODES["usage"])
 
 
-def _budget_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--budget", type=float, metavar="E",
-                        help="the total epsilon the program may spend")
-    parser.add_argument("--delta", type=float, default=0.0, metavar="D",
-                        help="the total delta (needed for gaussian releases)")
-    parser.add_argument("--data", action="append", default=[], metavar="NAME=PATH",
-                        help="bind a private CSV table; its schema comes from NAME.schema.json "
-                             "beside it or from a `private NAME: {...}` declaration")
-    parser.add_argument("--seed", type=int, metavar="N",
-                        help="reproducible noise: UNSAFE for real releases (for tests and teaching)")
-    parser.add_argument("--ledger", action="store_true", help="print the budget ledger at the end")
+# The options of a session, their defaults, and whether they may be repeated.
+SESSION_OPTIONS = {"budget": None, "delta": 0.0, "data": [], "seed": None, "ledger": False, "ledger_db": None}
+_BEFORE = "before_"  # dest prefix of the options given before the command
+
+
+def _session_options(parser: argparse.ArgumentParser, prefix: str = "") -> None:
+    """Add the session options. Their defaults are SUPPRESS so that a value given before the
+    command is not overwritten by a subcommand's default; `_merge_options` fills them in."""
+    def add(*flags: str, **kwargs) -> None:
+        dest = prefix + flags[0].lstrip("-").replace("-", "_")
+        parser.add_argument(*flags, dest=dest, default=argparse.SUPPRESS, **kwargs)
+
+    add("--budget", type=float, metavar="E", help="the total epsilon the data may spend (its lifetime budget)")
+    add("--delta", type=float, metavar="D", help="the total delta (needed for gaussian releases)")
+    add("--data", action="append", metavar="NAME=PATH",
+        help="bind a private CSV table; its schema comes from NAME.schema.json "
+             "beside it or from a `private NAME: {...}` declaration")
+    add("--seed", type=int, metavar="N",
+        help="reproducible noise: UNSAFE for real releases (for tests and teaching)")
+    add("--ledger", action="store_true", help="print this session's budget ledger at the end")
+    add("--ledger-db", metavar="PATH",
+        help="the durable budget ledger (default $JOSTLE_LEDGER, else "
+             "~/.local/share/jostle/ledger.sqlite; :memory: keeps nothing)")
+
+
+def _db_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--db", "--ledger-db", dest="db", metavar="PATH", default=argparse.SUPPRESS,
+                        help="the ledger file (default $JOSTLE_LEDGER, else ~/.local/share/jostle/ledger.sqlite)")
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="jostle", description="Jostle: differentially private programs.")
+    parser = _Parser(prog="jostle", description="Jostle: differentially private programs.", allow_abbrev=False)
     parser.add_argument("-c", dest="code", metavar="CODE", help="run CODE and exit")
     parser.add_argument("--version", action="store_true", help="print the version and exit")
-    _budget_options(parser)
+    _session_options(parser, _BEFORE)
     commands = parser.add_subparsers(dest="command", parser_class=_Parser)
-    run = commands.add_parser("run", help="run a .jst program")
+    run = commands.add_parser("run", help="run a .jst program", allow_abbrev=False)
     run.add_argument("file", help="the program")
-    _budget_options(run)
-    check = commands.add_parser("check", help="parse and check a program without touching data")
+    _session_options(run)
+    check = commands.add_parser("check", help="parse and check a program without touching data",
+                                allow_abbrev=False)
     check.add_argument("file", help="the program")
-    repl = commands.add_parser("repl", help="the interactive prompt")
-    _budget_options(repl)
+    repl = commands.add_parser("repl", help="the interactive prompt", allow_abbrev=False)
+    _session_options(repl)
+    ledger = commands.add_parser("ledger", help="show, export, verify or reset the durable budget ledger",
+                                 allow_abbrev=False)
+    _db_option(ledger)
+    actions = ledger.add_subparsers(dest="action", parser_class=_Parser)
+    show = actions.add_parser("show", help="each dataset's balance and history (the default)", allow_abbrev=False)
+    show.add_argument("--dataset", metavar="FP", help="only the dataset whose fingerprint starts with FP")
+    export = actions.add_parser("export", help="every event, as CSV or JSON", allow_abbrev=False)
+    export.add_argument("--format", choices=("csv", "json"), default="csv")
+    export.add_argument("--output", "-o", metavar="FILE", help="write to FILE instead of stdout")
+    reset = actions.add_parser("reset", help="write a dataset's balance off (logged; needs --yes)",
+                               allow_abbrev=False)
+    reset.add_argument("--dataset", metavar="FP", required=True, help="the dataset's fingerprint (or its start)")
+    reset.add_argument("--yes", action="store_true", help="confirm: the data may then be queried again")
+    reset.add_argument("--reason", default="no reason given", help="why (kept in the ledger)")
+    verify = actions.add_parser("verify", help="check the hash chain and the balances", allow_abbrev=False)
+    for action in (show, export, reset, verify):
+        _db_option(action)
     return parser
+
+
+def _merge_options(args: argparse.Namespace) -> None:
+    """Combine the session options given before and after the command, or refuse them."""
+    before = {name: getattr(args, _BEFORE + name) for name in SESSION_OPTIONS if hasattr(args, _BEFORE + name)}
+    for name in SESSION_OPTIONS:
+        if hasattr(args, _BEFORE + name):
+            delattr(args, _BEFORE + name)
+    flags = ", ".join("--" + name.replace("_", "-") for name in before)
+    if args.command in ("check", "ledger") and before:
+        allowed = {"ledger_db"} if args.command == "ledger" else set()
+        if set(before) - allowed:
+            raise UsageError(f"`jostle {args.command}` does not take {flags}",
+                             hint="check touches no data and spends nothing" if args.command == "check"
+                             else "the ledger command takes only --db PATH")
+        if not hasattr(args, "db"):
+            args.db = before["ledger_db"]
+        return
+    if args.command is not None and args.code is not None:
+        raise UsageError(f"-c CODE cannot be combined with the `{args.command}` command")
+    for name, default in SESSION_OPTIONS.items():
+        if name == "data":
+            args.data = before.get("data", []) + getattr(args, "data", [])
+            continue
+        if name in before and hasattr(args, name) and getattr(args, name) != before[name]:
+            flag = "--" + name.replace("_", "-")
+            raise UsageError(f"{flag} was given twice, before and after `{args.command}`, with different values",
+                             hint=f"give {flag} once")
+        setattr(args, name, getattr(args, name, before.get(name, default)))
 
 
 def _session(args: argparse.Namespace):
@@ -75,7 +146,7 @@ def _session(args: argparse.Namespace):
         raise UsageError(f"--delta must be in [0, 1), got {args.delta}")
     if args.delta and args.budget is None:
         raise UsageError("--delta needs --budget")
-    session = Session(budget=args.budget, delta=args.delta, seed=args.seed)
+    session = Session(budget=args.budget, delta=args.delta, seed=args.seed, ledger_path=args.ledger_db)
     for binding in args.data:
         name, sep, path = binding.partition("=")
         if not sep or not name or not path:
@@ -89,6 +160,131 @@ def _finish(session, args: argparse.Namespace) -> None:
     if session is not None and getattr(args, "ledger", False):
         sys.stdout.flush()
         print(session.ledger)
+    if session is not None:
+        session.close()
+
+
+# ---------------------------------------------------------------- jostle ledger
+def _open_ledger(args: argparse.Namespace, create: bool):
+    from jostle.ledger_store import LedgerStore, resolve_ledger_path
+
+    return LedgerStore(resolve_ledger_path(getattr(args, "db", None)), create=create)
+
+
+def _amount(epsilon: str | None, delta: str | None) -> str:
+    """An exact (epsilon, delta) pair from the store as a person would write it."""
+    from fractions import Fraction
+
+    from jostle.budget import fmt
+
+    if epsilon is None:
+        return ""
+    text = fmt(Fraction(epsilon))
+    if delta is not None and Fraction(delta):
+        text += f", {fmt(Fraction(delta))}"
+    return text
+
+
+def _table(header: tuple[str, ...], rows: list[tuple[str, ...]], indent: str = "  ") -> list[str]:
+    widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(header)]
+    lines = [indent + "  ".join(h.ljust(w) for h, w in zip(header, widths)).rstrip()]
+    lines += [indent + "  ".join(v.ljust(w) for v, w in zip(row, widths)).rstrip() for row in rows]
+    return lines
+
+
+def _show(store, dataset: str | None) -> str:
+    from jostle.budget import Budget
+    from jostle.ledger_store import summarise
+
+    wanted = [store.resolve(dataset).fingerprint] if dataset else None
+    problems = store.verify()
+    events = store.events()
+    status = "hash chain intact" if not problems else f"{len(problems)} PROBLEMS (run `jostle ledger verify`)"
+    count = len(store.datasets())
+    lines = [f"ledger {store.path}: {count} dataset{'s' * (count != 1)}, {len(events)} events, {status}"]
+    for entry in summarise(store, wanted):
+        info = entry["dataset"]
+        spent = Budget(entry["spent_epsilon"], entry["spent_delta"])
+        lines += ["", f"dataset {info.short}  '{info.label}'  columns {', '.join(info.columns)}",
+                  f"  fingerprint {info.fingerprint}, privacy unit: {info.unit}, first seen {info.first_seen}",
+                  f"  spent since the last reset: {spent}  ({entry['charges']} charges, {entry['resets']} resets)"]
+        rows = [(
+            str(e["id"]), e["at"], e["kind"], e["session"][:8], e["mechanism"] or "",
+            _amount(e["requested_epsilon"], e["requested_delta"]), _amount(e["epsilon"], e["delta"]),
+            _amount(e["spent_epsilon"], e["spent_delta"]), e["what"] or e["note"] or "",
+            e["location"] or "",
+        ) for e in entry["events"]]
+        lines += _table(("id", "at", "kind", "session", "mechanism", "asked", "charged", "spent",
+                         "what", "where"), rows)
+    if len(lines) == 1:
+        lines.append("(no datasets: nothing has been spent with this ledger)")
+    lines.append("(asked: the release's own epsilon; charged: what it added to the dataset's "
+                 "balance, less when partitions compose in parallel)")
+    return "\n".join(lines)
+
+
+def _export(store, form: str) -> str:
+    import csv
+    import io
+    import json
+
+    from jostle.ledger_store import EXPORT_FIELDS
+
+    rows = store.export_rows()
+    if form == "json":
+        datasets = [{
+            "fingerprint": d.fingerprint, "label": d.label, "unit": d.unit, "columns": list(d.columns),
+            "first_seen": d.first_seen, "spent_epsilon": str(store.balance(d.fingerprint)[0]),
+            "spent_delta": str(store.balance(d.fingerprint)[1]),
+        } for d in store.datasets()]
+        document = {"ledger": store.path, "problems": store.verify(), "datasets": datasets, "events": rows}
+        return json.dumps(document, indent=2) + "\n"
+    buffer = io.StringIO()
+    writer = csv.DictWriter(buffer, fieldnames=EXPORT_FIELDS, lineterminator="\n")
+    writer.writeheader()
+    writer.writerows(rows)
+    return buffer.getvalue()
+
+
+def ledger_command(args: argparse.Namespace) -> int:
+    """`jostle ledger [show|export|reset|verify]`; returns the exit code."""
+    from jostle.errors import DataError
+    from jostle.ledger_store import MEMORY, LedgerStore
+
+    action = args.action or "show"
+    if action == "reset" and not args.yes:
+        raise UsageError("`jostle ledger reset` needs --yes",
+                         hint="a reset lets the data be queried again as if nothing had been released; "
+                              "it is logged in the ledger")
+    try:
+        store = _open_ledger(args, create=False)
+    except DataError:
+        if action == "reset":
+            raise
+        store = LedgerStore(MEMORY)  # no file yet: an empty ledger, and none is created
+    with store:
+        if action == "show":
+            print(_show(store, getattr(args, "dataset", None)))
+        elif action == "export":
+            text = _export(store, args.format)
+            if args.output:
+                Path(args.output).write_text(text, encoding="utf-8")
+            else:
+                sys.stdout.write(text)
+        elif action == "verify":
+            problems = store.verify()
+            for problem in problems:
+                print(problem)
+            if problems:
+                raise DataError(f"the budget ledger {store.path} fails verification ({len(problems)} problems)",
+                                hint="it was edited outside Jostle; keep it and investigate before trusting it")
+            print(f"{store.path}: ok ({len(store.events())} events about {len(store.datasets())} datasets)")
+        else:
+            dataset = store.resolve(args.dataset)
+            event = store.reset(dataset.fingerprint, args.reason, confirmed=args.yes)
+            print(f"reset dataset {dataset.short} '{dataset.label}': wrote off epsilon "
+                  f"{_amount(event['epsilon'].lstrip('-'), event['delta'].lstrip('-'))}; logged as: {event['note']}")
+    return 0
 
 
 def _report(error: BaseException) -> int:
@@ -113,6 +309,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = parser.parse_args(argv)
     except SystemExit as stop:
         return int(stop.code or 0)
+    try:
+        _merge_options(args)
+    except UsageError as error:
+        parser.print_usage(sys.stderr)
+        return _report(error)
     if args.version:
         from jostle import __version__
 
@@ -131,6 +332,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             Session(ledger_path=":memory:").check(text, str(path))  # touches no data, no ledger
             print(f"{path}: ok")
             return 0
+        if args.command == "ledger":
+            return ledger_command(args)
         if args.command == "run":
             session = _session(args)
             session.run_file(args.file)

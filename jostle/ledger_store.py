@@ -121,6 +121,13 @@ EVENT_FIELDS = (
     "total_epsilon", "total_delta", "requested_epsilon", "requested_delta", "mechanism", "what",
     "data", "location", "note", "pid",
 )
+# The columns of an export: the events with their dataset's label, and floats beside the exact
+# budgets for spreadsheets (the exact text columns are authoritative).
+EXPORT_FIELDS = (
+    "id", "kind", "dataset", "dataset_label",
+    *(name for name in EVENT_FIELDS if name not in ("kind", "dataset")),
+    "epsilon_float", "spent_epsilon_float", "hash",
+)
 
 
 # ---------------------------------------------------------------- where the store lives

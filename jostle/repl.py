@@ -4,6 +4,10 @@ Inputs run in one Session, so names and spent budget persist between them. A lin
 in ':' opens a block that ends at an empty line; open brackets continue onto the next line.
 Errors are shown with carets and the session survives them. Commands: :budget, :ledger,
 :help, :quit. History is kept in ~/.jostle_history (or $JOSTLE_HISTORY).
+
+Spending is recorded in the session's durable budget ledger (jostle.ledger_store) as it
+happens, so a restarted REPL on the same data continues from what was spent; the banner names
+the ledger, and :budget says how much of the spending came from earlier sessions.
 """
 
 from __future__ import annotations
@@ -18,13 +22,14 @@ from jostle.errors import JostleError
 from jostle.session import Session
 
 BANNER = """Jostle {version}: differentially private programs. Type :help for help, :quit to leave.
-{budget}"""
+{budget}
+budget ledger: {ledger}"""
 
 HELP = """Statements and expressions run as you type them; names persist between inputs.
 A line ending in ':' starts a block; finish it with an empty line.
 
-  :budget   the total budget, what is spent and what remains
-  :ledger   every charge so far: where, mechanism, epsilon, delta, data
+  :budget   the total budget, what is spent (also by earlier sessions) and what remains
+  :ledger   every charge of this session: where, mechanism, epsilon, delta, data
   :help     this text
   :quit     leave (or Ctrl-D)
 
@@ -123,6 +128,9 @@ class JostleConsole(code.InteractiveConsole):
             raise SystemExit(0)
         if word == ":budget":
             out(describe_budget(self.session.interpreter) + "\n")
+            earlier = self.session.accountant.earlier
+            if earlier.epsilon or earlier.delta:
+                out(f"of which earlier sessions spent {earlier} (ledger {self.session.store.path})\n")
         elif word == ":ledger":
             out(str(self.session.ledger) + "\n")
         elif word == ":help":
@@ -166,7 +174,10 @@ def run_repl(session: Session) -> int:
     console = JostleConsole(session)
     saved = getattr(sys, "ps1", None), getattr(sys, "ps2", None)
     sys.ps1, sys.ps2 = PS1, PS2
-    banner = BANNER.format(version=__version__, budget=describe_budget(session.interpreter))
+    store = session.store
+    ledger = (f"{store.path} (what is spent here persists)" if store.persistent
+              else "in memory (nothing persists after this session)")
+    banner = BANNER.format(version=__version__, budget=describe_budget(session.interpreter), ledger=ledger)
     try:
         console.interact(banner=banner, exitmsg="")
     except SystemExit as stop:

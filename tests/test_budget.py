@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import time
 from fractions import Fraction
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from jostle.budget import Accountant, Budget, ParallelGroup, cost, exact
 from jostle.errors import BudgetExceeded, JostleRuntimeError
@@ -143,3 +146,89 @@ def test_zero_epsilon_charge_is_refused():
     accountant = Accountant(Budget.of(1))
     with pytest.raises(JostleRuntimeError):
         accountant.charge(Budget.zero(), accountant.root, "laplace", "", None)
+
+
+def test_a_with_budget_block_is_not_a_total():
+    """Without a total, caps alone would let separate blocks add up without bound."""
+    accountant = Accountant(None)
+    for _ in range(2):
+        with accountant.context(Budget.of(1), "block", None, 1):
+            with pytest.raises(BudgetExceeded, match="no privacy budget"):
+                accountant.charge(Budget.of(0.5), accountant.root, "laplace", "", None)
+    assert accountant.ledger == []
+    accountant.set_total(Budget.of(1), None)
+    with accountant.context(Budget.of(1), "block", None, 1):
+        accountant.charge(Budget.of(0.5), accountant.root, "laplace", "", None)
+    assert accountant.spent.epsilon == Fraction(1, 2)
+
+
+# ---------------------------------------------------------------- the incremental costs
+def _random_tree(draw_int, root, depth: int = 3):
+    """A random partition tree below `root`: a list of nodes to charge."""
+    nodes = [root]
+    frontier = [root]
+    for _ in range(depth):
+        grown = []
+        for node in frontier:
+            for g in range(draw_int(0, 2)):
+                group = ParallelGroup(node, f"c{g}")
+                grown += [group.part(k) for k in range(draw_int(1, 3))]
+        nodes += grown
+        frontier = grown
+    return nodes
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.data())
+def test_incremental_costs_match_the_reference_definition(data):
+    """CostTree (O(depth) per charge) agrees with cost() recomputed from scratch, after
+    every charge, for random partition trees, charges and nested contexts."""
+    accountant = Accountant(Budget.of(10**6, Fraction(1, 2)))
+    nodes = _random_tree(lambda lo, hi: data.draw(st.integers(lo, hi)), accountant.root)
+    amounts = st.fractions(min_value=Fraction(1, 12), max_value=3, max_denominator=12)
+    with accountant.context(Budget.of(10**6, Fraction(1, 2)), "outer", None, 0) as outer:
+        for _ in range(data.draw(st.integers(1, 25))):
+            node = nodes[data.draw(st.integers(0, len(nodes) - 1))]
+            delta = data.draw(st.sampled_from([Fraction(0), Fraction(1, 10**6)]))
+            budget = Budget(data.draw(amounts), delta)
+            rise = accountant._tree.rise(budget, node)
+            before = accountant.session_spent
+            accountant.charge(budget, node, "laplace", "", None)
+            assert accountant.session_spent == cost(accountant.ledger) == before + rise
+            assert outer.spent == cost(outer.charges)
+
+
+def test_charging_does_not_recost_the_ledger(monkeypatch):
+    """Each charge is O(depth): the accountant never calls the from-scratch cost()."""
+    import jostle.budget as budget_module
+
+    def forbidden(charges):
+        raise AssertionError("cost() re-costs the whole ledger")
+
+    monkeypatch.setattr(budget_module, "cost", forbidden)
+    accountant = Accountant(Budget.of(10**6))
+    group = ParallelGroup(accountant.root, "g")
+    parts = [group.part(k) for k in range(4)]
+    with accountant.context(Budget.of(10**6), "block", None, 0):
+        for i in range(200):
+            accountant.charge(Budget.of(Fraction(1, 7)), parts[i % 4], "laplace", "", None)
+    assert accountant.spent.epsilon == Fraction(50, 7)
+
+
+def test_late_charges_are_as_fast_as_early_ones():
+    """10,000 charges: the last 1,000 take about as long as the first 1,000 (CPU time).
+
+    The old accountant re-costed the whole ledger on every charge, so the ratio was ~15; an
+    O(depth) accountant gives ~1. The bound 3 leaves room for timer noise on a shared machine.
+    """
+    accountant = Accountant(Budget.of(10**6))
+    group = ParallelGroup(accountant.root, "g")
+    parts = [group.part(k) for k in range(8)]
+    chunk_times = []
+    for chunk in range(10):
+        start = time.process_time()
+        for i in range(1000):
+            accountant.charge(Budget.of(0.01), parts[i % 8] if i % 3 else accountant.root, "laplace", "", None)
+        chunk_times.append(time.process_time() - start)
+    assert len(accountant.ledger) == 10_000
+    assert chunk_times[-1] / chunk_times[0] < 3, chunk_times

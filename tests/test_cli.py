@@ -151,3 +151,132 @@ def test_repl_keeps_state_blocks_and_survives_errors(data):
 def test_bare_jostle_starts_the_repl():
     result = jostle(stdin="print('hi')\n")
     assert result.returncode == 0 and "hi" in result.stdout
+
+
+# ---------------------------------------------------------------- options before the command
+def test_options_before_the_command_are_used(data):
+    program = write(data / "p.jst", "with budget 0.5:\n    print({{ count(people) }} > -1000)\n")
+    people = f"people={data / 'people.csv'}"
+    for args in (["--budget", "1", "--data", people, "run", str(program), "--ledger"],
+                 ["--budget", "1", "run", str(program), "--data", people, "--ledger"],
+                 ["--ledger", "run", str(program), "--budget", "1", "--data", people]):
+        result = jostle(*args, "--ledger-db", ":memory:")
+        assert result.returncode == 0, (args, result.stderr)
+        assert "total: epsilon=1   remaining: epsilon=0.5" in result.stdout, args
+    result = jostle("--budget", "1", "--data", people, "--ledger-db", ":memory:", "repl", stdin=":budget\n")
+    assert result.returncode == 0 and "total epsilon=1" in result.stdout
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--budget", "1", "run", "p.jst", "--budget", "2"], "--budget was given twice"),
+    (["--budget", "1", "check", "p.jst"], "`jostle check` does not take --budget"),
+    (["--seed", "1", "ledger", "show"], "`jostle ledger` does not take --seed"),
+    (["-c", "print(1)", "run", "p.jst"], "-c CODE cannot be combined"),
+    (["ledger", "reset", "--dataset", "abcdef"], "needs --yes"),
+    (["ledger", "export", "--format", "xml"], "invalid choice"),
+])
+def test_misplaced_or_conflicting_options_are_usage_errors(data, args, message):
+    write(data / "p.jst", "print(1)\n")
+    result = jostle(*args, cwd=data)
+    assert result.returncode == UsageError.exit_code, result.stderr
+    assert message in result.stderr and "Traceback" not in result.stderr
+
+
+# ---------------------------------------------------------------- the durable ledger
+def test_spending_persists_across_runs_until_the_budget_is_gone(data):
+    program = write(data / "p.jst", "with budget 0.5:\n    print({{ count(people) }} > -1000)\n")
+    args = ["run", str(program), "--budget", "1", "--data", f"people={data / 'people.csv'}",
+            "--ledger-db", str(data / "study.sqlite"), "--ledger"]
+    first, second, third = jostle(*args), jostle(*args), jostle(*args)
+    assert first.returncode == 0 and "remaining: epsilon=0.5" in first.stdout
+    assert second.returncode == 0
+    assert "spent: epsilon=1 (earlier runs: epsilon=0.5; this session: epsilon=0.5)" in second.stdout
+    assert third.returncode == BudgetExceeded.exit_code
+    assert "remains of the lifetime budget of the data 'people'" in third.stderr
+    assert "true" not in third.stdout  # nothing was released
+
+
+def test_the_default_ledger_comes_from_the_environment(data, private_ledger):
+    program = write(data / "p.jst", "x = laplace(count(people), 0.75)\n")
+    args = ["run", str(program), "--budget", "1", "--data", f"people={data / 'people.csv'}"]
+    assert jostle(*args).returncode == 0
+    assert Path(private_ledger).is_file()
+    assert jostle(*args).returncode == BudgetExceeded.exit_code
+
+
+def test_the_repl_continues_from_the_ledger_after_a_restart(data):
+    args = ["repl", "--budget", "1", "--data", f"people={data / 'people.csv'}",
+            "--ledger-db", str(data / "study.sqlite")]
+    first = jostle(*args, stdin="x = laplace(count(people), 0.75)\n:budget\n")
+    assert "spent epsilon=0.75" in first.stdout and str(data / "study.sqlite") in first.stderr
+    second = jostle(*args, stdin=":budget\ny = laplace(count(people), 0.5)\nz = laplace(count(people), 0.25)\n:budget\n")
+    assert second.returncode == 0
+    assert "total epsilon=1; spent epsilon=0.75; remaining epsilon=0.25" in second.stdout
+    assert "of which earlier sessions spent epsilon=0.75" in second.stdout
+    assert "lifetime budget of the data 'people'" in second.stderr  # y: refused
+    assert "total epsilon=1; spent epsilon=1; remaining epsilon=0" in second.stdout  # z: fits
+
+
+def _spend(data: Path, db: Path, epsilon: float) -> subprocess.CompletedProcess:
+    program = write(data / "spend.jst", f"x = laplace(count(people), {epsilon})\n")
+    return jostle("run", str(program), "--budget", "1", "--data", f"people={data / 'people.csv'}",
+                  "--ledger-db", str(db))
+
+
+def test_ledger_show_export_and_verify(data):
+    import csv
+    import io
+    import json
+
+    db = data / "study.sqlite"
+    assert _spend(data, db, 0.25).returncode == 0
+    assert _spend(data, db, 0.5).returncode == 0
+    shown = jostle("ledger", "--db", str(db))
+    assert shown.returncode == 0, shown.stderr
+    assert "1 dataset, 2 events, hash chain intact" in shown.stdout
+    assert "'people'  columns age, sex" in shown.stdout
+    assert "spent since the last reset: epsilon=0.75  (2 charges, 0 resets)" in shown.stdout
+    rows = list(csv.DictReader(io.StringIO(jostle("ledger", "export", "--db", str(db)).stdout)))
+    assert [(r["kind"], r["epsilon"], r["spent_epsilon"], r["mechanism"]) for r in rows] == [
+        ("charge", "1/4", "1/4", "laplace"), ("charge", "1/2", "3/4", "laplace")]
+    assert rows[0]["location"].endswith("spend.jst:1:5")
+    document = json.loads(jostle("--ledger-db", str(db), "ledger", "export", "--format", "json").stdout)
+    assert document["problems"] == [] and document["datasets"][0]["spent_epsilon"] == "3/4"
+    assert [e["epsilon"] for e in document["events"]] == ["1/4", "1/2"]
+    out = data / "export.csv"
+    assert jostle("ledger", "export", "--db", str(db), "--output", str(out)).returncode == 0
+    assert list(csv.DictReader(out.open())) == rows
+    verified = jostle("ledger", "verify", "--db", str(db))
+    assert verified.returncode == 0 and "ok (2 events about 1 datasets)" in verified.stdout
+
+
+def test_ledger_commands_never_create_a_ledger(data):
+    db = data / "nothing-here.sqlite"
+    shown = jostle("ledger", "show", "--db", str(db))
+    assert shown.returncode == 0 and "nothing has been spent" in shown.stdout
+    assert not db.exists()
+
+
+def test_ledger_reset_needs_yes_and_is_logged(data):
+    import csv
+    import io
+
+    db = data / "study.sqlite"
+    assert _spend(data, db, 1).returncode == 0
+    assert _spend(data, db, 0.1).returncode == BudgetExceeded.exit_code
+    export = lambda: list(csv.DictReader(io.StringIO(jostle("ledger", "export", "--db", str(db)).stdout)))  # noqa: E731
+    fingerprint = export()[0]["dataset"]
+    refused = jostle("ledger", "reset", "--db", str(db), "--dataset", fingerprint[:12])
+    assert refused.returncode == UsageError.exit_code and len(export()) == 1
+    done = jostle("ledger", "reset", "--db", str(db), "--dataset", fingerprint[:12], "--yes",
+                  "--reason", "new data release approved")
+    assert done.returncode == 0, done.stderr
+    assert f"reset dataset {fingerprint[:12]} 'people': wrote off epsilon 1" in done.stdout
+    rows = export()
+    assert [r["kind"] for r in rows] == ["charge", "reset"]
+    assert rows[1]["note"].startswith("new data release approved (by ")
+    assert rows[1]["epsilon"] == "-1" and rows[1]["spent_epsilon"] == "0"
+    assert _spend(data, db, 0.1).returncode == 0
+    assert "1 resets" in jostle("ledger", "show", "--db", str(db)).stdout
+    unknown = jostle("ledger", "reset", "--db", str(db), "--dataset", "ffffffffff", "--yes")
+    assert unknown.returncode == UsageError.exit_code and "no dataset" in unknown.stderr
