@@ -61,19 +61,21 @@ class PrivacyLedger:
 
     limit: float
     charges: list[Charge] = field(default_factory=list)
+    _total: Fraction = field(default=Fraction(0), repr=False)
 
     @property
     def spent(self) -> float:
-        return float(sum((Fraction(c.epsilon) for c in self.charges), Fraction(0)))
+        return float(self._total)
 
     def charge(self, label: str, mechanism: str, epsilon: float, sensitivity: float) -> None:
         """Record a charge, refusing it if the exact running sum would exceed the limit."""
         if not (epsilon > 0 and np.isfinite(epsilon)):
             raise HistogramBudgetError(f"{label}: epsilon must be positive and finite, got {epsilon}")
-        total = sum((Fraction(c.epsilon) for c in self.charges), Fraction(0)) + Fraction(epsilon)
+        total = self._total + Fraction(epsilon)
         if total > Fraction(self.limit):
             raise HistogramBudgetError(
                 f"{label}: charging {epsilon} would spend {float(total)} > limit {self.limit}")
+        self._total = total
         self.charges.append(Charge(label, mechanism, float(epsilon), float(sensitivity)))
 
 

@@ -1,0 +1,378 @@
+"""Tests of the DP histogram family (jostle.histograms): shapes, budgets, noise-free limits,
+exact least squares, workload arithmetic, and statistical accuracy claims over fixed seeds."""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+
+import numpy as np
+import pytest
+from scipy import stats
+
+import jostle.histograms as H
+from jostle.histograms import data, measure, tree, workloads
+from jostle.histograms.basic import run_identity, run_uniform
+from jostle.histograms.dawa import run_dawa
+from jostle.histograms.dawa_partition import candidate_deviations, hilbert_order, l1_partition
+from jostle.histograms.greedy_h import GramForms, RowForms, greedy_hierarchy, path_sensitivity
+from jostle.histograms.hierarchical import hb_branching_1d, hb_tree
+from jostle.histograms.wavelet import haar_forward, privelet_sensitivity
+
+
+class NumpyNoise:
+    """A seeded numpy-backed noise source with the `jostle.noise.Randomness` interface."""
+
+    def __init__(self, seed: int) -> None:
+        self.rng = np.random.default_rng(seed)
+        self.draws = 0
+
+    def laplace(self, scale: float, size: int) -> np.ndarray:
+        self.draws += size
+        return self.rng.laplace(0.0, scale, size)
+
+    def gumbel(self, size: int) -> np.ndarray:
+        self.draws += size
+        return self.rng.gumbel(0.0, 1.0, size)
+
+    def uniform(self, size: int) -> np.ndarray:
+        self.draws += size
+        return self.rng.uniform(0.0, 1.0, size)
+
+
+def step_data(n: int = 256, scale: int = 20000, seed: int = 0) -> np.ndarray:
+    return data.sample_from_shape(data.synthetic_shape("step", n, seed), scale, seed)
+
+
+INPUTS_1D = [np.arange(37, dtype=float) % 5, step_data(100, 5000)]
+INPUTS_2D = [np.arange(13 * 9, dtype=float).reshape(13, 9) % 4,
+             data.sample_from_shape(data.synthetic_shape_2d("clusters", 16), 3000)]
+
+
+def workload_for(x: np.ndarray) -> workloads.RangeWorkload:
+    if x.ndim == 1:
+        return workloads.random_ranges_1d(x.size, 60, seed=1)
+    return workloads.random_rectangles_2d(x.shape, 60, seed=1)
+
+
+def cases():
+    for x in INPUTS_1D + INPUTS_2D:
+        for algorithm in H.algorithms_for(x.ndim):
+            yield pytest.param(algorithm, x, id=f"{algorithm.name}-{'x'.join(map(str, x.shape))}")
+
+
+# --- every algorithm: shape, ledger, declared budget -----------------------------------------
+
+@pytest.mark.parametrize("algorithm,x", list(cases()))
+def test_shape_and_budget_declared_equals_spent(algorithm, x):
+    epsilon = 0.7
+    ledger = H.PrivacyLedger(epsilon)
+    estimate = algorithm(x, epsilon, workload_for(x), NumpyNoise(3), ledger)
+    assert estimate.shape == x.shape and np.all(np.isfinite(estimate))
+    spent = sum((Fraction(c.epsilon) for c in ledger.charges), Fraction(0))
+    assert spent <= Fraction(epsilon)
+    declared = algorithm.budget(epsilon, x.shape)
+    assert sum((Fraction(v) for v in declared.values()), Fraction(0)) <= Fraction(epsilon)
+    assert math.isclose(float(spent), sum(declared.values()), rel_tol=1e-12)
+    assert all(c.sensitivity > 0 for c in ledger.charges)
+
+
+@pytest.mark.parametrize("algorithm,x", list(cases()))
+def test_over_budget_refused_before_any_noise(algorithm, x):
+    noise = NumpyNoise(0)
+    with pytest.raises(H.HistogramBudgetError):
+        algorithm(x, 1.0, workload_for(x), noise, H.PrivacyLedger(0.5))
+    # The first charge of every algorithm exceeds half of its budget or the sum does; either
+    # way nothing may be drawn after a refused charge, and a refused first charge draws nothing.
+    ledger = H.PrivacyLedger(1e-9)
+    fresh = NumpyNoise(0)
+    with pytest.raises(H.HistogramBudgetError):
+        algorithm(x, 1.0, workload_for(x), fresh, ledger)
+    assert fresh.draws == 0 and ledger.charges == []
+
+
+def test_registry_dimensions_and_lookup():
+    assert {a.name for a in H.algorithms_for(1)} == {
+        "Identity", "Uniform", "HB", "Privelet", "MWEM", "DAWA", "AHP"}
+    assert {"QuadTree", "UGrid", "AGrid"} <= {a.name for a in H.algorithms_for(2)}
+    assert H.get_algorithm("dawa") is H.ALGORITHMS["DAWA"]
+    with pytest.raises(ValueError):
+        H.get_algorithm("UGrid")(np.ones(8), 1.0, None, NumpyNoise(0))
+    with pytest.raises(ValueError):
+        H.get_algorithm("MWEM")(np.ones(8), 1.0, None, NumpyNoise(0))
+    with pytest.raises(KeyError):
+        H.get_algorithm("nope")
+
+
+# --- noise-free limits -----------------------------------------------------------------------
+
+HUGE = 1e9
+
+
+@pytest.mark.parametrize("name", ["Identity", "HB", "Privelet", "AHP"])
+@pytest.mark.parametrize("x", INPUTS_1D + INPUTS_2D, ids=["1d-a", "1d-b", "2d-a", "2d-b"])
+def test_huge_epsilon_reproduces_the_data(name, x):
+    estimate = H.get_algorithm(name)(x, HUGE, workload_for(x), NumpyNoise(5))
+    np.testing.assert_allclose(estimate, x, atol=1e-4)
+
+
+@pytest.mark.parametrize("name", ["QuadTree", "UGrid", "AGrid"])
+@pytest.mark.parametrize("x", INPUTS_2D, ids=["2d-a", "2d-b"])
+def test_huge_epsilon_2d_methods_reproduce_the_data(name, x):
+    estimate = H.get_algorithm(name)(x, HUGE, None, NumpyNoise(5))
+    np.testing.assert_allclose(estimate, x, atol=1e-4)
+
+
+@pytest.mark.parametrize("x", INPUTS_1D + INPUTS_2D, ids=["1d-a", "1d-b", "2d-a", "2d-b"])
+def test_huge_epsilon_dawa_answers_the_workload_exactly(x):
+    workload = workload_for(x)
+    estimate = run_dawa(x, HUGE, workload, NumpyNoise(5))
+    np.testing.assert_allclose(workload.answer(estimate), workload.answer(x), atol=1e-4)
+
+
+def test_uniform_spreads_the_total_evenly():
+    x = step_data(64, 1000)
+    estimate = run_uniform(x, HUGE, None, NumpyNoise(1))
+    np.testing.assert_allclose(estimate, np.full(64, x.sum() / 64), rtol=1e-9)
+
+
+def test_mwem_with_huge_epsilon_beats_uniform_on_its_workload():
+    x = step_data(128, 10000)
+    workload = workloads.prefix_1d(128)
+    mwem = H.get_algorithm("MWEM")(x, HUGE, workload, NumpyNoise(2))
+    uniform = run_uniform(x, HUGE, None, NumpyNoise(2))
+    assert H.scaled_error(workload, x, mwem) < 0.5 * H.scaled_error(workload, x, uniform)
+    np.testing.assert_allclose(mwem.sum(), x.sum(), rtol=1e-6)
+
+
+# --- distributions ---------------------------------------------------------------------------
+
+def test_identity_error_has_laplace_variance():
+    epsilon, n = 0.5, 4000
+    x = np.zeros(n)
+    errors = run_identity(x, epsilon, None, NumpyNoise(11)) - x
+    b = 1.0 / epsilon
+    # E[e^2] = 2 b^2, Var[e^2] = E[e^4] - (E[e^2])^2 = 24 b^4 - 4 b^4 = 20 b^4.
+    mean_square = np.mean(errors ** 2)
+    bound = 6.0 * math.sqrt(20.0 * b ** 4 / n)  # 6 sigma: two-sided tail ~2e-9
+    assert abs(mean_square - 2.0 * b ** 2) < bound
+    assert stats.kstest(errors, "laplace", args=(0.0, b)).pvalue > 1e-6
+
+
+def test_exponential_mechanism_gumbel_max_matches_exponential_weights():
+    scores = np.array([0.0, 1.0, 3.0])
+    epsilon, draws = 1.2, 20000
+    noise = NumpyNoise(4)
+    ledger = measure.PrivacyLedger(epsilon * draws)
+    counts = np.bincount([measure.exponential_mechanism(scores, 1.0, epsilon, noise, ledger, "t")
+                          for _ in range(draws)], minlength=3)
+    weights = np.exp(epsilon * scores / 2.0)
+    expected = draws * weights / weights.sum()
+    assert stats.chisquare(counts, expected).pvalue > 1e-6
+
+
+def test_split_budget_parts_never_exceed_epsilon():
+    rng = np.random.default_rng(0)
+    for _ in range(300):
+        epsilon = float(rng.uniform(1e-3, 10))
+        raw = rng.random(int(rng.integers(1, 12))) + 1e-3
+        parts = measure.split_budget(epsilon, dict(enumerate(raw / raw.sum())))
+        assert sum((Fraction(v) for v in parts.values()), Fraction(0)) <= Fraction(epsilon)
+        assert math.isclose(sum(parts.values()), epsilon, rel_tol=1e-12)
+
+
+# --- least squares on trees ------------------------------------------------------------------
+
+def dense_weighted_least_squares(t: tree.RegionTree, y: np.ndarray, variance: np.ndarray) -> np.ndarray:
+    rows, cols = t.grid_shape
+    measured = np.flatnonzero(np.isfinite(variance))
+    matrix = np.zeros((measured.size, rows * cols))
+    for k, v in enumerate(measured):
+        block = np.zeros((rows, cols))
+        block[t.r0[v]:t.r1[v], t.c0[v]:t.c1[v]] = 1.0
+        matrix[k] = block.ravel()
+    weight = 1.0 / np.sqrt(variance[measured])
+    solution, *_ = np.linalg.lstsq(matrix * weight[:, None], y[measured] * weight, rcond=None)
+    return solution.reshape(rows, cols)
+
+
+@pytest.mark.parametrize("shape,branching,root_measured", [
+    ((11, 1), 3, False), ((16, 1), 4, True), ((5, 4), 2, True), ((7, 6), 3, False)])
+def test_tree_least_squares_equals_dense_solve(shape, branching, root_measured):
+    rng = np.random.default_rng(sum(shape))
+    t = tree.build_region_tree(shape, branching)
+    y = rng.normal(10.0, 5.0, t.size)
+    variance = rng.uniform(0.5, 3.0, t.size)
+    if not root_measured:
+        variance[0] = np.inf
+    estimate = tree.paint_leaves(t, tree.tree_least_squares(t, y, variance))
+    np.testing.assert_allclose(estimate, dense_weighted_least_squares(t, y, variance), atol=1e-8)
+
+
+def test_hb_inference_is_ordinary_least_squares_on_its_tree():
+    n = 23
+    t = hb_tree((n,), branching=3)
+    y = np.random.default_rng(9).normal(0, 4, t.size)
+    variance = np.where(t.depth == 0, np.inf, 2.0)
+    estimate = tree.paint_leaves(t, tree.tree_least_squares(t, y, variance))
+    np.testing.assert_allclose(estimate, dense_weighted_least_squares(t, y, variance), atol=1e-8)
+
+
+def test_hb_branching_follows_qardaji():
+    assert hb_branching_1d(4096) == 16  # h = 3: 15*27 - 2*17*9/3 = 303 is the minimum
+    assert hb_tree((4096,)).height == 3
+
+
+# --- Privelet ---------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("shape", [(8,), (5,), (4, 8), (3, 5)])
+def test_privelet_sensitivity_is_the_max_column_norm(shape):
+    padded = tuple(2 ** math.ceil(math.log2(s)) if s > 1 else 1 for s in shape)
+    worst = 0.0
+    for i in range(int(np.prod(shape))):
+        unit = np.zeros(padded)
+        unit[np.unravel_index(i, shape)] = 1.0
+        for axis in range(len(shape)):
+            unit = haar_forward(unit, axis)
+        worst = max(worst, np.abs(unit).sum())
+    assert worst == privelet_sensitivity(shape)
+
+
+# --- DAWA ------------------------------------------------------------------------------------
+
+def test_candidate_deviations_match_brute_force():
+    x = (np.arange(50) % 7).astype(float) + np.repeat([0.0, 5.0], 25)
+    for length, stride, devs in candidate_deviations(x, offset_divisor=4):
+        starts = range(0, x.size - length + 1, stride)
+        brute = [np.abs(x[s:s + length] - x[s:s + length].mean()).sum() for s in starts]
+        np.testing.assert_allclose(devs, brute)
+
+
+def test_l1_partition_never_straddles_a_step_without_noise():
+    x = np.repeat([3.0, 0.0, 9.0, 1.0], [37, 64, 20, 7])
+    ledger = measure.PrivacyLedger(2 * HUGE)
+    starts = l1_partition(x, HUGE, HUGE, NumpyNoise(0), ledger)
+    ends = np.concatenate([starts[1:], [x.size]])
+    assert starts[0] == 0 and np.all(ends > starts)
+    for a, b in zip(starts, ends):
+        assert np.ptp(x[a:b]) == 0
+    assert starts.size < x.size / 4  # flat runs are merged
+
+
+def test_greedy_hierarchy_weights_sum_to_one_on_every_path():
+    workload = workloads.random_ranges_1d(40, 30, seed=3)
+    starts = np.arange(0, 40, 3)
+    for forms in (GramForms(workload.bucket_gram(starts)),
+                  RowForms(np.add.reduceat(workload.dense_rows(0, 30).astype(float), starts, axis=1)
+                           / np.diff(np.concatenate([starts, [40]])))):
+        t, weights = greedy_hierarchy(forms, starts.size)
+        assert path_sensitivity(t, weights) == pytest.approx(1.0)
+        assert np.all(weights >= 0)
+
+
+def test_hilbert_order_is_a_path_through_all_cells():
+    order = hilbert_order(16, 16)
+    assert sorted(order) == list(range(256))
+    rows, cols = np.divmod(order, 16)
+    assert np.all(np.abs(np.diff(rows)) + np.abs(np.diff(cols)) == 1)
+    assert sorted(hilbert_order(5, 3)) == list(range(15))
+
+
+# --- workloads and data -----------------------------------------------------------------------
+
+def test_workload_answers_match_dense_rows():
+    rng = np.random.default_rng(0)
+    for workload, x in [(workloads.random_ranges_1d(30, 40, seed=2), rng.random(30)),
+                        (workloads.random_rectangles_2d((7, 5), 40, seed=2), rng.random((7, 5)))]:
+        dense = workload.dense_rows(0, len(workload)).astype(float)
+        np.testing.assert_allclose(workload.answer(x), dense @ x.ravel())
+        if x.ndim == 1:
+            np.testing.assert_allclose(workload.gram(), dense.T @ dense)
+
+
+def test_all_ranges_error_moments_match_enumeration():
+    rng = np.random.default_rng(1)
+    n = 19
+    diff = rng.normal(size=n)
+    answers = np.array([diff[i:j].sum() for i in range(n) for j in range(i + 1, n + 1)])
+    all_ranges = workloads.AllRanges1D(n)
+    assert len(all_ranges) == answers.size
+    np.testing.assert_allclose(all_ranges.answer(diff), answers)
+    mean_abs, mean_square = all_ranges.error_moments(diff)
+    assert mean_abs == pytest.approx(np.mean(np.abs(answers)))
+    assert mean_square == pytest.approx(np.mean(answers ** 2))
+    for k in (0, 5, answers.size - 1):
+        assert diff[all_ranges.region(k)].sum() == pytest.approx(answers[k])
+
+
+@pytest.mark.parametrize("workload", [workloads.random_ranges_1d(30, 50, seed=4),
+                                      workloads.AllRanges1D(30), workloads.prefix_1d(30)],
+                         ids=["random", "all", "prefix"])
+def test_bucket_gram_equals_reduced_dense_gram(workload):
+    rng = np.random.default_rng(5)
+    for _ in range(5):
+        starts = np.sort(np.concatenate([[0], rng.choice(np.arange(1, 30), size=int(rng.integers(0, 12)),
+                                                         replace=False)]))
+        sizes = np.diff(np.concatenate([starts, [30]])).astype(float)
+        dense = workloads.RangeWorkload((30,), workload.lower, workload.upper).gram()
+        reduced = np.add.reduceat(np.add.reduceat(dense, starts, axis=0), starts, axis=1)
+        np.testing.assert_allclose(workload.bucket_gram(starts), reduced / np.outer(sizes, sizes),
+                                   atol=1e-9)
+
+
+def test_scaled_error_definition():
+    x = np.array([3.0, 1.0, 0.0, 4.0])
+    estimate = x + np.array([1.0, -1.0, 0.0, 0.0])
+    prefix = workloads.prefix_1d(4)  # answers of x - estimate: -1, 0, 0, 0
+    assert H.scaled_error(prefix, x, estimate) == pytest.approx(0.25 / 8.0)
+    assert H.scaled_error(prefix, x, estimate, norm="l2") == pytest.approx(0.5 / 8.0)
+
+
+def test_sampling_and_coarsening():
+    shape = data.synthetic_shape("sparse", 400, seed=1)
+    sample = data.sample_from_shape(shape, 5000, seed=2)
+    assert sample.sum() == 5000 and np.all(sample[shape == 0] == 0)
+    coarse = data.coarsen(sample, 100)
+    assert coarse.shape == (100,) and coarse.sum() == 5000
+    np.testing.assert_array_equal(coarse, sample.reshape(100, 4).sum(axis=1))
+    grid = np.arange(24.0).reshape(4, 6)
+    np.testing.assert_array_equal(data.coarsen(grid, (2, 3)), [[14, 22, 30], [62, 70, 78]])
+    with pytest.raises(ValueError):
+        data.coarsen(sample, 33)
+
+
+# --- accuracy claims over seeds ---------------------------------------------------------------
+
+def wins_needed(trials: int, alpha: float = 1e-6) -> int:
+    """Smallest k with P(Binomial(trials, 1/2) >= k) < alpha: the sign test's threshold."""
+    return int(stats.binom.isf(alpha, trials, 0.5)) + 1
+
+
+def test_sign_test_threshold():
+    assert wins_needed(40) == 35  # P(Bin(40, 1/2) >= 35) = 7.6e-7 < 1e-6 <= P(>= 34)
+
+
+def test_dawa_beats_identity_on_step_data():
+    # Sign test over seeds (errors are heavy-tailed, so no normal approximation): under
+    # "DAWA is no better" each seed is a win with probability <= 1/2.
+    n, epsilon, seeds = 512, 0.1, 40
+    workload = workloads.prefix_1d(n)
+    wins = 0
+    for seed in range(seeds):
+        x = data.sample_from_shape(data.synthetic_shape("step", n, seed=7), 20000, seed=seed)
+        identity = H.scaled_error(workload, x, run_identity(x, epsilon, None, NumpyNoise(seed)))
+        dawa = H.scaled_error(workload, x, run_dawa(x, epsilon, workload, NumpyNoise(1000 + seed)))
+        wins += dawa < identity
+    assert wins >= wins_needed(seeds)
+
+
+def test_uniform_beats_identity_on_uniform_data_at_small_epsilon():
+    n, epsilon, seeds = 256, 0.05, 40
+    workload = workloads.prefix_1d(n)
+    wins = 0
+    for seed in range(seeds):
+        x = data.sample_from_shape(np.ones(n), 10000, seed=seed)
+        identity = H.scaled_error(workload, x, run_identity(x, epsilon, None, NumpyNoise(seed)))
+        uniform = H.scaled_error(workload, x, run_uniform(x, epsilon, None, NumpyNoise(500 + seed)))
+        wins += uniform < identity
+    assert wins >= wins_needed(seeds)
