@@ -3,7 +3,7 @@ workload-aware weighted hierarchy over the buckets, least squares, uniform expan
 
 Budget split (epsilon given, ratio rho = 0.25 as in the paper):
   * eps1 = rho * epsilon: the L1 partition (`dawa_partition.l1_partition`; eps1-DP by
-    Li et al.'s Theorem 3, restated there);
+    the privacy theorem of Li et al.'s Sec. 3, restated there);
   * eps2 = epsilon - eps1: GreedyH's weighted measurements of bucket-range totals
     (`greedy_h`), Laplace(Delta / eps2) with Delta the computed max path weight (= 1).
 Sequential composition gives epsilon. The GreedyH weights depend on the public workload and

@@ -7,10 +7,10 @@ measuring b's total in the second stage. The partition minimising the total cost
 a dynamic program over prefix boundaries. Privately, each candidate bucket's dev gets
 Laplace(2 / eps1) noise (adding or removing a record changes dev(b) by at most 2 - 2/|b|, so
 by less than 2), the noisy cost is clipped below at 1/eps2 (post-processing), and only the
-minimising partition is output. Li et al. (Theorem 3 and its proof) show that releasing the
-least-noisy-cost partition this way is eps1-DP: one record changes the cost of every partition
-by at most 2 (it lies in exactly one bucket of each partition). We restate their result and do
-not re-prove it here. Single-cell buckets have dev 0 whatever the data and get no noise.
+minimising partition is output. Li et al. (Sec. 3, the private-partition theorem and its
+proof) show that releasing the least-noisy-cost partition this way is eps1-DP: one record
+changes the cost of every partition by at most 2 (it lies in exactly one bucket of each
+partition). We restate their result and do not re-prove it here. Single-cell buckets have dev 0 whatever the data and get no noise.
 
 Candidate buckets (data-independent, as in the paper's efficient variant): lengths 2^k, all
 start offsets (the reference "approximate" L1 partition), or, for large domains, start
@@ -29,7 +29,7 @@ from jostle.histograms.measure import NoiseSource, PrivacyLedger
 
 
 def candidate_deviations(x: np.ndarray, offset_divisor: int | None = None,
-                         chunk_elements: int = 1 << 22) -> list[tuple[int, int, np.ndarray]]:
+                         chunk_elements: int = 1 << 18) -> list[tuple[int, int, np.ndarray]]:
     """dev of every candidate bucket, as (length, stride, devs of buckets starting at
     0, stride, 2 stride, ...) for each length 2^k <= n, k >= 1."""
     n = x.size
@@ -38,14 +38,15 @@ def candidate_deviations(x: np.ndarray, offset_divisor: int | None = None,
     length = 2
     while length <= n:
         stride = 1 if offset_divisor is None else max(1, length // offset_divisor)
-        starts = np.arange(0, n - length + 1, stride)
-        windows = np.lib.stride_tricks.sliding_window_view(x, length)[starts]
+        windows = np.lib.stride_tricks.sliding_window_view(x, length)[::stride]  # a view
+        starts = np.arange(windows.shape[0]) * stride
         means = (prefix[starts + length] - prefix[starts]) / length
         devs = np.empty(starts.size)
         rows = max(1, chunk_elements // length)
         for a in range(0, starts.size, rows):
-            below = means[a:a + rows, None] - windows[a:a + rows]
-            devs[a:a + rows] = 2.0 * np.maximum(below, 0.0).sum(axis=1)
+            below = np.subtract(means[a:a + rows, None], windows[a:a + rows])
+            np.maximum(below, 0.0, out=below)
+            devs[a:a + rows] = 2.0 * below.sum(axis=1)
         result.append((length, stride, devs))
         length *= 2
     return result
@@ -60,7 +61,7 @@ def l1_partition(x: np.ndarray, eps1: float, eps2: float, noise: NoiseSource,
     x = np.asarray(x, dtype=float).ravel()
     n = x.size
     candidates = candidate_deviations(x, offset_divisor)
-    ledger.charge("DAWA: L1 partition (noisy bucket costs, Li et al. 2014 Thm. 3)",
+    ledger.charge("DAWA: L1 partition (noisy bucket costs, Li et al. 2014 Sec. 3)",
                   "noisy-min partition", eps1, 2.0)
     floor = 1.0 / eps2
     costs = []

@@ -120,20 +120,17 @@ class RangeWorkload:
         f_last = (hi - starts[last]) / sizes[last]
         multi = ~single
         a, b, fa, fb = first[multi], last[multi], f_first[multi], f_last[multi]
-        points = np.bincount(first[single] * m + first[single], weights=f_first[single] ** 2,
-                             minlength=m * m)
-        points += np.bincount(a * m + a, weights=fa ** 2, minlength=m * m)
-        points += np.bincount(b * m + b, weights=fb ** 2, minlength=m * m)
-        points += np.bincount(a * m + b, weights=fa * fb, minlength=m * m)
-        points += np.bincount(b * m + a, weights=fa * fb, minlength=m * m)
+        point_index = np.concatenate([first[single] * (m + 1), a * (m + 1), b * (m + 1),
+                                      a * m + b, b * m + a])
+        point_weight = np.concatenate([f_first[single] ** 2, fa ** 2, fb ** 2, fa * fb, fa * fb])
+        points = np.bincount(point_index, weights=point_weight, minlength=m * m)
         gram = points.reshape(m, m)
         inner = b > a + 1
         a, b, fa, fb = a[inner], b[inner], fa[inner], fb[inner]
         # Rows a and b get f_a, f_b on the interior columns a+1 .. b-1 (and symmetrically).
-        steps = np.bincount(a * (m + 1) + a + 1, weights=fa, minlength=m * (m + 1))
-        steps -= np.bincount(a * (m + 1) + b, weights=fa, minlength=m * (m + 1))
-        steps += np.bincount(b * (m + 1) + a + 1, weights=fb, minlength=m * (m + 1))
-        steps -= np.bincount(b * (m + 1) + b, weights=fb, minlength=m * (m + 1))
+        steps = np.bincount(
+            np.concatenate([a * (m + 1) + a + 1, a * (m + 1) + b, b * (m + 1) + a + 1, b * (m + 1) + b]),
+            weights=np.concatenate([fa, -fa, fb, -fb]), minlength=m * (m + 1))
         cross = np.cumsum(steps.reshape(m, m + 1), axis=1)[:, :m]
         gram += cross + cross.T
         # Interior [s, t) = [a + 1, b): #{s <= min(i, j), t > max(i, j)}.
@@ -229,9 +226,34 @@ class AllRanges1D(RangeWorkload):
         return ((low + 1) * (self._n - high)).astype(float)
 
 
+class Prefix1D(RangeWorkload):
+    """DPBench's 1D Prefix workload: the n ranges [0, j), j = 1..n.
+
+    Cells i and j lie together in n - max(i, j) prefixes, so the bucket-reduced Gram matrix
+    is (mean of n - j over the later bucket) off the diagonal: O(m^2) with few passes.
+    """
+
+    def __init__(self, n: int) -> None:
+        super().__init__((n,), np.zeros(n, dtype=np.int64), np.arange(1, n + 1))
+
+    def bucket_gram(self, starts: np.ndarray) -> np.ndarray:
+        n = self.shape[0]
+        starts = np.asarray(starts, dtype=np.int64)
+        sizes = np.diff(np.concatenate([starts, [n]]))
+        index = np.arange(n, dtype=float)
+        later = np.add.reduceat(n - index, starts) / sizes
+        buckets = np.arange(starts.size)
+        gram = later[np.maximum.outer(buckets, buckets)]
+        # Within a bucket starting at s, max(i, j) = j for 2 (j - s) + 1 ordered pairs.
+        owner_start = np.repeat(starts, sizes)
+        within = np.add.reduceat((n - index) * (2.0 * (index - owner_start) + 1.0), starts)
+        gram[buckets, buckets] = within / sizes.astype(float) ** 2
+        return gram
+
+
 def prefix_1d(n: int) -> RangeWorkload:
     """DPBench's 1D Prefix workload: the n ranges [0, j), j = 1..n."""
-    return RangeWorkload((n,), np.zeros(n, dtype=np.int64), np.arange(1, n + 1))
+    return Prefix1D(n)
 
 
 def identity_1d(n: int) -> RangeWorkload:
