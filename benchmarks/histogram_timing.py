@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import platform
 import statistics
 import time
@@ -24,6 +25,11 @@ import numpy as np
 
 import jostle.histograms as H
 from jostle.histograms import data, workloads
+from jostle.histograms.dawa import dawa_budget
+from jostle.histograms.dawa_partition import l1_partition
+from jostle.histograms.greedy_h import GramForms, greedy_hierarchy
+from jostle.histograms.measure import PrivacyLedger
+from jostle.histograms.tree import tree_least_squares
 
 
 class SimulatedNoise:
@@ -68,6 +74,33 @@ def timing(sizes_1d: list[int], sides_2d: list[int], repeats: int) -> dict:
     return result
 
 
+def dawa_stages(n: int, repeats: int) -> dict:
+    """DAWA's three stages timed apart at n cells (Prefix workload, epsilon 0.1 and 1)."""
+    result = {}
+    workload = workloads.prefix_1d(n)
+    for kind in ("gaussian", "uniform"):
+        x = data.sample_from_shape(data.synthetic_shape(kind, n), 100000)
+        for epsilon in (0.1, 1.0):
+            budget = dawa_budget(epsilon)
+            stages: dict[str, list[float]] = {"partition": [], "strategy": [], "inference": []}
+            for r in range(repeats):
+                start = time.perf_counter()
+                starts = l1_partition(x, budget["partition"], budget["measurements"],
+                                      SimulatedNoise(r), PrivacyLedger(epsilon))
+                middle = time.perf_counter()
+                tree, weights = greedy_hierarchy(GramForms(workload.bucket_gram(starts)), starts.size)
+                end = time.perf_counter()
+                variance = np.where(weights > 0, 1.0 / np.maximum(weights, 1e-300) ** 2, np.inf)
+                tree_least_squares(tree, np.random.default_rng(r).normal(size=tree.size), variance)
+                stages["partition"].append(middle - start)
+                stages["strategy"].append(end - middle)
+                stages["inference"].append(time.perf_counter() - end)
+            key = f"n={n} {kind} eps={epsilon} buckets={starts.size}"
+            result[key] = {k: round(statistics.median(v), 4) for k, v in stages.items()}
+            print("DAWA stages", key, result[key], flush=True)
+    return result
+
+
 def accuracy(n: int, side: int, scale: int, seeds: int) -> dict:
     result: dict = {}
     prefix = workloads.prefix_1d(n)
@@ -109,7 +142,9 @@ def main() -> None:
     sides_2d = [32, 64] if args.quick else [32, 64, 128, 256]
     report = {
         "machine": platform.platform(), "python": platform.python_version(),
+        "load_average_at_start": list(os.getloadavg()),
         "timing_seconds": timing(sizes_1d, sides_2d, args.repeats),
+        "dawa_stage_seconds": dawa_stages(1024 if args.quick else 4096, args.repeats),
         "accuracy_scaled_l1_error": {"scale": args.scale, "seeds": args.seeds,
                                      **accuracy(256 if args.quick else 1024, 32 if args.quick else 64,
                                                 args.scale, args.seeds)},

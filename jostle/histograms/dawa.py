@@ -39,14 +39,26 @@ def _reduced_gram(workload: RangeWorkload, starts: np.ndarray, n: int) -> np.nda
 
 
 def _reduced_rows(workload: RangeWorkload, order: np.ndarray, starts: np.ndarray,
-                  chunk: int = 256) -> np.ndarray:
-    """The workload's queries as rows over buckets of the cells in `order`."""
-    sizes = np.diff(np.concatenate([starts, [order.size]])).astype(float)
-    rows = []
+                  chunk: int = 64) -> np.ndarray:
+    """The 2D workload's rectangles as rows over buckets of the cells taken in `order`.
+
+    Row q, bucket b: (cells of b inside rectangle q) / |b|, from a running count of the
+    rectangle's cells along `order` read at the bucket boundaries.
+    """
+    cols = workload.shape[1]
+    cell_row, cell_col = np.divmod(order, cols)
+    bounds = np.concatenate([starts, [order.size]])
+    sizes = np.diff(bounds).astype(float)
+    (r0, c0), (r1, c1) = workload.lower.T, workload.upper.T
+    rows = np.empty((len(workload), starts.size))
     for a in range(0, len(workload), chunk):
-        dense = workload.dense_rows(a, min(a + chunk, len(workload)))[:, order].astype(float)
-        rows.append(np.add.reduceat(dense, starts, axis=1) / sizes)
-    return np.vstack(rows)
+        b = min(a + chunk, len(workload))
+        inside = ((cell_row >= r0[a:b, None]) & (cell_row < r1[a:b, None])
+                  & (cell_col >= c0[a:b, None]) & (cell_col < c1[a:b, None]))
+        running = np.zeros((b - a, order.size + 1), dtype=np.int32)
+        np.cumsum(inside, axis=1, dtype=np.int32, out=running[:, 1:])
+        rows[a:b] = np.diff(running[:, bounds], axis=1) / sizes
+    return rows
 
 
 def _estimate_ordered(values: np.ndarray, forms_for, epsilon: float, ratio: float,
