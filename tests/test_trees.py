@@ -320,6 +320,16 @@ def test_predict_proba_rows_are_distributions(data, configuration):
     np.testing.assert_array_equal(learner.predict(X_test), np.array(CLASSES)[proba.argmax(axis=1)])
 
 
+def test_prediction_follows_column_names_not_positions(data):
+    X, y, X_test, _ = data
+    learner = C45DecisionTreeClassifier(domains=DOMAINS, classes=CLASSES).fit(X, y)
+    shuffled = X_test[list(reversed(X_test.columns))]
+    np.testing.assert_array_equal(learner.predict(shuffled), learner.predict(X_test))
+    as_array = DPDecisionTreeClassifier(1.0, domains=list(DOMAINS.values()), classes=CLASSES, random_state=1)
+    as_array.fit(X.to_numpy(), y)
+    assert as_array.predict(X_test.to_numpy()).shape == (len(X_test),)
+
+
 def test_runs_are_reproducible_from_the_noise_source_alone(data):
     X, y, X_test, _ = data
     first = make_learner("jagannathan", 0.5, domains=DOMAINS, classes=CLASSES, random_state=21).fit(X, y)

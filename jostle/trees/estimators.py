@@ -34,6 +34,7 @@ from fractions import Fraction
 from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
+import pandas as pd
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.validation import check_is_fitted
 
@@ -55,8 +56,19 @@ class _TreeClassifierBase(ClassifierMixin, BaseEstimator):
 
     def _encode_X(self, X: Any) -> np.ndarray:
         check_is_fitted(self, "trees_")
-        codes, _ = encode_features(X, self.domains, self.domains_.names)
+        if isinstance(X, pd.DataFrame):
+            missing = [name for name in self.domains_.names if name not in X.columns]
+            if missing:
+                raise ValueError(f"X lacks the column(s) {missing} the trees were trained on")
+            X = X[list(self.domains_.names)]  # the training column order
+        codes, _ = encode_features(X, dict(zip(self.domains_.names, self._domain_list())), self.domains_.names)
         return codes
+
+    def _domain_list(self) -> list[Domain]:
+        """The declared domains in training column order."""
+        if isinstance(self.domains, Mapping):
+            return [self.domains[name] for name in self.domains_.names]
+        return list(self.domains)
 
     def _encode_training(self, X: Any, y: Any) -> tuple[np.ndarray, np.ndarray]:
         if self.domains is None or self.classes is None:
