@@ -36,6 +36,7 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import math
+import re
 import zlib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -192,7 +193,7 @@ class Projection:
     def candidates(self, first: np.ndarray, second: np.ndarray) -> list[Event]:
         project = lambda y: as_outputs(self.function(y))  # noqa: E731
         inner = self.inner.candidates(project(first), project(second))
-        return [Event(e.name.replace("y", self.name, 1), lambda y, e=e: e.contains(project(y)))
+        return [Event(re.sub(r"\by(?=[\[ ])", self.name, e.name), lambda y, e=e: e.contains(project(y)))
                 for e in inner]
 
 
@@ -369,10 +370,14 @@ def audit(run: BatchRun, d: Any, d_prime: Any, claimed_epsilon: float, claimed_d
     split = alpha / (2 * finalists)
     hits_a = np.array([np.count_nonzero(e.contains(first)) for e in candidates])
     hits_b = np.array([np.count_nonzero(e.contains(second)) for e in candidates])
-    # Score on the selection samples with the test's own confidence, so that rare events,
-    # whose ratio is noisy, are not preferred over well-estimated ones.
-    forward = epsilon_bound(hits_a, selection_samples, hits_b, selection_samples, claimed_delta, split)
-    backward = epsilon_bound(hits_b, selection_samples, hits_a, selection_samples, claimed_delta, split)
+    # Score each event by the bound it is forecast to give in the test: its smoothed selection
+    # frequencies, (hits + 1) / (n + 2), as counts out of the test's sample size, at the test's
+    # confidence. Rare events, whose ratio is noisy and whose bound is wide, score low; the
+    # forecast only picks the finalists, the fresh test samples decide the bound.
+    forecast_a = np.round((hits_a + 1) / (selection_samples + 2) * samples)
+    forecast_b = np.round((hits_b + 1) / (selection_samples + 2) * samples)
+    forward = epsilon_bound(forecast_a, samples, forecast_b, samples, claimed_delta, split)
+    backward = epsilon_bound(forecast_b, samples, forecast_a, samples, claimed_delta, split)
     scored = [(float(s), i, "D/D'") for i, s in enumerate(forward)]
     scored += [(float(s), i, "D'/D") for i, s in enumerate(backward)]
     scored.sort(key=lambda item: (-item[0], item[1], item[2]))
@@ -410,8 +415,7 @@ class AuditContext:
         self.accountant = Accountant(Budget.of(_AUDIT_CAP, _AUDIT_DELTA_CAP))
 
     def fresh(self) -> AuditContext:
-        """A context with the same randomness and an empty ledger (one per release keeps
-        the harness's accounting constant-time)."""
+        """A context with the same randomness and an empty ledger."""
         return AuditContext(0, self.randomness)
 
 
@@ -468,7 +472,7 @@ def release_runner(release: Callable[[AuditContext, Any], Any], expression: str,
         context = AuditContext(seed)
         if vectorise:
             return np.asarray(release(context, replicate(value, count)))
-        return [release(context.fresh(), value) for _ in range(count)]
+        return [release(context, value) for _ in range(count)]
 
     return run
 

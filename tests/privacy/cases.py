@@ -27,8 +27,8 @@ SCHEMA = {"age": ("numeric", 0, 100), "grp": ("categorical", ["a", "b", "c"])}
 # Test-phase samples per dataset (selection draws a quarter as many more). Vectorised draws are
 # cheap; a mechanism called once per sample costs ~50 us; a Session run ~1.5 ms.
 VECTORISED = 100_000
-PER_CALL = 20_000
-PER_SESSION = 5_000
+PER_CALL = 15_000
+PER_SESSION = 4_000
 
 
 def table(groups: list[str] | str, ages: list[float] | None = None) -> pd.DataFrame:

@@ -1,30 +1,61 @@
-"""Privacy audits of every mechanism and of `{{ }}`, partitions and `with budget` blocks.
+"""Privacy audits of every mechanism, `{{ }}`, partitions, `with budget` blocks, the histogram
+algorithms, Options and the ChoiceMaker, and the decision-tree learners.
 
-Each case of tests/privacy/cases.py is audited (jostle.audit): the high-confidence lower bound
-on the realised epsilon (family-wise alpha 1e-6) must not exceed the claimed epsilon. Cases
-whose neighbours realise the whole claim also have a power floor (`at_least`), so an audit that
-has gone blind fails too. The negative controls are mis-calibrated on purpose and must be caught
-with the same sample sizes, which shows that a passing audit means something.
+Each case of tests/privacy/cases.py and learner_cases.py is audited (jostle.audit): the
+high-confidence lower bound on the realised epsilon (family-wise alpha 1e-6) must not exceed the
+claimed epsilon. Cases whose neighbours realise the whole claim also have a power floor
+(`at_least`), so an audit that has gone blind fails too. The negative controls are
+mis-calibrated on purpose and must be caught with the same sample sizes, which shows that a
+passing audit means something.
 """
 
 from __future__ import annotations
 
+import functools
+
 import pytest
 
+from jostle import Session
 from jostle.audit import AuditCase
+from jostle.errors import CheckError
 from tests.privacy.cases import CASES, NEGATIVE_CONTROLS
+from tests.privacy.learner_cases import LEARNER_CASES, LEARNER_NEGATIVE_CONTROLS, OPTION_CASES
+
+ALL_CASES = CASES + LEARNER_CASES
+ALL_CONTROLS = NEGATIVE_CONTROLS + LEARNER_NEGATIVE_CONTROLS
 
 
-@pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
-def test_component_respects_its_claimed_epsilon(case: AuditCase, audit_scale: float) -> None:
-    result = case.audit(audit_scale)
+def check(case: AuditCase, scale: float) -> None:
+    result = case.audit(scale)
     assert not result.violated, f"{case.name}: {result}"
     if case.at_least is not None:
         assert result.epsilon_lower_bound >= case.at_least, (
             f"{case.name}: the audit lost its power (expected a bound of at least {case.at_least}): {result}")
 
 
-@pytest.mark.parametrize("case", NEGATIVE_CONTROLS, ids=[c.name for c in NEGATIVE_CONTROLS])
+@pytest.mark.parametrize("case", ALL_CASES, ids=[c.name for c in ALL_CASES])
+def test_component_respects_its_claimed_epsilon(case: AuditCase, audit_scale: float) -> None:
+    check(case, audit_scale)
+
+
+@functools.cache
+def options_in_language() -> bool:
+    """Whether this build's language has the Options built-ins (workloads, dispatch)."""
+    try:
+        Session(budget=1, ledger_path=":memory:").check("q = all_ranges(4)\n")
+    except CheckError:
+        return False
+    return True
+
+
+@pytest.mark.parametrize("case", OPTION_CASES, ids=[c.name for c in OPTION_CASES])
+def test_option_respects_its_claimed_epsilon(case: AuditCase, audit_scale: float) -> None:
+    if not options_in_language():
+        pytest.skip("the language does not define the Options built-ins (all_ranges) in this build")
+    check(case, audit_scale)
+
+
+@pytest.mark.parametrize("case", ALL_CONTROLS, ids=[c.name for c in ALL_CONTROLS])
 def test_miscalibrated_mechanism_is_caught(case: AuditCase, audit_scale: float) -> None:
     assert case.expect_violation
     result = case.audit(audit_scale)
@@ -33,4 +64,4 @@ def test_miscalibrated_mechanism_is_caught(case: AuditCase, audit_scale: float) 
 
 def test_every_negative_control_uses_the_sample_size_of_a_passing_case() -> None:
     """The controls are caught at sample sizes the real audits also use, not at larger ones."""
-    assert {c.samples for c in NEGATIVE_CONTROLS} <= {c.samples for c in CASES}
+    assert {c.samples for c in ALL_CONTROLS} <= {c.samples for c in ALL_CASES}

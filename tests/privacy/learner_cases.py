@@ -1,0 +1,153 @@
+"""Audit cases for the learners and Options: histogram algorithms, Jostle options and a
+ChoiceMaker dispatch, and the private decision-tree learners.
+
+Same contract as cases.py (whose CASES list these are appended to): neighbours one row apart,
+chosen to be a worst case, and the epsilon the component claims.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from jostle.audit import AuditCase, Orthants, Projection, session_runner
+from jostle.histograms import ALGORITHMS, prefix_1d
+from jostle.noise import Randomness
+from jostle.trees import CONFIGURATIONS, make_learner
+
+HISTOGRAM_SAMPLES = 3_000
+SLOW_HISTOGRAM_SAMPLES = 1_500  # algorithms that take ~1 ms or more per run
+TREE_SAMPLES = 1_000
+DISPATCH_SAMPLES = 1_500
+
+
+# ---------------------------------------------------------------- histogram algorithms
+def cell_and_total(cell: int) -> Projection:
+    """Events on the estimate of the cell that gained a row and on the estimated total: the two
+    statistics one added row moves most directly (orthant events on the pair)."""
+    def project(y: np.ndarray) -> np.ndarray:
+        flat = y.reshape(len(y), -1)
+        return np.column_stack([flat[:, cell], flat.sum(axis=1)])
+    return Projection(project, "(cell, total)", Orthants())
+
+
+def histogram_runner(name: str, **params: Any) -> Any:
+    """`count` runs of a jostle.histograms algorithm on a count vector (sensitivity 1)."""
+    algorithm = ALGORITHMS[name]
+
+    def run(x: np.ndarray, count: int, seed: int) -> np.ndarray:
+        workload = prefix_1d(x.size) if x.ndim == 1 and algorithm.needs_workload else None
+        noise = Randomness(seed)
+        return np.array([algorithm(x, 1.0, workload, noise, **params).ravel() for _ in range(count)])
+
+    return run
+
+
+# A sparse 1D histogram (empty cells next to full ones: structure-learning algorithms may
+# merge or split around the cell that gains the row) and a 4 x 4 grid for the 2D-only ones.
+X_1D = np.array([6.0, 0.0, 0.0, 9.0, 1.0, 0.0, 4.0, 0.0])
+X_2D = np.array([[3.0, 0.0, 0.0, 5.0], [0.0, 0.0, 2.0, 0.0], [4.0, 1.0, 0.0, 0.0], [0.0, 0.0, 6.0, 1.0]])
+ADDED_1D, ADDED_2D = 2, 5  # an empty cell (flat index for the grid)
+
+
+def _plus_one(x: np.ndarray, flat_index: int) -> np.ndarray:
+    y = x.copy().ravel()
+    y[flat_index] += 1
+    return y.reshape(x.shape)
+
+
+HISTOGRAM_PARAMS = {"MWEM": {"rounds": 3, "update_passes": 20}}  # keeps the audit to seconds
+
+SLOW_HISTOGRAMS = {"HB", "MWEM", "DAWA", "QuadTree", "AGrid"}
+
+HISTOGRAM_CASES = []
+for _name, _algorithm in ALGORITHMS.items():  # every registered algorithm, new ones included
+    _x, _cell = (X_1D, ADDED_1D) if 1 in _algorithm.dims else (X_2D, ADDED_2D)
+    HISTOGRAM_CASES.append(AuditCase(
+        f"histogram {_name}", histogram_runner(_name, **HISTOGRAM_PARAMS.get(_name, {})), _x,
+        _plus_one(_x, _cell), epsilon=1.0, events=cell_and_total(_cell),
+        samples=SLOW_HISTOGRAM_SAMPLES if _name in SLOW_HISTOGRAMS else HISTOGRAM_SAMPLES))
+
+
+# ---------------------------------------------------------------- options and a ChoiceMaker
+OPTION_SCHEMA = {"x": ("numeric", 0, 4)}
+OPTIONS = """
+def fill(db):
+    return {{ sum(db) }} / 10
+
+option Flat(db, queries):
+    answer:
+        n = {{ sum(db) }}
+        return map(lambda i: n / 4, range(4))
+    predict(F):
+        return F.fill
+
+option Cells(db, queries):
+    answer:
+        return {{ db }}
+    predict(F):
+        return 1 - F.fill
+
+choicemaker H among {Flat, Cells} informed by {fill} trained on none
+b = t.bin("x", range(5))
+h = histogram(b, "x")
+q = all_ranges(4)
+"""
+# The neighbour adds a row to an empty cell: it changes the released cell, the total and
+# the metafeature the ChoiceMaker's choice depends on.
+OPTION_DATA = (pd.DataFrame({"x": [0.0, 0.0, 0.0, 1.0, 3.0, 3.0]}),
+               pd.DataFrame({"x": [0.0, 0.0, 0.0, 1.0, 3.0, 3.0, 2.0]}))
+
+
+def option_runner(call: str) -> Any:
+    """Runs of `e = CALL` after the option definitions, collecting e."""
+    return session_runner(OPTIONS + f"with budget 0.5:\n    e = {call}\n", "e", OPTION_SCHEMA, 0.5)
+
+
+OPTION_CASES = [
+    AuditCase("jostle option Cells", option_runner("Cells(h, q, epsilon=0.5)"), *OPTION_DATA, epsilon=0.5,
+              samples=DISPATCH_SAMPLES, events=cell_and_total(2)),
+    AuditCase("built-in option Identity", option_runner("Identity(h, q, epsilon=0.5)"), *OPTION_DATA,
+              epsilon=0.5, samples=DISPATCH_SAMPLES, events=cell_and_total(2)),
+    AuditCase("choicemaker dispatch", option_runner("H(h, q, epsilon=0.5)"), *OPTION_DATA, epsilon=0.5,
+              samples=DISPATCH_SAMPLES, events=cell_and_total(2)),
+]
+
+
+# ---------------------------------------------------------------- decision trees
+TREE_DOMAINS = {"f1": ["a", "b"], "f2": ["x", "y"]}
+TREE_GRID = pd.DataFrame({"f1": ["a", "a", "b", "b"], "f2": ["x", "y", "x", "y"]})
+# One row in each cell of the domain; the added row doubles cell (a, x), whose leaf counts
+# (and the split utilities computed from them) are then twice as large. Tiny data is where one
+# row moves a learner most.
+TREE_D = pd.DataFrame({"f1": list("aabb"), "f2": list("xyxy"), "label": list("pnpn")})
+TREE_D_PRIME = pd.concat([TREE_D, pd.DataFrame({"f1": ["a"], "f2": ["x"], "label": ["p"]})], ignore_index=True)
+
+
+def tree_runner(configuration: str, epsilon: float) -> Any:
+    """`count` fits of a named learner. The output is the mean over the whole (public) feature
+    domain of the predicted probability of class "p": it moves with every leaf's noisy class
+    counts, so the learnt structure and the leaves both show in it."""
+    def run(frame: pd.DataFrame, count: int, seed: int) -> np.ndarray:
+        noise = Randomness(seed)
+        outputs = np.empty(count)
+        for i in range(count):
+            learner = make_learner(configuration, epsilon, domains=TREE_DOMAINS, classes=["p", "n"], noise=noise)
+            learner.fit(frame[["f1", "f2"]], frame["label"])
+            outputs[i] = np.mean(learner.predict_proba(TREE_GRID)[:, 0])
+        return outputs
+    return run
+
+
+TREE_CASES = [AuditCase(f"tree learner {name}", tree_runner(name, 1.0), TREE_D, TREE_D_PRIME, epsilon=1.0,
+                        samples=TREE_SAMPLES) for name in CONFIGURATIONS]
+
+LEARNER_CASES = HISTOGRAM_CASES + TREE_CASES
+
+LEARNER_NEGATIVE_CONTROLS = [
+    # A learner run with 8 times the budget it claims: its realised epsilon is far above 1.
+    AuditCase("tree learner given 8x its claimed epsilon", tree_runner("friedman_schuster", 8.0), TREE_D,
+              TREE_D_PRIME, epsilon=1.0, samples=TREE_SAMPLES, expect_violation=True),
+]
