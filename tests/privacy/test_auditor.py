@@ -176,3 +176,16 @@ def test_release_runner_draws_independent_samples_per_call() -> None:
                          'map(lambda g: count(t.where(lambda r: r.grp == g)), ["a", "b"])', SCHEMA)
     picks = run(pd.DataFrame({"age": [1.0, 2.0], "grp": ["a", "b"]}), 200, 5)
     assert set(picks) == {"a", "b"}
+
+
+def test_thorough_mode_multiplies_the_samples(monkeypatch: pytest.MonkeyPatch) -> None:
+    from tests.privacy.conftest import THOROUGH_FACTOR, thorough_factor
+
+    monkeypatch.delenv("JOSTLE_AUDIT_THOROUGH", raising=False)
+    assert thorough_factor(False) == 1.0 and thorough_factor(True) == THOROUGH_FACTOR
+    monkeypatch.setenv("JOSTLE_AUDIT_THOROUGH", "1")
+    assert thorough_factor(False) == THOROUGH_FACTOR
+    monkeypatch.setenv("JOSTLE_AUDIT_THOROUGH", "25")
+    assert thorough_factor(False) == 25.0
+    monkeypatch.setenv("JOSTLE_AUDIT_THOROUGH", "0")
+    assert thorough_factor(False) == 1.0
