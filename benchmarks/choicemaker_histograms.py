@@ -1,0 +1,279 @@
+"""Benchmark of the histogram ChoiceMaker against every fixed algorithm, on DPBench's shapes.
+
+Protocol (DPBench, Hay et al. SIGMOD 2016; Pythia, Kotsogiannis et al. SIGMOD 2017):
+  * a configuration is (shape, domain size, scale, epsilon); its input is `scale` records
+    drawn from the shape on the domain, with several seeds;
+  * error = mean per-query L1 error on the range workload (1D Prefix, 2D 2000 random
+    rectangles) divided by the scale; a configuration's error is the mean over seeds;
+  * regret of an algorithm = its error / the lowest error of any fixed algorithm on that
+    configuration, each algorithm run with the whole epsilon. The oracle's regret is 1.
+  * the ChoiceMaker is trained leave-one-dataset-out (every shape but the held-out one, or
+    the shapes of --train-data) and run by `dispatch` on the held-out inputs with the same
+    epsilon, so its error INCLUDES the budget its metafeatures cost. "oracle_paying_metafeatures"
+    is the best fixed algorithm run with the ChoiceMaker's Option budget (1 - mf_share) eps:
+    the best any ChoiceMaker with that metafeature share could do.
+
+Usage:
+    python benchmarks/choicemaker_histograms.py [--data DIR] [--train-data DIR --test-data DIR]
+                                                [--quick] [--n-jobs 2]
+--data defaults to $JOSTLE_DATA or ../shared/datasets and uses every .npy under
+DIR/dpbench/1D and DIR/dpbench/2D. Results: benchmarks/results/choicemaker_histograms.json
+and .png (regret by algorithm; time against domain size).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from joblib import Parallel, delayed
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from jostle.choicemaker import (BUILTIN_METAFEATURES, BUILTIN_OPTIONS, Corpus, SimulationNoise,  # noqa: E402
+                                TrainingGrid, dispatch, dpbench_corpus, experience_table, train)
+from jostle.choicemaker.corpus import rebin  # noqa: E402
+from jostle.choicemaker.training import _seed, default_workload, domain_label, sample_input  # noqa: E402
+from jostle.histograms.workloads import scaled_error  # noqa: E402
+
+RESULTS = ROOT / "benchmarks" / "results"
+EVAL_FIRST_REP = 1000  # evaluation inputs are independent of the training inputs
+
+
+def grids(quick: bool) -> tuple[TrainingGrid, TrainingGrid]:
+    """(training grid, evaluation grid) of the benchmark."""
+    if quick:
+        common = dict(scales=(1_000, 100_000, 10_000_000), domains_1d=(256, 1024),
+                      domains_2d=(32, 64), epsilons=(0.01, 0.1, 1.0))
+        return TrainingGrid(**common, repetitions=2), \
+            TrainingGrid(**common, repetitions=2, first_rep=EVAL_FIRST_REP)
+    common = dict(scales=(1_000, 10_000, 100_000, 1_000_000, 10_000_000),
+                  domains_1d=(256, 1024, 4096), domains_2d=(32, 64, 128),
+                  epsilons=(0.01, 0.03, 0.1, 0.3, 1.0))
+    return TrainingGrid(**common, repetitions=2), \
+        TrainingGrid(**common, repetitions=3, first_rep=EVAL_FIRST_REP)
+
+
+def dispatch_piece(trained, shape, domain, grid: TrainingGrid) -> list[dict]:
+    """Run the ChoiceMaker on every evaluation input of one shape and domain."""
+    base = rebin(shape.values, domain)
+    workload = default_workload(domain, grid.queries_2d)
+    tag = shape.content_hash()
+    rows = []
+    for scale in grid.scales:
+        for rep in range(grid.first_rep, grid.first_rep + grid.repetitions):
+            x = sample_input(base, tag, domain, scale, rep)
+            for epsilon in grid.epsilons:
+                spent = []
+                noise = SimulationNoise(_seed(tag, domain, scale, epsilon, rep, "choicemaker"))
+                start = time.perf_counter()
+                result = dispatch(trained, x, epsilon, workload, noise,
+                                  charge=lambda eps, what: spent.append(eps))
+                seconds = time.perf_counter() - start
+                if sum(spent) > epsilon * (1 + 1e-12):
+                    raise AssertionError(f"dispatch spent {sum(spent)} > {epsilon}")
+                answer = result.answer if np.all(np.isfinite(result.answer)) else np.zeros_like(x)
+                rows.append({"shape": shape.name, "dims": len(domain), "domain": domain_label(domain),
+                             "domain_size": int(np.prod(domain)), "scale": int(scale),
+                             "epsilon": float(epsilon), "rep": rep, "choice": result.choice,
+                             "error": scaled_error(workload, x, answer, scale=float(scale)),
+                             "seconds": seconds})
+    return rows
+
+
+def folds(train_corpus: Corpus, test_corpus: Corpus, lodo: bool) -> list[tuple[Corpus, Corpus]]:
+    """(training shapes, held-out shapes) pairs, one dimensionality at a time."""
+    out = []
+    for dims in (1, 2):
+        train_d, test_d = train_corpus.subset(dims=dims), test_corpus.subset(dims=dims)
+        if not len(test_d):
+            continue
+        if lodo:
+            out += [(train_d.subset(exclude_groups=[g]), test_d.subset(groups=[g]))
+                    for g in test_d.groups()]
+        else:
+            out.append((train_d, test_d))
+    return out
+
+
+def summarise(fixed: pd.DataFrame, chosen: pd.DataFrame, paying: pd.DataFrame,
+              mf_share: float) -> dict:
+    """Regrets per configuration and their averages (overall, per dims, per epsilon)."""
+    keys = ["shape", "dims", "domain", "domain_size", "scale", "epsilon"]
+    fixed_mean = fixed.groupby(keys + ["option"])["error"].mean().unstack("option")
+    best = fixed_mean.min(axis=1)
+    regret = fixed_mean.div(best, axis=0)
+    cm_error = chosen.groupby(keys)["error"].mean().reindex(fixed_mean.index)
+    regret["ChoiceMaker"] = cm_error / best
+    paying_best = paying.groupby(keys + ["option"])["error"].mean().unstack("option").min(axis=1)
+    regret["oracle_paying_metafeatures"] = paying_best.reindex(fixed_mean.index) / best
+    best_option = fixed_mean.idxmin(axis=1)
+    hits = chosen.merge(best_option.rename("best").reset_index(), on=keys)
+    options = [c for c in fixed_mean.columns]
+
+    def block(frame: pd.DataFrame) -> dict:
+        return {"configurations": int(len(frame)),
+                "choicemaker": {"avg_regret": float(frame["ChoiceMaker"].mean()),
+                                "max_regret": float(frame["ChoiceMaker"].max())},
+                "oracle": {"avg_regret": 1.0},
+                "oracle_paying_metafeatures": {
+                    "avg_regret": float(frame["oracle_paying_metafeatures"].mean())},
+                "fixed": {o: {"avg_regret": float(frame[o].mean()),
+                              "max_regret": float(frame[o].max()),
+                              "configurations": int(frame[o].notna().sum())}
+                          for o in options if frame[o].notna().any()}}
+
+    result = block(regret)
+    result["by_dims"] = {f"{int(d)}D": block(regret.xs(d, level="dims")) for d in
+                         sorted(regret.index.get_level_values("dims").unique())}
+    result["by_epsilon"] = {str(e): block(regret.xs(e, level="epsilon")) for e in
+                            sorted(regret.index.get_level_values("epsilon").unique())}
+    result["choice_accuracy"] = float((hits["choice"] == hits["best"]).mean())
+    result["choices"] = {str(k): int(v) for k, v in chosen["choice"].value_counts().items()}
+    fixed_by_dims = {}
+    for label, frame in result["by_dims"].items():
+        best_fixed = min(frame["fixed"], key=lambda o: frame["fixed"][o]["avg_regret"])
+        fixed_by_dims[label] = {"best_fixed": best_fixed,
+                                "best_fixed_avg_regret": frame["fixed"][best_fixed]["avg_regret"],
+                                "choicemaker_avg_regret": frame["choicemaker"]["avg_regret"],
+                                "choicemaker_beats_every_fixed":
+                                    frame["choicemaker"]["avg_regret"] < frame["fixed"][best_fixed]["avg_regret"],
+                                "goal_at_most_1.15": frame["choicemaker"]["avg_regret"] <= 1.15}
+    result["goal"] = {"overall_at_most_1.15": result["choicemaker"]["avg_regret"] <= 1.15,
+                      "overall_below_every_fixed": all(
+                          result["choicemaker"]["avg_regret"] < v["avg_regret"]
+                          for v in result["fixed"].values()),
+                      **fixed_by_dims}
+    result["mf_share"] = mf_share
+    return result
+
+
+def timing(fixed: pd.DataFrame, chosen: pd.DataFrame) -> dict:
+    """Mean seconds per run of each algorithm against domain size (per dims)."""
+    out = {}
+    for dims, frame in fixed.groupby("dims"):
+        table = frame.groupby(["option", "domain_size"])["seconds"].mean().unstack("domain_size")
+        out[f"{dims}D"] = {o: {str(k): float(v) for k, v in row.dropna().items()}
+                           for o, row in table.iterrows()}
+        cm = chosen[chosen["dims"] == dims].groupby("domain_size")["seconds"].mean()
+        out[f"{dims}D"]["ChoiceMaker (dispatch)"] = {str(k): float(v) for k, v in cm.items()}
+    return out
+
+
+def plot(summary: dict, times: dict, path: Path) -> None:
+    """Bar chart of average regret by algorithm (per dims), and time against domain size."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    panels = list(summary["by_dims"].items())
+    fig, axes = plt.subplots(1, len(panels) + 1, figsize=(6 * (len(panels) + 1), 4.8))
+    for ax, (label, block) in zip(axes, panels):
+        names = sorted(block["fixed"], key=lambda o: block["fixed"][o]["avg_regret"])
+        values = [block["fixed"][o]["avg_regret"] for o in names]
+        names = ["ChoiceMaker", "oracle paying mf"] + names
+        values = [block["choicemaker"]["avg_regret"],
+                  block["oracle_paying_metafeatures"]["avg_regret"]] + values
+        colours = ["tab:red", "tab:gray"] + ["tab:blue"] * (len(names) - 2)
+        ax.bar(range(len(names)), values, color=colours)
+        ax.set_yscale("log")
+        ax.axhline(1.15, color="k", linestyle="--", linewidth=1, label="goal 1.15")
+        ax.set_xticks(range(len(names)), names, rotation=60, ha="right")
+        ax.set_ylabel("average regret (log scale)")
+        ax.set_title(f"{label}: {block['configurations']} configurations")
+        for i, v in enumerate(values):
+            ax.text(i, v, f"{v:.2f}", ha="center", va="bottom", fontsize=7)
+        ax.legend(loc="upper left")
+    ax = axes[-1]
+    for label, table in times.items():
+        for option, series in table.items():
+            sizes = sorted(series, key=float)
+            ax.plot([float(s) for s in sizes], [series[s] for s in sizes], marker="o",
+                    linestyle="-" if label == "1D" else "--", label=f"{option} ({label})")
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("domain size (cells)")
+    ax.set_ylabel("seconds per run")
+    ax.set_title("time against domain size (solid 1D, dashed 2D)")
+    ax.legend(fontsize=6, ncol=2)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+
+
+def main(argv: list[str] | None = None) -> dict:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--data", default=os.environ.get("JOSTLE_DATA") or str(ROOT.parent / "shared" / "datasets"))
+    parser.add_argument("--train-data", help="train on DIR/dpbench shapes (with --test-data)")
+    parser.add_argument("--test-data", help="evaluate on DIR/dpbench shapes (with --train-data)")
+    parser.add_argument("--quick", action="store_true", help="reduced grid (minutes)")
+    parser.add_argument("--n-jobs", type=int, default=2)
+    parser.add_argument("--mf-share", type=float, default=0.1)
+    parser.add_argument("--cache-dir", default=None, help="default $JOSTLE_CACHE or ~/.cache/jostle")
+    parser.add_argument("--output", default=str(RESULTS / "choicemaker_histograms"),
+                        help="path prefix of the .json and .png results")
+    args = parser.parse_args(argv)
+    if bool(args.train_data) != bool(args.test_data):
+        parser.error("--train-data and --test-data go together")
+    started = time.time()
+    lodo = not args.train_data
+    train_dir = Path(args.train_data or args.data) / "dpbench"
+    test_dir = Path(args.test_data or args.data) / "dpbench"
+    train_corpus, test_corpus = dpbench_corpus(train_dir), dpbench_corpus(test_dir)
+    train_grid, eval_grid = grids(args.quick)
+    options = list(BUILTIN_OPTIONS.values())
+    metafeatures = list(BUILTIN_METAFEATURES.values())
+    print(f"shapes: train {len(train_corpus)}, test {len(test_corpus)}; options "
+          f"{[o.name for o in options]}; {'LODO' if lodo else 'train/test'}", flush=True)
+
+    print("fixed algorithms on the evaluation inputs (whole epsilon)", flush=True)
+    fixed = experience_table(options, [], test_corpus, eval_grid, 0.0, args.cache_dir, args.n_jobs)
+    print("experience (Option budget, noisy metafeatures)", flush=True)
+    paying = experience_table(options, metafeatures, test_corpus, train_grid, args.mf_share,
+                              args.cache_dir, args.n_jobs)
+
+    chosen_rows, fold_reports = [], []
+    for k, (train_part, test_part) in enumerate(folds(train_corpus, test_corpus, lodo)):
+        trained = train(options, metafeatures, train_part, train_grid, args.mf_share,
+                        args.cache_dir, args.n_jobs, progress=False,
+                        selection_folds=4 if args.quick else None)
+        dims = test_part.shapes[0].dims
+        report = trained.model_report
+        selected = report[report["selected"] & (report["dims"] == dims)]["family"].iloc[0]
+        fold_reports.append({"held_out": [s.name for s in test_part], "dims": dims,
+                             "selected_family": selected,
+                             "lodo": report[report["dims"] == dims][["family", "lodo_avg_regret"]]
+                             .to_dict(orient="records")})
+        pieces = [(shape, domain) for shape in test_part for domain in eval_grid.domains(shape.dims)]
+        results = Parallel(n_jobs=args.n_jobs)(delayed(dispatch_piece)(trained, s, d, eval_grid)
+                                               for s, d in pieces)
+        chosen_rows += [row for rows in results for row in rows]
+        print(f"fold {k + 1}: held out {[s.name for s in test_part]}, family {selected}", flush=True)
+    chosen = pd.DataFrame(chosen_rows)
+
+    summary = summarise(fixed, chosen, paying, args.mf_share)
+    times = timing(fixed, chosen)
+    summary.update({"protocol": "leave-one-dataset-out" if lodo else "train/test",
+                    "quick": args.quick, "timing_seconds_per_run": times, "folds": fold_reports,
+                    "grid": {"train": train_grid.__dict__, "evaluation": eval_grid.__dict__},
+                    "metafeatures": [m.name for m in metafeatures],
+                    "wall_seconds": time.time() - started})
+    output = Path(args.output)
+    output.parent.mkdir(parents=True, exist_ok=True)
+    output.with_suffix(".json").write_text(json.dumps(summary, indent=2, default=float))
+    plot(summary, times, output.with_suffix(".png"))
+    print(json.dumps({"configurations": summary["configurations"],
+                      "choicemaker": summary["choicemaker"],
+                      "oracle_paying_metafeatures": summary["oracle_paying_metafeatures"],
+                      "fixed": {o: round(v["avg_regret"], 3) for o, v in summary["fixed"].items()},
+                      "goal": summary["goal"]}, indent=2))
+    return summary
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,255 @@
+"""Metafeatures: cheap summaries of a histogram that tell which Option will do best.
+
+A `Metafeature` is public (`cost=False`: domain size, epsilon) or noisy (`cost=True`: it reads
+the private counts and spends the epsilon it is given). Its
+`measure(x, epsilon_mf, noise, context) -> float` draws all its randomness from `noise` and is
+self-contained: it reads only x (with its shape), the epsilon it may spend and the public
+`context.epsilon` (the chosen Option's budget), so the language layer can call it with its own
+context object.
+
+Privacy unit: one record added or removed, so the count vector has L1 sensitivity 1 and
+changes by one in one cell. The sensitivity argument of each noisy metafeature is written next
+to it. Metafeatures that normalise by the number of records N release N with their statistic
+as one vector (the L1 sensitivities add up) and divide afterwards (post-processing).
+
+`measure_features` is the code path that both training (on public data, with simulated noise)
+and `dispatch` (on private data) use: the metafeature share s of epsilon is split EQUALLY among
+the k noisy metafeatures (s * epsilon / k each, charged before each is measured) and the Option
+gets the rest, exactly as the language layer's dispatch does, so training sees features with
+the noise they will have at run time.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import Any, Callable
+
+import numpy as np
+
+from jostle.histograms.measure import split_budget
+from jostle.choicemaker.options import source_digest
+
+ChargeFunction = Callable[[float, str], None]
+
+
+@dataclass(frozen=True)
+class MetafeatureContext:
+    """Public facts a metafeature may use.
+
+    Attributes:
+        domain_shape: Shape of the count vector/grid (public).
+        epsilon: The budget the chosen Option will run with (public).
+        total_epsilon: The whole budget of the ChoiceMaker call (public).
+    """
+
+    domain_shape: tuple[int, ...]
+    epsilon: float
+    total_epsilon: float = 0.0
+
+
+MeasureFunction = Callable[[np.ndarray, float, Any, MetafeatureContext], float]
+
+
+@dataclass(frozen=True)
+class Metafeature:
+    """A named summary of a histogram.
+
+    Args:
+        name: Feature name (a column of the experience table, an input of the meta-model).
+        cost: True if it reads the private counts and must be given epsilon.
+        function: `f(x, epsilon_mf, noise, context) -> float`.
+        sensitivity: The L1 sensitivity argument, for documentation and reports.
+    """
+
+    name: str
+    cost: bool
+    function: MeasureFunction = field(repr=False, compare=False)
+    sensitivity: str = ""
+
+    def measure(self, x: np.ndarray, epsilon_mf: float, noise: Any, context: Any) -> float:
+        """The feature's value on `x`, spending `epsilon_mf` (0 for public ones)."""
+        if self.cost and not epsilon_mf > 0:
+            raise ValueError(f"metafeature {self.name!r} reads private data and needs epsilon > 0")
+        return float(self.function(np.asarray(x, dtype=float), float(epsilon_mf), noise, context))
+
+    @property
+    def fingerprint(self) -> str:
+        return f"{self.name}|{self.cost}|{source_digest(self.function)}"
+
+
+def _laplace(noise: Any, scale: float) -> float:
+    return float(np.asarray(noise.laplace(scale, 1)).ravel()[0])
+
+
+def _noisy_pair(statistic: float, sensitivity: float, x: np.ndarray, eps: float,
+                noise: Any) -> tuple[float, float]:
+    """Release (statistic, N) as one vector: its L1 sensitivity is the statistic's plus 1 (N
+    changes by 1), so Laplace((sensitivity + 1) / eps) on each entry is eps-DP. N is floored
+    at 1 afterwards (post-processing) to normalise by."""
+    scale = (sensitivity + 1.0) / eps
+    noisy = np.asarray(noise.laplace(scale, 2), dtype=float).ravel()
+    return statistic + float(noisy[0]), max(float(x.sum()) + float(noisy[1]), 1.0)
+
+
+# Public metafeatures (no budget).
+
+def _domain_size(x: np.ndarray, eps: float, noise: Any, context: Any) -> float:
+    return float(x.size)
+
+
+def _epsilon(x: np.ndarray, eps: float, noise: Any, context: Any) -> float:
+    return float(context.epsilon)
+
+
+# Noisy metafeatures.
+
+def _size(x: np.ndarray, eps: float, noise: Any, context: Any) -> float:
+    # N = sum of counts: one record changes it by 1 (sensitivity 1); Laplace(1/eps).
+    return float(x.sum()) + _laplace(noise, 1.0 / eps)
+
+
+def _scale_epsilon(x: np.ndarray, eps: float, noise: Any, context: Any) -> float:
+    # Noisy N (sensitivity 1) times the public Option budget; clipping at 0 is post-processing.
+    return max(_size(x, eps, noise, context), 0.0) * float(context.epsilon)
+
+
+def _sparsity(x: np.ndarray, eps: float, noise: Any, context: Any) -> float:
+    # Number of empty cells: one record changes one cell by 1, so at most one cell switches
+    # between empty and non-empty (sensitivity 1); divided by the public domain size.
+    empty = float(np.count_nonzero(x == 0))
+    return float(np.clip((empty + _laplace(noise, 1.0 / eps)) / x.size, 0.0, 1.0))
+
+
+def _uniformity(x: np.ndarray, eps: float, noise: Any, context: Any) -> float:
+    # Total variation distance from uniform, D / (2N) with D = sum_i |x_i - N/n|. One record
+    # changes one x_i by 1 and every N/n by 1/n, so D changes by at most 1 + n * (1/n) = 2
+    # (sensitivity 2); released with N (sensitivity 1) as one vector (see _noisy_pair).
+    distance = float(np.abs(x - x.sum() / x.size).sum())
+    noisy, size = _noisy_pair(distance, 2.0, x, eps, noise)
+    return float(np.clip(noisy / (2.0 * size), 0.0, 1.0))
+
+
+def _roughness(x: np.ndarray, eps: float, noise: Any, context: Any) -> float:
+    # Sum of |differences| between neighbouring cells. In 1D a cell is in at most 2 adjacent
+    # pairs, so one record changes the sum by at most 2 (sensitivity 2); in 2D a cell has at
+    # most 4 neighbours (sensitivity 4). The sum is at most 2N (1D) / 4N (2D): normalised by
+    # that, with N released alongside (see _noisy_pair).
+    if x.ndim == 1:
+        total, sensitivity = float(np.abs(np.diff(x)).sum()), 2.0
+    else:
+        total = float(np.abs(np.diff(x, axis=0)).sum() + np.abs(np.diff(x, axis=1)).sum())
+        sensitivity = 4.0
+    noisy, size = _noisy_pair(total, sensitivity, x, eps, noise)
+    return float(np.clip(noisy / (sensitivity * size), 0.0, 1.0))
+
+
+def coarse_blocks(x: np.ndarray, per_side: int) -> np.ndarray:
+    """Sums over (at most) `per_side` near-equal contiguous blocks per axis (a partition)."""
+    out = x
+    for axis, side in enumerate(x.shape):
+        edges = np.unique(np.linspace(0, side, min(per_side, side) + 1).astype(int))[:-1]
+        out = np.add.reduceat(out, edges, axis=axis)
+    return out
+
+
+def _entropy(x: np.ndarray, eps: float, noise: Any, context: Any) -> float:
+    # Shannon entropy of a coarse noisy histogram (16 blocks in 1D, 4 x 4 in 2D), normalised to
+    # [0, 1] by log(blocks). The blocks partition the domain (sensitivity 1), Laplace(1/eps) on
+    # each; clipping and normalising are post-processing. All-zero noisy blocks read as 1.
+    blocks = coarse_blocks(x, 16 if x.ndim == 1 else 4).ravel()
+    noisy = np.clip(blocks + np.asarray(noise.laplace(1.0 / eps, blocks.size)), 0.0, None)
+    if blocks.size < 2 or noisy.sum() <= 0:
+        return 1.0
+    p = noisy[noisy > 0] / noisy.sum()
+    return float(-(p * np.log(p)).sum() / math.log(blocks.size))
+
+
+BUILTIN_METAFEATURES: dict[str, Metafeature] = {m.name: m for m in [
+    Metafeature("size", True, _size, "1 (sum of counts)"),
+    Metafeature("domain_size", False, _domain_size, "public"),
+    Metafeature("epsilon", False, _epsilon, "public (the Option's budget)"),
+    Metafeature("scale_epsilon", True, _scale_epsilon, "1 (sum of counts) x public epsilon"),
+    Metafeature("sparsity", True, _sparsity, "1 (number of empty cells)"),
+    Metafeature("uniformity", True, _uniformity, "2 (sum |x_i - N/n|) + 1 (N)"),
+    Metafeature("roughness", True, _roughness,
+                "2 in 1D, 4 in 2D (sum of |neighbour differences|) + 1 (N)"),
+    Metafeature("entropy", True, _entropy, "1 (coarse block counts, a partition)"),
+]}
+
+DEFAULT_METAFEATURES: tuple[str, ...] = tuple(BUILTIN_METAFEATURES)
+
+
+@dataclass(frozen=True)
+class FeatureMeasurement:
+    """Result of `measure_features`.
+
+    Attributes:
+        features: Name -> value of every metafeature measured.
+        budget_split: Description -> epsilon of every charge made, plus "option" for the rest.
+        option_epsilon: The budget left for the chosen Option.
+    """
+
+    features: dict[str, float]
+    budget_split: dict[str, float]
+    option_epsilon: float
+
+
+def plan_budget(metafeatures: list[Any], epsilon: float, mf_share: float) -> dict[str, float]:
+    """Epsilon per noisy metafeature ("metafeature <name>") and for the Option ("option").
+
+    Each of the k noisy metafeatures gets mf_share * epsilon / k and the Option the rest. The
+    parts come from `split_budget`: their exact sum never exceeds epsilon and the Option's part
+    is epsilon minus the others. With no noisy metafeature the Option gets all of epsilon.
+    """
+    if not 0.0 <= mf_share < 1.0:
+        raise ValueError(f"the metafeature share must be in [0, 1), got {mf_share}")
+    noisy = [m for m in metafeatures if m.cost]
+    if not noisy:
+        return {"option": float(epsilon)}
+    if mf_share == 0.0:
+        raise ValueError("noisy metafeatures need a positive share of the budget")
+    shares = {f"metafeature {m.name}": mf_share / len(noisy) for m in noisy}
+    shares["option"] = 1.0 - mf_share
+    return split_budget(float(epsilon), shares)
+
+
+def measure_features(metafeatures: list[Any], x: np.ndarray, epsilon: float, mf_share: float,
+                     noise: Any, charge: ChargeFunction | None = None) -> FeatureMeasurement:
+    """Measure metafeatures privately, charging each noisy one before it is measured.
+
+    Args:
+        metafeatures: Metafeature-like objects (`name`, `cost`, `measure`), distinct names.
+        x: The count vector/grid.
+        epsilon: The whole budget of the ChoiceMaker call.
+        mf_share: Share of epsilon for the noisy metafeatures.
+        noise: Source of randomness.
+        charge: `charge(epsilon, description)`, called before each noisy measurement.
+    """
+    x = np.asarray(x, dtype=float)
+    if len({m.name for m in metafeatures}) != len(metafeatures):
+        raise ValueError("metafeature names must be distinct")
+    split = plan_budget(list(metafeatures), epsilon, mf_share)
+    if sum(Fraction(v) for v in split.values()) > Fraction(epsilon):
+        raise AssertionError("the budget split exceeds epsilon")  # split_budget guarantees it
+    option_epsilon = split["option"]
+    context = MetafeatureContext(tuple(x.shape), option_epsilon, float(epsilon))
+    features: dict[str, float] = {}
+    for feature in metafeatures:
+        if feature.cost:
+            share = split[f"metafeature {feature.name}"]
+            if charge is not None:
+                charge(share, f"metafeature {feature.name}")
+            features[feature.name] = float(feature.measure(x, share, noise, context))
+        else:
+            features[feature.name] = float(feature.measure(x, 0.0, noise, context))
+    return FeatureMeasurement(features, split, option_epsilon)
+
+
+def metafeatures_digest(metafeatures: list[Any]) -> str:
+    """Hash of the metafeatures' identities (order-sensitive), for cache keys."""
+    from jostle.choicemaker.options import fingerprint
+    text = "\n".join(fingerprint(m) for m in metafeatures)
+    return hashlib.sha256(text.encode()).hexdigest()[:16]

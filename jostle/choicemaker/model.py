@@ -1,0 +1,279 @@
+"""Meta-models of the ChoiceMaker: from metafeatures to the Option with the lowest error.
+
+The experience table (long: one row per run) is pivoted to one row per (configuration,
+repetition) with the metafeatures measured in that repetition and every Option's error.
+Targets are per configuration (averaged over repetitions, which removes most of the noise of
+single runs), while the inputs stay the noisy per-repetition metafeatures, as at run time:
+  * log_error[o] = log(mean error of o on the configuration);
+  * regret[o]    = mean error of o / the lowest mean error of any Option (>= 1), capped at
+                   REGRET_CAP (an Option that bad is never worth choosing, and the cap stops
+                   it from dominating a squared loss).
+
+Model families (`FAMILIES`), each giving per-Option scores where lower is better:
+  * best_fixed       - the Option with the lowest mean training regret, whatever the input;
+  * forest_regret    - a multi-output random forest on regrets. Choosing the argmin of the
+                       leaf-average regret vector is the Bayes decision of cost-sensitive
+                       classification with regret as the cost (regret-aware classification);
+  * forest_log_error - a multi-output random forest on log errors (per-Option regression);
+  * extra_trees_regret - extremely randomised trees on regrets (smoother decision regions);
+  * knn_regret       - k nearest neighbours (quantile-scaled inputs) averaging regrets.
+`select_family` scores every family by leave-one-dataset-out (LODO): for each group of
+shapes, fit on the others and choose on its rows; the score is DPBench's average regret of
+the choices (per configuration: mean error of the chosen runs / lowest mean error). The
+family with the lowest LODO regret is refitted on all the data.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Mapping
+
+import numpy as np
+import pandas as pd
+from sklearn.ensemble import ExtraTreesRegressor, RandomForestRegressor
+from sklearn.neighbors import KNeighborsRegressor
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import QuantileTransformer
+
+from jostle.choicemaker.training import FEATURE_PREFIX
+
+REGRET_CAP = 10.0
+CONFIG_COLUMNS = ["shape", "group", "domain", "scale", "epsilon"]
+
+
+@dataclass
+class TrainingMatrix:
+    """The experience of one dimensionality in matrix form.
+
+    Attributes:
+        X: (rows, features) metafeatures of each (configuration, repetition).
+        errors: (rows, options) the error of each Option in that repetition.
+        log_error: (rows, options) log of the configuration's mean error per Option.
+        regret: (rows, options) configuration-level regret per Option, capped.
+        config: (rows,) configuration index; groups: (rows,) LODO group of each row.
+        options: Option names (columns); features: metafeature names.
+    """
+
+    X: np.ndarray
+    errors: np.ndarray
+    log_error: np.ndarray
+    regret: np.ndarray
+    config: np.ndarray
+    groups: np.ndarray
+    options: list[str]
+    features: list[str]
+
+    def rows(self, mask: np.ndarray) -> "TrainingMatrix":
+        return TrainingMatrix(self.X[mask], self.errors[mask], self.log_error[mask],
+                              self.regret[mask], self.config[mask], self.groups[mask],
+                              self.options, self.features)
+
+
+def input_matrix(columns: Mapping[str, Any], features: list[str]) -> np.ndarray:
+    """The meta-model's inputs: the metafeatures in order, plus log10(size * epsilon) when
+    both are present (the signal-to-noise product most choices hinge on, which axis-aligned
+    trees cannot form from the two columns). Computed from released values: post-processing."""
+    values = [np.asarray(columns[f], dtype=float).reshape(-1) for f in features]
+    if "size" in features and "epsilon" in features:
+        size = np.maximum(np.asarray(columns["size"], dtype=float).reshape(-1), 1.0)
+        values.append(np.log10(size * np.asarray(columns["epsilon"], dtype=float).reshape(-1)))
+    return np.column_stack(values)
+
+
+def training_matrix(experience: pd.DataFrame, features: list[str],
+                    options: list[str] | None = None) -> TrainingMatrix:
+    """Pivot a (single-dimensionality) experience table into a `TrainingMatrix`."""
+    options = options or sorted(experience["option"].unique())
+    columns = [FEATURE_PREFIX + f for f in features]
+    missing = [c for c in columns if c not in experience.columns]
+    if missing:
+        raise ValueError(f"the experience table has no metafeature columns {missing}")
+    keys = CONFIG_COLUMNS + ["rep"]
+    wide = experience.pivot_table(index=keys + columns, columns="option", values="error",
+                                  aggfunc="first", observed=True)
+    wide = wide.reindex(columns=options).dropna().reset_index()
+    errors = wide[options].to_numpy(float)
+    config = wide.groupby(CONFIG_COLUMNS, sort=False, observed=True).ngroup().to_numpy()
+    mean_error = pd.DataFrame(errors).groupby(config).transform("mean").to_numpy()
+    mean_error = np.maximum(mean_error, 1e-300)
+    regret = np.minimum(mean_error / mean_error.min(axis=1, keepdims=True), REGRET_CAP)
+    inputs = input_matrix({f: wide[FEATURE_PREFIX + f].to_numpy(float) for f in features}, features)
+    return TrainingMatrix(inputs, errors, np.log(mean_error), regret,
+                          config, wide["group"].to_numpy(str), list(options), list(features))
+
+
+class MetaModel:
+    """Base of the families: `fit` on a TrainingMatrix, `scores(X)` (lower is better).
+
+    `kind` says what the scores are: "regret" or "log_error".
+    """
+
+    name = "base"
+    kind = "regret"
+
+    def fit(self, data: TrainingMatrix) -> "MetaModel":
+        raise NotImplementedError
+
+    def scores(self, X: np.ndarray) -> np.ndarray:
+        raise NotImplementedError
+
+    def choose(self, X: np.ndarray) -> np.ndarray:
+        return np.argmin(self.scores(X), axis=1)
+
+
+class BestFixed(MetaModel):
+    name, kind = "best_fixed", "regret"
+
+    def fit(self, data: TrainingMatrix) -> "BestFixed":
+        self.mean_regret_ = data.regret.mean(axis=0)
+        return self
+
+    def scores(self, X: np.ndarray) -> np.ndarray:
+        return np.tile(self.mean_regret_, (len(X), 1))
+
+
+class SklearnMultiOutput(MetaModel):
+    """One scikit-learn regressor with a multi-output target."""
+
+    def __init__(self, name: str, kind: str, estimator: Any) -> None:
+        self.name, self.kind, self.estimator = name, kind, estimator
+
+    def fit(self, data: TrainingMatrix) -> "SklearnMultiOutput":
+        target = data.regret if self.kind == "regret" else data.log_error
+        if "quantiletransformer" in getattr(self.estimator, "named_steps", {}):
+            self.estimator.set_params(quantiletransformer__n_quantiles=min(200, len(data.X)))
+        self.estimator.fit(data.X, target)
+        return self
+
+    def scores(self, X: np.ndarray) -> np.ndarray:
+        return np.asarray(self.estimator.predict(X)).reshape(len(X), -1)
+
+
+def make_family(name: str, n_jobs: int = 1) -> MetaModel:
+    """A fresh, unfitted model of the family `name`."""
+    if name == "best_fixed":
+        return BestFixed()
+    if name == "forest_regret":
+        return SklearnMultiOutput(name, "regret", RandomForestRegressor(
+            n_estimators=60, min_samples_leaf=3, max_features=0.6, random_state=0, n_jobs=n_jobs))
+    if name == "forest_log_error":
+        return SklearnMultiOutput(name, "log_error", RandomForestRegressor(
+            n_estimators=60, min_samples_leaf=3, max_features=0.6, random_state=0, n_jobs=n_jobs))
+    if name == "extra_trees_regret":
+        return SklearnMultiOutput(name, "regret", ExtraTreesRegressor(
+            n_estimators=60, min_samples_leaf=3, max_features=0.8, random_state=0, n_jobs=n_jobs))
+    if name == "knn_regret":
+        return SklearnMultiOutput(name, "regret", make_pipeline(
+            QuantileTransformer(n_quantiles=200), KNeighborsRegressor(n_neighbors=25)))
+    raise KeyError(f"unknown meta-model family {name!r}; known: {', '.join(FAMILIES)}")
+
+
+FAMILIES: tuple[str, ...] = ("best_fixed", "forest_regret", "forest_log_error",
+                             "extra_trees_regret", "knn_regret")
+
+
+def choice_regret(data: TrainingMatrix, chosen: np.ndarray) -> pd.DataFrame:
+    """DPBench's regret of choices, one row per configuration of `data`.
+
+    Per configuration: the mean error of the chosen Options' runs (the choice may differ
+    between repetitions, since the metafeatures are noisy) over the lowest mean error of any
+    single Option on that configuration.
+    """
+    chosen_error = data.errors[np.arange(len(chosen)), chosen]
+    frame = pd.DataFrame({"config": data.config, "group": data.groups, "chosen": chosen_error})
+    frame[data.options] = data.errors
+    per_config = frame.groupby("config").agg(
+        group=("group", "first"), chosen=("chosen", "mean"),
+        **{o: (o, "mean") for o in data.options})
+    best = per_config[data.options].min(axis=1)
+    return pd.DataFrame({"group": per_config["group"], "regret": per_config["chosen"] / best})
+
+
+def group_folds(groups: np.ndarray, folds: int | None = None) -> list[np.ndarray]:
+    """Held-out masks: one per group (LODO), or `folds` folds of whole groups (sorted groups
+    dealt round-robin, so the split is deterministic)."""
+    names = np.unique(groups)
+    if folds is None or folds >= len(names):
+        return [groups == g for g in names]
+    return [np.isin(groups, names[k::folds]) for k in range(folds)]
+
+
+def lodo_regret(family: str, data: TrainingMatrix, n_jobs: int = 1,
+                folds: int | None = None) -> pd.DataFrame:
+    """Leave-one-dataset-out regrets of `family` (one row per held-out configuration)."""
+    frames = []
+    for held_out in group_folds(data.groups, folds):
+        model = make_family(family, n_jobs).fit(data.rows(~held_out))
+        test = data.rows(held_out)
+        frames.append(choice_regret(test, model.choose(test.X)))
+    return pd.concat(frames, ignore_index=True)
+
+
+def select_family(data: TrainingMatrix, families: tuple[str, ...] = FAMILIES,
+                  n_jobs: int = 1, folds: int | None = None) -> tuple[str, pd.DataFrame]:
+    """The family with the lowest LODO average regret, and the report of every family.
+
+    Args:
+        data: The experience of one dimensionality.
+        families: Candidate families.
+        n_jobs: Threads of the forests.
+        folds: None for leave-one-dataset-out; k for k folds of whole groups.
+
+    With fewer than two groups no group can be held out: forest_regret is returned and the
+    report's scores are NaN.
+    """
+    groups = np.unique(data.groups)
+    rows = []
+    for family in families:
+        if len(groups) < 2:
+            rows.append({"family": family, "lodo_avg_regret": np.nan, "lodo_max_regret": np.nan,
+                         "configurations": 0, "groups": len(groups)})
+            continue
+        regrets = lodo_regret(family, data, n_jobs, folds)
+        rows.append({"family": family, "lodo_avg_regret": float(regrets["regret"].mean()),
+                     "lodo_max_regret": float(regrets["regret"].max()),
+                     "configurations": int(len(regrets)), "groups": len(groups)})
+    report = pd.DataFrame(rows)
+    if len(groups) < 2:
+        chosen = "forest_regret" if "forest_regret" in families else families[0]
+    else:
+        chosen = str(report.sort_values("lodo_avg_regret", kind="stable")["family"].iloc[0])
+    report["selected"] = report["family"] == chosen
+    return chosen, report
+
+
+@dataclass
+class FittedMetaModel:
+    """A fitted family plus a regressor of the best log error, to report predicted errors.
+
+    Attributes:
+        family: The selected family's name.
+        model: The fitted family.
+        best_error: Regressor of log(lowest mean error) from the metafeatures (regret
+            families turn predicted regrets into predicted errors with it).
+        options: Option names, in score order; features: metafeature names, in input order.
+    """
+
+    family: str
+    model: MetaModel
+    best_error: Any
+    options: list[str]
+    features: list[str]
+
+    @classmethod
+    def fit(cls, data: TrainingMatrix, family: str, n_jobs: int = 1) -> "FittedMetaModel":
+        model = make_family(family, n_jobs).fit(data)
+        best = RandomForestRegressor(n_estimators=60, min_samples_leaf=3, random_state=0,
+                                     n_jobs=n_jobs).fit(data.X, data.log_error.min(axis=1))
+        return cls(family, model, best, data.options, data.features)
+
+    def predicted_errors(self, X: np.ndarray) -> np.ndarray:
+        """(rows, options) predicted scaled errors."""
+        scores = self.model.scores(X)
+        if self.model.kind == "log_error":
+            return np.exp(scores)
+        return scores * np.exp(self.best_error.predict(X))[:, None]
+
+    def choose(self, X: np.ndarray) -> np.ndarray:
+        """Index of the chosen Option for each row (the family's own decision rule)."""
+        return self.model.choose(X)
