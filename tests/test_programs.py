@@ -55,9 +55,7 @@ PROGRAMS = Path(__file__).parent / "programs"
 
 # Programs that show a bug in Jostle. Each holds the correct expectation; the comment says
 # what goes wrong today. Remove an entry once its bug is fixed (strict xfail will insist).
-KNOWN_BUGS: set[str] = {
-    # Privacy.
-}
+KNOWN_BUGS: set[str] = set()
 
 
 # ---------------------------------------------------------------- expectations
