@@ -20,16 +20,21 @@ output is impossible on a neighbouring dataset (the floating-point Laplace weakn
                                 l1/eps, at most 1). Laplace mechanism of Dwork, McSherry,
                                 Nissim & Smith 2006 on the grid; discrete Laplace P(k) ~
                                 exp(-|k| eps / S) gives ratio <= e^eps for shifts <= S.
+                                A mean: sum of (x - mid) and count, each at eps/2 on its own
+                                grid, then mid + sum / max(count, 1) clamped (post-processing).
   * geometric(x, eps)           exact discrete Laplace P(k) ~ exp(-eps |k| / l1) on the integers
                                 (the two-sided geometric mechanism, Ghosh, Roughgarden &
                                 Sundararajan 2009), with Python integers when the noise is huge.
-  * gaussian(x, eps, delta)     discrete Gaussian on a grid 2^-12 of l2 (CKS 2020). sigma is
+  * gaussian(x, eps, delta)     discrete Gaussian on a grid 2^-12 of l2 (of l2 / sqrt(n) for a
+                                real length-n vector) (CKS 2020). sigma is
                                 certified at the exact value used: for one-axis shifts (scalars;
                                 integer vectors with l1 < 2 such as histograms) by CKS Thm 7's
                                 exact delta, maximised over every integer shift, with rigorous
-                                tail bounds (within ~3e-4 of the analytic sigma of Balle & Wang
-                                2018); for other vectors by zCDP (CKS Prop. 5 and Cor. 13, 5-15%
-                                more sigma). jostle.gaussian_privacy has the proofs; any eps works.
+                                tail bounds (within 1e-4 of the analytic sigma of Balle & Wang
+                                2018 for eps <= 10, 0.5% at eps = 1000); for other vectors by
+                                zCDP (CKS Prop. 5 and Cor. 13: 4-11% more sigma for eps in
+                                0.01..10, 1% at 1000). jostle.gaussian_privacy has the proofs;
+                                any eps works (no overflow).
   * exponential(c, u, eps, D)   P(c) ~ exp(eps u(c) / (2D)) (McSherry & Talwar 2007), sampled
                                 exactly by rejection: a uniform candidate r is accepted with
                                 probability exp(-eps (u* - u(r)) / (2D)) (CKS Alg. 1 on the
