@@ -408,6 +408,7 @@ class AuditContext:
 
     Args:
         seed: Seed of the (reproducible, unsafe for real releases) randomness.
+        randomness: An existing source to share instead (then `seed` is ignored).
     """
 
     def __init__(self, seed: int, randomness: Randomness | None = None) -> None:

@@ -113,7 +113,8 @@ with budget 1:
 """
 
 # Power floors (at_least) are set to half the claim where the neighbours realise the whole
-# claim: a Laplace or geometric shift by the full sensitivity, k-ary randomized response on a
+# claim: a Laplace or geometric shift by the full sensitivity (of a count, a sum at its bound,
+# or the one histogram cell that gains the row), k-ary randomized response on a
 # changed answer, and the independent releases of a partition's part or a block (true loss
 # exactly epsilon), and the non-monotone exponential case (true loss log((1 + e^2)/(1 + e)) =
 # 0.82 at epsilon 1). The bound falls short of the truth by the width of the Clopper-Pearson
@@ -134,6 +135,9 @@ CASES = [
     AuditCase("{{ }} laplace path", vectorised(
               lambda c, x: mechanisms.release_default(c, x, Budget.of(1.0), SPAN), 'sum(t, "age")'),
               *SUMS, epsilon=1.0, samples=VECTORISED, at_least=0.5),
+    AuditCase("geometric histogram, row in one cell", per_call(
+              lambda c, h: mechanisms.geometric(c, h, 0.5, SPAN), 'histogram(t, "grp")'),
+              *PARTS, epsilon=0.5, samples=PER_CALL, at_least=0.25),
     AuditCase("laplace mean", per_call(lambda c, m: mechanisms.laplace(c, m, 1.0, SPAN), 'mean(t, "age")'),
               *MEANS, epsilon=1.0, samples=PER_CALL),
     AuditCase("exponential, row flips argmax", per_call(
