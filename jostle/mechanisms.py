@@ -227,21 +227,6 @@ def _finite(numbers: np.ndarray, span: Span, what: str) -> None:
         raise JostleRuntimeError(f"{what} needs finite scores", span)
 
 
-def _exact_exponential_pick(noise: NoiseSource, gammas: list[Fraction]) -> int:
-    """Index r with probability proportional to exp(-gammas[r]) (min gamma is 0), exactly.
-
-    Rejection sampling: propose r uniformly, accept with probability exp(-gammas[r]) (CKS
-    Alg. 1). Trials are independent, so proposals are drawn a batch at a time and the first
-    accepted one is returned. The candidate with gamma 0 is always accepted, so the expected
-    number of trials is n / sum_r exp(-gammas[r]) <= n.
-    """
-    n = len(gammas)
-    while True:
-        for r in noise.integers_below(n, min(n, 64)).tolist():
-            if gammas[r] == 0 or bool(noise.bernoulli_exp(gammas[r], 1)[0]):
-                return int(r)
-
-
 def exponential(ctx: ReleaseContext, candidates: Any, utilities: list[Any], epsilon: Any,
                 sensitivity: Any, span: Span) -> Any:
     """Pick a candidate with probability proportional to exp(eps * u / (2 * sensitivity)), exactly."""
@@ -257,13 +242,9 @@ def exponential(ctx: ReleaseContext, candidates: Any, utilities: list[Any], epsi
     if node is None:  # every utility is public: the best candidate is public too
         return candidates[int(np.argmax(scores))]
     _finite(scores, span, "exponential")
-    # exp(eps u_r / (2D)) / exp(eps u* / (2D)) = exp(-gamma_r), on the utilities' exact values
-    exact_scores = [Fraction(float(u)) for u in scores]
-    best = max(exact_scores)
-    factor = budget.epsilon / (2 * Fraction(float(sensitivity)))
-    gammas = [factor * (best - u) for u in exact_scores]
+    coefficient = budget.epsilon / (2 * Fraction(float(sensitivity)))  # P(c) ~ exp(eps u(c) / (2D))
     _charge(ctx, budget, node, "exponential", f"exponential over {len(candidates)} candidates", span)
-    return candidates[_exact_exponential_pick(ctx.randomness, gammas)]
+    return candidates[ctx.randomness.exponential_index(scores, coefficient)]
 
 
 @lru_cache(maxsize=1024)

@@ -22,9 +22,9 @@ The noise methods that other code calls keep their signatures:
     g <= 2^-16 sigma, with sigma rounded up by less than 2^-16 relatively (see `normal`).
   * `bernoulli(p, size)`, `choice(k, size)`: exact for the float p's binary value / any k.
   * `uniform(size)`: doubles on the midpoint grid (i + 1/2) 2^-52, strictly inside (0, 1).
-  * `gumbel(size)`: floating-point Gumbel draws from `uniform`. No release uses it (the
-    exponential mechanism samples exactly, see jostle.mechanisms); it stays for callers that
-    want Gumbel noise in simulations.
+  * `gumbel(size)`: floating-point Gumbel draws from `uniform`. No release uses it; it stays
+    for callers that want Gumbel noise in simulations. For the exponential mechanism use
+    `exponential_index(utilities, eps / (2 sensitivity))`, which samples it exactly.
 
 `SimulationNoise` has the same interface on plain NumPy floats. It is fast and NOT safe for
 releases (floating-point samplers, Mironov 2012, and a seeded generator): use it only to run
@@ -57,6 +57,7 @@ class NoiseSource(Protocol):
     def discrete_laplace(self, scale: Fraction, size: int) -> np.ndarray: ...
     def discrete_gaussian(self, sigma2: Fraction, size: int, t: int | None = None) -> np.ndarray: ...
     def laplace(self, scale: float, size: int) -> np.ndarray: ...
+    def exponential_index(self, utilities: np.ndarray | list[float], coefficient: Fraction | float) -> int: ...
 
 
 def power_of_two_at_most(x: float | Fraction) -> Fraction:
@@ -123,6 +124,29 @@ class Randomness:
     def discrete_gaussian(self, sigma2: Fraction, size: int, t: int | None = None) -> np.ndarray:
         """`size` exact draws with P(k) proportional to exp(-k^2 / (2 sigma2)) on the integers."""
         return exact.discrete_gaussian(self.words, sigma2, size, t)
+
+    def exponential_index(self, utilities: np.ndarray | list[float], coefficient: Fraction | float) -> int:
+        """An index i with probability proportional to exp(coefficient * utilities[i]), exactly
+        (the exponential mechanism uses coefficient = eps / (2 * sensitivity)).
+
+        The utilities' and coefficient's exact binary values are used. Rejection sampling: a
+        uniform proposal i is accepted with probability exp(-coefficient (u* - u_i)), u* the
+        largest utility (CKS Algorithm 1); the best candidate is always accepted, so the expected
+        number of proposals is at most len(utilities).
+        """
+        exact_utilities = [Fraction(float(u)) for u in utilities]
+        if not exact_utilities:
+            raise ValueError("exponential_index needs at least one utility")
+        factor = Fraction(coefficient)
+        if factor < 0:
+            raise ValueError(f"the coefficient must be >= 0, got {coefficient}")
+        best = max(exact_utilities)
+        gammas = [factor * (best - u) for u in exact_utilities]
+        n = len(gammas)
+        while True:  # proposals are independent: draw them a batch at a time, keep the first accepted
+            for index in self.integers_below(n, min(n, 64)).tolist():
+                if gammas[index] == 0 or bool(self.bernoulli_exp(gammas[index], 1)[0]):
+                    return int(index)
 
     # ------------------------------------------------------------ the interface other code calls
     def uniform(self, size: int) -> np.ndarray:
@@ -214,6 +238,11 @@ class SimulationNoise:
     def discrete_gaussian(self, sigma2: Fraction, size: int, t: int | None = None) -> np.ndarray:
         """Rounded Normal(0, sigma2): close to the discrete Gaussian for sigma >= 1, not equal."""
         return np.rint(self.rng.normal(0.0, math.sqrt(float(sigma2)), size)).astype(np.int64)
+
+    def exponential_index(self, utilities: np.ndarray | list[float], coefficient: Fraction | float) -> int:
+        """Gumbel-max in floating point: P(i) proportional to exp(coefficient * utilities[i])."""
+        keys = float(coefficient) * np.asarray(utilities, dtype=float) + self.rng.gumbel(size=len(utilities))
+        return int(np.argmax(keys))
 
     def uniform(self, size: int) -> np.ndarray:
         return (self.rng.integers(0, 2**52, size=size) + 0.5) / float(2**52)

@@ -266,7 +266,29 @@ def test_seeded_streams_are_reproducible_and_secure_is_default() -> None:
 
 
 PUBLIC_METHODS = ["uniform", "laplace", "normal", "two_sided_geometric", "gumbel", "bernoulli", "choice",
-                  "integers_below", "bernoulli_rational", "bernoulli_exp", "discrete_laplace", "discrete_gaussian"]
+                  "integers_below", "bernoulli_rational", "bernoulli_exp", "discrete_laplace", "discrete_gaussian",
+                  "exponential_index"]
+
+
+@pytest.mark.parametrize("source", ["seeded", "secure", "simulation"])
+def test_exponential_index_has_exponential_weights(source: str) -> None:
+    """exponential_index(u, c) picks i with probability exp(c u_i) / sum_j exp(c u_j)
+    (chi-squared over 20k picks), for real utilities and a rational coefficient."""
+    noise = SimulationNoise(13) if source == "simulation" else Randomness(SOURCES[source])
+    utilities, coefficient = np.array([0.0, 1.5, -2.25, 3.0, 3.0]), Fraction(3, 5)
+    picks = np.array([noise.exponential_index(utilities, coefficient) for _ in range(20_000)])
+    weights = np.exp(float(coefficient) * utilities)
+    result = stats.chisquare(np.bincount(picks, minlength=5), 20_000 * weights / weights.sum())
+    assert result.pvalue > ALPHA, f"{source}: p={result.pvalue:.3g}"
+
+
+def test_exponential_index_with_a_huge_gap_never_overflows() -> None:
+    """A gap of 10^6 in the exponent (exp underflows in floats) is still sampled exactly: the
+    best candidate always wins; equal utilities split evenly."""
+    randomness = Randomness(14)
+    assert {randomness.exponential_index([0.0, 1e6, -1e300], 1) for _ in range(200)} == {1}
+    picks = [randomness.exponential_index([2.0, 2.0], Fraction(10**6)) for _ in range(4_000)]
+    assert stats.binomtest(sum(picks), 4_000, 0.5).pvalue > ALPHA
 
 
 def test_simulation_noise_has_the_same_interface_and_laws() -> None:
