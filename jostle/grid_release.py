@@ -166,6 +166,11 @@ def snap(values: Any, grid: Fraction) -> np.ndarray:
     Returns:
         A 1-d array of grid indices.
     """
+    if isinstance(values, (int, float, np.integer, np.floating)) and not isinstance(values, bool):
+        if isinstance(values, (float, np.floating)) and not math.isfinite(values):
+            raise ValueError("cannot release a value that is not finite")
+        number = Fraction(int(values)) if isinstance(values, (int, np.integer)) else Fraction(float(values))
+        return _as_int_array([math.floor(number / grid + Fraction(1, 2))])  # one value: exact rationals
     array = np.atleast_1d(np.asarray(values))
     if array.dtype.kind in "iu" and grid <= 1 and grid.numerator == 1:
         inverse = grid.denominator  # integers are on every grid 2^-j: k = value * 2^j exactly
