@@ -18,6 +18,7 @@ from lark.visitors import Transformer_NonRecursive
 
 from jostle import ast_nodes as A
 from jostle.errors import JostleSyntaxError
+from jostle.render import source_line
 from jostle.source import Source, Span
 from jostle.values import MAX_WHOLE_DIGITS
 
@@ -118,11 +119,30 @@ def _describe_token(token: Token) -> str:
     return repr(str(token))
 
 
+def _code_length(text: str) -> int:
+    """How many characters of a line are code: up to a comment (outside strings), less trailing blanks."""
+    quote: str | None = None
+    i = 0
+    while i < len(text):
+        char = text[i]
+        if quote is not None:
+            if char == "\\":
+                i += 1
+            elif char == quote:
+                quote = None
+        elif char in "\"'":
+            quote = char
+        elif char == "#":
+            return len(text[:i].rstrip())
+        i += 1
+    return len(text.rstrip())
+
+
 def _span_at(source: Source, line: int | None, column: int | None, width: int = 1) -> Span:
-    if line is None or line < 1:
-        lines = source.text.splitlines() or [""]
-        line = max((i for i, text in enumerate(lines, 1) if text.strip()), default=1)
-        column = len(lines[line - 1].rstrip()) + 1
+    if line is None or line < 1:  # the end of the input: just past the last code, not a comment
+        lines = [text.rstrip("\r") for text in source.text.split("\n")]  # as lark counts lines
+        line = max((i for i, text in enumerate(lines, 1) if _code_length(text)), default=1)
+        column = _code_length(lines[line - 1]) + 1
     column = column or 1
     return Span(source, line, column, line, column + max(1, width))
 
@@ -216,7 +236,7 @@ def _syntax_error(error: UnexpectedInput, source: Source) -> JostleSyntaxError:
         return JostleSyntaxError("a bracket is not closed", where, "close the bracket on the line where the "
                                  "expression ends", notes)
     hint = None
-    header = source.line(line).lstrip() if line is not None else ""
+    header = source_line(source, line).lstrip() if line is not None else ""
     if token.type == "_INDENT":
         hint = "this line is indented more than the block it is in"
     elif str(token) in KEYWORDS and token.type not in ("_NL", "$END"):
@@ -241,7 +261,7 @@ def _syntax_error(error: UnexpectedInput, source: Source) -> JostleSyntaxError:
         line, column = _next_code_line(source, token.start_pos, line)
     elif token.type == "_NL" and line is not None:
         # Point just past the end of the previous line, where the missing piece belongs.
-        previous = source.line(line)
+        previous = source_line(source, line)
         column = len(previous.rstrip()) + 1 if previous.strip() else column
     message = (f"only a plain name can be assigned to; use '==' to compare" if token.type == "EQUAL"
                else f"unexpected {_describe_token(token)}")

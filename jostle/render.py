@@ -14,11 +14,21 @@ Shape (modelled on rustc / lark's `get_context`):
 from __future__ import annotations
 
 from jostle.errors import JostleError
-from jostle.source import Span
+from jostle.source import Source, Span
+
+
+def source_line(source: Source, number: int) -> str:
+    """Line `number` (1-based) of a source as the parser counts lines: split at "\\n" only.
+
+    (str.splitlines also splits at form feeds, \\x1c-\\x1e, \\u2028 and more, which would
+    put the caret on the wrong line.) '' if out of range.
+    """
+    lines = source.text.split("\n")
+    return lines[number - 1].rstrip("\r") if 1 <= number <= len(lines) else ""
 
 
 def _caret_block(span: Span) -> list[str]:
-    line_text = span.source.line(span.line)
+    line_text = source_line(span.source, span.line)
     if not line_text and span.line <= 0:
         return []
     number = str(span.line)
