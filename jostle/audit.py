@@ -279,6 +279,37 @@ class Categories:
         return events
 
 
+@dataclass(frozen=True)
+class LikelihoodRatio:
+    """DP-Sniper's events for any numeric output: sets of outputs a classifier finds likeliest
+    under one dataset.
+
+    A logistic regression (scikit-learn) learns, from the selection samples, the log-odds that
+    an output came from D rather than D'; it estimates the log likelihood ratio, which orders
+    outputs by the evidence they give. The events are {score >= c} and {score <= c} at quantile
+    cuts of the scores. `features` maps outputs to the regression's inputs (by default the
+    outputs and their absolute values, so that both shifts and spreads can be learnt).
+    """
+
+    features: Callable[[np.ndarray], np.ndarray] | None = None
+    levels: Sequence[float] = TAIL_LEVELS
+
+    def candidates(self, first: np.ndarray, second: np.ndarray) -> list[Event]:
+        from sklearn.linear_model import LogisticRegression
+        from sklearn.preprocessing import StandardScaler
+
+        def inputs(y: np.ndarray) -> np.ndarray:
+            matrix = y.reshape(len(y), -1)
+            return self.features(y) if self.features is not None else np.hstack([matrix, np.abs(matrix)])
+
+        scaler = StandardScaler().fit(inputs(np.concatenate([first, second])))
+        model = LogisticRegression(max_iter=1000).fit(
+            scaler.transform(inputs(np.concatenate([first, second]))),
+            np.r_[np.ones(len(first)), np.zeros(len(second))])
+        score = lambda y: model.decision_function(scaler.transform(inputs(y)))  # noqa: E731
+        return Projection(score, "score(y)", Thresholds(self.levels, max_atoms=0)).candidates(first, second)
+
+
 def default_events(outputs: np.ndarray) -> Any:
     """Thresholds for numbers, Orthants for vectors, Categories for anything else."""
     if outputs.dtype == object:
@@ -553,7 +584,7 @@ class AuditCase:
 
 __all__ = [
     "ALPHA", "SPAN", "AuditCase", "AuditContext", "AuditResult", "BatchRun", "Categories", "Event",
-    "EventFamily", "Orthants", "Projection", "Thresholds", "audit", "clopper_pearson_lower",
+    "EventFamily", "LikelihoodRatio", "Orthants", "Projection", "Thresholds", "audit", "clopper_pearson_lower",
     "clopper_pearson_upper", "coordinate", "default_events", "epsilon_bound", "private_value",
     "release_runner", "replicate", "session_runner",
 ]

@@ -20,6 +20,7 @@ from jostle.audit import (
     SPAN,
     AuditContext,
     Categories,
+    LikelihoodRatio,
     Orthants,
     Thresholds,
     audit,
@@ -102,6 +103,14 @@ def test_orthants_add_up_the_loss_of_independent_coordinates() -> None:
     assert 0.35 < result.epsilon_lower_bound <= 0.6, result
     single = audit(run, "d", "d'", 0.6, samples=200_000, events=coordinate(0))
     assert single.epsilon_lower_bound <= 0.3, single
+
+
+def test_learnt_likelihood_ratio_combines_coordinates() -> None:
+    """DP-Sniper's classifier-ordered events on the same two Laplace coordinates: a half-plane
+    of the learnt score shows more than one coordinate can (0.3), and never more than 0.6."""
+    run = laplace_vector_runner(np.array([1.0, 1.0]), scale=1 / 0.3)
+    result = audit(run, "d", "d'", 0.6, samples=200_000, events=LikelihoodRatio())
+    assert 0.3 < result.epsilon_lower_bound <= 0.6, result
 
 
 def test_delta_enters_the_bound() -> None:
