@@ -11,9 +11,9 @@ Method, in two phases as in StatDP (Ding, Wang, Wang, Zhang, Kifer; CCS 2018) an
 
 1. *Selection.* Draw `selection_samples` outputs of M(D) and of M(D'). An `EventFamily` proposes
    candidate events from them (threshold sets for numbers, orthants for vectors, unions of
-   categories ordered by their estimated likelihood ratio). Each candidate is scored in both
-   directions (D over D' and D' over D) by the bound it gives on these samples, and the best
-   `finalists` are kept.
+   categories ordered by their estimated likelihood ratio, thresholds of a likelihood ratio
+   learnt by a classifier). Each candidate is scored in both directions (D over D' and D'
+   over D) by the bound it is forecast to give in the test, and the best `finalists` are kept.
 2. *Test.* Draw `samples` FRESH outputs of each. For every finalist, a one-sided Clopper-Pearson
    lower bound on the numerator probability and upper bound on the denominator probability
    (`scipy.stats.beta`) give log((lower - delta) / upper). All 2 x finalists bounds share the
@@ -28,7 +28,7 @@ build runners from the public APIs: `release_runner` calls a `jostle.mechanisms`
 private value made by the language (optionally drawing all `count` samples in one call), and
 `session_runner` runs a whole Jostle program in `jostle.Session`s. `AuditCase` bundles a runner
 with its adversarial neighbours and claim, so auditing a new component takes a few lines; see
-docs/auditing.md.
+docs/auditing.md. The module needs scipy, which the `test` extras install.
 """
 
 from __future__ import annotations
