@@ -102,6 +102,10 @@ def select(table: Any, columns: Any, span: Span) -> Table:
     names = _column_list(columns, span)
     for name in names:
         _need_column(table, name, span)
+    repeated = sorted({name for name in names if names.count(name) > 1})
+    if repeated:  # a repeated column would be summed twice under one column's sensitivity
+        raise JostleRuntimeError(f"select names the column {', '.join(map(repr, repeated))} more than once", span,
+                                 "name each column once")
     return table.derived(table.frame[names], table.schema.select(names))
 
 
