@@ -284,16 +284,14 @@ class LedgerStore:
             self._db.execute(f"PRAGMA busy_timeout = {int(timeout * 1000)}")
             if self.persistent:
                 self._db.execute("PRAGMA journal_mode = WAL")
-            # FULL: a commit is on disk before it returns, so a release never outlives its
-            # record even across a power loss (NORMAL would be enough for a killed process).
-            self._db.execute("PRAGMA synchronous = FULL")
-            self._db.execute("BEGIN IMMEDIATE")  # two processes may create the file at once
-            for statement in _SCHEMA:
-                self._db.execute(statement)
-            self._db.execute("INSERT OR IGNORE INTO meta VALUES ('format', ?)", (FORMAT_VERSION,))
-            self._db.execute("INSERT OR IGNORE INTO meta VALUES ('key', ?)", (secrets.token_hex(32),))
-            self._db.execute("COMMIT")
-            meta = dict(self._db.execute("SELECT key, value FROM meta"))
+            meta = self._meta()
+            if "key" not in meta:
+                with self._transaction(durable=False):  # two processes may create it at once
+                    for statement in _SCHEMA:
+                        self._db.execute(statement)
+                    self._db.execute("INSERT OR IGNORE INTO meta VALUES ('format', ?)", (FORMAT_VERSION,))
+                    self._db.execute("INSERT OR IGNORE INTO meta VALUES ('key', ?)", (secrets.token_hex(32),))
+                meta = self._meta()
         except sqlite3.Error as error:
             raise DataError(f"cannot open the budget ledger {self.path}: {error}",
                             hint="is it a Jostle ledger? choose another with --ledger-db PATH") from None
@@ -301,6 +299,12 @@ class LedgerStore:
             raise DataError(f"the budget ledger {self.path} has format {meta.get('format')!r}, "
                             f"this Jostle reads format {FORMAT_VERSION!r}")
         self._key = bytes.fromhex(meta["key"])
+
+    def _meta(self) -> dict[str, str]:
+        try:
+            return dict(self._db.execute("SELECT key, value FROM meta"))
+        except sqlite3.OperationalError:  # a new file: no tables yet
+            return {}
 
     def close(self) -> None:
         """Close the database connection (the store is unusable afterwards)."""
@@ -320,11 +324,13 @@ class LedgerStore:
     def register(self, digest: bytes, label: str, columns: Sequence[str] = ()) -> DatasetInfo:
         """Make a dataset known to the store (idempotent; the first label is kept)."""
         fingerprint = self.fingerprint(digest)
-        with self._transaction():
-            self._db.execute(
-                "INSERT OR IGNORE INTO datasets VALUES (?, ?, ?, ?, ?)",
-                (fingerprint, label, PRIVACY_UNIT, json.dumps(sorted(map(str, columns))), _now()),
-            )
+        known = self._db.execute("SELECT 1 FROM datasets WHERE fingerprint = ?", (fingerprint,)).fetchone()
+        if known is None:
+            with self._transaction(durable=False):
+                self._db.execute(
+                    "INSERT OR IGNORE INTO datasets VALUES (?, ?, ?, ?, ?)",
+                    (fingerprint, label, PRIVACY_UNIT, json.dumps(sorted(map(str, columns))), _now()),
+                )
         return self.dataset(fingerprint)
 
     def dataset(self, fingerprint: str) -> DatasetInfo:
@@ -428,11 +434,20 @@ class LedgerStore:
                          values)
 
     class _Transaction:
-        def __init__(self, db: sqlite3.Connection, path: str) -> None:
-            self.db, self.path = db, path
+        """BEGIN IMMEDIATE ... COMMIT (or ROLLBACK on an exception).
+
+        A durable transaction (charges, resets) runs with synchronous=FULL: COMMIT returns only
+        once the WAL is on disk, so a release never outlives its record, even across a power
+        loss. Metadata (the schema, a dataset's name) is written with NORMAL, which skips the
+        fsync; WAL is sequential, so the next durable commit makes it durable too.
+        """
+
+        def __init__(self, db: sqlite3.Connection, path: str, durable: bool) -> None:
+            self.db, self.path, self.durable = db, path, durable
 
         def __enter__(self) -> None:
             try:
+                self.db.execute(f"PRAGMA synchronous = {'FULL' if self.durable else 'NORMAL'}")
                 self.db.execute("BEGIN IMMEDIATE")  # the write lock, before anything is read
             except sqlite3.OperationalError as error:
                 raise DataError(f"cannot write the budget ledger {self.path}: {error}",
@@ -449,8 +464,8 @@ class LedgerStore:
             elif self.db.in_transaction:
                 self.db.execute("ROLLBACK")
 
-    def _transaction(self) -> LedgerStore._Transaction:
-        return LedgerStore._Transaction(self._db, self.path)
+    def _transaction(self, durable: bool = True) -> LedgerStore._Transaction:
+        return LedgerStore._Transaction(self._db, self.path, durable)
 
     # ---------------------------------------------------------- reading
     def events(self, fingerprint: str | None = None) -> list[dict[str, Any]]:

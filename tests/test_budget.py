@@ -178,7 +178,7 @@ def _random_tree(draw_int, root, depth: int = 3):
     return nodes
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(st.data())
 def test_incremental_costs_match_the_reference_definition(data):
     """CostTree (O(depth) per charge) agrees with cost() recomputed from scratch, after

@@ -176,30 +176,48 @@ def test_a_charge_is_recorded_against_every_dataset_of_the_session(tmp_path):
 
 
 # ---------------------------------------------------------------- commit before release
+class Watched:
+    """Stands in for the session's source of randomness: before any draw, calls `before_draw`."""
+
+    def __init__(self, randomness, before_draw) -> None:
+        self._randomness, self._before_draw = randomness, before_draw
+
+    def __getattr__(self, name):
+        attribute = getattr(self._randomness, name)
+        if not callable(attribute):
+            return attribute
+
+        def draw(*args, **kwargs):
+            self._before_draw()
+            return attribute(*args, **kwargs)
+        return draw
+
+
 def test_the_charge_is_committed_before_noise_is_drawn(tmp_path):
     db = tmp_path / "ledger.sqlite"
     s = session(db)
     seen = []
-    draw = s.randomness.laplace
 
-    def laplace_noise(scale, size):
+    def read_committed_balance():
         with LedgerStore(db) as reader:  # another connection sees only committed data
-            seen.append(reader.balance(reader.datasets()[0].fingerprint))
-        return draw(scale, size)
+            seen.append(reader.balance(reader.datasets()[0].fingerprint)[0])
 
-    s.randomness.laplace = laplace_noise
-    s.run("x = laplace(count(patients), 0.25)\ny = laplace(count(patients), 0.5)")
-    assert seen == [(Fraction(1, 4), 0), (Fraction(3, 4), 0)]
+    s.interpreter.randomness = Watched(s.interpreter.randomness, read_committed_balance)
+    s.run("x = laplace(count(patients), 0.25)")
+    assert seen and set(seen) == {Fraction(1, 4)}
+    seen.clear()
+    s.run("y = geometric(count(patients), 0.5)")
+    assert seen and set(seen) == {Fraction(3, 4)}
 
 
 def test_a_failure_after_the_commit_over_reports(tmp_path):
     db = tmp_path / "ledger.sqlite"
     s = session(db)
 
-    def broken(scale, size):
+    def crash():
         raise KeyboardInterrupt  # the process stops between the commit and the release
 
-    s.randomness.laplace = broken
+    s.interpreter.randomness = Watched(s.interpreter.randomness, crash)
     with pytest.raises(KeyboardInterrupt):
         s.run("x = laplace(count(patients), 0.25)")
     with session(db) as again:
