@@ -56,8 +56,11 @@ output is impossible on a neighbouring dataset (the floating-point Laplace weakn
 
 What remains inexact: the private values themselves are computed in floating point (sums,
 means), and their declared sensitivities assume exact arithmetic; the release of a given
-double is exact. Rejection samplers take a data-dependent number of steps; Jostle does not
-defend against timing side channels.
+double is exact. Private values are finite (the magnitude guards of jostle.sensitivity), so no
+mechanism tests them before charging (such a test would be a data-dependent refusal); were the
+invariant ever broken, snapping raises after the charge and nothing is released. Rejection
+samplers take a data-dependent number of steps; Jostle does not defend against timing side
+channels.
 """
 
 from __future__ import annotations
@@ -222,11 +225,6 @@ def _scores(values: list[Any], span: Span, what: str) -> tuple[np.ndarray, float
     return np.asarray(numbers, dtype=float), sensitivity, common_node(nodes) if nodes else None
 
 
-def _finite(numbers: np.ndarray, span: Span, what: str) -> None:
-    if not np.all(np.isfinite(numbers)):
-        raise JostleRuntimeError(f"{what} needs finite scores", span)
-
-
 def exponential(ctx: ReleaseContext, candidates: Any, utilities: list[Any], epsilon: Any,
                 sensitivity: Any, span: Span) -> Any:
     """Pick a candidate with probability proportional to exp(eps * u / (2 * sensitivity)), exactly."""
@@ -241,7 +239,6 @@ def exponential(ctx: ReleaseContext, candidates: Any, utilities: list[Any], epsi
         )
     if node is None:  # every utility is public: the best candidate is public too
         return candidates[int(np.argmax(scores))]
-    _finite(scores, span, "exponential")
     coefficient = budget.epsilon / (2 * Fraction(float(sensitivity)))  # P(c) ~ exp(eps u(c) / (2D))
     _charge(ctx, budget, node, "exponential", f"exponential over {len(candidates)} candidates", span)
     return candidates[ctx.randomness.exponential_index(scores, coefficient)]
@@ -276,7 +273,6 @@ def report_noisy_max(ctx: ReleaseContext, scores: Any, epsilon: Any, span: Span)
         raise JostleRuntimeError("report_noisy_max needs at least one score", span)
     if node is None:
         return int(np.argmax(numbers))
-    _finite(numbers, span, "report_noisy_max")
     plan = _score_grid(sens, budget.epsilon) if sens > 0 else None
     _charge(ctx, budget, node, "report_noisy_max", f"noisy max of {len(numbers)} scores", span)
     if plan is None:
@@ -304,7 +300,6 @@ def above_threshold(ctx: ReleaseContext, queries: Any, threshold: Any, epsilon: 
     if node is None:
         above = np.nonzero(numbers >= threshold)[0]
         return int(above[0]) if len(above) else None
-    _finite(numbers, span, "above_threshold")
     if not math.isfinite(threshold):
         raise JostleRuntimeError("the threshold must be finite", span)
     plan = _score_grid(sens, budget.epsilon) if sens > 0 else None
