@@ -45,7 +45,7 @@ from typing import Any
 import numpy as np
 
 from jostle.gaussian_privacy import calibrate_discrete_gaussian
-from jostle.noise import NoiseSource, power_of_two_at_most
+from jostle.noise import NoiseSource, grid_to_floats, power_of_two_at_most
 
 LAPLACE_BITS = 20   # Laplace releases: the grid is 2^-20 of min(scale, per-coordinate sensitivity)
 GAUSSIAN_BITS = 12  # Gaussian releases: the grid is 2^-12 of the per-coordinate sensitivity
@@ -204,20 +204,13 @@ def add(units: np.ndarray, noise: np.ndarray) -> np.ndarray:
     return np.array([int(a) + int(b) for a, b in zip(units.tolist(), noise.tolist())], dtype=object)
 
 
-def to_floats(units: np.ndarray, grid: Fraction) -> np.ndarray:
-    """grid * units as doubles: exact while |units| < 2^53, else rounded (post-processing)."""
-    if units.dtype == object:
-        return np.array([float(Fraction(int(k)) * grid) for k in units.tolist()], dtype=float)
-    return units.astype(float) * float(grid)
-
-
 def release_laplace(noise: NoiseSource, values: Any, plan: LaplacePlan) -> np.ndarray:
     """g * (snap(values) + Z), Z exactly discrete Laplace with the plan's scale, as doubles."""
     units = snap(values, plan.grid)
-    return to_floats(add(units, noise.discrete_laplace(plan.scale, units.size)), plan.grid)
+    return grid_to_floats(add(units, noise.discrete_laplace(plan.scale, units.size)), plan.grid)
 
 
 def release_gaussian(noise: NoiseSource, values: Any, plan: GaussianPlan) -> np.ndarray:
     """g * (snap(values) + Z), Z exactly discrete Gaussian with the plan's sigma^2, as doubles."""
     units = snap(values, plan.grid)
-    return to_floats(add(units, noise.discrete_gaussian(plan.sigma2, units.size, plan.t)), plan.grid)
+    return grid_to_floats(add(units, noise.discrete_gaussian(plan.sigma2, units.size, plan.t)), plan.grid)

@@ -69,7 +69,7 @@ def power_of_two_at_most(x: float | Fraction) -> Fraction:
     return power if power <= x else power / 2
 
 
-def _as_float_grid(units: np.ndarray, grid: Fraction) -> np.ndarray:
+def grid_to_floats(units: np.ndarray, grid: Fraction) -> np.ndarray:
     """grid * units as doubles. Exact while |units| < 2^53 (grid is a power of two); beyond
     that each value is rounded, a deterministic function of the integer (post-processing)."""
     if units.dtype == object:
@@ -166,7 +166,7 @@ class Randomness:
             return np.zeros(size)
         grid = min(Fraction(1), power_of_two_at_most(scale) / 2**LAPLACE_GRID_BITS)
         units = self.discrete_laplace(Fraction(scale) / grid, size)
-        return _as_float_grid(units, grid)
+        return grid_to_floats(units, grid)
 
     def two_sided_geometric(self, epsilon_per_unit: float | Fraction, size: int) -> np.ndarray:
         """Integer noise with P(k) proportional to exp(-epsilon_per_unit * |k|), exactly.
@@ -188,7 +188,7 @@ class Randomness:
             return np.zeros(size)
         grid = power_of_two_at_most(sigma) / 2**NORMAL_GRID_BITS
         sigma2, t = integer_sigma2(Fraction(sigma) / grid)
-        return _as_float_grid(self.discrete_gaussian(sigma2, size, t), grid)
+        return grid_to_floats(self.discrete_gaussian(sigma2, size, t), grid)
 
     def gumbel(self, size: int) -> np.ndarray:
         """Standard Gumbel draws in floating point (simulation only; no release uses them)."""
