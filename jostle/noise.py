@@ -41,7 +41,10 @@ from typing import Protocol
 import numpy as np
 
 from jostle import exact_samplers as exact
-from jostle.gaussian_privacy import gaussian_sigma, integer_sigma2  # noqa: F401  (gaussian_sigma re-exported)
+from jostle.gaussian_privacy import gaussian_sigma, integer_sigma2  # gaussian_sigma: re-exported
+
+__all__ = ["LAPLACE_GRID_BITS", "NORMAL_GRID_BITS", "NoiseSource", "Randomness", "SimulationNoise",
+           "gaussian_sigma", "grid_to_floats", "integer_sigma2", "power_of_two_at_most"]
 
 LAPLACE_GRID_BITS = 20  # Randomness.laplace: the grid is at most 2^-20 of the scale
 NORMAL_GRID_BITS = 16   # Randomness.normal: the grid is at most 2^-16 of sigma

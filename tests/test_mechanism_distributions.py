@@ -29,7 +29,7 @@ from scipy import integrate, optimize, stats
 
 from jostle import Session, grid_release, mechanisms
 from jostle.budget import Accountant, Budget
-from jostle.errors import JostleError, PrivacyError
+from jostle.errors import PrivacyError
 from jostle.noise import Randomness, gaussian_sigma
 from jostle.sensitivity import private_vector
 from jostle.source import BUILTIN_SPAN
