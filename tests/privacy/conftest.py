@@ -16,8 +16,11 @@ THOROUGH_FACTOR = 10.0
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
-    parser.addoption("--thorough", action="store_true", default=False,
-                     help=f"run the privacy audits with {THOROUGH_FACTOR:g}x the samples")
+    try:
+        parser.addoption("--thorough", action="store_true", default=False,
+                         help=f"run the privacy audits with {THOROUGH_FACTOR:g}x the samples")
+    except ValueError:  # already registered by a conftest nearer the root
+        pass
 
 
 def thorough_factor(option: bool) -> float:
