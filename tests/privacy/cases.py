@@ -43,10 +43,12 @@ def plus(frame: pd.DataFrame, group: str, age: float = 50.0) -> pd.DataFrame:
 
 
 def vectorised(release: Any, expression: str) -> Any:
+    """Release the value of `expression` (a private scalar) with all samples in one call."""
     return release_runner(release, expression, SCHEMA, vectorise=True)
 
 
 def per_call(release: Any, expression: str) -> Any:
+    """Release the value of `expression` once per sample."""
     return release_runner(release, expression, SCHEMA)
 
 
@@ -69,6 +71,8 @@ PARTS = (table("aaaaabbbcc"), plus(table("aaaaabbbcc"), "b"))
 BLOCK = (table("aaaa", [10.0, 20.0, 30.0, 40.0]), plus(table("aaaa", [10.0, 20.0, 30.0, 40.0]), "a", 100.0))
 
 COUNT_A = 'count(t.where(lambda r: r.grp == "a"))'
+# Scores [x, -x]: each has sensitivity 1 but their gap moves by 2 per row, the case where the
+# exponential mechanism needs eps u / (2 D) and report-noisy-max needs Laplace(2 D / eps).
 NON_MONOTONE = f'map(lambda g: {COUNT_A} if g == "a" else -{COUNT_A}, ["a", "b"])'
 MONOTONE = 'map(lambda g: count(t.where(lambda r: r.grp == g)), ["a", "b", "c"])'
 
