@@ -1,8 +1,9 @@
 """Audit cases for the learners and Options: histogram algorithms, Jostle options and a
 ChoiceMaker dispatch, and the private decision-tree learners.
 
-Same contract as cases.py (whose CASES list these are appended to): neighbours one row apart,
-chosen to be a worst case, and the epsilon the component claims.
+Same contract as cases.py (test_audits.py runs both registries): neighbours one row apart,
+chosen to be a worst case, and the epsilon the component claims. Every algorithm registered in
+jostle.histograms and every named tree configuration gets an audit automatically.
 """
 
 from __future__ import annotations
@@ -53,6 +54,7 @@ ADDED_1D, ADDED_2D = 2, 5  # an empty cell (flat index for the grid)
 
 
 def _plus_one(x: np.ndarray, flat_index: int) -> np.ndarray:
+    """The neighbouring histogram: one more row in cell `flat_index`."""
     y = x.copy().ravel()
     y[flat_index] += 1
     return y.reshape(x.shape)
