@@ -47,6 +47,9 @@ from jostle.errors import BudgetExceeded, JostleRuntimeError
 from jostle.ledger_store import ChargeRecord, DatasetInfo, LedgerRefusal, LedgerStore
 from jostle.source import Span
 
+# The key under which charges about private data that no table registered are recorded.
+UNIDENTIFIED_DATA = b"jostle: private data that was not registered with the ledger"
+
 _SNAP_DENOMINATOR = 10**9
 _SNAP_TOLERANCE = 1e-12
 
@@ -468,7 +471,12 @@ class Accountant:
         self.check(budget, node, span)
         assert self.total is not None
         entry = Charge(len(self.ledger) + 1, budget, mechanism, description, span, node)
-        if self.store is not None and self.datasets:
+        if self.store is not None:
+            if not self.datasets:
+                # Private data reached a release without being registered (a way of making
+                # private tables that does not call register_dataset): charge a shared
+                # stand-in, which over-reports rather than lose the spending.
+                self.register_dataset(UNIDENTIFIED_DATA, "(data not identified)")
             self._commit(entry, self._tree.rise(budget, node))
         self.ledger.append(entry)
         self._tree.add(budget, node)

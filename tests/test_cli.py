@@ -280,3 +280,21 @@ def test_ledger_reset_needs_yes_and_is_logged(data):
     assert "1 resets" in jostle("ledger", "show", "--db", str(db)).stdout
     unknown = jostle("ledger", "reset", "--db", str(db), "--dataset", "ffffffffff", "--yes")
     assert unknown.returncode == UsageError.exit_code and "no dataset" in unknown.stderr
+
+
+def test_ledger_verify_fails_on_a_tampered_ledger(data):
+    import sqlite3
+
+    db = data / "study.sqlite"
+    for epsilon in (0.25, 0.25, 0.25):
+        assert _spend(data, db, epsilon).returncode == 0
+    connection = sqlite3.connect(db)
+    connection.execute("DROP TRIGGER events_are_never_deleted")
+    connection.execute("DELETE FROM events WHERE id = 2")
+    connection.commit()
+    connection.close()
+    result = jostle("ledger", "verify", "--db", str(db))
+    assert result.returncode == DataError.exit_code
+    assert "event 3: the chain is broken" in result.stdout
+    assert "fails verification" in result.stderr
+    assert "PROBLEMS" in jostle("ledger", "show", "--db", str(db)).stdout

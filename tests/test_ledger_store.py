@@ -356,3 +356,19 @@ def test_reset_needs_confirmation_and_leaves_an_audit_row(tmp_path):
     with session(db) as s:
         s.run("x = laplace(count(patients), 1)")
         assert s.spent.epsilon == 1
+
+
+def test_charges_about_unregistered_data_are_still_recorded(tmp_path):
+    """A release about private data that no table registered (a bare accountant here) is
+    recorded against a shared stand-in dataset rather than lost."""
+    from jostle.budget import Accountant, Budget
+
+    with LedgerStore(tmp_path / "ledger.sqlite") as store:
+        for _ in range(2):
+            accountant = Accountant(Budget.of(1), store)
+            accountant.charge(Budget.of(0.5), accountant.root, "laplace", "x", None)
+        accountant = Accountant(Budget.of(1), store)
+        with pytest.raises(BudgetExceeded, match="data not identified"):
+            accountant.charge(Budget.of(0.5), accountant.root, "laplace", "x", None)
+        (dataset,) = store.datasets()
+        assert dataset.label == "(data not identified)"
