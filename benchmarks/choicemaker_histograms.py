@@ -39,11 +39,13 @@ sys.path.insert(0, str(ROOT))
 
 from jostle.choicemaker import (BUILTIN_METAFEATURES, BUILTIN_OPTIONS, Corpus, SimulationNoise,  # noqa: E402
                                 TrainingGrid, dispatch, dpbench_corpus, experience_table, train)
-from jostle.choicemaker.corpus import rebin  # noqa: E402
+from jostle.choicemaker.corpus import default_corpus, rebin  # noqa: E402
 from jostle.choicemaker.training import _seed, default_workload, domain_label, sample_input  # noqa: E402
 from jostle.histograms.workloads import scaled_error  # noqa: E402
 
 RESULTS = ROOT / "benchmarks" / "results"
+DEFAULT_BENCH_FEATURES = ("size", "domain_size", "epsilon", "sparsity", "uniformity", "roughness",
+                          "entropy")
 EVAL_FIRST_REP = 1000  # evaluation inputs are independent of the training inputs
 
 
@@ -104,7 +106,7 @@ def folds(train_corpus: Corpus, test_corpus: Corpus, lodo: bool) -> list[tuple[C
 
 
 def summarise(fixed: pd.DataFrame, chosen: pd.DataFrame, paying: pd.DataFrame,
-              mf_share: float) -> dict:
+              mf_share: float, per_config_path: Path | None = None) -> dict:
     """Regrets per configuration and their averages (overall, per dims, per epsilon)."""
     keys = ["shape", "dims", "domain", "domain_size", "scale", "epsilon"]
     fixed_mean = fixed.groupby(keys + ["option"])["error"].mean().unstack("option")
@@ -115,6 +117,11 @@ def summarise(fixed: pd.DataFrame, chosen: pd.DataFrame, paying: pd.DataFrame,
     paying_best = paying.groupby(keys + ["option"])["error"].mean().unstack("option").min(axis=1)
     regret["oracle_paying_metafeatures"] = paying_best.reindex(fixed_mean.index) / best
     best_option = fixed_mean.idxmin(axis=1)
+    if per_config_path is not None:
+        detail = regret.assign(best=best_option, best_error=best,
+                               choices=chosen.groupby(keys)["choice"].agg(
+                                   lambda c: ",".join(sorted(set(c)))).reindex(fixed_mean.index))
+        detail.reset_index().to_csv(per_config_path, index=False)
     hits = chosen.merge(best_option.rename("best").reset_index(), on=keys)
     options = [c for c in fixed_mean.columns]
 
@@ -214,6 +221,10 @@ def main(argv: list[str] | None = None) -> dict:
     parser.add_argument("--quick", action="store_true", help="reduced grid (minutes)")
     parser.add_argument("--n-jobs", type=int, default=2)
     parser.add_argument("--mf-share", type=float, default=0.1)
+    parser.add_argument("--metafeatures", default=",".join(DEFAULT_BENCH_FEATURES),
+                        help="comma-separated built-in metafeatures")
+    parser.add_argument("--extra-corpus", choices=["none", "default"], default="none",
+                        help="also train on the offline default corpus (never evaluated on)")
     parser.add_argument("--cache-dir", default=None, help="default $JOSTLE_CACHE or ~/.cache/jostle")
     parser.add_argument("--output", default=str(RESULTS / "choicemaker_histograms"),
                         help="path prefix of the .json and .png results")
@@ -227,7 +238,8 @@ def main(argv: list[str] | None = None) -> dict:
     train_corpus, test_corpus = dpbench_corpus(train_dir), dpbench_corpus(test_dir)
     train_grid, eval_grid = grids(args.quick)
     options = list(BUILTIN_OPTIONS.values())
-    metafeatures = list(BUILTIN_METAFEATURES.values())
+    metafeatures = [BUILTIN_METAFEATURES[n] for n in args.metafeatures.split(",")]
+    extra = default_corpus() if args.extra_corpus == "default" else None
     print(f"shapes: train {len(train_corpus)}, test {len(test_corpus)}; options "
           f"{[o.name for o in options]}; {'LODO' if lodo else 'train/test'}", flush=True)
 
@@ -239,6 +251,8 @@ def main(argv: list[str] | None = None) -> dict:
 
     chosen_rows, fold_reports = [], []
     for k, (train_part, test_part) in enumerate(folds(train_corpus, test_corpus, lodo)):
+        if extra is not None:
+            train_part = train_part + extra.subset(dims=test_part.shapes[0].dims)
         trained = train(options, metafeatures, train_part, train_grid, args.mf_share,
                         args.cache_dir, args.n_jobs, progress=False,
                         selection_folds=4 if args.quick else None)
@@ -256,15 +270,17 @@ def main(argv: list[str] | None = None) -> dict:
         print(f"fold {k + 1}: held out {[s.name for s in test_part]}, family {selected}", flush=True)
     chosen = pd.DataFrame(chosen_rows)
 
-    summary = summarise(fixed, chosen, paying, args.mf_share)
+    output = Path(args.output)
+    output.parent.mkdir(parents=True, exist_ok=True)
+    summary = summarise(fixed, chosen, paying, args.mf_share,
+                        output.with_name(output.name + "_configurations.csv"))
     times = timing(fixed, chosen)
     summary.update({"protocol": "leave-one-dataset-out" if lodo else "train/test",
                     "quick": args.quick, "timing_seconds_per_run": times, "folds": fold_reports,
                     "grid": {"train": train_grid.__dict__, "evaluation": eval_grid.__dict__},
                     "metafeatures": [m.name for m in metafeatures],
+                    "extra_training_corpus": args.extra_corpus,
                     "wall_seconds": time.time() - started})
-    output = Path(args.output)
-    output.parent.mkdir(parents=True, exist_ok=True)
     output.with_suffix(".json").write_text(json.dumps(summary, indent=2, default=float))
     plot(summary, times, output.with_suffix(".png"))
     print(json.dumps({"configurations": summary["configurations"],

@@ -291,3 +291,32 @@ def test_default_corpus_is_offline_and_mixed():
     assert {s.dims for s in corpus} == {1, 2}
     assert len(corpus.groups()) >= 15
     assert corpus.content_hash() == default_corpus((1, 2)).content_hash()
+
+
+def test_metafeatures_are_skipped_when_they_do_not_pay(tmp_path):
+    """Spiky shapes at a large scale x epsilon: Identity always beats Uniform, so the
+    metafeatures cannot change the choice and the whole budget goes to Identity."""
+    spiky = [s for s in tiny_corpus() if s.name.startswith("spiky")]
+    grid = TrainingGrid(scales=(50_000, 200_000), domains_1d=(64,), domains_2d=(),
+                        epsilons=(0.5, 1.0), repetitions=2)
+    model = train(options(), metafeatures(), Corpus("spiky", spiky), grid, mf_share=0.1,
+                  cache_dir=tmp_path, n_jobs=1, progress=False)
+    assert not model.model_report["metafeatures_used"].any()
+    assert model.metafeatures_for(1) == [] and model.metafeature_share(1) == 0.0
+    charges = []
+    x = make_input(spiky[0], 64, 100_000, seed=3)
+    result = dispatch(model, x, 0.8, prefix_1d(64), SimulationNoise(0),
+                      charge=lambda eps, what: charges.append((what, eps)))
+    assert charges == [("option Identity", 0.8)]
+    assert result.choice == "Identity" and result.features == {}
+
+
+def test_metafeatures_pay_off_rule():
+    from jostle.choicemaker.model import metafeatures_pay_off
+    report = pd.DataFrame({"family": ["best_fixed", "forest_regret"],
+                           "lodo_avg_regret": [1.5, 1.2], "selected": [False, True]})
+    assert metafeatures_pay_off(report, 0.1)          # 1.5 * 0.9 = 1.35 > 1.2
+    assert not metafeatures_pay_off(report, 0.25)     # 1.5 * 0.75 = 1.125 <= 1.2
+    report["selected"] = [True, False]
+    report["lodo_avg_regret"] = [1.1, 1.1]
+    assert not metafeatures_pay_off(report, 0.1)

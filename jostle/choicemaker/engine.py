@@ -3,11 +3,13 @@
 `train(options, metafeatures, corpus, grid)` builds (or loads) the experience table
 (`training.experience_table`), and for each histogram dimensionality in it selects a meta-model
 family by leave-one-dataset-out validation and fits it (`model.select_family`,
-`model.FittedMetaModel`). Fitted models are cached next to the experience, keyed by the
+`model.FittedMetaModel`). If validation shows that the metafeatures do not pay for their share
+of the budget (`model.metafeatures_pay_off`), that dimensionality's ChoiceMaker measures
+nothing and runs the best fixed Option with the whole epsilon. Fitted models are cached next to the experience, keyed by the
 table's content hash, so re-running a program neither reruns the Options nor refits.
 
 `dispatch(trained, x, epsilon, workload, noise, charge)` is the private run: it splits epsilon
-into the metafeature share and the Option's share, measures the metafeatures (charging each
+into the metafeature share (`trained.metafeature_share(dims)`) and the Option's share, measures the metafeatures (charging each
 noisy one before it is measured), predicts every Option's error, charges the Option's share
 and runs the predicted best Option. The charges add up to epsilon exactly as rationals or to
 a few ulps less (`jostle.histograms.measure.split_budget`), never more.
@@ -29,13 +31,13 @@ import pandas as pd
 from jostle.choicemaker.corpus import Corpus
 from jostle.choicemaker.metafeatures import (BUILTIN_METAFEATURES, DEFAULT_METAFEATURES,
                                              measure_features)
-from jostle.choicemaker.model import (FAMILIES, FittedMetaModel, input_matrix, select_family,
-                                      training_matrix)
+from jostle.choicemaker.model import (FAMILIES, FittedMetaModel, input_matrix,
+                                      metafeatures_pay_off, select_family, training_matrix)
 from jostle.choicemaker.options import BUILTIN_OPTIONS, option_dims
 from jostle.choicemaker.training import (RUN_STATS, TrainingGrid, default_cache_dir,
                                          experience_digest, experience_table)
 
-MODEL_VERSION = "1"
+MODEL_VERSION = "2"
 ChargeFunction = Callable[[float, str], None]
 
 
@@ -50,7 +52,8 @@ class TrainedChoiceMaker:
         models: Dimensionality -> fitted meta-model.
         experience: The experience table (one row per training run).
         model_report: LODO scores of every family per dimensionality (`selected` marks the
-            family that was fitted).
+            family that was fitted; `metafeatures_used` is False where the best fixed Option
+            runs with the whole budget instead).
         experience_from_cache / model_from_cache: Whether training reused the cache.
     """
 
@@ -77,7 +80,19 @@ class TrainedChoiceMaker:
                              f"(trained: {sorted(self.models)})")
         return self.models[dims]
 
+    def metafeatures_for(self, dims: int | None = None) -> list[Any]:
+        """The metafeatures to measure for a `dims`-dimensional input: none when training
+        found that they do not pay for their share of the budget."""
+        model = self._model(dims)
+        return [m for m in self.metafeatures if m.name in model.features]
+
+    def metafeature_share(self, dims: int | None = None) -> float:
+        """The share of epsilon to spend on metafeatures for a `dims`-dimensional input."""
+        return self.mf_share if self.metafeatures_for(dims) else 0.0
+
     def _inputs(self, features: Mapping[str, float], model: FittedMetaModel) -> np.ndarray:
+        if not model.features:
+            return np.zeros((1, 1))
         missing = [f for f in model.features if f not in features]
         if missing:
             raise KeyError(f"missing metafeatures {missing}")
@@ -190,8 +205,9 @@ def train(options: Any = None, metafeatures: Any = None, corpus: Corpus | None =
             dims_options = [o for o in option_map if int(dims) in option_dims(option_map[o])]
             data = training_matrix(subset, names, dims_options)
             family, report = select_family(data, families, max(n_jobs, 1), selection_folds)
-            models[int(dims)] = FittedMetaModel.fit(data, family, max(n_jobs, 1))
-            reports.append(report.assign(dims=int(dims)))
+            use = metafeatures_pay_off(report, mf_share)
+            models[int(dims)] = FittedMetaModel.fit(data, family, max(n_jobs, 1), use)
+            reports.append(report.assign(dims=int(dims), metafeatures_used=use))
         report = pd.concat(reports, ignore_index=True)
         folder.mkdir(parents=True, exist_ok=True)
         temporary = path.with_suffix(".tmp")
@@ -218,8 +234,8 @@ def dispatch(trained: TrainedChoiceMaker, x: np.ndarray, epsilon: float, workloa
     if not (np.isfinite(epsilon) and epsilon > 0):
         raise ValueError(f"epsilon must be positive and finite, got {epsilon}")
     trained._model(x.ndim)  # fails before any charge if x's dimensionality is unknown
-    measured = measure_features(trained.metafeatures, x, float(epsilon), trained.mf_share,
-                                noise, charge)
+    measured = measure_features(trained.metafeatures_for(x.ndim), x, float(epsilon),
+                                trained.metafeature_share(x.ndim), noise, charge)
     choice, predictions = trained.choose(measured.features, x.ndim)
     option = trained.options[choice]
     if charge is not None:

@@ -140,8 +140,11 @@ class SklearnMultiOutput(MetaModel):
 
     def fit(self, data: TrainingMatrix) -> "SklearnMultiOutput":
         target = data.regret if self.kind == "regret" else data.log_error
-        if "quantiletransformer" in getattr(self.estimator, "named_steps", {}):
+        steps = getattr(self.estimator, "named_steps", {})
+        if "quantiletransformer" in steps:
             self.estimator.set_params(quantiletransformer__n_quantiles=min(200, len(data.X)))
+        if "kneighborsregressor" in steps:  # small training sets: at most as many neighbours
+            self.estimator.set_params(kneighborsregressor__n_neighbors=min(25, len(data.X)))
         self.estimator.fit(data.X, target)
         return self
 
@@ -242,6 +245,23 @@ def select_family(data: TrainingMatrix, families: tuple[str, ...] = FAMILIES,
     return chosen, report
 
 
+def metafeatures_pay_off(report: pd.DataFrame, mf_share: float) -> bool:
+    """Whether measuring metafeatures is worth its share of the budget.
+
+    The LODO regrets compare every family at the Option budget (1 - mf_share) * epsilon. A
+    ChoiceMaker that measures nothing runs the best fixed Option with the whole epsilon;
+    DPBench's algorithms are Laplace-based, so their errors scale about as 1/epsilon and that
+    Option's regret is credited a factor (1 - mf_share). Metafeatures pay off unless the
+    credited best_fixed regret is at most the selected family's. (A decision on public
+    training data, so it costs no privacy.)
+    """
+    scores = report.set_index("family")["lodo_avg_regret"]
+    if "best_fixed" not in scores or not np.isfinite(scores).all():
+        return True
+    selected = float(report.loc[report["selected"], "lodo_avg_regret"].iloc[0])
+    return not scores["best_fixed"] * (1.0 - mf_share) <= selected
+
+
 @dataclass
 class FittedMetaModel:
     """A fitted family plus a regressor of the best log error, to report predicted errors.
@@ -251,7 +271,9 @@ class FittedMetaModel:
         model: The fitted family.
         best_error: Regressor of log(lowest mean error) from the metafeatures (regret
             families turn predicted regrets into predicted errors with it).
-        options: Option names, in score order; features: metafeature names, in input order.
+        options: Option names, in score order.
+        features: Metafeature names, in input order; empty when the model reads none (then
+            the ChoiceMaker measures nothing and the best fixed Option gets all the budget).
     """
 
     family: str
@@ -261,7 +283,12 @@ class FittedMetaModel:
     features: list[str]
 
     @classmethod
-    def fit(cls, data: TrainingMatrix, family: str, n_jobs: int = 1) -> "FittedMetaModel":
+    def fit(cls, data: TrainingMatrix, family: str, n_jobs: int = 1,
+            use_metafeatures: bool = True) -> "FittedMetaModel":
+        if not use_metafeatures:
+            data = TrainingMatrix(np.zeros((len(data.X), 1)), data.errors, data.log_error,
+                                  data.regret, data.config, data.groups, data.options, [])
+            family = "best_fixed"
         model = make_family(family, n_jobs).fit(data)
         best = RandomForestRegressor(n_estimators=60, min_samples_leaf=3, random_state=0,
                                      n_jobs=n_jobs).fit(data.X, data.log_error.min(axis=1))
