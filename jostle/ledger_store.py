@@ -21,7 +21,9 @@ Design:
   * **One budget for the tables of a session.** The accountant treats all private tables of a
     session as data about the same people (see jostle.budget), so a charge is recorded against
     *every* dataset registered in the session when it is made. This over-reports for a table
-    the release did not touch, which is safe.
+    the release did not touch, which is safe. A release about private data that no table
+    registered (a way of making private tables that bypasses registration) is charged to one
+    shared stand-in dataset, "(data not identified)", rather than not recorded.
   * **Exact sequential composition across sessions.** Within a session the accountant composes
     charges (parallel over partitions); each charge records the *rise* of the session's
     composed cost (after - before), so a dataset's balance, the sum of its recorded rises, is
@@ -164,9 +166,7 @@ def _canonical_cell(value: Any) -> str:
     """One cell as text that does not depend on how it was read (CSV text or typed column)."""
     if value is None:
         return "\x00"
-    if isinstance(value, (bool, np.bool_)):
-        return "b:" + ("true" if value else "false")
-    if isinstance(value, (int, float, np.integer, np.floating)):
+    if isinstance(value, (bool, np.bool_, int, float, np.integer, np.floating)):  # True is 1
         number = float(value)
         return "\x00" if math.isnan(number) else "n:" + repr(number)
     if isinstance(value, str):
@@ -179,6 +179,13 @@ def _canonical_cell(value: Any) -> str:
     return _canonical_text(str(value))
 
 
+def _canonical_column(column: pd.Series) -> list[str]:
+    """Every cell of a column in canonical form, computed once per distinct value."""
+    codes, uniques = pd.factorize(column.astype(object), use_na_sentinel=True)
+    canonical = np.array([_canonical_cell(v) for v in uniques] + ["\x00"], dtype=object)
+    return canonical[codes].tolist()  # code -1 (a missing cell) picks the last entry, "\x00"
+
+
 def content_digest(frame: pd.DataFrame, unit: str = PRIVACY_UNIT) -> bytes:
     """SHA-256 of the canonical serialisation of a raw private table and its privacy unit.
 
@@ -188,7 +195,7 @@ def content_digest(frame: pd.DataFrame, unit: str = PRIVACY_UNIT) -> bytes:
     """
     names = [str(name) for name in frame.columns]
     order = sorted(range(len(names)), key=lambda i: names[i])
-    columns = [[_canonical_cell(v) for v in frame.iloc[:, i].tolist()] for i in order]
+    columns = [_canonical_column(frame.iloc[:, i]) for i in order]
     rows = sorted("\x1f".join(cells) for cells in zip(*columns)) if columns else []
     digest = hashlib.sha256()
     digest.update(f"jostle-dataset/1\nunit={unit}\ncolumns=".encode())
