@@ -618,3 +618,9 @@ def describe_budget(interp) -> str:
 
 
 __all__ = ["REGISTRY", "TABLE_METHODS", "fmt", "describe_budget"]
+
+
+# The ChoiceMaker's built-ins (options, metafeatures, workloads, corpora, traces).
+from jostle.builtins_choice import register as _register_choicemaker  # noqa: E402
+
+_register_choicemaker(builtin, REGISTRY)

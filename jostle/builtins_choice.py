@@ -33,7 +33,8 @@ from jostle.dispatch import (
 )
 from jostle.errors import JostleRuntimeError
 from jostle.histograms import workloads as W
-from jostle.values import Record, type_name
+from jostle.sensitivity import refuse
+from jostle.values import Private, Record, is_private, type_name
 
 MAX_QUERIES = 1_000_000
 
@@ -51,18 +52,18 @@ def _whole(value: Any, name: str, span: Any, low: int = 1, high: int = 1 << 24) 
 def register(builtin: Any, registry: dict[str, Any]) -> None:
     """Add this module's built-ins to `registry` (called once by jostle.builtins)."""
 
-    @builtin("all_ranges", 1, doc="all_ranges(n): every range [i, j) of a 1D domain of n cells")
+    @builtin("all_ranges", 1, privacy="choice", doc="all_ranges(n): every range [i, j) of a 1D domain of n cells")
     def _all_ranges(interp, span, n):
         cells = _whole(n, "the domain size", span)
         return WorkloadValue(W.AllRanges1D(cells), f"all ranges of {cells} cells")
 
-    @builtin("prefixes", 1, doc="prefixes(n): the n prefix ranges [0, j) of a 1D domain")
+    @builtin("prefixes", 1, privacy="choice", doc="prefixes(n): the n prefix ranges [0, j) of a 1D domain")
     def _prefixes(interp, span, n):
         cells = _whole(n, "the domain size", span)
         return WorkloadValue(W.prefix_1d(cells), f"prefixes of {cells} cells")
 
     @builtin("random_ranges", 2, keywords=("seed",),
-             doc="random_ranges(n, k, seed=0): k random ranges of a 1D domain of n cells")
+             privacy="choice", doc="random_ranges(n, k, seed=0): k random ranges of a 1D domain of n cells")
     def _random_ranges(interp, span, n, k, seed=0):
         cells = _whole(n, "the domain size", span)
         count = _whole(k, "the number of queries", span, 1, MAX_QUERIES)
@@ -70,7 +71,7 @@ def register(builtin: Any, registry: dict[str, Any]) -> None:
                              f"{count} random ranges")
 
     @builtin("random_rectangles", 3, keywords=("seed",),
-             doc="random_rectangles(rows, cols, k, seed=0): k random rectangles of a 2D domain")
+             privacy="choice", doc="random_rectangles(rows, cols, k, seed=0): k random rectangles of a 2D domain")
     def _random_rectangles(interp, span, rows, cols, k, seed=0):
         shape = (_whole(rows, "rows", span), _whole(cols, "cols", span))
         count = _whole(k, "the number of queries", span, 1, MAX_QUERIES)
@@ -78,12 +79,12 @@ def register(builtin: Any, registry: dict[str, Any]) -> None:
                              f"{count} random rectangles")
 
     @builtin("histogram_corpus", 0, 1,
-             doc="histogram_corpus(dims=1): the bundled public corpus of histogram shapes (offline)")
+             privacy="choice", doc="histogram_corpus(dims=1): the bundled public corpus of histogram shapes (offline)")
     def _histogram_corpus(interp, span, dims=1):
         which = _whole(dims, "dims", span, 1, 2)
         return CorpusValue(engine.default_corpus(which), f"bundled {which}D shapes")
 
-    @builtin("dpbench_corpus", 1, 2, doc="dpbench_corpus(dir, dims=1): DPBench .npy shapes under dir")
+    @builtin("dpbench_corpus", 1, 2, privacy="choice", doc="dpbench_corpus(dir, dims=1): DPBench .npy shapes under dir")
     def _dpbench_corpus(interp, span, directory, dims=1):
         if not isinstance(directory, str):
             raise JostleRuntimeError(f"a directory is a string, got a {type_name(directory)}", span)
@@ -93,13 +94,30 @@ def register(builtin: Any, registry: dict[str, Any]) -> None:
             raise JostleRuntimeError(f"no directory {directory}", span, "give the folder holding dpbench/1D and dpbench/2D")
         return CorpusValue(engine.dpbench_corpus(path, which), f"DPBench {which}D shapes in {directory}")
 
-    @builtin("trace", 1, doc="trace(H): a record per dispatch of ChoiceMaker H (public)")
+    @builtin("zeros", 1, privacy="aware",
+             doc="zeros(h): the number of cells of a histogram that are 0 (private for a private h)")
+    def _zeros(interp, span, value):
+        if isinstance(value, Private):
+            if not value.is_vector or not value.integer:
+                raise JostleRuntimeError("zeros() needs a histogram of whole-number counts", span,
+                                         'make one with histogram(t, "column")')
+            # Neighbours change the integer counts by at most l1 in total, so at most l1 cells
+            # change at all, and each flips its is-zero status at most once: sensitivity l1.
+            count = int(np.count_nonzero(np.asarray(value.value) == 0))
+            return Private(count, value.l1, value.l1, span, f"zeros at {span.short}", value.node, integer=True)
+        if is_private(value):
+            raise refuse("zeros() needs a histogram", value, span)
+        if not isinstance(value, (tuple, np.ndarray)):
+            raise JostleRuntimeError(f"zeros() needs a list of counts, got a {type_name(value)}", span)
+        return int(np.count_nonzero(np.asarray(value, dtype=float) == 0))
+
+    @builtin("trace", 1, privacy="choice", doc="trace(H): a record per dispatch of ChoiceMaker H (public)")
     def _trace(interp, span, maker):
         if not isinstance(maker, ChoiceMaker):
             raise JostleRuntimeError(f"trace() needs a ChoiceMaker, got a {type_name(maker)}", span)
         return tuple(maker.traces)
 
-    @builtin("explain", 1, doc="explain(H): the dispatches of ChoiceMaker H as text")
+    @builtin("explain", 1, privacy="choice", doc="explain(H): the dispatches of ChoiceMaker H as text")
     def _explain(interp, span, maker):
         if not isinstance(maker, ChoiceMaker):
             raise JostleRuntimeError(f"explain() needs a ChoiceMaker, got a {type_name(maker)}", span)

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from jostle import ast_nodes as A
 from jostle.errors import CheckError
 from jostle.source import Span
+from jostle.values import Builtin
 
 
 @dataclass
@@ -227,7 +228,7 @@ class Checker:
         if not isinstance(call.func, A.Name) or scope.knows(call.func.id):
             return
         builtin = self.builtins.get(call.func.id)
-        if builtin is None:
+        if not isinstance(builtin, Builtin):  # not a built-in function (e.g. a built-in option)
             return
         problem = builtin.arity_problem(len(call.args))
         if problem is not None:

@@ -152,10 +152,18 @@ class BuiltinOption:
 
     name: str
     option: Any  # jostle.choicemaker HistogramOption
+    privacy = "choice"
+    keywords = ("epsilon",)
 
     @property
     def fingerprint(self) -> str:
         return f"builtin:{self.name}"
+
+    @property
+    def dims(self) -> tuple[int, ...]:
+        from jostle.choicemaker.options import option_dims
+
+        return option_dims(self.option)
 
     def __str__(self) -> str:
         return f"<option {self.name}>"
@@ -237,6 +245,8 @@ class BuiltinMetafeature:
 
     name: str
     metafeature: Any
+    privacy = "choice"
+    keywords = ("epsilon",)
 
     @property
     def cost(self) -> bool:
@@ -251,6 +261,33 @@ class BuiltinMetafeature:
 
     def measure(self, x: np.ndarray, epsilon_mf: float, noise: Any, context: Any) -> float:
         return float(self.metafeature.measure(x, epsilon_mf, noise, context))
+
+    def jostle_call(self, interp: Any, args: list[Any], kwargs: dict[str, Any], span: Span) -> float:
+        """`sparsity(h, epsilon=E)`: release one metafeature of a histogram on its own."""
+        from jostle.choicemaker.metafeatures import MetafeatureContext
+
+        who = f"{self.name}()"
+        _check_keywords(kwargs, span, who)
+        if len(args) != 1:
+            raise JostleRuntimeError(f"{who} takes 1 argument (a histogram) but {len(args)} were given", span)
+        counts, l1, node, private = histogram_data(args[0], span, who)
+        budget = _budget_of(interp, kwargs, span, who) if (private and self.cost) else Budget.zero()
+        context = MetafeatureContext(tuple(counts.shape), float(budget.epsilon), float(budget.epsilon))
+        if not private or not self.cost:
+            # Exact on public data; a public metafeature (domain size, epsilon) reads no data.
+            exact = self.metafeature.function(counts, 0.0, None, context) if not self.cost else \
+                self.metafeature.function(counts, float("inf"), _NoNoise(), context)
+            return float(exact)
+        interp.accountant.charge(budget, node, f"metafeature {self.name}", f"metafeature {self.name}", span)
+        epsilon = float(budget.epsilon) / l1 if l1 > 0 else float(budget.epsilon)
+        return self.measure(counts, epsilon, interp.randomness, context)
+
+
+class _NoNoise:
+    """Zero noise: a metafeature of PUBLIC data is computed exactly."""
+
+    def laplace(self, scale: float, size: int) -> np.ndarray:
+        return np.zeros(size)
 
 
 @dataclass(eq=False)
@@ -295,7 +332,10 @@ def scratch_interpreter(noise: Any) -> Any:
     private run would see) and the given simulation noise; output is discarded.
     """
     from jostle.evaluator import Interpreter
+    from jostle.noise import SimulationNoise
 
+    if not hasattr(noise, "discrete_laplace"):  # the engine's light simulation source
+        noise = SimulationNoise(int(np.asarray(noise.uniform(1)).ravel()[0] * 2**31))
     return Interpreter(Accountant(Budget.of(10**9)), noise, output=io.StringIO())
 
 
@@ -332,6 +372,9 @@ class ChoiceMaker:
         return f"<choicemaker {self.name} among {{{names}}} informed by {{{features}}}>"
 
     def ensure_trained(self, interp: Any) -> Any:
+        """Train on the corpus once (the engine caches the experience on disk); None without one."""
+        if self.corpus is None:
+            return None
         if self.trained is None:
             from jostle.choicemaker import train
 
@@ -357,33 +400,42 @@ class ChoiceMaker:
         # Check the whole dispatch against every limit before anything is measured.
         interp.accountant.check(budget, node, span)
         trained = self.ensure_trained(interp)
-        costly = [m for m in self.metafeatures if m.cost]
-        mf_total = budget.epsilon * self.share if costly else Fraction(0)
-        mf_each = Budget(mf_total / len(costly)) if costly else Budget.zero()
-        option_budget = Budget(budget.epsilon - mf_total)
-        context = _Context(shape=counts.shape, epsilon=float(option_budget.epsilon), cells=int(counts.size))
-        data = args[0]
+        if trained is not None and counts.ndim not in trained.models:
+            raise JostleRuntimeError(
+                f"{self.name} was trained on {sorted(trained.models)}D histograms, not {counts.ndim}D ones", span,
+                f"train it on a corpus of {counts.ndim}D shapes, e.g. histogram_corpus({counts.ndim})")
+        from jostle.choicemaker.metafeatures import MetafeatureContext
+
+        ordered = list(self.metafeatures)
+        plan, option_budget = self._plan(ordered, budget)
+        context = MetafeatureContext(tuple(counts.shape), float(option_budget.epsilon), float(budget.epsilon))
         features: dict[str, float] = {}
-        for metafeature in self.metafeatures:
+        for metafeature in ordered:
             if isinstance(metafeature, JostleMetafeature):
-                features[metafeature.name] = metafeature.measure_in(interp, data, mf_each, span)
-                continue
-            if metafeature.cost:
-                interp.accountant.charge(mf_each, node, f"metafeature {metafeature.name}",
+                features[metafeature.name] = metafeature.measure_in(interp, args[0], plan[metafeature.name], span)
+            elif metafeature.cost:
+                share = plan[metafeature.name]
+                interp.accountant.charge(share, node, f"metafeature {metafeature.name}",
                                          f"metafeature {metafeature.name} for {self.name}", span)
-            epsilon_mf = float(mf_each.epsilon) / l1 if (metafeature.cost and l1 > 0) else 0.0
-            features[metafeature.name] = metafeature.measure(counts, epsilon_mf, interp.randomness, context)
-        predictions = dict(trained.predict(features | {"epsilon": context.epsilon}
-                                           if "epsilon" not in features else features))
+                epsilon_mf = float(share.epsilon) / l1 if l1 > 0 else float(share.epsilon)
+                features[metafeature.name] = metafeature.measure(counts, epsilon_mf, interp.randomness, context)
+            else:
+                features[metafeature.name] = metafeature.measure(counts, 0.0, interp.randomness, context)
+        available = {o.name: o for o in self.options if counts.ndim in o.dims}
         priors = self._priors(interp, features, span)
-        for name, prior in priors.items():
-            predictions.setdefault(name, prior)
-        available = {o.name: o for o in self.options}
-        ranked = sorted((p, n) for n, p in predictions.items() if n in available and np.isfinite(p))
-        if not ranked:
-            raise JostleRuntimeError(f"{self.name} has no prediction for any of its options", span,
-                                     "train it on a corpus, or give the options predict(F) priors")
-        choice = available[ranked[0][1]]
+        if trained is not None:
+            chosen, predictions = trained.choose(features, counts.ndim)
+            for name, prior in priors.items():
+                predictions.setdefault(name, prior)  # an option the corpus could not train
+        else:
+            predictions = dict(priors)
+            ranked = sorted((p, n) for n, p in predictions.items() if n in available and np.isfinite(p))
+            if not ranked:
+                raise JostleRuntimeError(f"{self.name} has no prediction for any of its {counts.ndim}D options",
+                                         span, "give the options predict(F) priors")
+            chosen = ranked[0][1]
+        mf_total = budget.epsilon - option_budget.epsilon
+        choice = available[chosen]
         if isinstance(choice, JostleOption):
             answer = choice.run_with_budget(interp, list(args), option_budget, span)
         else:
@@ -401,6 +453,20 @@ class ChoiceMaker:
         }))
         return answer
 
+    def _plan(self, ordered: list[Any], budget: Budget) -> tuple[dict[str, Budget], Budget]:
+        """Exact budgets: share*E split over the costly metafeatures by weight; the rest to the option.
+
+        Fractions make the parts add up to E exactly, so the last charge never fails on
+        rounding; with no costly metafeature the option gets all of E.
+        """
+        costly = [m for m in ordered if m.cost]
+        if not costly:
+            return {}, budget
+        weights = [Fraction(getattr(m, "weight", 1.0)).limit_denominator(1000) for m in costly]
+        total = budget.epsilon * self.share
+        plan = {m.name: Budget(total * w / sum(weights)) for m, w in zip(costly, weights)}
+        return plan, Budget(budget.epsilon - total)
+
     def _priors(self, interp: Any, features: dict[str, float], span: Span) -> dict[str, float]:
         priors = {}
         record = Record.of(dict(features))
@@ -411,15 +477,6 @@ class ChoiceMaker:
                     raise JostleRuntimeError(f"option {option.name}'s predict must return a number", span)
                 priors[option.name] = float(value)
         return priors
-
-
-@dataclass(frozen=True)
-class _Context:
-    """Public facts a metafeature may use: the domain's shape and the option's budget."""
-
-    shape: tuple[int, ...]
-    epsilon: float
-    cells: int
 
 
 def explain(maker: ChoiceMaker) -> str:
@@ -459,9 +516,13 @@ def make_choicemaker(interp: Any, expr: A.ChoiceMakerExpr, options: list[Any], m
         else:
             raise JostleRuntimeError(f"'{name.id}' is not a metafeature (it is a {type_name(value)})", name.span,
                                      "a metafeature is a function of the data, e.g. def f(db): return ...")
-    if not isinstance(corpus, CorpusValue):
+    if corpus is not None and not isinstance(corpus, CorpusValue):
         raise JostleRuntimeError(f"a ChoiceMaker is trained on a corpus, got a {type_name(corpus)}", expr.corpus.span,
-                                 "use histogram_corpus() (bundled public shapes) or dpbench_corpus(dir)")
+                                 "use histogram_corpus() (bundled public shapes) or dpbench_corpus(dir), or "
+                                 "`trained on none` to choose by the options' predict(F) priors alone")
+    if corpus is None and not any(isinstance(o, JostleOption) and o.predict is not None for o in checked_options):
+        raise JostleRuntimeError("a ChoiceMaker trained on none needs options with predict(F) priors",
+                                 expr.corpus.span, "train it on a corpus, e.g. histogram_corpus()")
     measure = "scaled_l1" if error is None else error
     if measure not in ("scaled_l1", "scaled_l2"):
         raise JostleRuntimeError(f"unknown error measure {measure!r}", expr.error.span if expr.error else span,
