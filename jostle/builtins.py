@@ -624,3 +624,8 @@ __all__ = ["REGISTRY", "TABLE_METHODS", "fmt", "describe_budget"]
 from jostle.builtins_choice import register as _register_choicemaker  # noqa: E402
 
 _register_choicemaker(builtin, REGISTRY)
+
+# Decision trees: the tree learners as options, predict/accuracy on trained trees.
+from jostle.tree_values import register as _register_trees  # noqa: E402
+
+_register_trees(builtin, REGISTRY)
