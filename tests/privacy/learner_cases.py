@@ -146,7 +146,7 @@ def tree_runner(configuration: str, epsilon: float) -> Any:
 TREE_CASES = [AuditCase(f"tree learner {name}", tree_runner(name, 1.0), TREE_D, TREE_D_PRIME, epsilon=1.0,
                         samples=TREE_SAMPLES) for name in CONFIGURATIONS]
 
-LEARNER_CASES = HISTOGRAM_CASES + TREE_CASES
+LEARNER_CASES = HISTOGRAM_CASES + TREE_CASES  # OPTION_CASES are listed apart
 
 LEARNER_NEGATIVE_CONTROLS = [
     # A learner run with 8 times the budget it claims: its realised epsilon is far above 1.
