@@ -90,7 +90,8 @@ def dawa_stages(n: int, repeats: int) -> dict:
                 middle = time.perf_counter()
                 tree, weights = greedy_hierarchy(GramForms(workload.bucket_gram(starts)), starts.size)
                 end = time.perf_counter()
-                variance = np.where(weights > 0, 1.0 / np.maximum(weights, 1e-300) ** 2, np.inf)
+                variance = np.full(tree.size, np.inf)
+                variance[weights > 0] = 1.0 / weights[weights > 0] ** 2
                 tree_least_squares(tree, np.random.default_rng(r).normal(size=tree.size), variance)
                 stages["partition"].append(middle - start)
                 stages["strategy"].append(end - middle)

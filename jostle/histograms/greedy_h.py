@@ -43,7 +43,6 @@ class GramForms:
 
     def block_forms(self, starts: np.ndarray, sizes: np.ndarray, u: np.ndarray) -> np.ndarray:
         """u_b^T G_bb u_b for each block b = [start, start + size)."""
-        out = np.empty(starts.size)
         widest = int(sizes.max())
         if starts.size * widest ** 2 <= 1 << 22:
             idx = starts[:, None] + np.arange(widest)[None, :]
@@ -52,6 +51,7 @@ class GramForms:
             ub = np.where(valid, u[idx], 0.0)
             blocks = self.gram[idx[:, :, None], idx[:, None, :]]
             return np.einsum("bi,bij,bj->b", ub, blocks, ub)
+        out = np.empty(starts.size)
         for i, (a, s) in enumerate(zip(starts, sizes)):
             ua = u[a:a + s]
             out[i] = ua @ self.gram[a:a + s, a:a + s] @ ua
