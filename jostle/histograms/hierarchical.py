@@ -11,7 +11,7 @@ L1 sensitivity 1 and Laplace(h / epsilon) noise makes it (epsilon / h)-DP; the h
 compose sequentially to epsilon. Inference is post-processing.
 
 QuadTree. Every node splits into 2 x 2 (a side of one cell is not split), all levels measured,
-including the root, with the geometric budget of Cormode et al. (Sec. 4.2): level d (root
+including the root, with the geometric budget of Cormode et al.: level d (root
 d = 0) gets epsilon_d proportional to 2^(d / 3), normalised so that sum_d epsilon_d = epsilon.
 Privacy: as for HB, each level has sensitivity 1 and the levels compose to epsilon.
 """

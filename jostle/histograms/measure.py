@@ -61,7 +61,7 @@ class PrivacyLedger:
 
     limit: float
     charges: list[Charge] = field(default_factory=list)
-    _total: Fraction = field(default=Fraction(0), repr=False)
+    _total: Fraction = field(default=Fraction(0), init=False, repr=False)
 
     @property
     def spent(self) -> float:
