@@ -238,6 +238,21 @@ def test_privelet_sensitivity_is_the_max_column_norm(shape):
     assert worst == privelet_sensitivity(shape)
 
 
+# --- AHP -------------------------------------------------------------------------------------
+
+def test_ahp_pruned_scan_gives_the_exact_best_cluster_costs():
+    from jostle.histograms.ahp import _best_cluster_costs
+    rng = np.random.default_rng(3)
+    noise_cost = 2.0 / 0.3 ** 2
+    for _ in range(5):
+        values = np.sort(np.where(rng.random(150) < 0.5, 0.0, rng.exponential(5.0, 150)))
+        prefix = np.concatenate([[0.0], np.cumsum(values)])
+        brute = [min((values[j] - (prefix[l + 1] - prefix[j]) / (l - j + 1)) ** 2
+                     + noise_cost / (l - j + 1) ** 2 for l in range(j, values.size))
+                 for j in range(values.size)]
+        np.testing.assert_allclose(_best_cluster_costs(values, noise_cost), brute)
+
+
 # --- DAWA ------------------------------------------------------------------------------------
 
 def test_candidate_deviations_match_brute_force():

@@ -36,8 +36,11 @@ def ahp_budget(epsilon: float, ratio: float = 0.85) -> dict[str, float]:
     return split_budget(epsilon, {"noisy histogram": ratio, "cluster totals": 1.0 - ratio})
 
 
-def _best_cluster_costs(values: np.ndarray, noise_cost: float, block: int = 64) -> np.ndarray:
-    """err*(j) for every j of the sorted `values` (see the module docstring)."""
+def _best_cluster_costs(values: np.ndarray, noise_cost: float, block: int = 8) -> np.ndarray:
+    """err*(j) for every j of the sorted `values` (see the module docstring).
+
+    Rows are scanned in blocks of columns that start small (most scans stop at once) and
+    double for the rows still running."""
     n = values.size
     prefix = np.concatenate([[0.0], np.cumsum(values)])
     j_all = np.arange(n)
@@ -60,6 +63,7 @@ def _best_cluster_costs(values: np.ndarray, noise_cost: float, block: int = 64) 
         stop = (~valid) | (first + floor[active][:, None] >= best[active][:, None])
         keep = ~stop.any(axis=1)
         active, start = active[keep], start[keep] + block
+        block = min(2 * block, 4096)
     return best
 
 
