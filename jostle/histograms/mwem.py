@@ -66,9 +66,27 @@ def run_mwem(x: np.ndarray, epsilon: float, workload: RangeWorkload, noise: Nois
                                      budget[f"round {t} measure"], noise, ledger,
                                      f"MWEM: round {t} measurement")[0]
         measurements.append((workload.region(index), measured))
-        for _ in range(update_passes):
-            for region, value in measurements:
-                error = value - estimate[region].sum()
-                estimate[region] *= np.exp(error / (2.0 * total))
-                estimate *= total / estimate.sum()
+        estimate = _multiplicative_weights(estimate, measurements, total, update_passes)
     return estimate
+
+
+def _multiplicative_weights(estimate: np.ndarray, measurements: list[tuple[tuple[slice, ...], float]],
+                            total: float, passes: int) -> np.ndarray:
+    """`passes` sweeps of A <- A * exp(q (m - q(A)) / (2 N)) over the measurements, each
+    followed by renormalisation to total N.
+
+    The renormalisation is kept as a scale factor (A = scale * raw) with a running sum, so an
+    update costs the size of its region rather than of the domain; the result is the same.
+    """
+    raw = estimate.copy()
+    raw_sum = float(raw.sum())
+    scale = total / raw_sum
+    for _ in range(passes):
+        for region, value in measurements:
+            block = raw[region]
+            block_sum = float(block.sum())
+            factor = np.exp((value - scale * block_sum) / (2.0 * total))
+            block *= factor
+            raw_sum += block_sum * (factor - 1.0)
+            scale = total / raw_sum
+    return raw * scale
