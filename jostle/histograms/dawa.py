@@ -18,6 +18,8 @@ order with the workload's rectangles reduced to the buckets, and the estimate is
 
 from __future__ import annotations
 
+from typing import Callable
+
 import numpy as np
 
 from jostle.histograms.dawa_partition import hilbert_order, l1_partition
@@ -61,7 +63,8 @@ def _reduced_rows(workload: RangeWorkload, order: np.ndarray, starts: np.ndarray
     return rows
 
 
-def _estimate_ordered(values: np.ndarray, forms_for, epsilon: float, ratio: float,
+def _estimate_ordered(values: np.ndarray, forms_for: Callable[[np.ndarray], GramForms | RowForms],
+                      epsilon: float, ratio: float,
                       noise: NoiseSource, ledger: PrivacyLedger, offset_divisor: int | None,
                       granularity: int) -> np.ndarray:
     """DAWA on an ordered vector; `forms_for(starts)` gives the reduced workload forms."""
