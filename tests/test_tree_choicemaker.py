@@ -1,0 +1,279 @@
+"""Tests of the decision-tree ChoiceMaker (jostle.choicemaker.tree_task / tree_training / tree_corpus).
+
+Everything runs on small synthetic tasks with a temporary cache: no ../shared, no network.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from fractions import Fraction
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from jostle.choicemaker.tree_corpus import (ClassificationData, encode_public_frame, synthetic_task,
+                                            synthetic_tree_corpus)
+from jostle.choicemaker.tree_task import (TREE_METAFEATURES, TREE_OPTIONS, BudgetGuard, TreeBudgetError,
+                                          dispatch_tree, measure_tree_features)
+from jostle.choicemaker.tree_training import (DEFAULT_METAFEATURES, TREE_RUN_STATS, TreeGrid, train_tree_choicemaker,
+                                              tree_experience_table)
+from jostle.noise import Randomness, SimulationNoise
+
+TINY_GRID = TreeGrid(epsilons=(0.5, 2.0), repetitions=1)
+
+
+def tiny_corpus() -> list[ClassificationData]:
+    return [synthetic_task("a", 150, (2, 3, 2), 2, 1, 0.1, seed=1),
+            synthetic_task("b", 200, (4, 4), 3, 1, 0.2, seed=2)]
+
+
+# Experience table -------------------------------------------------------------------------
+
+
+def test_experience_table_has_one_row_per_run_with_the_budget_split(tmp_path):
+    options = [TREE_OPTIONS["FriedmanSchuster"], TREE_OPTIONS["RandomTrees"]]
+    features = [TREE_METAFEATURES[n] for n in ("size", "n_attributes", "epsilon", "log_signal")]
+    table = tree_experience_table(options, features, tiny_corpus(), TINY_GRID, 0.1, tmp_path, 1, False)
+    # tasks x repetitions x epsilons x modes x options
+    assert len(table) == 2 * 1 * 2 * 2 * 2
+    for column in ("task", "group", "rows", "epsilon", "rep", "mode", "option_epsilon", "option", "error",
+                   "mf_size", "mf_n_attributes", "mf_epsilon", "mf_log_signal"):
+        assert column in table.columns
+    assert table["error"].between(0.0, 1.0).all()
+    measured = table[table["mode"] == "measured"]
+    public = table[table["mode"] == "public"]
+    # measured mode: the Option gets 1 - 0.1 of epsilon and the features record that budget
+    assert np.allclose(measured["option_epsilon"], 0.9 * measured["epsilon"])
+    assert np.allclose(measured["mf_epsilon"], measured["option_epsilon"])
+    assert measured["mf_size"].notna().all() and measured["mf_log_signal"].notna().all()
+    # public mode: nothing noisy is measured and the Option gets the whole epsilon
+    assert np.allclose(public["option_epsilon"], public["epsilon"])
+    assert public["mf_size"].isna().all()
+    # 70/30 split: the training part of a 150-row task has 105 rows
+    assert set(table.loc[table["task"] == "a", "rows"]) == {105}
+
+
+def test_experience_is_cached_and_reused(tmp_path):
+    options = [TREE_OPTIONS["Mohammed"]]
+    features = [TREE_METAFEATURES[n] for n in ("size", "epsilon")]
+    corpus = tiny_corpus()
+    computed = TREE_RUN_STATS["pieces_computed"]
+    first = tree_experience_table(options, features, corpus, TINY_GRID, 0.1, tmp_path, 1, False)
+    assert TREE_RUN_STATS["pieces_computed"] == computed + 2
+    assert len(list((tmp_path / "tree_experience").glob("*.csv"))) == 2
+    second = tree_experience_table(options, features, corpus, TINY_GRID, 0.1, tmp_path, 1, False)
+    assert TREE_RUN_STATS["pieces_computed"] == computed + 2  # nothing recomputed
+    pd.testing.assert_frame_equal(first, second)
+    # another metafeature share is another experiment: recomputed
+    tree_experience_table(options, features, corpus, TINY_GRID, 0.2, tmp_path, 1, False)
+    assert TREE_RUN_STATS["pieces_computed"] == computed + 4
+
+
+def test_trained_choicemaker_is_cached(tmp_path):
+    corpus = synthetic_tree_corpus(sizes=(150,), seeds=1)
+    options = ["FriedmanSchuster", "FletcherIslam"]
+    first = train_tree_choicemaker(options, corpus=corpus, grid=TINY_GRID, cache_dir=tmp_path, n_jobs=1,
+                                   progress=False)
+    assert not first.experience_from_cache and not first.model_from_cache
+    second = train_tree_choicemaker(options, corpus=corpus, grid=TINY_GRID, cache_dir=tmp_path, n_jobs=1,
+                                    progress=False)
+    assert second.experience_from_cache and second.model_from_cache
+    assert second.mode == first.mode and second.model.family == first.model.family
+
+
+# Dispatch: charges before measuring, never above epsilon ------------------------------------
+
+
+class RecordingNoise:
+    """SimulationNoise that logs every draw into a shared event list."""
+
+    def __init__(self, events: list, seed: int) -> None:
+        self.events, self.inner = events, SimulationNoise(seed)
+
+    def __getattr__(self, name):
+        method = getattr(self.inner, name)
+        if not callable(method):
+            return method
+
+        def recorded(*args, **kwargs):
+            self.events.append(("draw", name))
+            return method(*args, **kwargs)
+        return recorded
+
+
+@pytest.fixture(scope="module")
+def trained(tmp_path_factory):
+    """A ChoiceMaker that measures noisy metafeatures (mf_share 0.1) on the tiny corpus."""
+    corpus = synthetic_tree_corpus(sizes=(150, 600), seeds=1)
+    result = train_tree_choicemaker(corpus=corpus, grid=TINY_GRID, cache_dir=tmp_path_factory.mktemp("cache"),
+                                    n_jobs=1, progress=False)
+    # force the measured mode so that dispatch measures noisy metafeatures
+    from jostle.choicemaker.model import FittedMetaModel, training_matrix
+    from jostle.choicemaker.tree_training import _model_view
+    names = list(DEFAULT_METAFEATURES)
+    view = _model_view(result.experience[result.experience["mode"] == "measured"])
+    model = FittedMetaModel.fit(training_matrix(view, names, list(result.options)), "forest_regret")
+    result.model, result.metafeatures, result.mf_share = model, [TREE_METAFEATURES[n] for n in names], 0.1
+    return result
+
+
+def test_dispatch_charges_before_every_draw_and_stays_within_epsilon(trained):
+    data = synthetic_task("private", 400, (3, 3, 2, 4), 2, 2, 0.1, seed=9)
+    for epsilon in (0.01, 0.1, 1 / 3, 1.0, 7.3):
+        events: list = []
+        charges: list[float] = []
+
+        def charge(eps, description):
+            events.append(("charge", description))
+            charges.append(eps)
+        result = dispatch_tree(trained, data, epsilon, RecordingNoise(events, 3), charge)
+        assert events[0][0] == "charge" and events[0][1].startswith("metafeature")
+        assert sum(Fraction(c) for c in charges) <= Fraction(epsilon)
+        assert sum(Fraction(v) for v in result.budget_split.values()) <= Fraction(epsilon)
+        assert result.choice in trained.options
+        assert set(result.predictions) == set(trained.options)
+        # the metafeature share is split equally among the two noisy metafeatures
+        assert result.budget_split["metafeature size"] == pytest.approx(0.05 * epsilon)
+        assert result.budget_split["metafeature class_balance"] == pytest.approx(0.05 * epsilon)
+        predictions = result.model.predict(data.X)
+        assert predictions.shape == (data.n_rows,) and set(predictions) <= {0, 1}
+
+
+NOISY_DRAWS = {"two_sided_geometric", "laplace", "gumbel", "exponential_index", "discrete_laplace", "normal"}
+
+
+@pytest.mark.parametrize("refuse_at", [1, 2, 3])
+def test_a_refused_charge_comes_before_its_measurement(trained, refuse_at):
+    """The accountant refuses the k-th charge: no noise may have been drawn for it.
+
+    Charges 1 and 2 pay for the noisy size and class balance (one geometric draw each), charge
+    3 is the chosen learner's first; its public random choices (uniform draws) may come first.
+    """
+    data = synthetic_task("private", 400, (3, 3, 2, 4), 2, 2, 0.1, seed=9)
+    events: list = []
+
+    def charge(eps, description):
+        events.append(("charge", description))
+        if sum(1 for e in events if e[0] == "charge") == refuse_at:
+            raise RuntimeError("budget exhausted")
+    with pytest.raises(RuntimeError, match="budget exhausted"):
+        dispatch_tree(trained, data, 1.0, RecordingNoise(events, 3), charge)
+    assert events[-1][0] == "charge"  # nothing was drawn after the refused charge
+    noisy = [e for e in events if e[0] == "draw" and e[1] in NOISY_DRAWS]
+    assert len(noisy) == refuse_at - 1  # only the measurements already paid for
+
+
+def test_budget_guard_refuses_an_overspend_before_forwarding():
+    forwarded = []
+    guard = BudgetGuard(1.0, lambda eps, what: forwarded.append(eps))
+    guard.charge(0.7, "first")
+    with pytest.raises(TreeBudgetError):
+        guard.charge(0.3000000000000001, "second")  # 0.7 + this > 1 exactly
+    assert forwarded == [0.7]
+    guard.charge(0.3 - 1e-16, "third")
+    assert guard.spent <= Fraction(1)
+
+
+def test_dispatch_with_exact_randomness_spends_at_most_epsilon(trained):
+    data = synthetic_task("private", 300, (2, 5, 3), 3, 1, 0.1, seed=4)
+    total = []
+    result = dispatch_tree(trained, data, 0.5, Randomness(seed=1), lambda eps, what: total.append(eps))
+    assert sum(Fraction(t) for t in total) <= Fraction(0.5)
+    assert sum(total) == pytest.approx(0.5, rel=1e-6)  # the learner spends its whole share
+    assert result.model.epsilon_spent_ <= 0.9 * 0.5
+
+
+# The choice follows a clear regime -----------------------------------------------------------
+
+
+@dataclass
+class _Constant:
+    label: int
+
+    def predict(self, X):
+        return np.full(len(X), self.label)
+
+
+@dataclass
+class _CellMajority:
+    table: np.ndarray
+
+    def predict(self, X):
+        return self.table[X[:, 0]]
+
+
+@dataclass(frozen=True)
+class Careful:
+    """Predicts class 0, the publicly known majority: no budget, error = share of class 1."""
+
+    name: str = "Careful"
+
+    def fit(self, data, epsilon, noise, charge=None, table_size=None):
+        return _Constant(0)
+
+
+@dataclass(frozen=True)
+class Bold:
+    """Noisy class counts per value of attribute 0 (one histogram over disjoint cells,
+    L1 sensitivity 1, geometric noise at epsilon); predicts each cell's noisy majority."""
+
+    name: str = "Bold"
+
+    def fit(self, data, epsilon, noise, charge=None, table_size=None):
+        if charge is not None:
+            charge(epsilon, "cell-by-class histogram")
+        counts = np.zeros((data.domain_sizes[0], data.n_classes))
+        np.add.at(counts, (data.X[:, 0], data.y), 1)
+        noisy = counts + noise.two_sided_geometric(epsilon, counts.size).reshape(counts.shape)
+        return _CellMajority(noisy.argmax(axis=1))
+
+
+def regime_task(name: str, seed: int) -> ClassificationData:
+    """Attribute 0 (10 values) predicts the class 85% of the time; class 0 is 65% of the rows."""
+    rng = np.random.default_rng(seed)
+    n = 400
+    x0 = rng.integers(0, 10, n)
+    rule = np.where(x0 < 6, 0, 1)  # values 0..5 -> class 0, 6..9 -> class 1
+    y = np.where(rng.random(n) < 0.85, rule, 1 - rule)
+    X = np.column_stack([x0, rng.integers(0, 3, n)])
+    return ClassificationData(X, y, (10, 3), 2, name=name)
+
+
+def test_the_choice_follows_the_signal_to_noise_regime(tmp_path):
+    """Careful wins when epsilon is tiny (Bold's cells drown in noise), Bold when it is large;
+    the trained ChoiceMaker picks accordingly on a task it has not seen."""
+    corpus = [regime_task(f"regime:{seed}", seed) for seed in range(5)]
+    grid = TreeGrid(epsilons=(0.003, 0.01, 0.03, 0.3, 1.0, 3.0), repetitions=3)
+    features = ["size", "n_attributes", "branching", "n_classes", "epsilon", "log_signal"]
+    result = train_tree_choicemaker([Careful(), Bold()], features, corpus=corpus, grid=grid, cache_dir=tmp_path,
+                                    n_jobs=1, progress=False, families=("best_fixed", "forest_regret"))
+    mean = result.experience.groupby(["epsilon", "option"])["error"].mean().unstack()
+    assert mean.loc[0.003, "Careful"] < mean.loc[0.003, "Bold"]  # the regime exists
+    assert mean.loc[3.0, "Bold"] < mean.loc[3.0, "Careful"]
+    assert result.model.family != "best_fixed"
+    unseen = regime_task("unseen", 99)
+    picks = {eps: dispatch_tree(result, unseen, eps, SimulationNoise(5)).choice for eps in (0.003, 3.0)}
+    assert picks == {0.003: "Careful", 3.0: "Bold"}
+
+
+# Corpus encoding ------------------------------------------------------------------------------
+
+
+def test_public_frame_encoding_bins_numeric_columns_and_keeps_categories():
+    frame = pd.DataFrame({"colour": ["red", "blue", "red", "green"] * 5,
+                          "height": np.linspace(0.0, 100.0, 20),
+                          "flag": [0, 1] * 10, "target": ["y", "n", "n", "y"] * 5})
+    task = encode_public_frame(frame, "target", "toy", bins=4, max_categories=3)
+    assert task.attribute_names == ("colour", "height", "flag")
+    assert task.domain_sizes == (3, 4, 2)
+    assert task.class_labels == ("n", "y") and task.n_classes == 2
+    assert list(task.X[:, 1]) == [0] * 5 + [1] * 5 + [2] * 5 + [3] * 5  # equal-width bins over [0, 100]
+    assert list(task.X[:4, 0]) == [2, 0, 2, 1]  # sorted categories: blue, green, red
+
+
+def test_classification_data_rejects_codes_outside_the_domain():
+    with pytest.raises(ValueError, match="outside its declared domain"):
+        ClassificationData(np.array([[0, 3]]), np.array([0]), (2, 3), 2)
+    with pytest.raises(ValueError, match="class code"):
+        ClassificationData(np.array([[0, 1]]), np.array([2]), (2, 3), 2)
