@@ -58,7 +58,7 @@ def grids(quick: bool) -> tuple[TrainingGrid, TrainingGrid]:
             TrainingGrid(**common, repetitions=2, first_rep=EVAL_FIRST_REP)
     common = dict(scales=(1_000, 10_000, 100_000, 1_000_000, 10_000_000),
                   domains_1d=(256, 1024, 4096), domains_2d=(32, 64, 128),
-                  epsilons=(0.01, 0.03, 0.1, 0.3, 1.0))
+                  epsilons=(0.01, 0.1, 1.0))
     return TrainingGrid(**common, repetitions=2), \
         TrainingGrid(**common, repetitions=3, first_rep=EVAL_FIRST_REP)
 
@@ -180,7 +180,7 @@ def plot(summary: dict, times: dict, path: Path) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     panels = list(summary["by_dims"].items())
-    fig, axes = plt.subplots(1, len(panels) + 1, figsize=(6 * (len(panels) + 1), 4.8))
+    fig, axes = plt.subplots(1, len(panels) + 1, figsize=(6 * (len(panels) + 1) + 2, 4.8))
     for ax, (label, block) in zip(axes, panels):
         names = sorted(block["fixed"], key=lambda o: block["fixed"][o]["avg_regret"])
         values = [block["fixed"][o]["avg_regret"] for o in names]
@@ -198,17 +198,20 @@ def plot(summary: dict, times: dict, path: Path) -> None:
             ax.text(i, v, f"{v:.2f}", ha="center", va="bottom", fontsize=7)
         ax.legend(loc="upper left")
     ax = axes[-1]
+    names = sorted({o for table in times.values() for o in table})
+    colours = dict(zip(names, plt.cm.tab20(np.linspace(0, 1, max(len(names), 2)))))
     for label, table in times.items():
         for option, series in table.items():
             sizes = sorted(series, key=float)
             ax.plot([float(s) for s in sizes], [series[s] for s in sizes], marker="o",
-                    linestyle="-" if label == "1D" else "--", label=f"{option} ({label})")
+                    color=colours[option], linestyle="-" if label == "1D" else "--",
+                    label=option if label == "1D" or option not in times.get("1D", {}) else None)
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xlabel("domain size (cells)")
     ax.set_ylabel("seconds per run")
     ax.set_title("time against domain size (solid 1D, dashed 2D)")
-    ax.legend(fontsize=6, ncol=2)
+    ax.legend(fontsize=7, loc="center left", bbox_to_anchor=(1.0, 0.5))
     fig.tight_layout()
     fig.savefig(path, dpi=120)
 
@@ -228,7 +231,12 @@ def main(argv: list[str] | None = None) -> dict:
     parser.add_argument("--cache-dir", default=None, help="default $JOSTLE_CACHE or ~/.cache/jostle")
     parser.add_argument("--output", default=str(RESULTS / "choicemaker_histograms"),
                         help="path prefix of the .json and .png results")
+    parser.add_argument("--replot", metavar="JSON", help="only redraw the PNG of a results file")
     args = parser.parse_args(argv)
+    if args.replot:
+        summary = json.loads(Path(args.replot).read_text())
+        plot(summary, summary["timing_seconds_per_run"], Path(args.replot).with_suffix(".png"))
+        return summary
     if bool(args.train_data) != bool(args.test_data):
         parser.error("--train-data and --test-data go together")
     started = time.time()
