@@ -20,6 +20,7 @@ choice itself is post-processing of released metafeatures.
 from __future__ import annotations
 
 import hashlib
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Mapping
@@ -193,7 +194,7 @@ def train(options: Any = None, metafeatures: Any = None, corpus: Corpus | None =
     names = [f.name for f in features]
     folder = (Path(cache_dir) if cache_dir is not None else default_cache_dir()) / "models"
     key_text = "|".join([MODEL_VERSION, experience_digest(experience), ",".join(names),
-                         ",".join(families), str(selection_folds)])
+                         ",".join(families), str(selection_folds), repr(float(mf_share))])
     path = folder / f"{hashlib.sha256(key_text.encode()).hexdigest()[:24]}.joblib"
     model_from_cache = path.exists()
     if model_from_cache:
@@ -210,7 +211,7 @@ def train(options: Any = None, metafeatures: Any = None, corpus: Corpus | None =
             reports.append(report.assign(dims=int(dims), metafeatures_used=use))
         report = pd.concat(reports, ignore_index=True)
         folder.mkdir(parents=True, exist_ok=True)
-        temporary = path.with_suffix(".tmp")
+        temporary = path.with_suffix(f".tmp{os.getpid()}")
         joblib.dump((models, report), temporary)
         temporary.replace(path)
     return TrainedChoiceMaker(option_map, features, mf_share, models, experience, report,

@@ -179,7 +179,10 @@ BUILTIN_METAFEATURES: dict[str, Metafeature] = {m.name: m for m in [
     Metafeature("entropy", True, _entropy, "1 (coarse block counts, a partition)"),
 ]}
 
-DEFAULT_METAFEATURES: tuple[str, ...] = tuple(BUILTIN_METAFEATURES)
+# The default set: every built-in except scale_epsilon, which would pay again for the noisy
+# size (the meta-model derives log(size * epsilon) from size and epsilon for free).
+DEFAULT_METAFEATURES: tuple[str, ...] = ("size", "domain_size", "epsilon", "sparsity",
+                                         "uniformity", "roughness", "entropy")
 
 
 @dataclass(frozen=True)
