@@ -221,7 +221,8 @@ class Orthants:
         dims = pooled.shape[1]
         options: list[list[tuple[str, float]]] = []
         for i in range(dims):
-            cuts = np.unique(np.quantile(pooled[:, i], _levels(self.levels)))
+            column = pooled[:, i][np.isfinite(pooled[:, i])]  # NaN lies in no threshold set
+            cuts = np.unique(np.quantile(column, _levels(self.levels))) if len(column) else np.array([])
             options.append([("any", 0.0)] + [(">=", c) for c in cuts] + [("<=", c) for c in cuts])
         if math.prod(len(o) for o in options) <= self.limit:
             combos = list(itertools.product(*options))
@@ -288,7 +289,8 @@ class LikelihoodRatio:
     an output came from D rather than D'; it estimates the log likelihood ratio, which orders
     outputs by the evidence they give. The events are {score >= c} and {score <= c} at quantile
     cuts of the scores. `features` maps outputs to the regression's inputs (by default the
-    outputs and their absolute values, so that both shifts and spreads can be learnt).
+    outputs, their absolute values, so that both shifts and spreads can be learnt, and which
+    coordinates are not finite).
     """
 
     features: Callable[[np.ndarray], np.ndarray] | None = None
@@ -299,8 +301,12 @@ class LikelihoodRatio:
         from sklearn.preprocessing import StandardScaler
 
         def inputs(y: np.ndarray) -> np.ndarray:
+            if self.features is not None:
+                return self.features(y)
             matrix = y.reshape(len(y), -1)
-            return self.features(y) if self.features is not None else np.hstack([matrix, np.abs(matrix)])
+            finite = np.isfinite(matrix)
+            clean = np.where(finite, matrix, 0.0)  # non-finite outputs get their own indicator
+            return np.hstack([clean, np.abs(clean), ~finite])
 
         scaler = StandardScaler().fit(inputs(np.concatenate([first, second])))
         model = LogisticRegression(max_iter=1000).fit(
