@@ -198,3 +198,19 @@ def test_thorough_mode_multiplies_the_samples(monkeypatch: pytest.MonkeyPatch) -
     assert thorough_factor(False) == 25.0
     monkeypatch.setenv("JOSTLE_AUDIT_THOROUGH", "0")
     assert thorough_factor(False) == 1.0
+
+
+def test_event_families_tolerate_non_finite_outputs() -> None:
+    """An algorithm may return NaN (post-processing gone wrong); NaN lies in no threshold set,
+    and the learnt score still ranks the finite outputs."""
+    rng = np.random.default_rng(3)
+    first, second = rng.normal(0, 1, (500, 2)), rng.normal(1, 1, (500, 2))
+    first[:20, 0] = np.nan
+    for family in (Orthants(), LikelihoodRatio()):
+        events = family.candidates(first, second)
+        assert events
+        for event in events[:50]:
+            mask = event.contains(first)
+            assert mask.dtype == bool and len(mask) == len(first)
+    assert not any(e.contains(first)[:20].any() for e in Orthants().candidates(first, second)
+                   if e.name.startswith("y[0]") and " and " not in e.name)
