@@ -160,8 +160,8 @@ def _finish(session, args: argparse.Namespace) -> None:
     if session is not None and getattr(args, "ledger", False):
         sys.stdout.flush()
         print(session.ledger)
-    if session is not None:
-        session.close()
+    # The session is not closed: every charge is already committed, the process is about to
+    # end, and in-process callers (tests) may still read its ledger.
 
 
 # ---------------------------------------------------------------- jostle ledger
@@ -278,7 +278,8 @@ def ledger_command(args: argparse.Namespace) -> int:
             if problems:
                 raise DataError(f"the budget ledger {store.path} fails verification ({len(problems)} problems)",
                                 hint="it was edited outside Jostle; keep it and investigate before trusting it")
-            print(f"{store.path}: ok ({len(store.events())} events about {len(store.datasets())} datasets)")
+            count = len(store.datasets())
+            print(f"{store.path}: ok ({len(store.events())} events about {count} dataset{'s' * (count != 1)})")
         else:
             dataset = store.resolve(args.dataset)
             event = store.reset(dataset.fingerprint, args.reason, confirmed=args.yes)
