@@ -153,6 +153,8 @@ class Session:
 
         Wraps this session's `load` built-in (the registry itself is untouched). The raw file
         is fingerprinted, as for bind_private, so loading a CSV and binding it give one key.
+        The file is read a second time for that; registering inside
+        jostle.builtins.make_private_table, on the frame load() read, would avoid it.
         """
         values = self.interpreter.builtins.values
         original = values["load"]
