@@ -229,6 +229,9 @@ def exponential(ctx: ReleaseContext, candidates: Any, utilities: list[Any], epsi
                 sensitivity: Any, span: Span) -> Any:
     """Pick a candidate with probability proportional to exp(eps * u / (2 * sensitivity)), exactly."""
     budget = _epsilon(epsilon, span)
+    if isinstance(sensitivity, (Private, PrivateMean)):
+        raise refuse("the sensitivity of exponential must be public", sensitivity, span,
+                     "a sensitivity is a public bound on how much one row can move the utility: write a number")
     if isinstance(sensitivity, bool) or not isinstance(sensitivity, (int, float)) or not sensitivity > 0:
         raise JostleRuntimeError("exponential needs a positive public sensitivity", span)
     scores, tracked, node = _scores(utilities, span, "exponential")

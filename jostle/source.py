@@ -18,9 +18,9 @@ class Source:
 
     def line(self, number: int) -> str:
         """Return line `number` (1-based) without its newline, or '' if out of range."""
-        lines = self.text.splitlines()
+        lines = self.text.split("\n")  # lines end at \n only, as lark counts them (not at \f or \u2028)
         if 1 <= number <= len(lines):
-            return lines[number - 1]
+            return lines[number - 1].rstrip("\r")
         return ""
 
 

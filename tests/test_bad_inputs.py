@@ -77,9 +77,6 @@ CATEGORIES = {
 # Cases showing a bug in a module outside this corpus's remit (jostle/cli.py, session.py, ...).
 # Each holds the correct expectation; the reason names the bug. Remove an entry once fixed.
 KNOWN_BUGS: dict[str, str] = {
-    "privacy/private_sensitivity.jst": "mechanisms.exponential reports a private sensitivity as a "
-                                       "JostleRuntimeError ('needs a positive public sensitivity'), "
-                                       "not a PrivacyError",
     "commands/check_not_utf8": "cli.py `check` catches OSError only: UnicodeDecodeError is an internal error",
     "commands/run_not_utf8": "session.run_file catches OSError only: UnicodeDecodeError is an internal error",
     "commands/export_to_missing_folder": "cli.py ledger export writes --output without catching OSError: "
