@@ -230,12 +230,12 @@ class Bold:
 
 
 def regime_task(name: str, seed: int) -> ClassificationData:
-    """Attribute 0 (10 values) predicts the class 85% of the time; class 0 is 65% of the rows."""
+    """Attribute 0 (10 values) predicts the class 90% of the time; class 0 is 74% of the rows."""
     rng = np.random.default_rng(seed)
     n = 400
     x0 = rng.integers(0, 10, n)
-    rule = np.where(x0 < 6, 0, 1)  # values 0..5 -> class 0, 6..9 -> class 1
-    y = np.where(rng.random(n) < 0.85, rule, 1 - rule)
+    rule = np.where(x0 < 8, 0, 1)  # values 0..7 -> class 0, 8..9 -> class 1
+    y = np.where(rng.random(n) < 0.9, rule, 1 - rule)
     X = np.column_stack([x0, rng.integers(0, 3, n)])
     return ClassificationData(X, y, (10, 3), 2, name=name)
 
@@ -277,3 +277,12 @@ def test_classification_data_rejects_codes_outside_the_domain():
         ClassificationData(np.array([[0, 3]]), np.array([0]), (2, 3), 2)
     with pytest.raises(ValueError, match="class code"):
         ClassificationData(np.array([[0, 1]]), np.array([2]), (2, 3), 2)
+
+
+def test_measuring_pays_only_when_clearly_better_over_the_groups():
+    from jostle.choicemaker.tree_training import measuring_pays
+    public = pd.Series([0.30, 0.20, 0.40, 0.25, 0.35], index=list("abcde"))
+    assert measuring_pays(public - 0.02, public)  # better in every group
+    assert not measuring_pays(public + 0.02, public)
+    mixed = public + np.array([-0.03, 0.03, -0.02, 0.02, -0.01])  # no clear difference
+    assert not measuring_pays(mixed, public)

