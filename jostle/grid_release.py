@@ -122,6 +122,23 @@ def laplace_plan(l1: float, epsilon: Fraction, length: int, integer_valued: bool
     return LaplacePlan(grid, steps, Fraction(steps) / epsilon)
 
 
+def with_simple_scale(plan: LaplacePlan, bits: int = 40) -> LaplacePlan:
+    """The plan with its noise scale rounded UP to a multiple of 2^-m, m >= 0 the least making
+    the relative increase at most 2^-bits.
+
+    Why it is still private: the grid and the grid sensitivity S are unchanged and the scale only
+    grows, so the discrete Laplace ratio bound exp(S / scale') <= exp(S / scale) = e^eps holds.
+    Why: epsilon given as a double (e.g. a budget share) makes S / eps a fraction with a ~2^53
+    numerator and denominator, which pushes every draw onto the sampler's slow Python-integer
+    path; the rounded scale (numerator about 2^(bits + 1)) keeps the vectorised int64 path.
+    """
+    scale = plan.scale
+    magnitude = scale.numerator.bit_length() - scale.denominator.bit_length()  # scale >= 2^(magnitude - 1)
+    shift = max(0, bits - magnitude + 1)
+    rounded = Fraction(-((-scale.numerator << shift) // scale.denominator), 1 << shift)
+    return LaplacePlan(plan.grid, plan.sensitivity, rounded)
+
+
 @lru_cache(maxsize=256)
 def gaussian_plan(l1: float, l2: float, epsilon: Fraction, delta: Fraction, length: int,
                   integer_valued: bool, is_vector: bool, bits: int = GAUSSIAN_BITS) -> GaussianPlan:

@@ -24,7 +24,8 @@ The noise methods that other code calls keep their signatures:
   * `uniform(size)`: doubles on the midpoint grid (i + 1/2) 2^-52, strictly inside (0, 1).
   * `gumbel(size)`: floating-point Gumbel draws from `uniform`. No release uses it; it stays
     for callers that want Gumbel noise in simulations. For the exponential mechanism use
-    `exponential_index(utilities, eps / (2 sensitivity))`, which samples it exactly.
+    `exponential_index(utilities, eps / (2 sensitivity))`, which samples it exactly, or
+    `exponential_indices` for one independent choice per row of a matrix (-inf: ineligible).
 
 `SimulationNoise` has the same interface on plain NumPy floats. It is fast and NOT safe for
 releases (floating-point samplers, Mironov 2012, and a seeded generator): use it only to run
@@ -61,6 +62,7 @@ class NoiseSource(Protocol):
     def discrete_gaussian(self, sigma2: Fraction, size: int, t: int | None = None) -> np.ndarray: ...
     def laplace(self, scale: float, size: int) -> np.ndarray: ...
     def exponential_index(self, utilities: np.ndarray | list[float], coefficient: Fraction | float) -> int: ...
+    def exponential_indices(self, utilities: np.ndarray, coefficient: Fraction | float) -> np.ndarray: ...
 
 
 def power_of_two_at_most(x: float | Fraction) -> Fraction:
@@ -78,6 +80,21 @@ def grid_to_floats(units: np.ndarray, grid: Fraction) -> np.ndarray:
     if units.dtype == object:
         return np.array([float(Fraction(int(k)) * grid) for k in units], dtype=float)
     return units.astype(float) * float(grid)
+
+
+def _rows(utilities: np.ndarray) -> np.ndarray:
+    matrix = np.asarray(utilities, dtype=float)
+    if matrix.ndim != 2:
+        raise ValueError(f"utilities must be a 2D array (rows x candidates), got shape {matrix.shape}")
+    return matrix
+
+
+def _eligible_index(source: "Randomness", row: np.ndarray, coefficient: Fraction | float) -> int:
+    """source.exponential_index among the entries of `row` above -inf (0 if there are none)."""
+    eligible = np.flatnonzero(row > -np.inf)
+    if eligible.size == 0:
+        return 0
+    return int(eligible[source.exponential_index(row[eligible], coefficient)])
 
 
 class Randomness:
@@ -137,19 +154,26 @@ class Randomness:
         largest utility (CKS Algorithm 1); the best candidate is always accepted, so the expected
         number of proposals is at most len(utilities).
         """
-        exact_utilities = [Fraction(float(u)) for u in utilities]
-        if not exact_utilities:
+        values = np.asarray(utilities, dtype=float).ravel()
+        if values.size == 0:
             raise ValueError("exponential_index needs at least one utility")
+        if not np.all(np.isfinite(values)):
+            raise ValueError("exponential_index needs finite utilities")
         factor = Fraction(coefficient)
         if factor < 0:
             raise ValueError(f"the coefficient must be >= 0, got {coefficient}")
-        best = max(exact_utilities)
-        gammas = [factor * (best - u) for u in exact_utilities]
-        n = len(gammas)
+        best = Fraction(float(values.max()))  # the largest double is one of the utilities: exact
+        n = values.size
         while True:  # proposals are independent: draw them a batch at a time, keep the first accepted
             for index in self.integers_below(n, min(n, 64)).tolist():
-                if gammas[index] == 0 or bool(self.bernoulli_exp(gammas[index], 1)[0]):
+                gamma = factor * (best - Fraction(float(values[index])))  # only for the proposals
+                if gamma == 0 or bool(self.bernoulli_exp(gamma, 1)[0]):
                     return int(index)
+
+    def exponential_indices(self, utilities: np.ndarray, coefficient: Fraction | float) -> np.ndarray:
+        """`exponential_index` on each row of a 2D array, independently; -inf marks a candidate
+        a row may not choose (a row with none gets 0). One call per batch of choices."""
+        return np.array([_eligible_index(self, row, coefficient) for row in _rows(utilities)], dtype=np.int64)
 
     # ------------------------------------------------------------ the interface other code calls
     def uniform(self, size: int) -> np.ndarray:
@@ -246,6 +270,12 @@ class SimulationNoise:
         """Gumbel-max in floating point: P(i) proportional to exp(coefficient * utilities[i])."""
         keys = float(coefficient) * np.asarray(utilities, dtype=float) + self.rng.gumbel(size=len(utilities))
         return int(np.argmax(keys))
+
+    def exponential_indices(self, utilities: np.ndarray, coefficient: Fraction | float) -> np.ndarray:
+        """Gumbel-max on each row; -inf marks an ineligible candidate (a row with none gets 0)."""
+        matrix = _rows(utilities)
+        keys = float(coefficient) * matrix + self.rng.gumbel(size=matrix.shape)
+        return np.where(matrix > -np.inf, keys, -np.inf).argmax(axis=1).astype(np.int64)
 
     def uniform(self, size: int) -> np.ndarray:
         return (self.rng.integers(0, 2**52, size=size) + 0.5) / float(2**52)

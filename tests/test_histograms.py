@@ -21,7 +21,9 @@ from jostle.histograms.wavelet import haar_forward, privelet_sensitivity
 
 
 class NumpyNoise:
-    """A seeded numpy-backed noise source with the `jostle.noise.Randomness` interface."""
+    """A seeded numpy-backed simulation source (float Laplace and Gumbel draws)."""
+
+    simulation_only = True  # jostle.safe_noise: the fast floating-point path
 
     def __init__(self, seed: int) -> None:
         self.rng = np.random.default_rng(seed)

@@ -191,6 +191,18 @@ class RecordingNoise:
         self.log.append(("noise", "geometric"))
         return self._inner.two_sided_geometric(epsilon_per_unit, size)
 
+    def discrete_laplace(self, scale, size):
+        self.log.append(("noise", "discrete laplace"))
+        return self._inner.discrete_laplace(scale, size)
+
+    def exponential_index(self, utilities, coefficient):
+        self.log.append(("noise", "exponential"))
+        return self._inner.exponential_index(utilities, coefficient)
+
+    def exponential_indices(self, utilities, coefficient):
+        self.log.append(("noise", "exponential per row"))
+        return self._inner.exponential_indices(utilities, coefficient)
+
 
 @pytest.mark.parametrize("configuration", sorted(CONFIGURATIONS))
 def test_every_measurement_is_charged_before_its_noise(data, configuration):

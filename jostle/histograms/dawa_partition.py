@@ -11,6 +11,12 @@ minimising partition is output. Li et al. (Sec. 3, the private-partition theorem
 proof) show that releasing the least-noisy-cost partition this way is eps1-DP: one record
 changes the cost of every partition by at most 2 (it lies in exactly one bucket of each
 partition). We restate their result and do not re-prove it here. Single-cell buckets have dev 0 whatever the data and get no noise.
+On an exact noise source the noisy costs come from `safe_noise.noisy_scores`: each dev (plus
+the public 1/eps2) is snapped to a public grid g and gets exact discrete Laplace noise of
+scale S / eps1 grid steps, S = ceil(2 / g) = 2 / g (g is a power of two <= 2): a dev moving by
+less than 2 moves by at most S steps, and the proof's only property of the noise, a density
+ratio of at most exp(eps1 |s| / S) for a shift s, holds for integer shifts of the discrete
+Laplace too.
 
 Candidate buckets (data-independent, as in the paper's efficient variant): lengths 2^k, all
 start offsets (the reference "approximate" L1 partition), or, for large domains, start
@@ -25,6 +31,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from jostle import safe_noise
 from jostle.histograms.measure import NoiseSource, PrivacyLedger
 
 
@@ -61,12 +68,16 @@ def l1_partition(x: np.ndarray, eps1: float, eps2: float, noise: NoiseSource,
     x = np.asarray(x, dtype=float).ravel()
     n = x.size
     candidates = candidate_deviations(x, offset_divisor)
-    ledger.charge("DAWA: L1 partition (noisy bucket costs, Li et al. 2014 Sec. 3)",
-                  "noisy-min partition", eps1, 2.0)
+    label = "DAWA: L1 partition (noisy bucket costs, Li et al. 2014 Sec. 3)"
+    exact = not safe_noise.is_simulation(noise)
+    grid = safe_noise.score_plan(2.0, eps1).grid if exact and 0 < eps1 < np.inf else None
+    ledger.charge(label, "noisy-min partition", eps1, 2.0)
     floor = 1.0 / eps2
     costs = []
     for length, stride, devs in candidates:
-        noisy = devs + floor + noise.laplace(2.0 / eps1, devs.size)
+        # each candidate's dev moves by less than 2 (module docstring): Laplace(2 / eps1) on each
+        noisy = safe_noise.noisy_scores(noise, devs + floor, 2.0, eps1)
+        ledger.record(f"{label}, length {length}", grid, noisy)
         costs.append((length, stride, np.maximum(noisy, floor).tolist()))
     # Dynamic program over boundaries: best[e] = cheapest partition of x[:e].
     best = [0.0] * (n + 1)

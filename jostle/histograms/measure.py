@@ -1,21 +1,26 @@
 """Noisy measurements for the histogram algorithms, each charged to a ledger first.
 
 Every histogram algorithm in this package draws all of its randomness through a `noise`
-object with the interface of `jostle.noise.Randomness` (`laplace(scale, size)`,
-`gumbel(size)`, `uniform(size)`), so the release path can plug in the exact secure sampler.
-The helpers here pair each draw with a privacy charge:
+object: `jostle.noise.Randomness` for releases, or a simulation source on public data (see
+`jostle.safe_noise`, which makes every draw and holds the privacy argument). The helpers here
+pair each draw with a privacy charge:
 
 * `laplace_mechanism`: values + Laplace(sensitivity / epsilon) noise. With L1 sensitivity
-  Delta of the measured vector, this is epsilon-DP (Dwork, McSherry, Nissim, Smith 2006).
-* `exponential_mechanism`: Gumbel-max sampling. argmax_i (epsilon * u_i / (2 Delta_u) + G_i)
-  with i.i.d. standard Gumbel G_i returns i with probability proportional to
-  exp(epsilon * u_i / (2 Delta_u)), which is exactly McSherry & Talwar's exponential mechanism,
-  hence epsilon-DP when each score u_i has sensitivity Delta_u.
+  Delta of the measured vector, this is epsilon-DP (Dwork, McSherry, Nissim, Smith 2006). On an
+  exact source the vector is released on a public power-of-two grid with exact discrete
+  Laplace noise (`safe_noise.release_vector`), so no output is impossible on a neighbouring
+  histogram; the values may be real (wavelet coefficients, weighted totals).
+* `exponential_mechanism`: index i with probability proportional to
+  exp(epsilon * u_i / (2 Delta_u)), McSherry & Talwar's exponential mechanism, epsilon-DP when
+  each score u_i has sensitivity Delta_u. Sampled exactly on an exact source
+  (`safe_noise.choose_exponential`), by Gumbel-max in simulation.
 
 The privacy unit is one record added or removed, so a histogram (or any set of disjoint cell
 groups) has L1 sensitivity 1. A `PrivacyLedger` holds the epsilon an algorithm was given; a
 charge that would push the exact (rational) sum of charges past it raises
 `HistogramBudgetError` *before* any noise is drawn. Sequential composition: charges add up.
+A ledger made with `keep_releases=True` also keeps every noisy vector with its public grid
+(for audits and tests).
 """
 
 from __future__ import annotations
@@ -26,13 +31,15 @@ from typing import Protocol
 
 import numpy as np
 
+from jostle import safe_noise
+
 
 class NoiseSource(Protocol):
-    """What the algorithms need from a source of randomness (cf. `jostle.noise.Randomness`)."""
+    """What the algorithms need from a source of randomness: `jostle.noise.Randomness` (exact:
+    discrete_laplace, exponential_index) or a simulation source (laplace, gumbel), see
+    `jostle.safe_noise.is_simulation`."""
 
     def laplace(self, scale: float, size: int) -> np.ndarray: ...
-
-    def gumbel(self, size: int) -> np.ndarray: ...
 
     def uniform(self, size: int) -> np.ndarray: ...
 
@@ -51,21 +58,44 @@ class Charge:
     sensitivity: float
 
 
+@dataclass(frozen=True)
+class Release:
+    """One noisy vector an algorithm drew (kept when the ledger asks for it).
+
+    Attributes:
+        label: The charge's label.
+        grid: The public grid every value lies on (an exact source), or None (simulation).
+        values: The noisy values.
+    """
+
+    label: str
+    grid: Fraction | None
+    values: np.ndarray
+
+
 @dataclass
 class PrivacyLedger:
     """Charges of one algorithm run, capped at the epsilon the run was given.
 
     Args:
         limit: The epsilon the algorithm may spend in total.
+        keep_releases: Keep every noisy vector in `releases` (audits and tests).
     """
 
     limit: float
     charges: list[Charge] = field(default_factory=list)
+    keep_releases: bool = False
+    releases: list[Release] = field(default_factory=list)
     _total: Fraction = field(default=Fraction(0), init=False, repr=False)
 
     @property
     def spent(self) -> float:
         return float(self._total)
+
+    def record(self, label: str, grid: Fraction | None, values: np.ndarray) -> None:
+        """Keep a noisy vector, if this ledger keeps them."""
+        if self.keep_releases:
+            self.releases.append(Release(label, grid, np.array(values, dtype=float, copy=True)))
 
     def charge(self, label: str, mechanism: str, epsilon: float, sensitivity: float) -> None:
         """Record a charge, refusing it if the exact running sum would exceed the limit."""
@@ -102,27 +132,39 @@ def laplace_mechanism(values: np.ndarray, sensitivity: float, epsilon: float, no
                       ledger: PrivacyLedger, label: str) -> np.ndarray:
     """Release `values` (a vector of L1 sensitivity `sensitivity`) with Laplace noise.
 
-    Charges `epsilon` to the ledger before drawing Laplace(sensitivity / epsilon) noise.
+    The grid is planned from public inputs (length, sensitivity, epsilon), then `epsilon` is
+    charged to the ledger, then the noise is drawn (`safe_noise.release_vector`: exact
+    discrete Laplace(sensitivity / epsilon) on that grid, or float Laplace in simulation).
     """
     values = np.asarray(values, dtype=float)
+    exact = values.size > 0 and not safe_noise.is_simulation(noise)
+    plan = None
+    if exact and epsilon > 0 and np.isfinite(epsilon):  # else the charge below refuses epsilon
+        plan = safe_noise.vector_plan(values.size, sensitivity, epsilon)
     ledger.charge(label, "laplace", epsilon, sensitivity)
     if values.size == 0:
         return values.copy()
-    return values + noise.laplace(sensitivity / epsilon, values.size).reshape(values.shape)
+    if plan is None:
+        noisy = safe_noise.release_vector(noise, values, sensitivity, epsilon)
+    else:
+        noisy = safe_noise.release_planned(noise, values, plan)
+    ledger.record(label, plan.grid if plan else None, noisy)
+    return noisy
 
 
 def exponential_mechanism(scores: np.ndarray, sensitivity: float, epsilon: float,
                           noise: NoiseSource, ledger: PrivacyLedger, label: str) -> int:
     """Index chosen with probability proportional to exp(epsilon * score / (2 sensitivity)).
 
-    Implemented as Gumbel-max (see the module docstring); charges `epsilon` first.
+    Scores of -inf are ineligible (which ones must be public). Charges `epsilon` first, then
+    samples with `safe_noise.choose_exponential` (exact on an exact source).
     """
     scores = np.asarray(scores, dtype=float).ravel()
-    if scores.size == 0:
+    if not np.any(scores > -np.inf):
         raise ValueError("the exponential mechanism needs at least one candidate")
+    safe_noise.is_simulation(noise)  # an unusable source is refused before charging
     ledger.charge(label, "exponential", epsilon, sensitivity)
-    gumbel = noise.gumbel(scores.size)
-    return int(np.argmax(epsilon * scores / (2.0 * sensitivity) + gumbel))
+    return safe_noise.choose_exponential(noise, scores, sensitivity, epsilon)
 
 
 def check_inputs(x: np.ndarray, epsilon: float, ledger: PrivacyLedger | None) -> tuple[np.ndarray, PrivacyLedger]:

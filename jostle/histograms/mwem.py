@@ -8,17 +8,21 @@ Budget split (epsilon given):
   * each of T rounds: selection_share * rest / T for choosing a query and
                  (1 - selection_share) * rest / T for measuring it, rest = epsilon - total.
 Privacy: round t picks the workload query with the largest |q(x) - q(A_t)| by the exponential
-mechanism (Gumbel-max, see `measure.exponential_mechanism`); each score has sensitivity 1
+mechanism (exact on an exact source, see `measure.exponential_mechanism`); each score has sensitivity 1
 because a counting query changes by at most 1 when a record is added or removed, and A_t is a
 function of earlier releases only. The chosen query is measured with Laplace(T / eps_meas)
 noise (sensitivity 1). All 2T + 1 steps compose sequentially to epsilon; the multiplicative
 weights updates are post-processing.
 Inference: after each round, `update_passes` sweeps of the multiplicative weights rule
 A <- A * exp(q * (m - q(A)) / (2 N)) over all measurements so far, renormalised to the noisy
-total N (the "enhanced update" of Hardt et al.'s implementation).
+total N (the "enhanced update" of Hardt et al.'s implementation). N is the noisy total floored
+at 1 and the weights are kept as logarithms, so the rule cannot overflow however small N or
+large m - q(A) is (both are post-processing choices: they do not touch the privacy argument).
 """
 
 from __future__ import annotations
+
+import math
 
 import numpy as np
 
@@ -50,6 +54,7 @@ def run_mwem(x: np.ndarray, epsilon: float, workload: RangeWorkload, noise: Nois
     total = laplace_mechanism(np.array([x.sum()]), 1.0, budget["total"], noise, ledger,
                               "MWEM: total count")[0]
     total = max(total, 1.0)  # post-processing: a positive mass for the weights
+    log_weights = np.zeros(x.shape)  # A = N * softmax(log_weights): uniform to start
     estimate = np.full(x.shape, total / x.size)
     true_answers = workload.answer(x)
     chosen = np.zeros(len(workload), dtype=bool)
@@ -66,27 +71,47 @@ def run_mwem(x: np.ndarray, epsilon: float, workload: RangeWorkload, noise: Nois
                                      budget[f"round {t} measure"], noise, ledger,
                                      f"MWEM: round {t} measurement")[0]
         measurements.append((workload.region(index), measured))
-        estimate = _multiplicative_weights(estimate, measurements, total, update_passes)
+        log_weights = _multiplicative_weights(log_weights, measurements, total, update_passes)
+        weights = np.exp(log_weights)
+        estimate = total * weights / weights.sum()
     return estimate
 
 
-def _multiplicative_weights(estimate: np.ndarray, measurements: list[tuple[tuple[slice, ...], float]],
+def _logsumexp(values: np.ndarray) -> float:
+    """log(sum(exp(values))) without overflow (-inf for an all -inf input)."""
+    top = float(values.max())
+    if top == -np.inf:
+        return -np.inf
+    return top + math.log(float(np.exp(values - top).sum()))
+
+
+_CANCELLATION = 1.0 - 2.0 ** -20  # a region with more of the mass: recompute log Z in full
+
+
+def _multiplicative_weights(log_weights: np.ndarray, measurements: list[tuple[tuple[slice, ...], float]],
                             total: float, passes: int) -> np.ndarray:
     """`passes` sweeps of A <- A * exp(q (m - q(A)) / (2 N)) over the measurements, each
-    followed by renormalisation to total N.
+    followed by renormalisation to total N, on log-weights w with A = N exp(w - log Z),
+    Z = sum exp(w). Returns w normalised so that Z = 1.
 
-    The renormalisation is kept as a scale factor (A = scale * raw) with a running sum, so an
-    update costs the size of its region rather than of the domain; the result is the same.
+    An update adds (m - q(A)) / (2 N) to w on q's region and updates log Z from the region's
+    log-mass M: log Z' = log(Z - M + M e^step), so it costs the size of the region. Z - M is
+    formed as Z (1 - M/Z), which loses at most a relative 2^-32 while M/Z <= 1 - 2^-20; a region
+    holding more than that has log Z recomputed over the domain, and every pass starts from
+    w normalised to log Z = 0, so rounding cannot accumulate.
     """
-    raw = estimate.copy()
-    raw_sum = float(raw.sum())
-    scale = total / raw_sum
+    log_weights = log_weights.copy()
     for _ in range(passes):
+        log_weights -= _logsumexp(log_weights)  # log Z = 0: keeps the magnitudes (and rounding) small
+        log_z = 0.0
         for region, value in measurements:
-            block = raw[region]
-            block_sum = float(block.sum())
-            factor = np.exp((value - scale * block_sum) / (2.0 * total))
-            block *= factor
-            raw_sum += block_sum * (factor - 1.0)
-            scale = total / raw_sum
-    return raw * scale
+            block = log_weights[region]
+            log_mass = _logsumexp(block)
+            share = min(math.exp(log_mass - log_z), 1.0) if log_mass > -np.inf else 0.0  # q(A) / N
+            step = (value - total * share) / (2.0 * total)
+            block += step
+            if share > _CANCELLATION:
+                log_z = _logsumexp(log_weights)
+            else:
+                log_z = float(np.logaddexp(log_z + math.log1p(-share), log_mass + step))
+    return log_weights - _logsumexp(log_weights)

@@ -1,9 +1,10 @@
 """The noisy measurements of the tree learners, and their public random choices.
 
-Every function takes the `noise` source explicitly (the interface of `jostle.noise.Randomness`:
-laplace, gumbel, uniform, two_sided_geometric) and never draws from NumPy's global generator.
-The caller charges the ledger (`jostle.trees.accounting`) *before* calling a measurement here;
-these functions only calibrate and draw.
+Every function takes the `noise` source explicitly and never draws from NumPy's global
+generator: `jostle.noise.Randomness` for releases (exact samplers), or a simulation source on
+public data (`jostle.noise.SimulationNoise`); `jostle.safe_noise` makes the noisy draws and holds
+the privacy argument. The caller charges the ledger (`jostle.trees.accounting`) *before*
+calling a measurement here; these functions only calibrate and draw.
 """
 
 from __future__ import annotations
@@ -12,17 +13,24 @@ from typing import Any
 
 import numpy as np
 
+from jostle import safe_noise
+
 
 def noisy_counts(noise: Any, counts: np.ndarray, epsilon: float) -> np.ndarray:
     """counts + two-sided geometric noise with P(k) ~ exp(-epsilon |k|), as floats.
 
     eps-DP for a vector of counts of *disjoint* cells (sizes of sibling nodes, class counts of
     the leaves): one row added or removed changes one cell by 1, L1 sensitivity 1
-    (Ghosh, Roughgarden, Sundararajan 2009).
+    (Ghosh, Roughgarden, Sundararajan 2009). Integer counts plus integer noise are exact
+    (`two_sided_geometric` is the exact discrete Laplace on `Randomness`). Counts that are not
+    of an integer dtype are released on a public grid instead (`safe_noise.release_vector`,
+    Laplace(1 / epsilon)), never by adding integers to real values.
     """
     counts = np.asarray(counts)
     if counts.size == 0:
         return counts.astype(np.float64)
+    if counts.dtype.kind not in "iub":
+        return safe_noise.release_vector(noise, counts, 1.0, epsilon)
     draws = np.asarray(noise.two_sided_geometric(epsilon, counts.size), dtype=np.float64)
     return counts.astype(np.float64) + draws.reshape(counts.shape)
 
@@ -32,18 +40,17 @@ def exponential_mechanism(noise: Any, utilities: np.ndarray, epsilon: float, sen
     """One choice per row of `utilities` (rows = nodes, columns = candidates).
 
     P(a) ~ exp(epsilon u(a) / (2 Delta)), or exp(epsilon u(a) / Delta) for a monotone utility
-    (McSherry & Talwar 2007), sampled by Gumbel-max: the argmax of the scaled utilities plus
-    independent standard Gumbel draws has exactly that distribution. Candidates a row may not
-    choose are marked -inf. Each row is eps-DP for its own node; rows are nodes with disjoint
-    data, so one call is eps-DP as a whole (parallel composition).
+    (McSherry & Talwar 2007), sampled exactly on `Randomness` (`safe_noise.
+    choose_exponential_rows`: rejection sampling on the utilities' exact values) and by
+    Gumbel-max in simulation. Candidates a row may not choose are marked -inf (public: the
+    attributes used on the path). Each row is eps-DP for its own node; rows are nodes with
+    disjoint data, so one call is eps-DP as a whole (parallel composition).
     """
     utilities = np.asarray(utilities, dtype=np.float64)
     if utilities.size == 0:
         return np.zeros(utilities.shape[0], dtype=np.int64)
-    scale = epsilon / (sensitivity if monotone else 2.0 * sensitivity)
-    gumbel = np.asarray(noise.gumbel(utilities.size), dtype=np.float64).reshape(utilities.shape)
-    scores = np.where(np.isfinite(utilities), scale * utilities + gumbel, -np.inf)
-    return scores.argmax(axis=1).astype(np.int64)
+    return safe_noise.choose_exponential_rows(noise, utilities, sensitivity=sensitivity, epsilon=epsilon,
+                                              monotone=monotone)
 
 
 def public_random_choice(noise: Any, allowed: np.ndarray) -> np.ndarray:
