@@ -81,6 +81,13 @@ class Metafeature:
 
 
 def _laplace(noise: Any, scale: float) -> float:
+    """Laplace(scale) noise to ADD TO AN INTEGER-VALUED statistic of sensitivity 1 (a count).
+
+    On `jostle.noise.Randomness` this is g * Z, Z exact discrete Laplace, on a power-of-two grid
+    g <= 1, so a count plus it stays on the grid and no output is impossible on a neighbour.
+    Added to a REAL statistic it would reveal the statistic's bits below g: release real
+    statistics with `jostle.safe_noise.release_vector` (as `_noisy_pair` does).
+    """
     return float(np.asarray(noise.laplace(scale, 1)).ravel()[0])
 
 
@@ -88,10 +95,18 @@ def _noisy_pair(statistic: float, sensitivity: float, x: np.ndarray, eps: float,
                 noise: Any) -> tuple[float, float]:
     """Release (statistic, N) as one vector: its L1 sensitivity is the statistic's plus 1 (N
     changes by 1), so Laplace((sensitivity + 1) / eps) on each entry is eps-DP. N is floored
-    at 1 afterwards (post-processing) to normalise by."""
-    scale = (sensitivity + 1.0) / eps
-    noisy = np.asarray(noise.laplace(scale, 2), dtype=float).ravel()
-    return statistic + float(noisy[0]), max(float(x.sum()) + float(noisy[1]), 1.0)
+    at 1 afterwards (post-processing) to normalise by.
+
+    The statistic is real (e.g. sum |x_i - N/n|), so on an exact source the pair is snapped to a
+    public grid and given exact discrete Laplace noise (`jostle.safe_noise.release_vector`); a
+    simulation source adds float Laplace noise. eps = inf (only on public data) adds none.
+    """
+    from jostle import safe_noise  # imported here: the rest of this module is not this helper's
+
+    if math.isinf(eps):
+        return statistic, max(float(x.sum()), 1.0)
+    noisy = safe_noise.release_vector(noise, np.array([statistic, float(x.sum())]), sensitivity + 1.0, eps)
+    return float(noisy[0]), max(float(noisy[1]), 1.0)
 
 
 # Public metafeatures (no budget).
