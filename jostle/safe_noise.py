@@ -12,11 +12,13 @@ from a `noise` object passed in by the caller. Two kinds of source reach them:
     and the data are public. They draw exactly what the libraries drew before this module
     existed, so simulated experience stays reproducible.
 
-`is_simulation` tells them apart by feature test: a source is a simulation source when it says
-so (`simulation_only = True`) or when it has no exact samplers and declares itself not secure
-(`secure = False`); it is exact when it has the exact samplers (`discrete_laplace`,
-`exponential_index`, `exponential_indices`); anything else is refused (TypeError), so an unknown source can never
-silently take the floating-point path.
+`is_simulation` tells them apart by feature test: a source that says so (`simulation_only =
+True`, as `jostle.noise.SimulationNoise` does) is a simulation source; otherwise a source with the
+exact samplers (`discrete_laplace`, `exponential_index`, `exponential_indices`) is exact; a
+source without them cannot make an exact release and is treated as a simulation source (the
+light `jostle.choicemaker.simulation.SimulationNoise`, test doubles), unless it claims
+`secure = True`, which is refused (TypeError). Jostle's own release paths always pass a
+`Randomness`.
 
 The mechanisms, and why each is private on an exact source:
 
@@ -71,17 +73,16 @@ def is_simulation(noise: Any) -> bool:
     """True for a fast floating-point source meant for PUBLIC data; False for an exact one.
 
     Raises:
-        TypeError: for a source that is neither (no exact samplers, not declared insecure).
+        TypeError: for a source that claims to be secure but has no exact samplers.
     """
     if getattr(noise, "simulation_only", False):
         return True
     if all(callable(getattr(noise, name, None)) for name in _EXACT_METHODS):
         return False
-    if getattr(noise, "secure", None) is False:
-        return True  # e.g. jostle.choicemaker.simulation.SimulationNoise: no exact samplers
-    raise TypeError(
-        f"{type(noise).__name__} has no exact samplers ({', '.join(_EXACT_METHODS)}) and does not declare "
-        "itself a simulation source (simulation_only = True): use jostle.noise.Randomness for releases")
+    if getattr(noise, "secure", False) is True:
+        raise TypeError(f"{type(noise).__name__} claims to be secure but has no exact samplers "
+                        f"({', '.join(_EXACT_METHODS)}): use jostle.noise.Randomness for releases")
+    return True  # no exact samplers: e.g. jostle.choicemaker.simulation.SimulationNoise
 
 
 def _epsilon(epsilon: float | Fraction) -> Fraction:
