@@ -189,6 +189,8 @@ def print_table(name: str, result: dict, epsilons: list[float]) -> None:
     print(f"{'learner':<22}" + "".join(f"{e:>8g}" for e in epsilons))
     for learner in TREE_OPTIONS:
         print(f"{learner:<22}" + "".join(f"{result[f'{e:g}'][learner]:>8.3f}" for e in epsilons))
+    print(f"{'  best learner':<22}" + "".join(
+        f"{max(TREE_OPTIONS, key=lambda learner: result[f'{e:g}'][learner])[:7]:>8}" for e in epsilons))
     print(f"{'ChoiceMaker':<22}" + "".join(f"{result[f'{e:g}']['choicemaker']['accuracy']:>8.3f}" for e in epsilons))
     print(f"{'  its pick':<22}" + "".join(f"{result[f'{e:g}']['choicemaker']['pick'][:7]:>8}" for e in epsilons))
     print(f"{'  metafeature eps':<22}" + "".join(f"{result[f'{e:g}']['choicemaker']['metafeature_epsilon']:>8.3g}"

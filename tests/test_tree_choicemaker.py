@@ -136,7 +136,9 @@ def test_dispatch_charges_before_every_draw_and_stays_within_epsilon(trained):
         # the metafeature share is split equally among the two noisy metafeatures
         assert result.budget_split["metafeature size"] == pytest.approx(0.05 * epsilon)
         assert result.budget_split["metafeature class_balance"] == pytest.approx(0.05 * epsilon)
-        predictions = result.model.predict(data.X)
+        model, choice, _, _, split = result  # also a tuple
+        assert choice == result.choice and split == result.budget_split
+        predictions = model.predict(data.X)
         assert predictions.shape == (data.n_rows,) and set(predictions) <= {0, 1}
 
 

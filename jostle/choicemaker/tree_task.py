@@ -28,7 +28,7 @@ import math
 from dataclasses import dataclass, field
 from fractions import Fraction
 from pathlib import Path
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Mapping, NamedTuple
 
 import numpy as np
 
@@ -311,9 +311,9 @@ def run_option(option: TreeOption, metafeatures: list[Any], data: Classification
                       released_size(metafeatures, measured.features))
 
 
-@dataclass(frozen=True)
-class TreeDispatchResult:
-    """What `dispatch_tree` released and how.
+class TreeDispatchResult(NamedTuple):
+    """What `dispatch_tree` released and how (a tuple: model, choice, features, predictions,
+    budget_split).
 
     Attributes:
         model: The chosen learner, fitted (predict on integer codes).
