@@ -181,7 +181,7 @@ def choose_exponential(noise: Any, scores: Any, sensitivity: float, epsilon: flo
     Gumbel-max in floating point (argmax of the scaled scores plus standard Gumbel draws).
     """
     values = np.asarray(scores, dtype=float).ravel()
-    eligible = np.flatnonzero(values > -np.inf)
+    eligible = np.flatnonzero(values != -np.inf)  # NaN stays in, for _finite to refuse
     if eligible.size == 0:
         raise ValueError("the exponential mechanism needs at least one eligible candidate")
     if is_simulation(noise):
@@ -210,7 +210,7 @@ def choose_exponential_rows(noise: Any, utilities: Any, sensitivity: float, epsi
         keys = np.where(np.isfinite(matrix), scale * matrix + gumbel, -np.inf)
         return keys.argmax(axis=1).astype(np.int64)
     coefficient = _coefficient(sensitivity, epsilon, monotone)
-    _finite(matrix[matrix > -np.inf])
+    _finite(matrix[matrix != -np.inf])
     return np.asarray(noise.exponential_indices(matrix, coefficient), dtype=np.int64)
 
 

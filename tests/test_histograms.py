@@ -11,13 +11,17 @@ import pytest
 from scipy import stats
 
 import jostle.histograms as H
-from jostle.histograms import data, measure, tree, workloads
+from jostle import safe_noise
+from jostle.histograms import data, measure, mwem, tree, workloads
 from jostle.histograms.basic import run_identity, run_uniform
 from jostle.histograms.dawa import run_dawa
 from jostle.histograms.dawa_partition import candidate_deviations, hilbert_order, l1_partition
 from jostle.histograms.greedy_h import GramForms, RowForms, greedy_hierarchy, path_sensitivity
 from jostle.histograms.hierarchical import hb_branching_1d, hb_tree
 from jostle.histograms.wavelet import haar_forward, privelet_sensitivity
+from jostle.histograms.workloads import as_grid
+from jostle.noise import Randomness
+from tests.test_safe_noise import log_likelihood_ratio, units_of
 
 
 class NumpyNoise:
@@ -91,6 +95,27 @@ def test_over_budget_refused_before_any_noise(algorithm, x):
     with pytest.raises(H.HistogramBudgetError):
         algorithm(x, 1.0, workload_for(x), fresh, ledger)
     assert fresh.draws == 0 and ledger.charges == []
+
+
+class CountingRandomness(Randomness):
+    """The exact source, counting the random words it uses."""
+
+    def __init__(self, seed: int) -> None:
+        super().__init__(seed)
+        self.words_drawn = 0
+
+    def _words(self, size: int) -> np.ndarray:
+        self.words_drawn += size
+        return super()._words(size)
+
+
+@pytest.mark.parametrize("algorithm,x", list(cases()))
+def test_over_budget_refused_before_any_exact_noise(algorithm, x):
+    noise = CountingRandomness(0)
+    ledger = H.PrivacyLedger(1e-9)
+    with pytest.raises(H.HistogramBudgetError):
+        algorithm(x, 1.0, workload_for(x), noise, ledger)
+    assert noise.words_drawn == 0 and ledger.charges == []
 
 
 def test_registry_dimensions_and_lookup():
@@ -393,3 +418,156 @@ def test_uniform_beats_identity_on_uniform_data_at_small_epsilon():
         uniform = H.scaled_error(workload, x, run_uniform(x, epsilon, None, NumpyNoise(500 + seed)))
         wins += uniform < identity
     assert wins >= wins_needed(seeds)
+
+
+# --- exact releases on Randomness ------------------------------------------------------------
+
+def plan_of(charge: measure.Charge, length: int):
+    """The public plan a charge's noisy vector was drawn with (jostle.safe_noise)."""
+    if charge.mechanism == "noisy-min partition":  # DAWA's per-score noise
+        return safe_noise.score_plan(charge.sensitivity, charge.epsilon)
+    return safe_noise.vector_plan(length, charge.sensitivity, charge.epsilon)
+
+
+def exact_run(algorithm, x: np.ndarray, epsilon: float, seed: int) -> tuple[np.ndarray, H.PrivacyLedger]:
+    ledger = H.PrivacyLedger(epsilon, keep_releases=True)
+    return algorithm(x, epsilon, workload_for(x), Randomness(seed=seed), ledger), ledger
+
+
+@pytest.mark.parametrize("algorithm,x", list(cases()))
+def test_every_exact_release_lies_on_its_public_grid(algorithm, x):
+    """With Randomness, every noisy vector an algorithm draws (Identity, Privelet, HB, MWEM, DAWA
+    and the others) is an exact multiple of the grid its public plan gives."""
+    estimate, ledger = exact_run(algorithm, x, 0.7, seed=13)
+    assert np.all(np.isfinite(estimate))
+    charges = {charge.label: charge for charge in ledger.charges}
+    assert ledger.releases
+    for release in ledger.releases:
+        plan = plan_of(charges[release.label.split(", length")[0]], release.values.size)
+        assert release.grid == plan.grid
+        units_of(release.values, plan.grid)
+
+
+def measured_vectors(name: str, x: np.ndarray) -> list[np.ndarray]:
+    """The exact vectors Identity, Privelet and HB measure, in the order they release them."""
+    if name == "Identity":
+        return [x.ravel()]
+    if name == "Privelet":
+        padded = np.zeros(tuple(1 << (side - 1).bit_length() for side in x.shape))
+        padded[tuple(slice(0, side) for side in x.shape)] = x
+        for axis in range(x.ndim):
+            padded = haar_forward(padded, axis)
+        return [padded.ravel()]
+    region_tree = hb_tree(x.shape)
+    sums = region_tree.sums(as_grid(x))
+    return [sums[region_tree.level(d)] for d in range(1, region_tree.height + 1)]
+
+
+@pytest.mark.parametrize("name", ["Identity", "Privelet", "HB"])
+@pytest.mark.parametrize("x", INPUTS_1D + INPUTS_2D, ids=["1d-a", "1d-b", "2d-a", "2d-b"])
+def test_exact_releases_are_attainable_on_every_neighbour(name, x):
+    """The plans do not depend on the data, so a neighbour D' (a row added or removed) uses the
+    same grids. Worst case over outputs: the snapped measurements move by at most each plan's
+    grid sensitivity, so any output's likelihood ratio is at most e^eps in total; and the
+    outputs actually released on D have positive probability on D' within that ratio."""
+    epsilon = 0.7
+    _, ledger = exact_run(H.get_algorithm(name), x, epsilon, seed=29)
+    charges = {charge.label: charge for charge in ledger.charges}
+    rng = np.random.default_rng(3)
+    for _ in range(6):
+        neighbour = x.copy().ravel()
+        cell = int(rng.integers(neighbour.size))
+        neighbour[cell] += 1 if neighbour[cell] == 0 or rng.random() < 0.5 else -1
+        neighbour = neighbour.reshape(x.shape)
+        worst, observed = Fraction(0), Fraction(0)
+        pairs = zip(ledger.releases, measured_vectors(name, x), measured_vectors(name, neighbour))
+        for release, true, true_prime in pairs:
+            plan = plan_of(charges[release.label], true.size)
+            moved = np.abs(np.asarray(grid_steps(true, plan.grid) - grid_steps(true_prime, plan.grid), dtype=object))
+            assert int(moved.sum()) <= plan.sensitivity
+            worst += Fraction(int(moved.sum())) / plan.scale
+            observed += log_likelihood_ratio(units_of(release.values, plan.grid), true, true_prime, plan)
+        assert len(ledger.releases) == len(measured_vectors(name, x))
+        assert worst <= Fraction(epsilon) and abs(observed) <= worst
+
+
+def grid_steps(values: np.ndarray, grid: Fraction) -> np.ndarray:
+    from jostle.grid_release import snap
+    return snap(values, grid).astype(object)
+
+
+@pytest.mark.parametrize("name", ["MWEM", "DAWA"])
+def test_adaptive_algorithms_use_the_same_grids_on_a_neighbour(name):
+    """MWEM and DAWA choose what to measure from earlier releases; each measurement's grid is a
+    function of its public length, sensitivity and epsilon only, so a run on a neighbour with
+    the same seed draws every same-shaped measurement on the same grid."""
+    x = step_data(128, 4000)
+    neighbour = x.copy()
+    neighbour[40] += 1
+    _, ledger = exact_run(H.get_algorithm(name), x, 0.7, seed=5)
+    _, ledger_prime = exact_run(H.get_algorithm(name), neighbour, 0.7, seed=5)
+    grids = {(r.label, r.values.size): r.grid for r in ledger.releases}
+    shared = [(r.label, r.values.size) for r in ledger_prime.releases if (r.label, r.values.size) in grids]
+    assert len(shared) >= len(ledger.releases) - 1  # all but possibly DAWA's final bucket vector
+    for release in ledger_prime.releases:
+        key = (release.label, release.values.size)
+        if key in grids:
+            assert release.grid == grids[key]
+
+
+def test_exact_exponential_mechanism_matches_exponential_weights():
+    scores = np.array([0.0, 1.0, 3.0, -np.inf])
+    epsilon, draws = 1.2, 20000
+    noise = Randomness(seed=4)
+    ledger = measure.PrivacyLedger(epsilon * draws)
+    counts = np.bincount([measure.exponential_mechanism(scores, 1.0, epsilon, noise, ledger, "t")
+                          for _ in range(draws)], minlength=4)
+    assert counts[3] == 0
+    weights = np.exp(epsilon * scores[:3] / 2.0)
+    assert stats.chisquare(counts[:3], weights / weights.sum() * draws).pvalue > 1e-6
+
+
+# --- MWEM's multiplicative weights -----------------------------------------------------------
+
+def linear_multiplicative_weights(estimate: np.ndarray, measurements, total: float, passes: int) -> np.ndarray:
+    """The textbook rule, A <- A exp(q (m - q(A)) / (2N)) then A <- N A / sum(A), in full."""
+    a = estimate.copy()
+    for _ in range(passes):
+        for region, value in measurements:
+            a[region] *= np.exp((value - a[region].sum()) / (2.0 * total))
+            a *= total / a.sum()
+    return a
+
+
+def test_log_domain_weights_equal_the_textbook_rule():
+    x = step_data(96, 5000)
+    workload = workloads.random_ranges_1d(96, 30, seed=2)
+    answers = workload.answer(x)
+    rng = np.random.default_rng(1)
+    measurements = [(workload.region(int(i)), float(answers[int(i)] + rng.normal(0, 20)))
+                    for i in rng.choice(len(workload), 6, replace=False)]
+    total = float(x.sum())
+    reference = linear_multiplicative_weights(np.full(96, total / 96), measurements, total, 30)
+    log_weights = mwem._multiplicative_weights(np.zeros(96), measurements, total, 30)
+    np.testing.assert_allclose(total * np.exp(log_weights), reference, rtol=1e-9)
+
+
+class TinyTotalNoise(NumpyNoise):
+    """Simulation noise whose first Laplace draw wipes out the total (noisy total <= 0)."""
+
+    def laplace(self, scale: float, size: int) -> np.ndarray:
+        draws = super().laplace(scale, size)
+        if self.draws == size:
+            draws[:] = -1e9
+        return draws
+
+
+def test_mwem_stays_finite_when_the_noisy_total_is_tiny():
+    """The total is floored at 1 and the measurements are ~1e5, so the textbook update's
+    exp((m - q(A)) / 2) overflows (inf, then NaN); the log-domain weights do not."""
+    x = step_data(128, 100_000)
+    workload = workloads.prefix_1d(128)
+    with np.errstate(over="raise", invalid="raise", divide="raise"):  # underflow to 0 is benign
+        estimate = H.get_algorithm("MWEM")(x, 1.0, workload, TinyTotalNoise(3))
+    assert np.all(np.isfinite(estimate)) and np.all(estimate >= 0)
+    assert estimate.sum() == pytest.approx(1.0, rel=1e-9)

@@ -8,6 +8,7 @@ label noise), the other attributes are independent noise. Randomness comes from 
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 
 import numpy as np
 import pandas as pd
@@ -23,7 +24,8 @@ from jostle.trees import (CONFIGURATIONS, BudgetExceededError, C45DecisionTreeCl
                           NumericBins, PrivacyLedger, encode_features, make_learner)
 from jostle.trees.accounting import plan_tree_budget
 from jostle.trees.pruning import pessimistic_extra_errors
-from jostle.trees.releases import exponential_mechanism
+from jostle import safe_noise
+from jostle.trees.releases import exponential_mechanism, noisy_counts
 from jostle.trees.utilities import UTILITY_IS_MONOTONE, split_utility, utility_sensitivity
 
 LABEL_NOISE = 0.1
@@ -389,3 +391,31 @@ def test_a_value_outside_its_declared_domain_is_an_error(data):
         DPDecisionTreeClassifier(1.0, domains=DOMAINS, classes=CLASSES).fit(bad, y)
     with pytest.raises(ValueError, match="declare the public domains"):
         DPDecisionTreeClassifier(1.0).fit(X, y)
+
+
+class NoFloatRandomness(Randomness):
+    """The exact source with its floating-point samplers disabled."""
+
+    def laplace(self, scale, size):
+        raise AssertionError("float-path laplace used on an exact source")
+
+    def gumbel(self, size):
+        raise AssertionError("Gumbel draws used on an exact source")
+
+
+@pytest.mark.parametrize("configuration", sorted(CONFIGURATIONS))
+def test_learners_on_an_exact_source_use_only_exact_samplers(data, configuration):
+    X, y, _, _ = data
+    learner = make_learner(configuration, 1.0, domains=DOMAINS, classes=CLASSES, noise=NoFloatRandomness(seed=3))
+    assert learner.fit(X, y).epsilon_spent_ <= 1.0
+
+
+def test_noisy_counts_are_integers_for_integer_counts_and_on_a_grid_otherwise():
+    noise = Randomness(seed=8)
+    counts = np.array([[0, 4, 9], [120, 3, 0]], dtype=np.int64)
+    noisy = noisy_counts(noise, counts, 0.5)
+    assert noisy.shape == counts.shape and np.all(noisy == np.round(noisy))  # integer + integer noise
+    real = np.array([0.5, 3.25, 7.125])  # not an integer dtype: released on the public grid
+    released = noisy_counts(noise, real, 0.5)
+    grid = safe_noise.vector_plan(3, 1.0, 0.5).grid
+    assert all((Fraction(float(v)) / grid).denominator == 1 for v in released)
