@@ -125,8 +125,17 @@ def register(builtin: Any, registry: dict[str, Any]) -> None:
 
     for name, option in engine.BUILTIN_OPTIONS.items():
         registry[name] = BuiltinOption(name, option)
-    for name, metafeature in engine.BUILTIN_METAFEATURES.items():
-        registry[name] = BuiltinMetafeature(name, metafeature)
+    from jostle.choicemaker.tree_task import TREE_METAFEATURES
+
+    for name in dict.fromkeys([*engine.BUILTIN_METAFEATURES, *TREE_METAFEATURES]):
+        registry[name] = BuiltinMetafeature(name, engine.BUILTIN_METAFEATURES.get(name), TREE_METAFEATURES.get(name))
+
+    @builtin("tree_corpus", 0, privacy="choice",
+             doc="tree_corpus(): the bundled public corpus of categorical classification tasks (offline)")
+    def _tree_corpus(interp, span):
+        from jostle.choicemaker.tree_corpus import tree_corpus
+
+        return CorpusValue(tree_corpus(), "bundled classification tasks", task="classification")
 
 
 __all__ = ["register", "Record"]

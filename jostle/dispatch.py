@@ -76,9 +76,10 @@ class CorpusValue:
 
     corpus: Any
     description: str
+    task: str = "histogram"
 
     def __str__(self) -> str:
-        return f"<corpus {self.description}, {len(self.corpus)} shapes>"
+        return f"<corpus {self.description}, {len(self.corpus)} {'tasks' if self.task != 'histogram' else 'shapes'}>"
 
 
 # ---------------------------------------------------------------- data handed to options
@@ -168,6 +169,8 @@ class BuiltinOption:
     def __str__(self) -> str:
         return f"<option {self.name}>"
 
+    task = "histogram"
+
     def jostle_call(self, interp: Any, args: list[Any], kwargs: dict[str, Any], span: Span) -> Any:
         who = f"{self.name}()"
         _check_keywords(kwargs, span, who)
@@ -244,13 +247,14 @@ class BuiltinMetafeature:
     jostle_type = "metafeature"
 
     name: str
-    metafeature: Any
+    metafeature: Any            # the histogram version (jostle.choicemaker.metafeatures), or None
+    tree_metafeature: Any = None  # the classification version (jostle.choicemaker.tree_task), or None
     privacy = "choice"
     keywords = ("epsilon",)
 
     @property
     def cost(self) -> bool:
-        return bool(self.metafeature.cost)
+        return bool((self.metafeature or self.tree_metafeature).cost)
 
     @property
     def fingerprint(self) -> str:
@@ -268,6 +272,9 @@ class BuiltinMetafeature:
 
         who = f"{self.name}()"
         _check_keywords(kwargs, span, who)
+        if self.metafeature is None:
+            raise JostleRuntimeError(f"{self.name} is a metafeature of classification tasks; it is measured by a "
+                                     "ChoiceMaker over tree learners, not called on its own", span)
         if len(args) != 1:
             raise JostleRuntimeError(f"{who} takes 1 argument (a histogram) but {len(args)} were given", span)
         counts, l1, node, private = histogram_data(args[0], span, who)
@@ -365,6 +372,7 @@ class ChoiceMaker:
     span: Span
     trained: Any = None
     traces: list[Record] = field(default_factory=list)
+    grid: Any = None  # the engine's training grid (None: its default); tests set a small one
 
     def __str__(self) -> str:
         names = ", ".join(o.name for o in self.options)
@@ -375,21 +383,37 @@ class ChoiceMaker:
         """Train on the corpus once (the engine caches the experience on disk); None without one."""
         if self.corpus is None:
             return None
+        if self.trained is None and self.task == "classification":
+            from jostle.choicemaker.tree_task import TREE_OPTIONS
+            from jostle.choicemaker.tree_training import train_tree_choicemaker
+
+            self.trained = train_tree_choicemaker(
+                [TREE_OPTIONS[o.name] for o in self.options], [m.tree_metafeature for m in self.metafeatures],
+                self.corpus.corpus, grid=self.grid, mf_share=float(self.share),
+                progress=sys.stderr.isatty() or bool(getattr(interp, "show_progress", False)))
         if self.trained is None:
             from jostle.choicemaker import train
 
             jostle_defined = any(isinstance(o, JostleOption) for o in self.options) or \
                 any(isinstance(m, JostleMetafeature) for m in self.metafeatures)
             engine_options = [o if isinstance(o, JostleOption) else o.option for o in self.options]
-            self.trained = train(engine_options, list(self.metafeatures), self.corpus.corpus,
+            self.trained = train(engine_options, list(self.metafeatures), self.corpus.corpus, grid=self.grid,
                                  mf_share=float(self.share), n_jobs=1 if jostle_defined else -1,
                                  progress=sys.stderr.isatty() or bool(getattr(interp, "show_progress", False)),
                                  error=self.error)
         return self.trained
 
+    @property
+    def task(self) -> str:
+        return getattr(self.options[0], "task", "histogram")
+
     def jostle_call(self, interp: Any, args: list[Any], kwargs: dict[str, Any], span: Span) -> Any:
         who = f"{self.name}()"
         _check_keywords(kwargs, span, who)
+        if self.task == "classification":
+            from jostle.tree_values import choose_tree
+
+            return choose_tree(self, interp, args, kwargs, span)
         if len(args) != 2:
             raise JostleRuntimeError(f"{who} takes 2 arguments (data, queries) but {len(args)} were given", span)
         counts, l1, node, private = histogram_data(args[0], span, who)
@@ -502,13 +526,28 @@ def make_choicemaker(interp: Any, expr: A.ChoiceMakerExpr, options: list[Any], m
     span = expr.span
     checked_options = []
     for name, value in zip(expr.options, options):
-        if not isinstance(value, (BuiltinOption, JostleOption)):
+        from jostle.tree_values import TreeOption
+
+        if not isinstance(value, (BuiltinOption, JostleOption, TreeOption)) or \
+                (isinstance(value, TreeOption) and value.configuration is None):
             raise JostleRuntimeError(f"'{name.id}' is not an option (it is a {type_name(value)})", name.span,
                                      "declare it with `option NAME(db, queries):` or use a built-in option "
                                      "such as DAWA, MWEM, HB, Identity")
         checked_options.append(value)
+    tasks = {getattr(o, "task", "histogram") for o in checked_options}
+    if len(tasks) > 1:
+        raise JostleRuntimeError("a ChoiceMaker chooses among options for one task: histogram options and tree "
+                                 "learners cannot be mixed", span)
+    tree_task = tasks == {"classification"}
     checked_features = []
     for name, value in zip(expr.metafeatures, metafeatures):
+        if tree_task and not (isinstance(value, BuiltinMetafeature) and value.tree_metafeature is not None):
+            raise JostleRuntimeError(f"'{name.id}' is not a metafeature of classification tasks", name.span,
+                                     "use size, class_balance, n_attributes, branching, n_classes, epsilon, "
+                                     "log_rows_per_cell or log_signal")
+        if not tree_task and isinstance(value, BuiltinMetafeature) and value.metafeature is None:
+            raise JostleRuntimeError(f"'{name.id}' is a metafeature of classification tasks, not of histograms",
+                                     name.span)
         if isinstance(value, BuiltinMetafeature):
             checked_features.append(value)
         elif isinstance(value, Closure):
@@ -520,6 +559,9 @@ def make_choicemaker(interp: Any, expr: A.ChoiceMakerExpr, options: list[Any], m
         raise JostleRuntimeError(f"a ChoiceMaker is trained on a corpus, got a {type_name(corpus)}", expr.corpus.span,
                                  "use histogram_corpus() (bundled public shapes) or dpbench_corpus(dir), or "
                                  "`trained on none` to choose by the options' predict(F) priors alone")
+    if corpus is not None and (getattr(corpus, "task", "histogram") == "classification") != tree_task:
+        raise JostleRuntimeError("the corpus is for another task than the options", expr.corpus.span,
+                                 "tree learners train on tree_corpus(); histogram options on histogram_corpus()")
     if corpus is None and not any(isinstance(o, JostleOption) and o.predict is not None for o in checked_options):
         raise JostleRuntimeError("a ChoiceMaker trained on none needs options with predict(F) priors",
                                  expr.corpus.span, "train it on a corpus, e.g. histogram_corpus()")

@@ -98,6 +98,7 @@ class TreeModel:
     classes: tuple
     target: str
     epsilon: float | None
+    coded: bool = False  # the estimator was fitted on integer codes (the ChoiceMaker's path)
 
     def __str__(self) -> str:
         head = f"{self.learner} tree for '{self.target}'"
@@ -118,7 +119,13 @@ class TreeModel:
         frame = table.frame[list(self.attributes)]
         if len(frame) == 0:
             return []
-        return list(self.estimator.predict(frame))
+        if not self.coded:
+            return list(self.estimator.predict(frame))
+        codes = np.column_stack([
+            np.fromiter(({v: i for i, v in enumerate(domain)}[v] for v in frame[name].tolist()), dtype=np.int64,
+                        count=len(frame))
+            for name, domain in zip(self.attributes, self.domains)])
+        return [self.classes[int(c)] for c in self.estimator.predict(codes)]
 
 
 @dataclass(eq=False)
@@ -191,6 +198,57 @@ class TreeOption:
                                      noise=noise, charge=charge)
         estimator.fit(frame, labels)
         return TreeModel(self.name, estimator, data.attributes, data.domains, data.classes, target, epsilon)
+
+
+def choose_tree(maker: Any, interp: Any, args: list[Any], kwargs: dict[str, Any], span: Span) -> TreeModel:
+    """`T(t, "class", epsilon=E)` for a ChoiceMaker over tree learners.
+
+    The whole E is checked against every limit first; then each noisy metafeature and the chosen
+    learner are charged (exact binary values of the engine's float shares, whose exact sum the
+    engine keeps at or below E) before their noise is drawn.
+    """
+    import math
+
+    from jostle.choicemaker.tree_corpus import ClassificationData
+    from jostle.choicemaker.tree_task import dispatch_tree
+    from jostle.dispatch import _budget_of
+    from jostle.values import Record
+
+    who = f"{maker.name}()"
+    if len(args) != 2:
+        raise JostleRuntimeError(f"{who} takes 2 arguments (table, class column) but {len(args)} were given", span)
+    table, target = args
+    data = task_data(table, target, span, who)
+    if not table.private:
+        raise JostleRuntimeError(f"{who} learns from a private table; this one is public", span,
+                                 'train the non-private baseline instead: C45(t, "class")')
+    budget = _budget_of(interp, kwargs, span, who)
+    interp.accountant.check(budget, table.node, span)
+    trained = maker.ensure_trained(interp)
+    if trained is None:
+        raise JostleRuntimeError(f"{maker.name} needs a corpus to learn from", span, "train it on tree_corpus()")
+    coded = ClassificationData(data.X, data.y, tuple(len(d) for d in data.domains), len(data.classes),
+                               data.attributes, data.classes, name=table.name)
+    epsilon = float(budget.epsilon)
+    if Fraction(epsilon) > budget.epsilon:
+        epsilon = math.nextafter(epsilon, 0.0)
+
+    def charge(amount: float, description: str) -> None:
+        interp.accountant.charge(Budget(Fraction(amount)), table.node, description,
+                                 f"{description} for {maker.name}", span)
+
+    result = dispatch_tree(trained, coded, epsilon, interp.randomness, charge)
+    spent = sum(result.budget_split.values())
+    maker.traces.append(Record.of({
+        "choicemaker": maker.name, "where": span.location,
+        "metafeatures": Record.of({k: float(v) for k, v in result.features.items()}),
+        "predicted_error": Record.of({k: float(v) for k, v in result.predictions.items()}),
+        "prior": Record.of({}), "choice": result.choice, "epsilon": float(budget.epsilon),
+        "metafeature_epsilon": float(spent - result.budget_split.get(f"option {result.choice}", 0.0)),
+        "option_epsilon": float(result.budget_split.get(f"option {result.choice}", 0.0)),
+    }))
+    return TreeModel(result.choice, result.model, data.attributes, data.domains, data.classes, target,
+                     float(budget.epsilon), coded=True)
 
 
 def register(builtin: Any, registry: dict[str, Any]) -> None:

@@ -84,3 +84,36 @@ def test_a_tree_prints_readably():
     text = session.eval("text")
     assert text.startswith("FriedmanSchuster tree for 'label' (epsilon 2)")
     assert "a = x" in text
+
+
+def test_a_tree_choicemaker_dispatches_within_its_budget(tmp_path, monkeypatch):
+    """A ChoiceMaker over tree learners, trained on a tiny synthetic corpus (fast), spends at
+    most its budget, charges every metafeature and the learner, and returns a usable tree."""
+    from jostle.choicemaker.tree_corpus import synthetic_task
+    from jostle.choicemaker.tree_training import TreeGrid
+    from jostle.dispatch import CorpusValue
+
+    monkeypatch.setenv("JOSTLE_CACHE", str(tmp_path))
+    session = _session(budget=3.0)
+    session.run("choicemaker T among {FriedmanSchuster, RandomTrees} informed by {size, n_attributes, epsilon} "
+                "trained on tree_corpus()\n")
+    maker = session.eval("T")
+    maker.corpus = CorpusValue([synthetic_task("a", 150, (2, 3, 2), 2, 1, 0.1, seed=1),
+                                synthetic_task("b", 200, (4, 4), 3, 1, 0.2, seed=2)], "tiny", task="classification")
+    maker.grid = TreeGrid(epsilons=(0.5, 2.0), repetitions=1)
+    session.run('m = T(cats, "label", epsilon=2)\nacc = accuracy(m, pub, "label")\nchoice = trace(T)[0].choice\n')
+    spent = sum((c.budget.epsilon for c in session.ledger), Fraction(0))
+    assert 0 < spent <= 2
+    # Every charge is the ChoiceMaker's (its metafeatures, when it measures them, then the learner).
+    assert all(c.description.endswith("for T") for c in session.ledger)
+    trace = session.eval("trace(T)")[0]
+    assert trace["metafeature_epsilon"] + trace["option_epsilon"] == pytest.approx(float(spent))
+    assert session.eval("choice") in ("FriedmanSchuster", "RandomTrees")
+    assert 0.0 <= session.eval("acc") <= 1.0
+
+
+def test_tree_learners_and_histogram_options_do_not_mix():
+    session = _session()
+    with pytest.raises(JostleRuntimeError) as caught:
+        session.run("choicemaker X among {FriedmanSchuster, DAWA} informed by {size} trained on none\n")
+    assert "cannot be mixed" in caught.value.message
