@@ -30,9 +30,9 @@ The mechanisms, and why each is private on an exact source:
     dtype on a grid g <= 1; the argument is in grid_release's docstring); exact discrete
     Laplace noise of scale steps / epsilon is added in grid steps (CKS 2020, Algorithm 2) and
     g * (k + Z) is released (the scale is rounded up by a relative 2^-40 at most,
-    `grid_release.with_simple_scale`, which only adds privacy). P(k + Z = u) is proportional to exp(-eps |u - k|_1 / steps), so
-    moving k by at most `steps` in L1 changes it by at most a factor e^eps, and every multiple
-    of g stays possible on every dataset.
+    `grid_release.with_simple_scale`, which only adds privacy). P(k + Z = u) is proportional
+    to exp(-eps |u - k|_1 / steps), so moving k by at most `steps` in L1 changes it by at most
+    a factor e^eps, and every multiple of g stays possible on every dataset.
   * `noisy_scores(noise, scores, sensitivity, epsilon)`: each score plus its own
     Laplace(sensitivity / epsilon), for selections (noisy min / max) whose proofs need only that
     each score moves by at most `sensitivity` and gets independent Laplace noise of that scale.
@@ -50,6 +50,10 @@ The mechanisms, and why each is private on an exact source:
 Every function here only calibrates and draws: the caller charges its ledger BEFORE calling,
 and anything that can be computed from public inputs (the plan) is computed by `vector_plan` /
 `score_plan` so callers can check it before charging.
+
+What remains inexact (as in `jostle.mechanisms`): the private values themselves (wavelet
+coefficients, bucket deviations, split utilities) are computed in floating point and their
+stated sensitivities assume exact arithmetic; the release of the computed doubles is exact.
 """
 
 from __future__ import annotations
@@ -110,8 +114,9 @@ def vector_plan(length: int, l1: float, epsilon: float | Fraction, integer_value
         integer_valued: Whether the values are integers by TYPE (an integer dtype), never by
             inspecting them (that would be a data-dependent choice).
     """
-    return grid_release.with_simple_scale(grid_release.laplace_plan(
-        _positive_finite(l1, "the L1 sensitivity"), _epsilon(epsilon), max(int(length), 1), bool(integer_valued), True))
+    plan = grid_release.laplace_plan(_positive_finite(l1, "the L1 sensitivity"), _epsilon(epsilon),
+                                     max(int(length), 1), bool(integer_valued), True)
+    return grid_release.with_simple_scale(plan)
 
 
 def release_vector(noise: Any, values: Any, l1: float, epsilon: float | Fraction) -> np.ndarray:

@@ -539,7 +539,8 @@ def linear_multiplicative_weights(estimate: np.ndarray, measurements, total: flo
     return a
 
 
-def test_log_domain_weights_equal_the_textbook_rule():
+@pytest.mark.parametrize("update", [mwem._linear_weights, mwem._log_domain_weights, mwem._multiplicative_weights])
+def test_both_weight_representations_equal_the_textbook_rule(update):
     x = step_data(96, 5000)
     workload = workloads.random_ranges_1d(96, 30, seed=2)
     answers = workload.answer(x)
@@ -548,8 +549,18 @@ def test_log_domain_weights_equal_the_textbook_rule():
                     for i in rng.choice(len(workload), 6, replace=False)]
     total = float(x.sum())
     reference = linear_multiplicative_weights(np.full(96, total / 96), measurements, total, 30)
-    log_weights = mwem._multiplicative_weights(np.zeros(96), measurements, total, 30)
+    log_weights = update(np.zeros(96), measurements, total, 30)
     np.testing.assert_allclose(total * np.exp(log_weights), reference, rtol=1e-9)
+
+
+def test_extreme_steps_fall_back_to_the_log_domain():
+    x = step_data(64, 100_000)
+    workload = workloads.prefix_1d(64)
+    measurements = [(workload.region(i), float(workload.answer(x)[i])) for i in (10, 40, 63)]
+    assert mwem._linear_weights(np.zeros(64), measurements, 1.0, 20) is None  # steps ~ 1e4
+    with np.errstate(over="raise", invalid="raise", divide="raise"):
+        log_weights = mwem._multiplicative_weights(np.zeros(64), measurements, 1.0, 20)
+    assert np.all(np.isfinite(log_weights)) and np.exp(log_weights).sum() == pytest.approx(1.0)
 
 
 class TinyTotalNoise(NumpyNoise):

@@ -8,16 +8,18 @@ Budget split (epsilon given):
   * each of T rounds: selection_share * rest / T for choosing a query and
                  (1 - selection_share) * rest / T for measuring it, rest = epsilon - total.
 Privacy: round t picks the workload query with the largest |q(x) - q(A_t)| by the exponential
-mechanism (exact on an exact source, see `measure.exponential_mechanism`); each score has sensitivity 1
-because a counting query changes by at most 1 when a record is added or removed, and A_t is a
+mechanism (exact on an exact source, see `measure.exponential_mechanism`); each score has
+sensitivity 1 because a counting query changes by at most 1 when a record is added or removed, and A_t is a
 function of earlier releases only. The chosen query is measured with Laplace(T / eps_meas)
 noise (sensitivity 1). All 2T + 1 steps compose sequentially to epsilon; the multiplicative
 weights updates are post-processing.
 Inference: after each round, `update_passes` sweeps of the multiplicative weights rule
 A <- A * exp(q * (m - q(A)) / (2 N)) over all measurements so far, renormalised to the noisy
 total N (the "enhanced update" of Hardt et al.'s implementation). N is the noisy total floored
-at 1 and the weights are kept as logarithms, so the rule cannot overflow however small N or
-large m - q(A) is (both are post-processing choices: they do not touch the privacy argument).
+at 1, and the weights are carried between rounds as logarithms. A round's updates run on
+linear weights (fast) while every step (m - q(A)) / (2 N) stays moderate and no weight nears
+underflow; otherwise the round is redone on log-weights, so the rule cannot overflow however
+small N or large m - q(A) is (all post-processing: the privacy argument is untouched).
 """
 
 from __future__ import annotations
@@ -86,10 +88,53 @@ def _logsumexp(values: np.ndarray) -> float:
 
 
 _CANCELLATION = 1.0 - 2.0 ** -20  # a region with more of the mass: recompute log Z in full
+_LARGEST_LINEAR_STEP = 64.0  # |step| above this: the linear weights could overflow
+_SMALLEST_LINEAR_RATIO = 2.0 ** -600  # a weight this far below the largest: redo in log domain
+
+Measurements = list[tuple[tuple[slice, ...], float]]
 
 
-def _multiplicative_weights(log_weights: np.ndarray, measurements: list[tuple[tuple[slice, ...], float]],
-                            total: float, passes: int) -> np.ndarray:
+def _multiplicative_weights(log_weights: np.ndarray, measurements: Measurements, total: float,
+                            passes: int) -> np.ndarray:
+    """`passes` sweeps of the multiplicative weights rule (see `_log_domain_weights`) from the
+    log-weights `log_weights`; returns log-weights normalised to log Z = 0. Linear weights when
+    that is safe, else the log domain (same result up to rounding)."""
+    linear = _linear_weights(log_weights, measurements, total, passes)
+    return linear if linear is not None else _log_domain_weights(log_weights, measurements, total, passes)
+
+
+def _linear_weights(log_weights: np.ndarray, measurements: Measurements, total: float,
+                    passes: int) -> np.ndarray | None:
+    """The rule on linear weights W with A = N W / sum(W), or None when it is not safe.
+
+    sum(W) is kept as a running sum (an update costs the size of its region), recomputed at
+    every pass, and W is rescaled whenever that sum leaves [2^-300, 2^300], so no weight
+    overflows. Safe: every step within +-64 (no factor over- or underflows) and, at the end,
+    every weight within 2^-600 of the largest (no weight has lost its precision to underflow).
+    """
+    weights = np.exp(log_weights - float(log_weights.max()))
+    for _ in range(passes):
+        weights_sum = float(weights.sum())
+        for region, value in measurements:
+            block = weights[region]
+            block_sum = float(block.sum())
+            step = (value - total * block_sum / weights_sum) / (2.0 * total)
+            if abs(step) > _LARGEST_LINEAR_STEP:
+                return None
+            factor = math.exp(step)
+            block *= factor
+            weights_sum += block_sum * (factor - 1.0)
+            if not 2.0 ** -300 < weights_sum < 2.0 ** 300:
+                weights /= weights_sum
+                weights_sum = float(weights.sum())
+    largest = float(weights.max())
+    if not float(weights.min()) >= largest * _SMALLEST_LINEAR_RATIO:
+        return None
+    return np.log(weights) - math.log(float(weights.sum()))
+
+
+def _log_domain_weights(log_weights: np.ndarray, measurements: Measurements, total: float,
+                        passes: int) -> np.ndarray:
     """`passes` sweeps of A <- A * exp(q (m - q(A)) / (2 N)) over the measurements, each
     followed by renormalisation to total N, on log-weights w with A = N exp(w - log Z),
     Z = sum exp(w). Returns w normalised so that Z = 1.
