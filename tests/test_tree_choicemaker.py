@@ -288,3 +288,17 @@ def test_measuring_pays_only_when_clearly_better_over_the_groups():
     assert not measuring_pays(public + 0.02, public)
     mixed = public + np.array([-0.03, 0.03, -0.02, 0.02, -0.01])  # no clear difference
     assert not measuring_pays(mixed, public)
+
+
+def test_a_choicemaker_informed_only_by_noisy_metafeatures(tmp_path):
+    """With no free metafeature the public mode falls back to the best fixed Option."""
+    corpus = synthetic_tree_corpus(sizes=(150,), seeds=1)
+    result = train_tree_choicemaker(["FriedmanSchuster", "Mohammed"], ["size"], corpus=corpus, grid=TINY_GRID,
+                                    cache_dir=tmp_path, n_jobs=1, progress=False)
+    assert result.mode in ("measured", "public")
+    if result.mode == "public":
+        assert result.model.family == "best_fixed" and result.mf_share == 0.0
+    charges = []
+    outcome = dispatch_tree(result, corpus[0], 1.0, SimulationNoise(2), lambda eps, what: charges.append(eps))
+    assert outcome.choice in ("FriedmanSchuster", "Mohammed")
+    assert sum(Fraction(c) for c in charges) <= Fraction(1.0)

@@ -222,6 +222,8 @@ class TrainedTreeChoiceMaker:
         return "measured" if any(m.cost for m in self.metafeatures) else "public"
 
     def _inputs(self, features: Mapping[str, float]) -> np.ndarray:
+        if not self.model.features:  # the best fixed Option: no input is read
+            return np.zeros((1, 1))
         missing = [f for f in self.model.features if f not in features]
         if missing:
             raise KeyError(f"missing metafeatures {missing}")
@@ -291,10 +293,12 @@ def train_tree_choicemaker(options: Any = None, metafeatures: Any = None, corpus
                 continue
             subset = _model_view(experience[experience["mode"] == mode])
             names = [m.name for m in mode_features]
+            if not names:  # no free metafeature: one constant input, so only the best fixed Option
+                subset, names = subset.assign(**{FEATURE_PREFIX + "constant": 0.0}), ["constant"]
             data = training_matrix(subset, names, option_names)
             family, report = select_family(data, families, threads, selection_folds)
             errors = lodo_chosen_errors(family, data, threads, selection_folds)
-            candidates[mode] = (errors, FittedMetaModel.fit(data, family, threads))
+            candidates[mode] = (errors, FittedMetaModel.fit(data, family, threads, names != ["constant"]))
             reports.append(report.assign(mode=mode, lodo_mean_error=np.where(report["selected"],
                                                                              float(errors.mean()), np.nan)))
         mode = "public"
