@@ -293,6 +293,9 @@ class BuiltinMetafeature:
 class _NoNoise:
     """Zero noise: a metafeature of PUBLIC data is computed exactly."""
 
+    secure = False
+    simulation_only = True
+
     def laplace(self, scale: float, size: int) -> np.ndarray:
         return np.zeros(size)
 

@@ -122,8 +122,13 @@ def _epsilon(x: np.ndarray, eps: float, noise: Any, context: Any) -> float:
 # Noisy metafeatures.
 
 def _size(x: np.ndarray, eps: float, noise: Any, context: Any) -> float:
-    # N = sum of counts: one record changes it by 1 (sensitivity 1); Laplace(1/eps).
-    return float(x.sum()) + _laplace(noise, 1.0 / eps)
+    # N = sum of counts: one record changes it by 1 (sensitivity 1); Laplace(1/eps), released on
+    # a public grid by jostle.safe_noise (exact even if the histogram is not integer-valued).
+    from jostle import safe_noise
+
+    if math.isinf(eps):
+        return float(x.sum())
+    return float(safe_noise.release_vector(noise, np.array([float(x.sum())]), 1.0, eps)[0])
 
 
 def _scale_epsilon(x: np.ndarray, eps: float, noise: Any, context: Any) -> float:
@@ -175,7 +180,9 @@ def _entropy(x: np.ndarray, eps: float, noise: Any, context: Any) -> float:
     # [0, 1] by log(blocks). The blocks partition the domain (sensitivity 1), Laplace(1/eps) on
     # each; clipping and normalising are post-processing. All-zero noisy blocks read as 1.
     blocks = coarse_blocks(x, 16 if x.ndim == 1 else 4).ravel()
-    noisy = np.clip(blocks + np.asarray(noise.laplace(1.0 / eps, blocks.size)), 0.0, None)
+    from jostle import safe_noise
+
+    noisy = np.clip(blocks if math.isinf(eps) else safe_noise.release_vector(noise, blocks, 1.0, eps), 0.0, None)
     if blocks.size < 2 or noisy.sum() <= 0:
         return 1.0
     p = noisy[noisy > 0] / noisy.sum()

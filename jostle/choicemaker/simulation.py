@@ -20,6 +20,7 @@ class SimulationNoise:
     """
 
     secure = False
+    simulation_only = True  # jostle.safe_noise: never used for a release on private data
 
     def __init__(self, seed: int | tuple[int, ...] | None = 0) -> None:
         self._generator = np.random.default_rng(seed)
