@@ -100,3 +100,16 @@ def test_helpers_refuse_to_overspend(frame):
     assert float(s.spent.epsilon) == 1
     assert len(s.ledger) == 1
     assert float(caught.value.requested) == 1 and caught.value.remaining == 0
+
+
+def test_the_trees_module_defines_a_tree_choicemaker_without_training_on_import():
+    """`import trees` declares the ChoiceMaker lazily: importing spends nothing and trains nothing."""
+    from jostle import Session
+
+    session = Session(budget=1)
+    session.run("import trees\nmaker = trees.chooser\n")
+    maker = session.eval("maker")
+    assert [o.name for o in maker.options] == ["FriedmanSchuster", "Mohammed", "RandomTrees", "PatilSingh",
+                                              "FletcherIslam"]
+    assert maker.trained is None and maker.task == "classification"
+    assert len(session.ledger) == 0
