@@ -1,7 +1,7 @@
 """The `jostle` command: run, check, repl, -c, and the durable budget ledger.
 
     jostle run FILE [--budget E] [--delta D] [--data NAME=PATH]... [--seed N] [--ledger]
-                    [--ledger-db PATH]
+                    [--ledger-db PATH] [--trace]
     jostle check FILE
     jostle repl [--budget E] ...        (also: bare `jostle`)
     jostle -c CODE [--budget E] ...
@@ -43,7 +43,8 @@ class _Parser(argparse.ArgumentParser):
 
 
 # The options of a session, their defaults, and whether they may be repeated.
-SESSION_OPTIONS = {"budget": None, "delta": 0.0, "data": [], "seed": None, "ledger": False, "ledger_db": None}
+SESSION_OPTIONS = {"budget": None, "delta": 0.0, "data": [], "seed": None, "ledger": False, "ledger_db": None,
+                   "trace": False}
 _BEFORE = "before_"  # dest prefix of the options given before the command
 
 
@@ -62,6 +63,8 @@ def _session_options(parser: argparse.ArgumentParser, prefix: str = "") -> None:
     add("--seed", type=int, metavar="N",
         help="reproducible noise: UNSAFE for real releases (for tests and teaching)")
     add("--ledger", action="store_true", help="print this session's budget ledger at the end")
+    add("--trace", action="store_true",
+        help="print every ChoiceMaker dispatch at the end (noisy metafeatures, predictions, choice, budget split)")
     add("--ledger-db", metavar="PATH",
         help="the durable budget ledger (default $JOSTLE_LEDGER, else "
              "~/.local/share/jostle/ledger.sqlite; :memory: keeps nothing)")
@@ -157,6 +160,13 @@ def _session(args: argparse.Namespace):
 
 
 def _finish(session, args: argparse.Namespace) -> None:
+    if session is not None and getattr(args, "trace", False):
+        from jostle.dispatch import ChoiceMaker, explain
+
+        makers = [v for v in session.interpreter.globals.values.values() if isinstance(v, ChoiceMaker)]
+        sys.stdout.flush()
+        # Post-processing of released values only (see jostle.dispatch): safe to show.
+        print("\n".join(explain(m) for m in makers) if makers else "(no ChoiceMaker in this program)")
     if session is not None and getattr(args, "ledger", False):
         sys.stdout.flush()
         print(session.ledger)

@@ -157,3 +157,19 @@ def test_trace_is_public_and_can_be_branched_on():
     session.run(PRIOR_OPTIONS + "choicemaker H among {Flat, Cells} informed by {zero_share} trained on none\n"
                 "e = H(h, q, epsilon=0.5)\nflat = trace(H)[0].choice == \"Flat\"\n")
     assert session.eval("flat") in (True, False)
+
+
+def test_run_with_trace_prints_every_dispatch(tmp_path, capsys, monkeypatch):
+    import jostle.cli
+
+    monkeypatch.setenv("JOSTLE_LEDGER", ":memory:")
+    rng = np.random.default_rng(1)
+    pd.DataFrame({"x": rng.integers(0, 16, 300)}).to_csv(tmp_path / "t.csv", index=False)
+    program = tmp_path / "p.jst"
+    program.write_text('budget 1\nt = load("t.csv", {x: numeric(0, 16)})\n'
+                       'h = histogram(t.bin("x", range(17)), "x")\n' + PRIOR_OPTIONS +
+                       "choicemaker H among {Flat, Cells} informed by {zero_share} trained on none\n"
+                       "e = H(h, all_ranges(16))\n")
+    assert jostle.cli.main(["run", str(program), "--trace", "--seed", "3"]) == 0
+    out = capsys.readouterr().out
+    assert "H at " in out and "chose " in out and "budget: epsilon 1 = 0.1 on metafeatures + 0.9 on" in out
