@@ -150,11 +150,15 @@ def _session(args: argparse.Namespace):
     if args.delta and args.budget is None:
         raise UsageError("--delta needs --budget")
     session = Session(budget=args.budget, delta=args.delta, seed=args.seed, ledger_path=args.ledger_db)
+    seen: set[str] = set()
     for binding in args.data:
         name, sep, path = binding.partition("=")
         if not sep or not name or not path:
             raise UsageError(f"--data takes NAME=PATH, got {binding!r}",
                              hint="for example --data patients=patients.csv")
+        if name in seen:
+            raise UsageError(f"--data {name}=... is given twice: each table is bound once", hint="give each table one --data NAME=PATH")
+        seen.add(name)
         session.bind_private(name, path)
     return session
 
@@ -278,7 +282,12 @@ def ledger_command(args: argparse.Namespace) -> int:
         elif action == "export":
             text = _export(store, args.format)
             if args.output:
-                Path(args.output).write_text(text, encoding="utf-8")
+                target = Path(args.output)
+                try:
+                    target.write_text(text, encoding="utf-8")
+                except OSError as error:
+                    raise UsageError(f"cannot write {target}: {error.strerror}",
+                                     hint="give --output a file path in an existing folder") from None
             else:
                 sys.stdout.write(text)
         elif action == "verify":
@@ -340,6 +349,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                 text = path.read_text(encoding="utf-8")
             except OSError as error:
                 raise UsageError(f"cannot read {path}: {error.strerror}") from None
+            except UnicodeDecodeError:
+                raise UsageError(f"{path} is not UTF-8 text", hint="save the program as UTF-8") from None
             Session(ledger_path=":memory:").check(text, str(path))  # touches no data, no ledger
             print(f"{path}: ok")
             return 0

@@ -234,6 +234,8 @@ class Session:
             text = path.read_text(encoding="utf-8")
         except OSError as error:
             raise UsageError(f"cannot read {path}: {error.strerror}") from None
+        except UnicodeDecodeError:
+            raise UsageError(f"{path} is not UTF-8 text", hint="save the program as UTF-8") from None
         self.run(text, str(path))
 
     def eval(self, expression: str) -> Any:

@@ -77,17 +77,10 @@ CATEGORIES = {
 # Cases showing a bug in a module outside this corpus's remit (jostle/cli.py, session.py, ...).
 # Each holds the correct expectation; the reason names the bug. Remove an entry once fixed.
 KNOWN_BUGS: dict[str, str] = {
-    "commands/check_not_utf8": "cli.py `check` catches OSError only: UnicodeDecodeError is an internal error",
-    "commands/run_not_utf8": "session.run_file catches OSError only: UnicodeDecodeError is an internal error",
-    "commands/export_to_missing_folder": "cli.py ledger export writes --output without catching OSError: "
-                                         "internal error (FileNotFoundError) instead of a UsageError",
-    "commands/export_to_folder": "cli.py ledger export writes --output without catching OSError: "
-                                 "internal error (IsADirectoryError) instead of a UsageError",
     "commands/verify_not_a_ledger": "cli.py ledger_command turns 'cannot open the budget ledger' into an "
                                     "empty in-memory ledger: `verify` of a CSV file reports ':memory:: ok'",
     "commands/show_not_a_ledger": "cli.py ledger_command turns 'cannot open the budget ledger' into an "
                                   "empty in-memory ledger: `show` of a folder shows an empty ledger, exit 0",
-    "commands/data_name_twice": "cli.py binds --data NAME twice without complaint; the later file wins",
 }
 
 # A message for an error with no place must say what it is about: a data error names its file,
