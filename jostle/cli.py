@@ -270,12 +270,17 @@ def ledger_command(args: argparse.Namespace) -> int:
         raise UsageError("`jostle ledger reset` needs --yes",
                          hint="a reset lets the data be queried again as if nothing had been released; "
                               "it is logged in the ledger")
+    from jostle.ledger_store import resolve_ledger_path
+
+    path = resolve_ledger_path(getattr(args, "db", None))
     try:
         store = _open_ledger(args, create=False)
     except DataError:
-        if action == "reset":
+        # Only a ledger that does not exist yet reads as empty (and none is created); a file
+        # that exists but cannot be opened as a ledger is an error, never an empty history.
+        if action == "reset" or (str(path) != MEMORY and Path(path).exists()):
             raise
-        store = LedgerStore(MEMORY)  # no file yet: an empty ledger, and none is created
+        store = LedgerStore(MEMORY)
     with store:
         if action == "show":
             print(_show(store, getattr(args, "dataset", None)))

@@ -258,7 +258,8 @@ class BuiltinMetafeature:
 
     @property
     def fingerprint(self) -> str:
-        return f"builtin:{self.name}"
+        # The engine's fingerprint hashes the metafeature's code, so editing it retrains.
+        return (self.metafeature or self.tree_metafeature).fingerprint
 
     def __str__(self) -> str:
         return f"<metafeature {self.name}>"
@@ -434,6 +435,11 @@ class ChoiceMaker:
         from jostle.choicemaker.metafeatures import MetafeatureContext
 
         ordered = list(self.metafeatures)
+        if trained is not None and hasattr(trained, "metafeatures_for"):
+            # Training may have found that measuring does not pay for its share on data of this
+            # dimensionality: then nothing is measured and the option gets the whole budget.
+            useful = {m.name for m in trained.metafeatures_for(counts.ndim)}
+            ordered = [m for m in ordered if m.name in useful]
         plan, option_budget = self._plan(ordered, budget)
         context = MetafeatureContext(tuple(counts.shape), float(option_budget.epsilon), float(budget.epsilon))
         features: dict[str, float] = {}

@@ -77,10 +77,6 @@ CATEGORIES = {
 # Cases showing a bug in a module outside this corpus's remit (jostle/cli.py, session.py, ...).
 # Each holds the correct expectation; the reason names the bug. Remove an entry once fixed.
 KNOWN_BUGS: dict[str, str] = {
-    "commands/verify_not_a_ledger": "cli.py ledger_command turns 'cannot open the budget ledger' into an "
-                                    "empty in-memory ledger: `verify` of a CSV file reports ':memory:: ok'",
-    "commands/show_not_a_ledger": "cli.py ledger_command turns 'cannot open the budget ledger' into an "
-                                  "empty in-memory ledger: `show` of a folder shows an empty ledger, exit 0",
 }
 
 # A message for an error with no place must say what it is about: a data error names its file,
