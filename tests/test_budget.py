@@ -231,4 +231,6 @@ def test_late_charges_are_as_fast_as_early_ones():
             accountant.charge(Budget.of(0.01), parts[i % 8] if i % 3 else accountant.root, "laplace", "", None)
         chunk_times.append(time.process_time() - start)
     assert len(accountant.ledger) == 10_000
-    assert chunk_times[-1] / chunk_times[0] < 3, chunk_times
+    # The fastest of the last three chunks against the slowest of the first three: a single
+    # chunk can be slowed by garbage collection or the scheduler, a growing cost cannot hide.
+    assert min(chunk_times[-3:]) / max(chunk_times[:3]) < 3, chunk_times
