@@ -25,6 +25,8 @@ family with the lowest LODO regret is refitted on all the data.
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
+
 from dataclasses import dataclass
 from typing import Any, Mapping
 
@@ -102,7 +104,7 @@ def training_matrix(experience: pd.DataFrame, features: list[str],
                           config, wide["group"].to_numpy(str), list(options), list(features))
 
 
-class MetaModel:
+class MetaModel(ABC):
     """Base of the families: `fit` on a TrainingMatrix, `scores(X)` (lower is better).
 
     `kind` says what the scores are: "regret" or "log_error".
@@ -111,11 +113,13 @@ class MetaModel:
     name = "base"
     kind = "regret"
 
+    @abstractmethod
     def fit(self, data: TrainingMatrix) -> "MetaModel":
-        raise NotImplementedError
+        """Learn from the training matrix; returns self."""
 
+    @abstractmethod
     def scores(self, X: np.ndarray) -> np.ndarray:
-        raise NotImplementedError
+        """One score per (row, option); lower is better."""
 
     def choose(self, X: np.ndarray) -> np.ndarray:
         return np.argmin(self.scores(X), axis=1)
