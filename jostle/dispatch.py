@@ -14,10 +14,11 @@ This is the language side of the ChoiceMaker (the learning side is jostle.choice
     meta-model learned from the public corpus, runs the option predicted best with the rest of
     the budget and records a `trace` entry.
 
-Privacy of a dispatch with budget E and metafeature share s (default 0.1), k costly
-metafeatures: the whole E is checked against every open limit before anything is measured,
-so a dispatch that cannot be paid for fails with nothing released. Each costly metafeature
-then spends s*E/k (charged before its noise is drawn), and the chosen option spends
+Privacy of a dispatch with budget E and metafeature share s (default 0.1), k costly budget
+units (a costly metafeature, or one release shared by several, e.g. the profile that every
+`profile_*` metafeature post-processes): the whole E is checked against every open limit
+before anything is measured, so a dispatch that cannot be paid for fails with nothing
+released. Each unit then spends s*E/k (charged before its noise is drawn), and the chosen option spends
 (1 - s)*E (charged before it runs). By sequential composition the dispatch is E-DP. The choice
 of option, the predicted errors and the trace are functions of the released metafeature values
 and public facts only (post-processing), so showing them costs nothing. With no costly
@@ -261,6 +262,11 @@ class BuiltinMetafeature:
         # The engine's fingerprint hashes the metafeature's code, so editing it retrains.
         return (self.metafeature or self.tree_metafeature).fingerprint
 
+    @property
+    def release(self) -> str:
+        """The shared release it post-processes ("" for none): see `metafeatures.budget_unit`."""
+        return getattr(self.metafeature or self.tree_metafeature, "release", "")
+
     def __str__(self) -> str:
         return f"<metafeature {self.name}>"
 
@@ -432,7 +438,7 @@ class ChoiceMaker:
             raise JostleRuntimeError(
                 f"{self.name} was trained on {sorted(trained.models)}D histograms, not {counts.ndim}D ones", span,
                 f"train it on a corpus of {counts.ndim}D shapes, e.g. histogram_corpus({counts.ndim})")
-        from jostle.choicemaker.metafeatures import MetafeatureContext
+        from jostle.choicemaker.metafeatures import MetafeatureContext, budget_unit
 
         ordered = list(self.metafeatures)
         if trained is not None and hasattr(trained, "metafeatures_for"):
@@ -443,13 +449,19 @@ class ChoiceMaker:
         plan, option_budget = self._plan(ordered, budget)
         context = MetafeatureContext(tuple(counts.shape), float(option_budget.epsilon), float(budget.epsilon))
         features: dict[str, float] = {}
+        charged: set[str] = set()
         for metafeature in ordered:
             if isinstance(metafeature, JostleMetafeature):
                 features[metafeature.name] = metafeature.measure_in(interp, args[0], plan[metafeature.name], span)
             elif metafeature.cost:
-                share = plan[metafeature.name]
-                interp.accountant.charge(share, node, f"metafeature {metafeature.name}",
-                                         f"metafeature {metafeature.name} for {self.name}", span)
+                # Metafeatures sharing a release (the profile_* ones) are post-processing of one
+                # release: it is charged once, before the first of them draws its noise.
+                unit = budget_unit(metafeature)
+                share = plan[unit]
+                if unit not in charged:
+                    interp.accountant.charge(share, node, f"metafeature {unit}",
+                                             f"metafeature {unit} for {self.name}", span)
+                    charged.add(unit)
                 epsilon_mf = float(share.epsilon) / l1 if l1 > 0 else float(share.epsilon)
                 features[metafeature.name] = metafeature.measure(counts, epsilon_mf, interp.randomness, context)
             else:
@@ -487,17 +499,22 @@ class ChoiceMaker:
         return answer
 
     def _plan(self, ordered: list[Any], budget: Budget) -> tuple[dict[str, Budget], Budget]:
-        """Exact budgets: share*E split over the costly metafeatures by weight; the rest to the option.
+        """Exact budgets: share*E split over the costly budget units by weight; the rest to the option.
 
         Fractions make the parts add up to E exactly, so the last charge never fails on
         rounding; with no costly metafeature the option gets all of E.
         """
-        costly = [m for m in ordered if m.cost]
+        from jostle.choicemaker.metafeatures import budget_unit
+
+        costly = {}
+        for m in ordered:  # one entry per budget unit: a shared release or a metafeature
+            if m.cost:
+                costly.setdefault(budget_unit(m), m)
         if not costly:
             return {}, budget
-        weights = [Fraction(getattr(m, "weight", 1.0)).limit_denominator(1000) for m in costly]
+        weights = [Fraction(getattr(m, "weight", 1.0)).limit_denominator(1000) for m in costly.values()]
         total = budget.epsilon * self.share
-        plan = {m.name: Budget(total * w / sum(weights)) for m, w in zip(costly, weights)}
+        plan = {unit: Budget(total * w / sum(weights)) for unit, w in zip(costly, weights)}
         return plan, Budget(budget.epsilon - total)
 
     def _priors(self, interp: Any, features: dict[str, float], span: Span) -> dict[str, float]:

@@ -320,3 +320,72 @@ def test_metafeatures_pay_off_rule():
     report["selected"] = [True, False]
     report["lodo_avg_regret"] = [1.1, 1.1]
     assert not metafeatures_pay_off(report, 0.1)
+
+
+PROFILE = ["profile_size", "profile_uniformity", "profile_roughness", "profile_entropy", "profile_signal"]
+
+
+class CountingNoise(SimulationNoise):
+    """SimulationNoise that counts how many values it has drawn."""
+
+    def __init__(self, seed=0):
+        super().__init__(seed)
+        self.draws = 0
+
+    def laplace(self, scale, size):
+        self.draws += int(size)
+        return super().laplace(scale, size)
+
+
+def test_profile_metafeatures_share_one_release_charged_once():
+    charges = []
+    chosen = [BUILTIN_METAFEATURES[n] for n in ["epsilon", *PROFILE, "sparsity"]]
+    noise = CountingNoise(3)
+    x = np.random.default_rng(0).poisson(4.0, 256).astype(float)
+    measured = measure_features(chosen, x, 1.0, 0.2, noise,
+                                charge=lambda eps, what: charges.append((what, eps)))
+    # Two budget units: the profile (all five profile_* metafeatures) and sparsity.
+    assert [w for w, _ in charges] == ["metafeature profile", "metafeature sparsity"]
+    assert all(eps == pytest.approx(0.1) for _, eps in charges)
+    assert measured.option_epsilon == pytest.approx(0.8)
+    # One release of 16 blocks plus one sparsity draw: the profile is drawn once, not five times.
+    assert noise.draws == 16 + 1
+
+
+def test_profile_metafeatures_are_exact_on_public_data():
+    context = MetafeatureContext((64,), 1.0, 1.0)
+    flat = np.full(64, 5.0)
+    values = {n: BUILTIN_METAFEATURES[n].measure(flat, float("inf"), None, context) for n in PROFILE}
+    assert values["profile_size"] == 320.0
+    assert values["profile_uniformity"] == pytest.approx(0.0)
+    assert values["profile_roughness"] == pytest.approx(0.0)
+    assert values["profile_entropy"] == pytest.approx(1.0)
+    assert values["profile_signal"] == 1.0  # 5 per cell > 3 / epsilon = 3
+    spike = np.zeros((8, 8))
+    spike[0, 0] = 40.0
+    context = MetafeatureContext((8, 8), 1.0, 1.0)
+    assert BUILTIN_METAFEATURES["profile_uniformity"].measure(spike, float("inf"), None, context) == \
+        pytest.approx(1 - 1 / 16)  # all mass in 1 of 16 equal blocks
+    assert BUILTIN_METAFEATURES["profile_entropy"].measure(spike, float("inf"), None, context) == 0.0
+
+
+def test_profile_needs_a_memo_so_it_is_never_released_twice_for_one_charge():
+    from types import SimpleNamespace
+    with pytest.raises(TypeError, match="releases"):
+        BUILTIN_METAFEATURES["profile_size"].measure(np.ones(16), 1.0, SimulationNoise(0),
+                                                     SimpleNamespace(epsilon=1.0))
+
+
+def test_profile_sensitivity_claim():
+    """The profile's blocks partition the domain: one record added changes one block by 1."""
+    from jostle.choicemaker.metafeatures import profile_release
+    rng = np.random.default_rng(11)
+    for trial in range(200):
+        shape = (int(rng.integers(2, 70)),) if trial % 2 else tuple(int(v) for v in rng.integers(2, 12, 2))
+        x = rng.poisson(2.0, size=shape).astype(float)
+        neighbour = x.copy()
+        neighbour[tuple(int(rng.integers(0, s)) for s in shape)] += 1
+        first, cells = profile_release(x, float("inf"), None, MetafeatureContext(shape, 1.0))
+        second, _ = profile_release(neighbour, float("inf"), None, MetafeatureContext(shape, 1.0))
+        assert np.abs(first - second).sum() == 1.0
+        assert cells.sum() == x.size

@@ -173,3 +173,30 @@ def test_run_with_trace_prints_every_dispatch(tmp_path, capsys, monkeypatch):
     assert jostle.cli.main(["run", str(program), "--trace", "--seed", "3"]) == 0
     out = capsys.readouterr().out
     assert "H at " in out and "chose " in out and "budget: epsilon 1 = 0.1 on metafeatures + 0.9 on" in out
+
+
+def test_profile_metafeatures_are_charged_as_one_release():
+    session = _session()
+    session.run("""
+option Flat(db, queries):
+    answer:
+        n = {{ sum(db) }}
+        return map(lambda i: n / 16, range(16))
+    predict(F):
+        return F.profile_uniformity
+
+option Cells(db, queries):
+    answer:
+        return {{ db }}
+    predict(F):
+        return 1 - F.profile_uniformity + F.sparsity
+
+choicemaker H among {Flat, Cells} informed by {profile_size, profile_uniformity, profile_entropy, sparsity} trained on none
+e = H(h, q, epsilon=0.5)
+""")
+    charges = [(c.mechanism, c.budget.epsilon) for c in session.ledger]
+    # Two budget units (the profile and sparsity) share 10% of 0.5 equally; the option gets the rest.
+    assert charges[:2] == [("metafeature profile", Fraction(1, 40)), ("metafeature sparsity", Fraction(1, 40))]
+    assert _spent(session) == Fraction(1, 2)
+    released = session.eval("trace(H)")[0]["metafeatures"]
+    assert set(released) == {"profile_size", "profile_uniformity", "profile_entropy", "sparsity"}

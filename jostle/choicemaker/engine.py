@@ -219,7 +219,8 @@ def train(options: Any = None, metafeatures: Any = None, corpus: Corpus | None =
 
 
 def dispatch(trained: TrainedChoiceMaker, x: np.ndarray, epsilon: float, workload: Any,
-             noise: Any, charge: ChargeFunction | None = None) -> DispatchResult:
+             noise: Any, charge: ChargeFunction | None = None,
+             option_noise: Callable[[str], Any] | None = None) -> DispatchResult:
     """Choose and run the best Option privately, spending exactly `epsilon` in total.
 
     Args:
@@ -230,6 +231,9 @@ def dispatch(trained: TrainedChoiceMaker, x: np.ndarray, epsilon: float, workloa
         noise: Source of randomness (`jostle.noise.Randomness()` for real releases).
         charge: `charge(epsilon, description)`, called before every noisy measurement and
             before the Option runs; it should raise if the budget cannot pay.
+        option_noise: `option_noise(name)` gives the noise source of the chosen Option's run
+            (default: `noise`). Benchmarks on public data pass the seed each fixed algorithm
+            ran with (common random numbers); the choice never sees the Option's noise.
     """
     x = np.asarray(x, dtype=float)
     if not (np.isfinite(epsilon) and epsilon > 0):
@@ -241,7 +245,8 @@ def dispatch(trained: TrainedChoiceMaker, x: np.ndarray, epsilon: float, workloa
     option = trained.options[choice]
     if charge is not None:
         charge(measured.option_epsilon, f"option {choice}")
-    answer = option.run(x, measured.option_epsilon, workload, noise)
+    answer = option.run(x, measured.option_epsilon, workload,
+                        noise if option_noise is None else option_noise(choice))
     split = {k: v for k, v in measured.budget_split.items() if k != "option"}
     split[f"option {choice}"] = measured.option_epsilon
     return DispatchResult(np.asarray(answer, dtype=float), choice, measured.features,

@@ -12,11 +12,17 @@ changes by one in one cell. The sensitivity argument of each noisy metafeature i
 to it. Metafeatures that normalise by the number of records N release N with their statistic
 as one vector (the L1 sensitivities add up) and divide afterwards (post-processing).
 
+Shared releases: several metafeatures can be post-processing of ONE noisy release (their
+`release` names it). The `profile_*` metafeatures all read the *profile*, a coarse noisy
+histogram (16 blocks in 1D, 4 x 4 in 2D, sensitivity 1): measuring any number of them costs
+one release, so each sees the whole share's precision instead of a k-th of it. A budget *unit*
+is a shared release or an ungrouped noisy metafeature (`budget_unit`).
+
 `measure_features` is the code path that both training (on public data, with simulated noise)
 and `dispatch` (on private data) use: the metafeature share s of epsilon is split EQUALLY among
-the k noisy metafeatures (s * epsilon / k each, charged before each is measured) and the Option
-gets the rest, exactly as the language layer's dispatch does, so training sees features with
-the noise they will have at run time.
+the k noisy budget units (s * epsilon / k each, charged once per unit before it is released) and
+the Option gets the rest, exactly as the language layer's dispatch does, so training sees
+features with the noise they will have at run time.
 """
 
 from __future__ import annotations
@@ -48,6 +54,9 @@ class MetafeatureContext:
     domain_shape: tuple[int, ...]
     epsilon: float
     total_epsilon: float = 0.0
+    releases: dict = field(default_factory=dict, compare=False, repr=False)
+    """Shared releases made during ONE measurement (release name -> noisy values). Each is
+    released once and charged once per dispatch; a fresh context starts empty."""
 
 
 MeasureFunction = Callable[[np.ndarray, float, Any, MetafeatureContext], float]
@@ -62,12 +71,15 @@ class Metafeature:
         cost: True if it reads the private counts and must be given epsilon.
         function: `f(x, epsilon_mf, noise, context) -> float`.
         sensitivity: The L1 sensitivity argument, for documentation and reports.
+        release: Name of the shared release this metafeature post-processes ("" for none):
+            metafeatures with the same release cost one charge together.
     """
 
     name: str
     cost: bool
     function: MeasureFunction = field(repr=False, compare=False)
     sensitivity: str = ""
+    release: str = ""
 
     def measure(self, x: np.ndarray, epsilon_mf: float, noise: Any, context: Any) -> float:
         """The feature's value on `x`, spending `epsilon_mf` (0 for public ones)."""
@@ -77,7 +89,13 @@ class Metafeature:
 
     @property
     def fingerprint(self) -> str:
-        return f"{self.name}|{self.cost}|{source_digest(self.function)}"
+        text = f"{self.name}|{self.cost}|{source_digest(self.function)}"
+        return text + (f"|{self.release}|{source_digest(profile_release)}" if self.release else "")
+
+
+def budget_unit(metafeature: Any) -> str:
+    """What a noisy metafeature's budget pays for: its shared release, or itself."""
+    return getattr(metafeature, "release", "") or metafeature.name
 
 
 def _laplace(noise: Any, scale: float) -> float:
@@ -189,6 +207,83 @@ def _entropy(x: np.ndarray, eps: float, noise: Any, context: Any) -> float:
     return float(-(p * np.log(p)).sum() / math.log(blocks.size))
 
 
+# The profile: one coarse noisy histogram shared by the profile_* metafeatures.
+
+PROFILE_BLOCKS_PER_SIDE = {1: 16, 2: 4}
+"""Blocks per axis of the profile. Chosen on public data before the benchmark: with 1% of the
+budget, 8, 16 and 32 blocks in 1D gave about the same choices; 16 was slightly ahead."""
+
+
+def profile_release(x: np.ndarray, eps: float, noise: Any, context: Any) -> tuple[np.ndarray, np.ndarray]:
+    """The profile of `x` released with `eps`: (noisy block counts, cells per block).
+
+    The blocks partition the domain, so one record changes one block count by 1 (L1
+    sensitivity 1); Laplace(1/eps) on each block (an exact discrete release on a public grid,
+    `jostle.safe_noise.release_vector`) is eps-DP. The cells per block depend only on the
+    public domain shape. The release is memoised in `context.releases`, so the metafeatures
+    reading it within one measurement see the same values and the budget is charged once;
+    a context without that memo is refused (a second release would be a second, uncharged one).
+    eps = inf (public data only) releases the exact counts.
+    """
+    memo = getattr(context, "releases", None)
+    if memo is None:
+        raise TypeError("the profile metafeatures need a context with a `releases` memo")
+    key = ("profile", float(eps))
+    if key not in memo:
+        from jostle import safe_noise
+
+        per_side = PROFILE_BLOCKS_PER_SIDE.get(x.ndim, 4)
+        blocks = coarse_blocks(x, per_side)
+        cells = coarse_blocks(np.ones_like(x), per_side)
+        noisy = blocks if math.isinf(eps) else \
+            safe_noise.release_vector(noise, blocks.ravel(), 1.0, eps).reshape(blocks.shape)
+        memo[key] = (np.asarray(noisy, dtype=float), cells)
+    return memo[key]
+
+
+def _profile_size(x: np.ndarray, eps: float, noise: Any, context: Any) -> float:
+    # The number of records as the sum of the noisy blocks (post-processing), floored at 0.
+    noisy, _ = profile_release(x, eps, noise, context)
+    return max(float(noisy.sum()), 0.0)
+
+
+def _profile_uniformity(x: np.ndarray, eps: float, noise: Any, context: Any) -> float:
+    # Total variation distance between the noisy block shares and the blocks' shares of the
+    # domain (uniform data has both equal); post-processing of the profile.
+    noisy, cells = profile_release(x, eps, noise, context)
+    total = max(float(noisy.sum()), 1.0)
+    return float(np.clip(0.5 * np.abs(noisy / total - cells / cells.sum()).sum(), 0.0, 1.0))
+
+
+def _profile_roughness(x: np.ndarray, eps: float, noise: Any, context: Any) -> float:
+    # Differences between neighbouring noisy blocks over 2N (1D) or 4N (2D), in [0, 1].
+    noisy, _ = profile_release(x, eps, noise, context)
+    total = max(float(noisy.sum()), 1.0)
+    if noisy.ndim == 1:
+        return float(np.clip(np.abs(np.diff(noisy)).sum() / (2.0 * total), 0.0, 1.0))
+    jumps = np.abs(np.diff(noisy, axis=0)).sum() + np.abs(np.diff(noisy, axis=1)).sum()
+    return float(np.clip(jumps / (4.0 * total), 0.0, 1.0))
+
+
+def _profile_entropy(x: np.ndarray, eps: float, noise: Any, context: Any) -> float:
+    # Shannon entropy of the clipped noisy blocks over log(blocks); 1 when nothing is positive.
+    noisy, _ = profile_release(x, eps, noise, context)
+    positive = np.clip(noisy.ravel(), 0.0, None)
+    if positive.size < 2 or positive.sum() <= 0:
+        return 1.0
+    p = positive[positive > 0] / positive.sum()
+    return float(-(p * np.log(p)).sum() / math.log(positive.size))
+
+
+def _profile_signal(x: np.ndarray, eps: float, noise: Any, context: Any) -> float:
+    # Share of blocks whose noisy count per cell exceeds three Laplace scales of an Option
+    # that spends the public context.epsilon on each cell: where the data stands out of the
+    # Option's noise. Post-processing of the profile and public facts.
+    noisy, cells = profile_release(x, eps, noise, context)
+    option_epsilon = float(getattr(context, "epsilon", 0.0)) or 1.0
+    return float(np.mean(noisy / cells > 3.0 / option_epsilon))
+
+
 BUILTIN_METAFEATURES: dict[str, Metafeature] = {m.name: m for m in [
     Metafeature("size", True, _size, "1 (sum of counts)"),
     Metafeature("domain_size", False, _domain_size, "public"),
@@ -199,6 +294,11 @@ BUILTIN_METAFEATURES: dict[str, Metafeature] = {m.name: m for m in [
     Metafeature("roughness", True, _roughness,
                 "2 in 1D, 4 in 2D (sum of |neighbour differences|) + 1 (N)"),
     Metafeature("entropy", True, _entropy, "1 (coarse block counts, a partition)"),
+    Metafeature("profile_size", True, _profile_size, "1 (the profile: coarse blocks)", "profile"),
+    Metafeature("profile_uniformity", True, _profile_uniformity, "1 (the profile)", "profile"),
+    Metafeature("profile_roughness", True, _profile_roughness, "1 (the profile)", "profile"),
+    Metafeature("profile_entropy", True, _profile_entropy, "1 (the profile)", "profile"),
+    Metafeature("profile_signal", True, _profile_signal, "1 (the profile)", "profile"),
 ]}
 
 # The default set: every built-in except scale_epsilon, which would pay again for the noisy
@@ -225,18 +325,19 @@ class FeatureMeasurement:
 def plan_budget(metafeatures: list[Any], epsilon: float, mf_share: float) -> dict[str, float]:
     """Epsilon per noisy metafeature ("metafeature <name>") and for the Option ("option").
 
-    Each of the k noisy metafeatures gets mf_share * epsilon / k and the Option the rest. The
+    Each of the k noisy budget units (`budget_unit`: a shared release, or a metafeature on its
+    own) gets mf_share * epsilon / k, keyed "metafeature <unit>", and the Option the rest. The
     parts come from `split_budget`: their exact sum never exceeds epsilon and the Option's part
     is epsilon minus the others. With no noisy metafeature the Option gets all of epsilon.
     """
     if not 0.0 <= mf_share < 1.0:
         raise ValueError(f"the metafeature share must be in [0, 1), got {mf_share}")
-    noisy = [m for m in metafeatures if m.cost]
-    if not noisy:
+    units = list(dict.fromkeys(budget_unit(m) for m in metafeatures if m.cost))
+    if not units:
         return {"option": float(epsilon)}
     if mf_share == 0.0:
         raise ValueError("noisy metafeatures need a positive share of the budget")
-    shares = {f"metafeature {m.name}": mf_share / len(noisy) for m in noisy}
+    shares = {f"metafeature {unit}": mf_share / len(units) for unit in units}
     shares["option"] = 1.0 - mf_share
     return split_budget(float(epsilon), shares)
 
@@ -251,7 +352,8 @@ def measure_features(metafeatures: list[Any], x: np.ndarray, epsilon: float, mf_
         epsilon: The whole budget of the ChoiceMaker call.
         mf_share: Share of epsilon for the noisy metafeatures.
         noise: Source of randomness.
-        charge: `charge(epsilon, description)`, called before each noisy measurement.
+        charge: `charge(epsilon, description)`, called once per budget unit, before its
+            first noisy measurement.
     """
     x = np.asarray(x, dtype=float)
     if len({m.name for m in metafeatures}) != len(metafeatures):
@@ -262,11 +364,14 @@ def measure_features(metafeatures: list[Any], x: np.ndarray, epsilon: float, mf_
     option_epsilon = split["option"]
     context = MetafeatureContext(tuple(x.shape), option_epsilon, float(epsilon))
     features: dict[str, float] = {}
+    charged: set[str] = set()
     for feature in metafeatures:
         if feature.cost:
-            share = split[f"metafeature {feature.name}"]
-            if charge is not None:
-                charge(share, f"metafeature {feature.name}")
+            unit = budget_unit(feature)
+            share = split[f"metafeature {unit}"]
+            if charge is not None and unit not in charged:
+                charge(share, f"metafeature {unit}")
+            charged.add(unit)
             features[feature.name] = float(feature.measure(x, share, noise, context))
         else:
             features[feature.name] = float(feature.measure(x, 0.0, noise, context))

@@ -73,12 +73,13 @@ class TrainingMatrix:
 
 def input_matrix(columns: Mapping[str, Any], features: list[str]) -> np.ndarray:
     """The meta-model's inputs: the metafeatures in order, plus log10(size * epsilon) when
-    both are present (the signal-to-noise product most choices hinge on, which axis-aligned
+    both are present (likewise for profile_size) (the signal-to-noise product most choices hinge on, which axis-aligned
     trees cannot form from the two columns). Computed from released values: post-processing."""
     values = [np.asarray(columns[f], dtype=float).reshape(-1) for f in features]
-    if "size" in features and "epsilon" in features:
-        size = np.maximum(np.asarray(columns["size"], dtype=float).reshape(-1), 1.0)
-        values.append(np.log10(size * np.asarray(columns["epsilon"], dtype=float).reshape(-1)))
+    for size_name in ("size", "profile_size"):
+        if size_name in features and "epsilon" in features:
+            size = np.maximum(np.asarray(columns[size_name], dtype=float).reshape(-1), 1.0)
+            values.append(np.log10(size * np.asarray(columns["epsilon"], dtype=float).reshape(-1)))
     return np.column_stack(values)
 
 
