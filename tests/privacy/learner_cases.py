@@ -93,6 +93,21 @@ option Cells(db, queries):
         return 1 - F.fill
 
 choicemaker H among {Flat, Cells} informed by {fill} trained on none
+
+option FlatP(db, queries):
+    answer:
+        n = {{ sum(db) }}
+        return map(lambda i: n / 4, range(4))
+    predict(F):
+        return F.profile_uniformity + F.profile_entropy - F.profile_size / 10
+
+option CellsP(db, queries):
+    answer:
+        return {{ db }}
+    predict(F):
+        return 1 - F.profile_uniformity
+
+choicemaker P among {FlatP, CellsP} informed by {profile_size, profile_uniformity, profile_entropy} trained on none spending 0.5 on metafeatures
 b = t.bin("x", range(5))
 h = histogram(b, "x")
 q = all_ranges(4)
@@ -115,6 +130,12 @@ OPTION_CASES = [
               epsilon=0.5, samples=DISPATCH_SAMPLES, events=cell_and_total(2)),
     AuditCase("choicemaker dispatch", option_runner("H(h, q, epsilon=0.5)"), *OPTION_DATA, epsilon=0.5,
               samples=DISPATCH_SAMPLES, events=cell_and_total(2)),
+    # Three profile_* metafeatures read one shared release, charged once, with half the budget.
+    # This audits the dispatch end to end; it is too weak to notice the profile being released
+    # three times (the answer reveals little of the choice), which
+    # test_profile_metafeatures_share_one_release_charged_once checks directly.
+    AuditCase("choicemaker dispatch on the shared profile", option_runner("P(h, q, epsilon=0.5)"), *OPTION_DATA,
+              epsilon=0.5, samples=DISPATCH_SAMPLES, events=cell_and_total(2)),
 ]
 
 
