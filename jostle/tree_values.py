@@ -42,6 +42,9 @@ TREE_LEARNERS = {
     "RandomTrees": "jagannathan",
     "PatilSingh": "patil_singh",
     "FletcherIslam": "fletcher_islam",
+    "OneRule": "one_rule",
+    "BinaryTree": "binary_joint",
+    "Majority": "majority",
 }
 
 

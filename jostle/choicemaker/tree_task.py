@@ -137,6 +137,9 @@ TREE_OPTIONS: dict[str, TreeOption] = {o.name: o for o in [
     TreeOption("RandomTrees", "jagannathan", description="Jagannathan et al. 2012, random decision trees"),
     TreeOption("PatilSingh", "patil_singh", description="Patil & Singh 2014, DiffPRF"),
     TreeOption("FletcherIslam", "fletcher_islam", description="Fletcher & Islam 2017, random forest"),
+    TreeOption("OneRule", "one_rule", description="one labelled binary split, joint exponential mechanism"),
+    TreeOption("BinaryTree", "binary_joint", description="binary splits, last level and labels chosen jointly"),
+    TreeOption("Majority", "majority", description="the noisy majority class"),
 ]}
 
 

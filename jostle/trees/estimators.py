@@ -40,7 +40,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from jostle.noise import Randomness
 from jostle.trees.accounting import PrivacyLedger, floor_float, plan_tree_budget
-from jostle.trees.builder import LEAF_MECHANISMS, STOPPING_RULES, GrowthRules, grow_tree
+from jostle.trees.builder import LEAF_MECHANISMS, SPLIT_KINDS, STOPPING_RULES, GrowthRules, grow_tree
 from jostle.trees.encoding import Domain, EncodedDomains, encode_categories, encode_features
 from jostle.trees.printing import tree_to_text
 from jostle.trees.pruning import prune_pessimistic
@@ -132,7 +132,11 @@ class DPDecisionTreeClassifier(_TreeClassifierBase):
         n_trees: number of trees; predictions average their class distributions.
         disjoint_trees: give each tree a disjoint random part of the rows (parallel composition)
             instead of the whole table with a share of the budget (sequential composition).
-        leaf_mechanism: "counts" (noisy class counts) or "exponential" (only the majority label).
+        leaf_mechanism: "counts" (noisy class counts), "exponential" (only the majority label), or
+            "joint" (binary splits only: the last level's splits and their leaves' labels chosen
+            together by one exponential mechanism on the correctly classified rows, with the
+            leaves' budget; see `jostle.trees.builder`).
+        split_kind: "multiway" (a child per value) or "binary" (attribute == value, or not).
         leaf_fraction: share of a tree's budget planned for the leaves; None gives the leaves one
             level's share, 1 / (levels + 1). Leaves also receive whatever the levels left unspent.
         stop_fraction: share of a level's budget spent on the noisy size query ("noisy_size").
@@ -159,7 +163,8 @@ class DPDecisionTreeClassifier(_TreeClassifierBase):
     def __init__(self, epsilon: float = 1.0, *, domains: Sequence[Domain] | Mapping[str, Domain] | None = None,
                  classes: Sequence[Any] | None = None, split_utility: str = "max", stopping: str = "noisy_size",
                  max_depth: int | str | None = "signal_to_noise", n_trees: int = 1, disjoint_trees: bool = False,
-                 leaf_mechanism: str = "counts", leaf_fraction: float | None = None, stop_fraction: float = 0.5,
+                 leaf_mechanism: str = "counts", split_kind: str = "multiway",
+                 leaf_fraction: float | None = None, stop_fraction: float = 0.5,
                  size_fraction: float = 0.05, table_size: int | None = None, max_features: int | None = None,
                  prune: bool = True, smoothing: float = 1.0, confidence: float = 0.25, max_rows: int = 1_000_000,
                  max_nodes: int = 100_000, random_state: int | None = None, noise: Any = None,
@@ -173,6 +178,7 @@ class DPDecisionTreeClassifier(_TreeClassifierBase):
         self.n_trees = n_trees
         self.disjoint_trees = disjoint_trees
         self.leaf_mechanism = leaf_mechanism
+        self.split_kind = split_kind
         self.leaf_fraction = leaf_fraction
         self.stop_fraction = stop_fraction
         self.size_fraction = size_fraction
@@ -200,6 +206,11 @@ class DPDecisionTreeClassifier(_TreeClassifierBase):
             raise ValueError(f"stopping must be one of {STOPPING_RULES}, got {self.stopping!r}")
         if self.leaf_mechanism not in LEAF_MECHANISMS:
             raise ValueError(f"leaf_mechanism must be one of {LEAF_MECHANISMS}, got {self.leaf_mechanism!r}")
+        if self.split_kind not in SPLIT_KINDS:
+            raise ValueError(f"split_kind must be one of {SPLIT_KINDS}, got {self.split_kind!r}")
+        if self.leaf_mechanism == "joint" and self.split_kind != "binary":
+            raise ValueError("leaf_mechanism='joint' needs split_kind='binary' (its candidates are labelled "
+                             "binary splits)")
         if not (self.max_depth is None or self.max_depth in ("auto", "signal_to_noise")
                 or (isinstance(self.max_depth, (int, np.integer)) and self.max_depth >= 0)):
             raise ValueError(f"max_depth must be an int >= 0, 'auto', 'signal_to_noise' or None, "
@@ -253,12 +264,15 @@ class DPDecisionTreeClassifier(_TreeClassifierBase):
         for index in range(self.n_trees):
             part = index if self.disjoint_trees and self.n_trees > 1 else None
             rows = np.flatnonzero(assignment == index) if part is not None else slice(None)
-            budget = plan_tree_budget(per_tree, levels, size_queries=self.stopping == "noisy_size",
+            # with joint leaves the last level is chosen by the leaves' mechanism itself
+            query_levels = max(levels - 1, 0) if self.leaf_mechanism == "joint" else levels
+            budget = plan_tree_budget(per_tree, query_levels, size_queries=self.stopping == "noisy_size",
                                       split_queries=self.split_utility != "random",
                                       leaf_fraction=self.leaf_fraction, stop_fraction=self.stop_fraction)
             rules = GrowthRules(split_utility=self.split_utility, stopping=self.stopping, max_depth=levels,
                                 leaf_mechanism=self.leaf_mechanism, private=True, max_features=self.max_features,
-                                max_nodes=self.max_nodes, max_rows=self.max_rows, root_support=tree_rows)
+                                max_nodes=self.max_nodes, max_rows=self.max_rows, root_support=tree_rows,
+                                split_kind=self.split_kind)
             tree = grow_tree(codes[rows], labels[rows], self.domains_.sizes, n_classes, rules, budget, ledger,
                              noise, part, f"tree {index + 1}/{self.n_trees}")
             if self.prune:
@@ -291,22 +305,24 @@ class DPDecisionTreeClassifier(_TreeClassifierBase):
         Both rules read only public values: the domain sizes, epsilon, and the noisy (or public)
         table size.
         """
+        # a binary split has two children, and a path may split an attribute again
+        cap = n_features if self.split_kind == "multiway" else int(np.sum(np.asarray(self.domains_.sizes) - 1))
         if self.max_depth is None:
-            return n_features
-        mean_domain = max(float(np.mean(self.domains_.sizes)), 2.0)
+            return cap
+        mean_domain = 2.0 if self.split_kind == "binary" else max(float(np.mean(self.domains_.sizes)), 2.0)
         if self.max_depth == "auto":
             by_size = math.log(max(tree_rows, 1.0)) / math.log(mean_domain) - 1.0
-            return max(1, int(math.floor(min(n_features / 2.0, by_size))))
+            return max(1, int(math.floor(min(cap / 2.0, by_size))))
         if self.max_depth == "signal_to_noise":
             # depth d leaves hold about n / b^d rows; with the leaves' share 1/(d+1) of the tree's
             # budget their per-class noise is sqrt(2) (d+1) / eps_tree: keep the deepest d whose
             # expected support is at least |C| times that noise
             depth = 1
-            for d in range(1, n_features + 1):
+            for d in range(1, cap + 1):
                 if tree_rows / mean_domain ** d >= n_classes * math.sqrt(2.0) * (d + 1) / tree_epsilon:
                     depth = d
             return depth
-        return int(min(self.max_depth, n_features))
+        return int(min(self.max_depth, cap))
 
 
 class C45DecisionTreeClassifier(_TreeClassifierBase):

@@ -50,13 +50,17 @@ def tree_to_text(tree: TreeArrays, domains: EncodedDomains, classes: Sequence[ob
     while frames:
         node, index = frames.pop()
         split = int(tree.attribute[node])
-        if index >= len(domains.labels[split]):
+        value = -1 if tree.split_value is None else int(tree.split_value[node])
+        if index >= (2 if value >= 0 else len(domains.labels[split])):
             continue
         frames.append((node, index + 1))
         child = int(tree.child_start[node]) + index
         total += 1
         indent = "|   " * int(tree.depth[node])
-        condition = f"{domains.names[split]} = {domains.labels[split][index]}"
+        if value >= 0:  # binary split: "== v" then "!= v"
+            condition = f"{domains.names[split]} {'=' if index == 0 else '!='} {domains.labels[split][value]}"
+        else:
+            condition = f"{domains.names[split]} = {domains.labels[split][index]}"
         if tree.attribute[child] < 0:
             line = f"{indent}{condition}{leaf_text(child)}"
         elif max_depth is not None and tree.depth[child] >= max_depth:

@@ -3,6 +3,8 @@
 Node 0 is the root. An inner node n splits on attribute `attribute[n]`; its child for code v
 of that attribute is node `child_start[n] + v` (children of a node are contiguous and created
 after their parent, so node ids increase with depth). A leaf has `attribute[n] == -1`.
+A BINARY split (`split_value[n] >= 0`) has two children instead: `child_start[n]` for the rows
+whose attribute equals `split_value[n]`, `child_start[n] + 1` for all the others.
 Pruning turns an inner node into a leaf; its former descendants stay in the arrays but can no
 longer be reached.
 
@@ -34,6 +36,8 @@ class TreeArrays:
         leaf_epsilon: the epsilon of the leaves' release (0 for an exact tree).
         released_leaves: how many released leaf count vectors each node's counts sum (1 at a
             leaf as grown; pruning keeps it), so each count's noise variance is known.
+        split_value: per node, the value of a binary split (attribute == value, or not), -1 for
+            a multiway split or a leaf; None when the tree has only multiway splits.
     """
 
     attribute: np.ndarray
@@ -46,6 +50,14 @@ class TreeArrays:
     epsilon: float = 0.0
     leaf_epsilon: float = 0.0
     released_leaves: np.ndarray | None = None
+    split_value: np.ndarray | None = None
+
+    def child_of(self, nodes: np.ndarray, codes: np.ndarray) -> np.ndarray:
+        """The child of each inner node in `nodes` reached by the attribute codes `codes`."""
+        if self.split_value is None:
+            return self.child_start[nodes] + codes
+        value = self.split_value[nodes]
+        return self.child_start[nodes] + np.where(value >= 0, (codes != value).astype(np.int64), codes)
 
     @property
     def n_nodes(self) -> int:
@@ -80,7 +92,7 @@ class TreeArrays:
             if not inner.any():
                 return node
             r = rows[inner]
-            node[r] = self.child_start[node[r]] + codes[r, split[inner]]
+            node[r] = self.child_of(node[r], codes[r, split[inner]])
 
     def predict_proba(self, codes: np.ndarray) -> np.ndarray:
         return self.proba[self.apply(codes)]

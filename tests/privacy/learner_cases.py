@@ -167,6 +167,33 @@ def tree_runner(configuration: str, epsilon: float) -> Any:
 TREE_CASES = [AuditCase(f"tree learner {name}", tree_runner(name, 1.0), TREE_D, TREE_D_PRIME, epsilon=1.0,
                         samples=TREE_SAMPLES) for name in CONFIGURATIONS]
 
+# Binary splits ("attribute == value, or not") need an attribute with three values to differ
+# from multiway ones. f1 = "c" marks class "p" in D except for one row; the added row makes
+# the rule "f1 = c -> p, else n" one row better still and flips the (c, y) cell's majority, so
+# both the chosen split and the jointly chosen labels move.
+TREE_DOMAINS_3 = {"f1": ["a", "b", "c"], "f2": ["x", "y"]}
+TREE_GRID_3 = pd.DataFrame({"f1": list("aabbcc"), "f2": list("xyxyxy")})
+TREE_D_3 = pd.DataFrame({"f1": list("abcc"), "f2": list("xyxy"), "label": list("nnpn")})
+TREE_D_3_PRIME = pd.concat([TREE_D_3, pd.DataFrame({"f1": ["c"], "f2": ["y"], "label": ["p"]})], ignore_index=True)
+
+
+def binary_tree_runner(configuration: str, epsilon: float) -> Any:
+    """Like `tree_runner`, on the three-valued domain."""
+    def run(frame: pd.DataFrame, count: int, seed: int) -> np.ndarray:
+        noise = Randomness(seed)
+        outputs = np.empty(count)
+        for i in range(count):
+            learner = make_learner(configuration, epsilon, domains=TREE_DOMAINS_3, classes=["p", "n"], noise=noise)
+            learner.fit(frame[["f1", "f2"]], frame["label"])
+            outputs[i] = np.mean(learner.predict_proba(TREE_GRID_3)[:, 0])
+        return outputs
+    return run
+
+
+TREE_CASES += [AuditCase(f"binary tree learner {name}", binary_tree_runner(name, 1.0), TREE_D_3, TREE_D_3_PRIME,
+                         epsilon=1.0, samples=TREE_SAMPLES)
+               for name, settings in CONFIGURATIONS.items() if settings.get("split_kind") == "binary"]
+
 LEARNER_CASES = HISTOGRAM_CASES + TREE_CASES  # OPTION_CASES are listed apart
 
 LEARNER_NEGATIVE_CONTROLS = [
