@@ -106,7 +106,22 @@ class TreeModel:
     def __str__(self) -> str:
         head = f"{self.learner} tree for '{self.target}'"
         head += f" (epsilon {self.epsilon:g})" if self.epsilon is not None else " (not private)"
-        return head + "\n" + self.estimator.to_text(max_trees=1)
+        if not self.coded:
+            return head + "\n" + self.estimator.to_text(max_trees=1)
+        # fitted on integer codes (the ChoiceMaker's path): print the table's own names and labels
+        from jostle.trees.encoding import EncodedDomains
+        from jostle.trees.printing import tree_to_text
+
+        domains = EncodedDomains(tuple(self.attributes), np.array([len(d) for d in self.domains]),
+                                 tuple(tuple(str(v) for v in d) for d in self.domains))
+        trees = self.estimator.trees_
+        tree = trees[0]
+        title = (f"{self.estimator._title()} tree 1/{len(trees)}: {tree.n_nodes} nodes, {tree.n_leaves} leaves, "
+                 f"depth {tree.max_depth}, epsilon {tree.epsilon:.4g}")
+        text = tree_to_text(tree, domains, [str(c) for c in self.classes], title)
+        if len(trees) > 1:
+            text += f"\n\n({len(trees) - 1} more trees not shown)"
+        return head + "\n" + text
 
     def predict_labels(self, table: Table, span: Span, who: str) -> list:
         if table.private:

@@ -110,6 +110,25 @@ def test_the_trees_module_defines_a_tree_choicemaker_without_training_on_import(
     session.run("import trees\nmaker = trees.chooser\n")
     maker = session.eval("maker")
     assert [o.name for o in maker.options] == ["FriedmanSchuster", "Mohammed", "RandomTrees", "PatilSingh",
-                                              "FletcherIslam"]
+                                              "FletcherIslam", "OneRule", "BinaryTree", "Majority"]
     assert maker.trained is None and maker.task == "classification"
+    assert len(session.ledger) == 0
+
+
+def test_the_histograms_module_declares_its_choicemakers_lazily():
+    """`import histograms` declares both ChoiceMakers with the profile at a 1% share, spending
+    nothing and training nothing until one is called."""
+    from fractions import Fraction
+
+    from jostle import Session
+
+    session = Session(budget=1)
+    session.run("import histograms\none = histograms.chooser\ntwo = histograms.chooser_2d\n")
+    one, two = session.eval("one"), session.eval("two")
+    assert "DAWA" in [o.name for o in one.options] and "AGrid" in [o.name for o in two.options]
+    for maker in (one, two):
+        assert maker.trained is None and maker.share == Fraction(1, 100)
+        assert {m.name for m in maker.metafeatures if m.cost} == {
+            "profile_size", "profile_uniformity", "profile_roughness", "profile_entropy", "profile_signal"}
+        assert {m.release for m in maker.metafeatures if m.cost} == {"profile"}
     assert len(session.ledger) == 0

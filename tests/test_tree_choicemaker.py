@@ -106,12 +106,12 @@ class RecordingNoise:
 def trained(tmp_path_factory):
     """A ChoiceMaker that measures noisy metafeatures (mf_share 0.1) on the tiny corpus."""
     corpus = synthetic_tree_corpus(sizes=(150, 600), seeds=1)
-    result = train_tree_choicemaker(corpus=corpus, grid=TINY_GRID, cache_dir=tmp_path_factory.mktemp("cache"),
-                                    n_jobs=1, progress=False)
+    names = list(TREE_METAFEATURES)  # all of them: two noisy ones (size, class_balance)
+    result = train_tree_choicemaker(metafeatures=names, corpus=corpus, grid=TINY_GRID,
+                                    cache_dir=tmp_path_factory.mktemp("cache"), n_jobs=1, progress=False)
     # force the measured mode so that dispatch measures noisy metafeatures
     from jostle.choicemaker.model import FittedMetaModel, training_matrix
     from jostle.choicemaker.tree_training import _model_view
-    names = list(DEFAULT_METAFEATURES)
     view = _model_view(result.experience[result.experience["mode"] == "measured"])
     model = FittedMetaModel.fit(training_matrix(view, names, list(result.options)), "forest_regret")
     result.model, result.metafeatures, result.mf_share = model, [TREE_METAFEATURES[n] for n in names], 0.1

@@ -117,3 +117,25 @@ def test_tree_learners_and_histogram_options_do_not_mix():
     with pytest.raises(JostleRuntimeError) as caught:
         session.run("choicemaker X among {FriedmanSchuster, DAWA} informed by {size} trained on none\n")
     assert "cannot be mixed" in caught.value.message
+
+
+def test_a_choicemaker_tree_prints_the_tables_names_and_labels(tmp_path, monkeypatch):
+    """Trees from a ChoiceMaker are fitted on integer codes; their printout still shows the
+    table's attribute values and class labels, never the codes."""
+    from jostle.choicemaker.tree_corpus import synthetic_task
+    from jostle.choicemaker.tree_training import TreeGrid
+    from jostle.dispatch import CorpusValue
+
+    monkeypatch.setenv("JOSTLE_CACHE", str(tmp_path))
+    session = _session(budget=3.0)
+    session.run("choicemaker T among {OneRule, BinaryTree} informed by {n_attributes, epsilon} "
+                "trained on tree_corpus()\n")
+    maker = session.eval("T")
+    maker.corpus = CorpusValue([synthetic_task("a", 150, (2, 3, 2), 2, 1, 0.1, seed=1),
+                                synthetic_task("b", 200, (4, 4), 3, 1, 0.2, seed=2)], "tiny", task="classification")
+    maker.grid = TreeGrid(epsilons=(0.5, 2.0), repetitions=1)
+    session.run('m = T(cats, "label", epsilon=2)\ntext = str(m)\n')
+    text = session.eval("text")
+    # at epsilon 2 on 3000 rows the root split a = x (a perfect rule) wins by e^600 or more
+    assert "a = x: yes" in text or ("a = x" in text and ": yes" in text)
+    assert ": 0" not in text and ": 1" not in text and "x0" not in text
