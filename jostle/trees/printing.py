@@ -6,6 +6,7 @@ One line per reachable node below the root, depth-first, indented by depth with 
     health = priority
     |   has_nurs = proper: priority  [not_recom 0, priority 310, spec_prior 12]
 
+A binary split prints its two sides as "attr = v" and "attr != v".
 A leaf line ends with its predicted class and, when the tree has counts, the class counts
 (noisy for a private tree, rounded). Printing is post-processing: it shows only released values.
 """
