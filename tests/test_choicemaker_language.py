@@ -27,20 +27,26 @@ def _session(budget: float = 1.0, rows: int = 400, seed: int = 3) -> Session:
     return session
 
 
-PRIOR_OPTIONS = """
+def prior_options(flat_prior: str, cells_prior: str) -> str:
+    """Two Jostle options, Flat (a noisy total spread evenly) and Cells (noisy cells), whose
+    predict(F) priors are the given expressions of the metafeature record F."""
+    return f"""
 option Flat(db, queries):
     answer:
-        n = {{ sum(db) }}
+        n = {{{{ sum(db) }}}}
         return map(lambda i: n / 16, range(16))
     predict(F):
-        return F.zero_share
+        return {flat_prior}
 
 option Cells(db, queries):
     answer:
-        return {{ db }}
+        return {{{{ db }}}}
     predict(F):
-        return 1 - F.zero_share
+        return {cells_prior}
+"""
 
+
+PRIOR_OPTIONS = prior_options("F.zero_share", "1 - F.zero_share") + """
 def zero_share(db):
     return {{ zeros(db) }} / 16
 """
@@ -177,20 +183,7 @@ def test_run_with_trace_prints_every_dispatch(tmp_path, capsys, monkeypatch):
 
 def test_profile_metafeatures_are_charged_as_one_release():
     session = _session()
-    session.run("""
-option Flat(db, queries):
-    answer:
-        n = {{ sum(db) }}
-        return map(lambda i: n / 16, range(16))
-    predict(F):
-        return F.profile_uniformity
-
-option Cells(db, queries):
-    answer:
-        return {{ db }}
-    predict(F):
-        return 1 - F.profile_uniformity + F.sparsity
-
+    session.run(prior_options("F.profile_uniformity", "1 - F.profile_uniformity + F.sparsity") + """
 choicemaker H among {Flat, Cells} informed by {profile_size, profile_uniformity, profile_entropy, sparsity} trained on none
 e = H(h, q, epsilon=0.5)
 """)

@@ -90,7 +90,7 @@ class Metafeature:
     @property
     def fingerprint(self) -> str:
         text = f"{self.name}|{self.cost}|{source_digest(self.function)}"
-        return text + (f"|{self.release}|{source_digest(profile_release)}" if self.release else "")
+        return text + (f"|{self.release}" if self.release else "")  # the module hash covers the release
 
 
 def budget_unit(metafeature: Any) -> str:
