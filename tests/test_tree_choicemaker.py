@@ -12,8 +12,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from jostle.choicemaker.tree_corpus import (ClassificationData, encode_public_frame, synthetic_task,
-                                            synthetic_tree_corpus)
+from jostle.choicemaker.tree_corpus import (ClassificationData, additive_prior_corpus, encode_public_frame,
+                                            synthetic_task, synthetic_tree_corpus, train_test_split)
 from jostle.choicemaker.tree_task import (TREE_METAFEATURES, TREE_OPTIONS, BudgetGuard, TreeBudgetError,
                                           dispatch_tree, measure_tree_features)
 from jostle.choicemaker.tree_training import (DEFAULT_METAFEATURES, TREE_RUN_STATS, TreeGrid, train_tree_choicemaker,
@@ -272,6 +272,26 @@ def test_public_frame_encoding_bins_numeric_columns_and_keeps_categories():
     assert task.class_labels == ("n", "y") and task.n_classes == 2
     assert list(task.X[:, 1]) == [0] * 5 + [1] * 5 + [2] * 5 + [3] * 5  # equal-width bins over [0, 100]
     assert list(task.X[:4, 0]) == [2, 0, 2, 1]  # sorted categories: blue, green, red
+
+
+def test_the_additive_prior_is_seeded_and_spans_weak_to_strong_signal():
+    """The generated prior is the same on every call and covers both regimes it is there for:
+    tasks where a non-private tree barely beats the majority class and tasks it almost solves."""
+    from jostle.trees import C45DecisionTreeClassifier
+
+    first, again, other = additive_prior_corpus(8), additive_prior_corpus(8), additive_prior_corpus(8, seed=1)
+    assert all(np.array_equal(a.X, b.X) and np.array_equal(a.y, b.y) for a, b in zip(first, again))
+    assert not all(a.X.shape == b.X.shape and np.array_equal(a.y, b.y) for a, b in zip(first, other))
+    gains = []
+    for task in additive_prior_corpus():
+        assert len({*task.y.tolist()}) == task.n_classes  # codes 0..C-1, every class present
+        assert 300 <= task.n_rows <= 12_000 and 3 <= task.n_attributes <= 14
+        train, test = (task.rows(i) for i in train_test_split(task.n_rows, 0))
+        tree = C45DecisionTreeClassifier(domains=[list(range(s)) for s in task.domain_sizes],
+                                         classes=list(range(task.n_classes)), max_depth=5).fit(train.X, train.y)
+        majority = np.bincount(test.y, minlength=task.n_classes).max() / test.n_rows
+        gains.append(float(np.mean(tree.predict(test.X) == test.y)) - majority)
+    assert min(gains) < 0.02 and max(gains) > 0.4
 
 
 def test_classification_data_rejects_codes_outside_the_domain():
