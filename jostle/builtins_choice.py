@@ -131,7 +131,7 @@ def register(builtin: Any, registry: dict[str, Any]) -> None:
         registry[name] = BuiltinMetafeature(name, engine.BUILTIN_METAFEATURES.get(name), TREE_METAFEATURES.get(name))
 
     @builtin("tree_corpus", 0, privacy="choice",
-             doc="tree_corpus(): the bundled public corpus of categorical classification tasks (offline)")
+             doc="tree_corpus(): the bundled public corpus of categorical classification tasks, plus generated ones (offline)")
     def _tree_corpus(interp, span):
         from jostle.choicemaker.tree_corpus import tree_corpus
 
