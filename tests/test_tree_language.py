@@ -86,21 +86,28 @@ def test_a_tree_prints_readably():
     assert "a = x" in text
 
 
-def test_a_tree_choicemaker_dispatches_within_its_budget(tmp_path, monkeypatch):
-    """A ChoiceMaker over tree learners, trained on a tiny synthetic corpus (fast), spends at
-    most its budget, charges every metafeature and the learner, and returns a usable tree."""
+def _tiny_tree_choicemaker(tmp_path, monkeypatch, options: str, metafeatures: str):
+    """A session (budget 3) with a ChoiceMaker T over `options`, declared on tree_corpus() but
+    trained on two tiny synthetic tasks and a two-epsilon grid (fast), caching under tmp_path."""
     from jostle.choicemaker.tree_corpus import synthetic_task
     from jostle.choicemaker.tree_training import TreeGrid
     from jostle.dispatch import CorpusValue
 
     monkeypatch.setenv("JOSTLE_CACHE", str(tmp_path))
     session = _session(budget=3.0)
-    session.run("choicemaker T among {FriedmanSchuster, RandomTrees} informed by {size, n_attributes, epsilon} "
-                "trained on tree_corpus()\n")
+    session.run(f"choicemaker T among {{{options}}} informed by {{{metafeatures}}} trained on tree_corpus()\n")
     maker = session.eval("T")
     maker.corpus = CorpusValue([synthetic_task("a", 150, (2, 3, 2), 2, 1, 0.1, seed=1),
                                 synthetic_task("b", 200, (4, 4), 3, 1, 0.2, seed=2)], "tiny", task="classification")
     maker.grid = TreeGrid(epsilons=(0.5, 2.0), repetitions=1)
+    return session
+
+
+def test_a_tree_choicemaker_dispatches_within_its_budget(tmp_path, monkeypatch):
+    """A ChoiceMaker over tree learners, trained on a tiny synthetic corpus (fast), spends at
+    most its budget, charges every metafeature and the learner, and returns a usable tree."""
+    session = _tiny_tree_choicemaker(tmp_path, monkeypatch, "FriedmanSchuster, RandomTrees",
+                                     "size, n_attributes, epsilon")
     session.run('m = T(cats, "label", epsilon=2)\nacc = accuracy(m, pub, "label")\nchoice = trace(T)[0].choice\n')
     spent = sum((c.budget.epsilon for c in session.ledger), Fraction(0))
     assert 0 < spent <= 2
@@ -122,18 +129,7 @@ def test_tree_learners_and_histogram_options_do_not_mix():
 def test_a_choicemaker_tree_prints_the_tables_names_and_labels(tmp_path, monkeypatch):
     """Trees from a ChoiceMaker are fitted on integer codes; their printout still shows the
     table's attribute values and class labels, never the codes."""
-    from jostle.choicemaker.tree_corpus import synthetic_task
-    from jostle.choicemaker.tree_training import TreeGrid
-    from jostle.dispatch import CorpusValue
-
-    monkeypatch.setenv("JOSTLE_CACHE", str(tmp_path))
-    session = _session(budget=3.0)
-    session.run("choicemaker T among {OneRule, BinaryTree} informed by {n_attributes, epsilon} "
-                "trained on tree_corpus()\n")
-    maker = session.eval("T")
-    maker.corpus = CorpusValue([synthetic_task("a", 150, (2, 3, 2), 2, 1, 0.1, seed=1),
-                                synthetic_task("b", 200, (4, 4), 3, 1, 0.2, seed=2)], "tiny", task="classification")
-    maker.grid = TreeGrid(epsilons=(0.5, 2.0), repetitions=1)
+    session = _tiny_tree_choicemaker(tmp_path, monkeypatch, "OneRule, BinaryTree", "n_attributes, epsilon")
     session.run('m = T(cats, "label", epsilon=2)\ntext = str(m)\n')
     text = session.eval("text")
     # at epsilon 2 on 3000 rows the root split a = x (a perfect rule) wins by e^600 or more
