@@ -134,7 +134,7 @@ _math("log", math.log, lambda x: x > 0, "log needs a number > 0")
 _math("exp", math.exp, lambda x: True, "")
 
 
-@builtin("abs", 1, privacy="aware", doc="abs(x); on a private value keeps its sensitivity")
+@builtin("abs", 1, privacy="row", doc="abs(x); on a private value keeps its sensitivity")
 def _abs(interp, span, value):
     if isinstance(value, Private):
         return private_abs(value, span)

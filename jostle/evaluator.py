@@ -523,6 +523,8 @@ class Interpreter:
                                          function.keywords else f"its keywords are {list(function.keywords)}")
             if function.privacy == "public":
                 ops.refuse_private_arguments(function.name, args, kwargs, span, arg_spans)
+            if function.privacy != "row":
+                refuse_row_arguments(function, args, kwargs, span)
             try:
                 return function.function(self, span, *args, **kwargs)
             except JostleError as error:
@@ -532,6 +534,7 @@ class Interpreter:
         if isinstance(function, Closure):
             return self._call_closure(function, args, kwargs, span)
         if hasattr(function, "jostle_call"):  # options and ChoiceMakers (jostle.dispatch)
+            refuse_row_arguments(function, args, kwargs, span)
             return function.jostle_call(self, list(args), dict(kwargs), span)
         if is_private(function):
             raise refuse("a private value cannot be called", function, span)
@@ -598,6 +601,23 @@ class Interpreter:
                     "iteration its own `with budget E:` or release with laplace(x, eps)"
                 )
             raise
+
+
+def refuse_row_arguments(function: Any, args: list[Any], kwargs: dict[str, Any], span: Span) -> None:
+    """Columns and row views go only to user functions and the row built-ins (sqrt, abs, ...).
+
+    A column inside a row function is one value per row; passing it to anything else (a
+    release, a table operation, len, an option) would treat the rows as a list. The refusal
+    depends on the argument's type only.
+    """
+    for arg in list(args) + list(kwargs.values()):
+        if isinstance(arg, (RowValues, RowView)):
+            name = getattr(function, "name", None) or type_name(function)
+            raise refuse(
+                f"a column inside a row function cannot be passed to {name}()", arg, span,
+                "a row function computes one value per row from its columns with operators and "
+                "the row functions sqrt, log, exp, abs and round; aggregate the table outside "
+                "the row function instead")
 
 
 __all__ = ["Interpreter", "Environment", "JostleError", "made_at", "Callable"]

@@ -25,7 +25,7 @@ from jostle.errors import JostleRuntimeError, PrivacyError
 from jostle.sensitivity import private_binary, private_negate, refuse
 from jostle.source import Span
 from jostle.values import (
-    MAX_WHOLE, MAX_WHOLE_DIGITS, Private, PrivateMean, Record, RowValues, RowView, Table, is_private, row_apply,
+    MAX_WHOLE, MAX_WHOLE_DIGITS, ROW_SCALARS, Private, PrivateMean, Record, RowValues, RowView, Table, is_private, row_apply,
     type_name,
 )
 
@@ -230,8 +230,10 @@ def _row_compare(op: str, left: Any, right: Any, span: Span) -> RowValues:
                          "use a public threshold, or release the value first and compare "
                          "with the released number")
     if op in ("in", "not in"):
-        if not isinstance(left, RowValues) or not isinstance(right, tuple) or is_private(right):
-            raise JostleRuntimeError("a column can only be tested 'in' a public list", span)
+        if not isinstance(left, RowValues) or not isinstance(right, tuple) or is_private(right) \
+                or not all(item is None or isinstance(item, ROW_SCALARS) for item in right):
+            raise JostleRuntimeError("a column can only be tested 'in' a public list of numbers, "
+                                     "strings and booleans", span)
         options = list(right)
         negate = op == "not in"
         return row_apply(

@@ -18,6 +18,7 @@ On a public table they are exact public numbers.
 from __future__ import annotations
 
 import itertools
+import math
 from typing import Any, Callable
 
 import numpy as np
@@ -27,7 +28,9 @@ from jostle.errors import JostleRuntimeError, PrivacyError
 from jostle.schema import Categorical, ColumnSpec, Numeric, Schema
 from jostle.sensitivity import refuse
 from jostle.source import Span
-from jostle.values import Private, PrivateMean, RowValues, RowView, Table, format_value, type_name
+from jostle.values import (
+    ROW_SCALARS, Private, PrivateMean, RowScope, RowValues, RowView, Table, format_value, type_name,
+)
 
 
 def _need_table(value: Any, what: str, span: Span) -> Table:
@@ -68,32 +71,62 @@ def _column_list(columns: Any, span: Span) -> list[str]:
 
 
 # ---------------------------------------------------------------- row functions
-def _row_result(result: Any, n: int, span: Span) -> tuple[np.ndarray, np.ndarray]:
-    """A row function's result as (values per row, values on the public probe)."""
+def row_result(result: Any, scope: RowScope, n: int, span: Span) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """A row function's result as (value per row, value on the public probe, missing rows).
+
+    Accepted: a column computed from the row the function was given (same scope), or a
+    public scalar (the same for every row). Refused, whatever the rows hold: another table's
+    column, a public list or vector (it would be matched to the rows by position, so its
+    length would be compared with the private row count), a private aggregate, anything else.
+    """
     if isinstance(result, RowValues):
-        return np.asarray(result.array), np.asarray(result.probe)
+        if result.scope is not scope:
+            raise PrivacyError(
+                "a row function can only combine the columns of the row it is given", span,
+                "this result is a column of another table's rows: compute it in that table's "
+                "own row function",
+                [(f"the column '{result.column}' comes from the rows of "
+                  f"{result.scope.table_name if result.scope else '?'}", result.origin)])
+        missing = result.missing if result.missing is not None else np.zeros(n, dtype=bool)
+        return np.asarray(result.array), np.asarray(result.probe), missing
     if isinstance(result, (Private, PrivateMean)):
         raise refuse(
             "a private aggregate cannot be used inside a row function (for example as a filter "
             "threshold): thresholds must be public", result, span,
             "use a public threshold, or release the aggregate first and use the released number",
         )
-    if isinstance(result, np.ndarray):
-        return result, result  # a public table's column: nothing to hide
-    if isinstance(result, (bool, int, float, str, np.generic)) or result is None:
-        dtype = object if isinstance(result, str) or result is None else None
-        return np.full(n, result, dtype=dtype), np.full(1, result, dtype=dtype)
-    raise JostleRuntimeError(f"a row function must give a value per row, got a {type_name(result)}", span)
+    if isinstance(result, ROW_SCALARS) or result is None:
+        dtype = object if isinstance(result, (str, np.str_)) or result is None else None
+        return np.full(n, result, dtype=dtype), np.full(1, result, dtype=dtype), np.zeros(n, dtype=bool)
+    raise JostleRuntimeError(
+        f"a row function must give one value per row, computed from the row's columns, "
+        f"got a {'public list' if isinstance(result, (tuple, np.ndarray)) else type_name(result)}", span,
+        "return an expression of the row, e.g. lambda r: r.age * 2; a list is never matched to "
+        "rows by position")
+
+
+def _call_on_rows(table: Table, function: Any, span: Span, call: Callable) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Call a row function on a fresh row scope of `table` and check what it gives."""
+    scope = RowScope(table.name)
+    return row_result(call(function, [RowView(table, span, scope)], span), scope, len(table.frame), span)
 
 
 def where(table: Any, predicate: Any, span: Span, call: Callable) -> Table:
-    """Keep the rows for which `predicate(r)` is true (1-stable)."""
+    """Keep the rows for which `predicate(r)` is true (1-stable; missing rows are dropped)."""
     table = _need_table(table, "where", span)
-    mask, probe = _row_result(call(predicate, [RowView(table, span)], span), len(table.frame), span)
-    if probe.dtype != bool or mask.dtype != bool:
+    mask, probe, missing = _call_on_rows(table, predicate, span, call)
+    if probe.dtype != bool:  # decided on the public probe only
         raise JostleRuntimeError("a where predicate must give true or false for each row", span,
                                  "compare a column, e.g. lambda r: r.age >= 18")
-    return table.derived(table.frame[mask].reset_index(drop=True), same_rows=False)
+    keep = _as_bool(mask) & ~missing
+    return table.derived(table.frame[keep].reset_index(drop=True), same_rows=False)
+
+
+def _as_bool(values: np.ndarray) -> np.ndarray:
+    """Row values of a predicate whose probe is boolean, as booleans (anything else: false)."""
+    if values.dtype == bool:
+        return values
+    return np.fromiter((v is True or v is np.True_ for v in values.tolist()), dtype=bool, count=len(values))
 
 
 def select(table: Any, columns: Any, span: Span) -> Table:
@@ -130,22 +163,39 @@ def derive(table: Any, name: Any, function: Any, domain: Any, span: Span, call: 
             "write categorical([...], default=...)",
         )
     n = len(table.frame)
-    values, probe = _row_result(call(function, [RowView(table, span)], span), n, span)
+    values, probe, missing = _call_on_rows(table, function, span, call)
     if isinstance(domain, Numeric):
         try:
-            probe.astype(float)  # decided on public values first: see RowValues
-            numbers = values.astype(float)
-        except (TypeError, ValueError):
+            probe.astype(float)  # decided on public values only: see RowValues
+        except (TypeError, ValueError, OverflowError):
             raise JostleRuntimeError("a numeric derived column needs numbers", span) from None
+        numbers = _as_floats(values)  # a row that is not a float (e.g. a huge whole number) is NaN
         fallback = domain.default if domain.default is not None else domain.lo
-        numbers = np.where(np.isnan(numbers), fallback, numbers)
+        numbers = np.where(np.isnan(numbers) | missing, fallback, numbers)
         column = domain.conform(numbers)  # clamp (and round, for an integer domain): 1-stable per row
     else:
         allowed = set(domain.values)
-        column = pd.Series([v if v in allowed else domain.default for v in values.tolist()], dtype=object)
+        column = pd.Series([v if v in allowed and not gone else domain.default
+                            for v, gone in zip(values.tolist(), missing.tolist())], dtype=object)
     frame = table.frame.copy()
     frame[name] = column if n else pd.Series([], dtype=float if isinstance(domain, Numeric) else object)
     return table.derived(frame, table.schema.with_column(name, domain))
+
+
+def _as_floats(values: np.ndarray) -> np.ndarray:
+    """Row values as floats; a row that does not convert (overflow, a string) becomes NaN."""
+    try:
+        return values.astype(float)
+    except (TypeError, ValueError, OverflowError):
+        pass
+
+    def one(value: Any) -> float:
+        try:
+            return float(value)
+        except (TypeError, ValueError, OverflowError):
+            return math.nan
+
+    return np.fromiter((one(v) for v in values.tolist()), dtype=float, count=len(values))
 
 
 def bin_column(table: Any, column: Any, edges: Any, span: Span, name: Any = None) -> Table:

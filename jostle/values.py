@@ -236,6 +236,26 @@ PROBE_NUMERIC_POINTS = 9
 PROBE_PAIR_LIMIT = 1 << 16
 
 
+class RowScope:
+    """The identity of one row-function call (one `where` or `derive`).
+
+    Each call makes a fresh scope; the row view it hands to the function and every column read
+    from it carry that scope. Columns combine only within one scope (`row_apply`), and the call
+    accepts only a result of its own scope (`tables.row_result`), so a row function can combine
+    the columns of the row it is given and public scalars, and nothing else: not another
+    table's columns, not a public list of the same length, not a released vector. The check is
+    on scope identities and types, which are public, so it never depends on the rows.
+    """
+
+    __slots__ = ("table_name",)
+
+    def __init__(self, table_name: str) -> None:
+        self.table_name = table_name
+
+    def __repr__(self) -> str:
+        return f"<rows of {self.table_name}>"
+
+
 @dataclass(frozen=True, eq=False)
 class RowValues:
     """A table's column seen inside a row function (where/derive).
@@ -244,12 +264,18 @@ class RowValues:
     Arithmetic and comparisons on RowValues work elementwise; for a private table the result
     may only become a filter or a derived column, never leave the table.
 
-    `probe` runs the same computation on values drawn from the column's *public* domain:
+    `probe` runs the same computation on values drawn from the columns' *public* domains:
     every category of a categorical column, and the bounds, zero and points between them for a
-    numeric one. Type errors are decided on the probe first, so whether a row function fails
-    does not depend on the private rows (for example on whether a part of a partition is empty,
-    or on which categories the rows hold). Categorical columns are handled as object arrays in
-    both the probe and the data, so an operation behaves identically on either.
+    numeric one. `sources` holds, aligned with `probe`, the domain value of every column the
+    computation read, so that two operands reading the same column are paired on equal values
+    (one row has one age) and operands reading different columns meet in their cross product
+    (every combination a row could hold, up to PROBE_PAIR_LIMIT). Errors are decided on the
+    probe only, so whether a row function fails never depends on the private rows.
+
+    On the rows themselves nothing raises: a row on which an operation fails (0 ** -1, a
+    division by zero in Python numbers, an overflow) is marked in `missing` and keeps a
+    placeholder value; `where` drops missing rows and `derive` gives them the domain's default.
+    Each row's outcome depends on that row alone, so both rules are 1-stable.
     """
 
     array: np.ndarray
@@ -257,6 +283,9 @@ class RowValues:
     column: str
     probe: np.ndarray = field(default_factory=lambda: np.zeros(PROBE_NUMERIC_POINTS))
     private: bool = True
+    scope: RowScope | None = None
+    sources: tuple[tuple[str, np.ndarray], ...] = ()
+    missing: np.ndarray | None = None  # True on rows where an operation failed
 
 
 @dataclass(frozen=True)
@@ -265,12 +294,14 @@ class RowView:
 
     table: Table
     span: Span
+    scope: RowScope = field(default_factory=lambda: RowScope("?"))
 
     def column(self, name: str) -> RowValues:
         spec = self.table.schema[name]
         series = self.table.frame[name]
         values = series.to_numpy(dtype=object) if not _is_numeric_spec(spec) else series.to_numpy()
-        return RowValues(values, self.span, name, domain_probe(spec), self.table.private)
+        probe = domain_probe(spec)
+        return RowValues(values, self.span, name, probe, self.table.private, self.scope, ((name, probe),))
 
 
 def _is_numeric_spec(spec: Any) -> bool:
@@ -292,26 +323,47 @@ def domain_probe(spec: Any) -> np.ndarray:
             points = np.append(points, 0.0)
         if spec.integer:
             points = np.clip(np.round(points), np.ceil(spec.lo), np.floor(spec.hi))
-        return points
+        return np.unique(points)
     probe = np.empty(len(spec.values), dtype=object)
     probe[:] = list(spec.values)
     return probe
 
 
-def _aligned_probes(probes: list[np.ndarray]) -> list[np.ndarray]:
-    """Probes of several columns laid side by side for one elementwise operation.
+def _joint_probe(columns: list[RowValues]) -> tuple[list[np.ndarray], tuple[tuple[str, np.ndarray], ...]]:
+    """The operands' probes laid side by side for one elementwise operation, and their sources.
 
-    With two probes whose lengths multiply to at most PROBE_PAIR_LIMIT every pair of domain
-    values is tried (a cross product); otherwise (or with more columns) the shorter probes are
-    repeated cyclically to the longest length, so every value of every column is still tried.
+    Operands that read a common column are joined on its value (one row holds one value of
+    it); otherwise every combination is tried (a cross product) while there are at most
+    PROBE_PAIR_LIMIT of them; beyond that the shorter side is repeated cyclically, which still
+    tries every value of every column. The result depends only on public domains.
     """
-    lengths = [len(p) for p in probes]
-    if len(set(lengths)) <= 1:
-        return probes
-    if len(probes) == 2 and lengths[0] * lengths[1] <= PROBE_PAIR_LIMIT:
-        return [np.repeat(probes[0], lengths[1]), np.tile(probes[1], lengths[0])]
-    longest = max(lengths)
-    return [p if len(p) == longest else np.resize(p, longest) for p in probes]
+    frame: pd.DataFrame | None = None
+    for k, operand in enumerate(columns):
+        part = pd.DataFrame({name: values for name, values in operand.sources})
+        part[f"\0{k}"] = np.arange(len(operand.probe))
+        if frame is None:
+            frame = part
+            continue
+        shared = [name for name, _ in operand.sources if name in frame.columns]
+        if shared:
+            frame = frame.merge(part, on=shared, how="inner", sort=False)
+        elif len(frame) * len(part) <= PROBE_PAIR_LIMIT:
+            frame = frame.merge(part, how="cross")
+        else:
+            longest = max(len(frame), len(part))
+            frame = pd.concat([_cycle(frame, longest), _cycle(part, longest)], axis=1)
+        if len(frame) > PROBE_PAIR_LIMIT:  # evenly spaced rows: deterministic, public
+            frame = frame.iloc[np.linspace(0, len(frame) - 1, PROBE_PAIR_LIMIT).astype(int)]
+    assert frame is not None
+    frame = frame.reset_index(drop=True)
+    probes = [np.asarray(operand.probe)[frame[f"\0{k}"].to_numpy()] for k, operand in enumerate(columns)]
+    sources = tuple((str(name), frame[name].to_numpy()) for name in frame.columns
+                    if not str(name).startswith("\0"))
+    return probes, sources
+
+
+def _cycle(frame: pd.DataFrame, length: int) -> pd.DataFrame:
+    return frame.iloc[np.resize(np.arange(len(frame)), length)].reset_index(drop=True)
 
 
 def is_private(value: Any) -> bool:
@@ -409,27 +461,125 @@ def to_python(value: Any) -> Any:
     return value
 
 
-def row_apply(function: Callable[..., Any], operands: list[Any], span: Span, what: str) -> RowValues:
-    """Apply an elementwise `function` to private columns (and public operands).
+ROW_SCALARS = (bool, int, float, str, np.bool_, np.integer, np.floating, np.str_)
 
-    The function runs on the operands' public probes first: if it fails there, the error is
-    raised whatever the private rows hold. Only then does it run on the private columns; a
-    failure there (possible only for categorical domains mixing types) gets the same generic
-    message, naming no row or value.
+
+def row_operand_problem(operands: list[Any], span: Span) -> Exception | None:
+    """Why these operands cannot meet in one row operation, or None when they can.
+
+    The rule that keeps a row function inside its row: every column comes from one row scope
+    (the row the function was given) and every other operand is a public scalar. A public
+    list or vector would be broadcast against the rows (its length compared with the private
+    row count), another table's column would carry that table's rows in. Decided on types and
+    scopes only, never on the rows.
+    """
+    from jostle.errors import JostleRuntimeError, PrivacyError
+
+    columns = [o for o in operands if isinstance(o, RowValues)]
+    if len({id(c.scope) for c in columns}) > 1:
+        return PrivacyError(
+            "a row function can only combine the columns of the row it is given", span,
+            "compute each table's columns in that table's own row function; to relate two "
+            "tables, aggregate each (count, sum, histogram) and combine released values",
+            [(f"the column '{c.column}' comes from the rows of {c.scope.table_name if c.scope else '?'}",
+              c.origin) for c in columns[:2]])
+    for operand in operands:
+        if isinstance(operand, RowValues) or operand is None or isinstance(operand, ROW_SCALARS):
+            continue
+        if isinstance(operand, RowView):
+            return PrivacyError("a row function can only combine the columns of the row it is given", span,
+                                "read a column of it, e.g. r.age")
+        if is_private(operand):
+            return PrivacyError("a private value cannot be combined with a table's rows", span,
+                                "use public thresholds; release a private value first")
+        return JostleRuntimeError(
+            f"a row function can combine its row's columns only with public numbers, strings and "
+            f"booleans, not a {'public list' if isinstance(operand, (tuple, np.ndarray)) else type_name(operand)}",
+            span, "to test membership write `r.col in [a, b]`; a list is never matched to rows by position")
+    return None
+
+
+def row_apply(function: Callable[..., Any], operands: list[Any], span: Span, what: str) -> RowValues:
+    """Apply an elementwise `function` to columns of one row scope (and public scalars).
+
+    The function runs on the operands' joint public probe first: if it fails there, the
+    error is raised whatever the private rows hold. Only then does it run on the columns;
+    there it never raises: rows on which it fails are marked missing (see RowValues).
     """
     from jostle.errors import JostleRuntimeError
 
+    problem = row_operand_problem(operands, span)
+    if problem is not None:
+        raise problem
     columns = [o for o in operands if isinstance(o, RowValues)]
     message = f"{what} cannot be applied to column '{columns[0].column}' (type mismatch)"
-    probes = iter(_aligned_probes([o.probe for o in columns]))
+    joint, sources = _joint_probe(columns)
+    probes = iter(joint)
     probe_operands = [next(probes) if isinstance(o, RowValues) else o for o in operands]
     with np.errstate(all="ignore"):
         try:
             probe = np.asarray(function(*probe_operands))
-        except (TypeError, ValueError, ZeroDivisionError, AttributeError, OverflowError):
+        except (TypeError, ValueError, ZeroDivisionError, AttributeError, OverflowError, ArithmeticError):
             raise JostleRuntimeError(message, span) from None
+        if probe.shape != (len(joint[0]),):
+            raise JostleRuntimeError(f"{what} does not give one value per row", span)
+        if _huge_wholes(probe).any():  # the same limit as on public numbers (MAX_WHOLE)
+            raise JostleRuntimeError(f"{what} gives a whole number of more than {MAX_WHOLE_DIGITS} digits",
+                                     span, "use floats for numbers this large")
+        arrays = [o.array if isinstance(o, RowValues) else o for o in operands]
+        missing = _missing_union(columns)
+        result, failed = _apply_to_rows(function, arrays, len(columns[0].array), probe)
+    huge = _huge_wholes(result)
+    if huge.any():
+        failed = huge if failed is None else (failed | huge)
+    if failed is not None:
+        missing = failed if missing is None else (missing | failed)
+    return RowValues(result, span, columns[0].column, probe, any(o.private for o in columns),
+                     columns[0].scope, sources, missing)
+
+
+def _huge_wholes(values: np.ndarray) -> np.ndarray:
+    """Which entries are Python whole numbers of MAX_WHOLE or more (only object arrays hold them)."""
+    if values.dtype != object:
+        return np.zeros(values.shape, dtype=bool)
+    return np.fromiter((isinstance(v, int) and not isinstance(v, bool) and abs(v) >= MAX_WHOLE
+                        for v in values.reshape(-1).tolist()), dtype=bool, count=values.size).reshape(values.shape)
+
+
+def _missing_union(columns: list[RowValues]) -> np.ndarray | None:
+    masks = [c.missing for c in columns if c.missing is not None]
+    if not masks:
+        return None
+    return np.logical_or.reduce(masks)
+
+
+def _apply_to_rows(function: Callable[..., Any], arrays: list[Any], n: int,
+                   probe: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
+    """`function` on the rows, and the mask of rows where it failed (None: no row failed).
+
+    Vectorised first; if that raises, row by row, a failing row getting the probe's first
+    value as a placeholder (so the column keeps the probe's type).
+    """
+    try:
+        result = np.asarray(function(*arrays))
+        if result.shape == (n,):
+            return result, None
+    except Exception:  # noqa: BLE001 - any failure on the rows is the rows' business, not the program's
+        pass
+    placeholder = probe.reshape(-1)[0] if probe.size else None
+    values: list[Any] = []
+    failed = np.zeros(n, dtype=bool)
+    for i in range(n):
         try:
-            result = np.asarray(function(*[o.array if isinstance(o, RowValues) else o for o in operands]))
-        except (TypeError, ValueError, ZeroDivisionError, AttributeError, OverflowError):
-            raise JostleRuntimeError(message, span) from None
-    return RowValues(result, span, columns[0].column, probe, any(o.private for o in columns))
+            value = np.asarray(function(*[a[i:i + 1] if isinstance(a, np.ndarray) else a for a in arrays]))
+            values.append(value.reshape(-1)[0] if value.size == 1 else placeholder)
+            failed[i] = value.size != 1
+        except Exception:  # noqa: BLE001 - see above
+            values.append(placeholder)
+            failed[i] = True
+    try:
+        result = np.asarray(values, dtype=probe.dtype) if n else np.asarray(values, dtype=probe.dtype)
+    except (TypeError, ValueError, OverflowError):
+        result = np.empty(n, dtype=object)
+        result[:] = values
+    return result, failed if failed.any() else None
