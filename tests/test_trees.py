@@ -314,10 +314,40 @@ def test_node_cap_bounds_every_tree(data):
     assert learner.trees_[0].attribute.size <= 50 and learner.trees_[0].max_depth == 3  # 1 + 3 + 9 + 27 = 40
 
 
-def test_entropy_utility_needs_the_public_row_bound(data):
-    X, y, _, _ = data
-    with pytest.raises(ValueError, match="max_rows"):
-        make_learner("mohammed", 1.0, domains=DOMAINS, classes=CLASSES, max_rows=100).fit(X, y)
+def test_hole9_tree_row_bound_is_a_clamp_not_an_error(data):
+    """Issue 11, hole 9: a table above the entropy utility's public row bound max_rows used to
+    raise "too many rows" after the budget was charged, an exact one-bit answer to "n > N?".
+    It is now learnt like any other (the utility is continued linearly above N, so its
+    sensitivity holds): no error, the charges stay within epsilon, and a clear split is found."""
+    X, y, X_test, y_test = data
+    assert len(X) > 100
+    charges = []
+    learner = make_learner("mohammed", 1.0, domains=DOMAINS, classes=CLASSES, max_rows=100,
+                           noise=Randomness(seed=4), charge=lambda eps, what: charges.append(eps)).fit(X, y)
+    assert 0 < sum(Fraction(c) for c in charges) <= Fraction(1.0)
+    assert learner.epsilon_spent_ <= 1.0
+    assert learner.trees_[0].attribute[0] == 0  # the root splits on a0, the attribute that decides the class
+
+
+def test_hole9_capped_entropy_utility_keeps_its_sensitivity_above_the_bound():
+    """The capped entropy utility equals the exact one on nodes of at most max_rows rows, and for
+    any size adding a row moves it down by at most log2(max_rows + 1) + 1/ln 2 (monotone)."""
+    rng = np.random.default_rng(7)
+    max_rows = 50
+    sensitivity = utility_sensitivity("entropy", max_rows)
+    largest = 0.0
+    for _ in range(500):
+        values, classes = rng.integers(1, 5), rng.integers(2, 4)
+        table = rng.integers(0, 4 * max_rows, size=(1, values, classes)).astype(float)
+        before = split_utility("entropy", table, max_rows)[0]
+        j, c = rng.integers(values), rng.integers(classes)
+        table[0, j, c] += 1
+        change = split_utility("entropy", table, max_rows)[0] - before
+        assert -sensitivity - 1e-9 <= change <= 1e-9
+        largest = max(largest, -change)
+    assert largest > math.log2(max_rows)  # the bound is nearly reached: counts above the cap were drawn
+    small = rng.integers(0, 5, size=(20, 3, 2)).astype(float)  # every node below 50 rows
+    np.testing.assert_allclose(split_utility("entropy", small, max_rows), split_utility("entropy", small))
 
 
 # --- the utilities' sensitivity and monotonicity, on which the exponential mechanism relies -------

@@ -339,6 +339,7 @@ def _choose_utility_splits(codes: np.ndarray, y: np.ndarray, row_local: np.ndarr
     allowed = candidates[open_].copy()
     utility = np.full((s, columns.attribute.size), -np.inf)
     name = "entropy" if not rules.private else rules.split_utility
+    cap = rules.max_rows if rules.private else None  # the entropy utility's public bound (utilities.py)
     class_counts = np.bincount(node * n_classes + labels, minlength=s * n_classes).reshape(s, n_classes)
     for a in np.unique(columns.attribute[allowed.any(axis=0)]):
         width = int(sizes[a])
@@ -347,11 +348,11 @@ def _choose_utility_splits(codes: np.ndarray, y: np.ndarray, row_local: np.ndarr
         if columns.binary:
             # each value v: the two-branch table (rows with a == v, the rest of the node)
             pair = np.stack([table, class_counts[:, None, :] - table], axis=2)  # (s, width, 2, C)
-            utility[:, cols] = split_utility(name, pair.reshape(s * width, 2, n_classes)).reshape(s, width)
+            utility[:, cols] = split_utility(name, pair.reshape(s * width, 2, n_classes), cap).reshape(s, width)
             branch_rows = pair.sum(axis=3)  # (s, width, 2)
             big = (branch_rows >= rules.min_samples_split).sum(axis=2)
         else:
-            utility[:, cols[0]] = split_utility(name, table)
+            utility[:, cols[0]] = split_utility(name, table, cap)
             big = (table.sum(axis=2) >= rules.min_samples_split).sum(axis=1)[:, None]
         if not rules.private:
             # C4.5's MINOBJS: at least two branches with min_samples_split rows

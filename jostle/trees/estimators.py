@@ -150,7 +150,9 @@ class DPDecisionTreeClassifier(_TreeClassifierBase):
             noise in its count vector (a sum of L released leaf vectors); 0 only falls back to
             the parent for an empty leaf. Post-processing.
         confidence: C4.5's confidence level CF for pruning.
-        max_rows: public upper bound on the table's rows (entropy utility's sensitivity).
+        max_rows: the public N of the entropy utility's sensitivity log2(N+1) + 1/ln 2; counts
+            above it are scored by the utility's linear continuation, so a larger table is
+            learnt (with a coarser utility), never refused.
         max_nodes: public cap on the nodes of one tree.
         random_state: seed of a reproducible (UNSAFE for real releases) noise stream when `noise`
             is None; None uses the operating system's secure source.
@@ -234,10 +236,9 @@ class DPDecisionTreeClassifier(_TreeClassifierBase):
         codes, labels = self._encode_training(X, y)
         n, k = codes.shape
         n_classes = len(self.classes_)
-        if self.split_utility == "entropy" and n > self.max_rows:
-            # the entropy utility's sensitivity assumes at most max_rows rows (a public bound,
-            # like the bounds of a numeric column); this error is meant for the data's curator
-            raise ValueError(f"the table has more rows than the declared public bound max_rows={self.max_rows}")
+        # No check of n against max_rows: it would run after the budget is charged and tell the
+        # size exactly. The entropy utility scores counts above max_rows linearly instead, so its
+        # sensitivity holds at any size (jostle.trees.utilities).
         noise = self.noise if self.noise is not None else Randomness(seed=self.random_state)
         ledger = PrivacyLedger(float(self.epsilon), self.charge)
         total = Fraction(float(self.epsilon))

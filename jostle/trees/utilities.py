@@ -10,6 +10,12 @@ are *count-weighted*, so a large node's scores are far apart compared to the sen
                 g(x) = (x+1) log2(x+1) - x log2 x increasing, so by a value in
                 [-(log2(N+1) + 1/ln 2), 0] where N bounds the node size: sensitivity
                 log2(N+1) + 1/ln 2 (F&S 2010, Sec. 5.2). N is the public `max_rows` bound.
+                F&S assume the data has at most N rows; a private learner cannot check that
+                without revealing it, so it scores with x log2 x CONTINUED LINEARLY above N
+                (`split_utility(..., max_rows=N)`): the same utility on nodes of at most N
+                rows, and for any size a convex h whose steps g(x) = h(x+1) - h(x) lie in
+                [0, log2 N + 1/ln 2], so the bound and the monotonicity hold with no limit
+                on the rows (nothing fails on a large table).
   * "gini":     -sum_j tau_j (1 - sum_c (tau[j,c] / tau_j)^2); adding a row raises the
                 impurity tau_j - sum_c tau[j,c]^2 / tau_j by a value in [0, 2): sensitivity 2.
   * "max":      sum_j max_c tau[j,c] (the rows a majority vote per branch gets right);
@@ -55,18 +61,38 @@ def _xlog2x(counts: np.ndarray) -> np.ndarray:
     return counts * np.log2(safe)
 
 
-def split_utility(name: str, table: np.ndarray) -> np.ndarray:
+def _xlog2x_capped(counts: np.ndarray, cap: int) -> np.ndarray:
+    """x log2 x up to `cap`, continued linearly above it with its slope there, log2 cap + 1/ln 2.
+
+    The result h is convex and non-decreasing in steps: for whole x, g(x) = h(x+1) - h(x) is
+    h'(xi) for some xi in (x, x+1) while x + 1 <= cap (so at most h'(cap)), and exactly h'(cap)
+    for x >= cap. Hence 0 <= g(x) <= log2 cap + 1/ln 2 for every x >= 0, which is what the
+    entropy utility's sensitivity argument needs (see the module docstring).
+    """
+    cap = max(int(cap), 1)
+    slope = math.log2(cap) + 1 / math.log(2)
+    above = counts > cap
+    return np.where(above, cap * math.log2(cap) + (counts - cap) * slope, _xlog2x(np.where(above, 0.0, counts)))
+
+
+def split_utility(name: str, table: np.ndarray, max_rows: int | None = None) -> np.ndarray:
     """Utilities of splitting each node on one attribute.
 
     Args:
         name: "entropy", "gini" or "max".
         table: counts, shape (nodes, attribute values, classes).
+        max_rows: for "entropy" in a private learner, the public bound N of its sensitivity:
+            counts above it are scored by the linear continuation (`_xlog2x_capped`), so the
+            sensitivity log2(N+1) + 1/ln 2 holds however many rows there are. None: exact.
 
     Returns:
         One utility per node, shape (nodes,).
     """
     table = table.astype(np.float64, copy=False)
     branch = table.sum(axis=2)
+    if name == "entropy" and max_rows is not None:
+        return (_xlog2x_capped(table, max_rows).sum(axis=(1, 2))
+                - _xlog2x_capped(branch, max_rows).sum(axis=1))
     if name == "entropy":
         return _xlog2x(table).sum(axis=(1, 2)) - _xlog2x(branch).sum(axis=1)
     if name == "gini":
