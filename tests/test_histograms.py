@@ -582,3 +582,80 @@ def test_mwem_stays_finite_when_the_noisy_total_is_tiny():
         estimate = H.get_algorithm("MWEM")(x, 1.0, workload, TinyTotalNoise(3))
     assert np.all(np.isfinite(estimate)) and np.all(estimate >= 0)
     assert estimate.sum() == pytest.approx(1.0, rel=1e-9)
+
+
+# --- issue 11, hole 8: DAWA's partition noise and GreedyH's criterion ------------------------
+
+class _RecordingExactNoise:
+    """An exact source (Randomness) that records every discrete Laplace scale it is asked for."""
+
+    def __init__(self, seed: int) -> None:
+        self.inner = Randomness(seed=seed)
+        self.requests: list[tuple[Fraction, int]] = []
+
+    def discrete_laplace(self, scale, size):
+        self.requests.append((scale, size))
+        return self.inner.discrete_laplace(scale, size)
+
+    def exponential_index(self, *args):
+        return self.inner.exponential_index(*args)
+
+    def exponential_indices(self, *args):
+        return self.inner.exponential_indices(*args)
+
+
+def test_hole8_dawa_partition_noise_scale():
+    """Every candidate bucket's cost, single cells included, gets discrete Laplace noise of the
+    report-noisy-min scale for scores moving in both directions: 2 Delta / eps1 = 4 / eps1,
+    i.e. the grid plan of sensitivity 4 (S = 4 / g steps). The old code drew Laplace(2 / eps1)
+    (the reference's calibration, not eps1-DP) and gave single cells no noise."""
+    x = np.array([25.0] * 7 + [10.0] + [0.0] * 7)
+    eps1, eps2 = 0.5, 0.25
+    noise = _RecordingExactNoise(3)
+    ledger = measure.PrivacyLedger(eps1, keep_releases=True)
+    l1_partition(x, eps1, eps2, noise, ledger)
+    plan = safe_noise.score_plan(4.0, eps1)
+    assert plan.sensitivity * plan.grid == 4  # S = 4 / g grid steps
+    assert plan.scale >= Fraction(plan.sensitivity) / Fraction(eps1)
+    sizes = [size for _, size in noise.requests]
+    assert sizes == [15, 14, 12, 8]  # lengths 1, 2, 4, 8: single cells are noisy too
+    assert all(scale == plan.scale for scale, _ in noise.requests)
+    assert float(plan.scale * plan.grid) == pytest.approx(4.0 / eps1, rel=1e-9)
+    assert ledger.charges[0].epsilon == eps1 and ledger.charges[0].sensitivity == 4.0
+
+
+def test_hole8_dawa_partition_dp_is_exact_and_breaks_ties_by_the_longest_bucket():
+    from jostle.histograms.dawa_partition import _cheapest_partition
+    # integer costs; four partitions cost 13: at each end the longest cheapest last bucket wins
+    costs = [(1, 1, [2, 3, 7, 1]), (2, 1, [5, 11, 8]), (4, 1, [100])]
+    assert _cheapest_partition(4, costs).tolist() == [0, 2]
+    # exact integer sums beyond 2^53 still compare exactly (floats would tie here)
+    big = 1 << 60
+    costs = [(1, 1, [big, big + 1]), (2, 1, [2 * big])]
+    assert _cheapest_partition(2, costs).tolist() == [0]
+    costs = [(1, 1, [big, big]), (2, 1, [2 * big + 1])]
+    assert _cheapest_partition(2, costs).tolist() == [0, 1]
+
+
+def _strategy_squared_error(tree, weights, gram: np.ndarray) -> float:
+    """Delta^2 tr(G (A^T A)^+) of GreedyH's weighted tree (the noise part of the expected
+    squared workload error, up to the factor 2 / eps2^2)."""
+    m = gram.shape[0]
+    ata = np.zeros((m, m))
+    for v in np.flatnonzero(weights > 0):
+        ata[tree.r0[v]:tree.r1[v], tree.r0[v]:tree.r1[v]] += weights[v] ** 2
+    return path_sensitivity(tree, weights) ** 2 * float(np.trace(gram @ np.linalg.pinv(ata, hermitian=True)))
+
+
+def test_hole8_greedy_h_uses_the_reference_decayed_criterion():
+    """On the same buckets, GreedyH's weights from the reference's depth-decayed criterion give
+    a lower expected squared Prefix error than the exact local error the old code used
+    (deterministic: no noise is involved)."""
+    n = 512
+    rng = np.random.default_rng(0)
+    starts = np.concatenate([[0], np.sort(rng.choice(np.arange(1, n), 150, replace=False))])
+    gram = workloads.prefix_1d(n).bucket_gram(starts)
+    decayed = _strategy_squared_error(*greedy_hierarchy(GramForms(gram), starts.size), gram)
+    local = _strategy_squared_error(
+        *greedy_hierarchy(GramForms(gram), starts.size, decay_criterion=False), gram)
+    assert decayed < local / 1.2

@@ -2,10 +2,12 @@
 workload-aware weighted hierarchy over the buckets, least squares, uniform expansion.
 
 Budget split (epsilon given, ratio rho = 0.25 as in the paper):
-  * eps1 = rho * epsilon: the L1 partition (`dawa_partition.l1_partition`; eps1-DP by
-    the privacy theorem of Li et al.'s Sec. 3, restated there);
+  * eps1 = rho * epsilon: the L1 partition (`dawa_partition.l1_partition`, eps1-DP by the
+    argument in its module docstring; Li et al.'s calibration of it is NOT eps1-DP, see
+    there: we use Laplace(4 / eps1) on every candidate, single cells included, unclipped);
   * eps2 = epsilon - eps1: GreedyH's weighted measurements of bucket-range totals
-    (`greedy_h`), Laplace(Delta / eps2) with Delta the computed max path weight (= 1).
+    (`greedy_h`, the reference's depth-decayed criterion), Laplace(Delta / eps2) with Delta
+    the computed max path weight (= 1).
 Sequential composition gives epsilon. The GreedyH weights depend on the public workload and
 the released partition only. Inference: weighted least squares on the bucket tree
 (`tree.tree_least_squares`, exact), each bucket's estimate spread evenly over its cells
