@@ -26,15 +26,25 @@ metafeature the option gets all of E.
 
 Options and metafeatures assume the data is a histogram whose L1 sensitivity is `l1` (1 for
 `histogram(t, cols)` of a 1-stable table). Algorithms are written for sensitivity 1, so they
-are run with epsilon / l1: for integer count vectors, two neighbours differ by at most l1 unit
-steps, and group privacy over l1 steps of an (epsilon/l1)-DP algorithm gives epsilon.
+are run with epsilon / l1 (rounded down to a float, `algorithm_epsilon`): for integer count
+vectors, two neighbours differ by at most l1 unit steps, and group privacy over l1 steps of an
+(epsilon/l1)-DP algorithm gives epsilon. The argument needs whole counts, so any other private
+vector is refused before anything is charged (`histogram_data`).
+
+Training (the training boundary, below): a ChoiceMaker learns on the public corpus by running
+every option and metafeature there, uncharged, so the Jostle-defined ones run only as training
+copies whose environment holds public values alone (`public_environment`); code that reads a
+private value is refused, with its location, when the ChoiceMaker is built or trained.
 """
 
 from __future__ import annotations
 
 import hashlib
 import io
+import math
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
@@ -43,7 +53,7 @@ import numpy as np
 
 from jostle import ast_nodes as A
 from jostle.budget import Accountant, Budget, fmt
-from jostle.errors import JostleRuntimeError, PrivacyError
+from jostle.errors import JostleError, JostleRuntimeError, PrivacyError
 from jostle.sensitivity import refuse
 from jostle.source import Span
 from jostle.values import Closure, Private, PrivateMean, Record, is_private, type_name
@@ -85,11 +95,25 @@ class CorpusValue:
 
 # ---------------------------------------------------------------- data handed to options
 def histogram_data(value: Any, span: Span, who: str) -> tuple[np.ndarray, float, Any, bool]:
-    """(counts shaped as the domain, L1 sensitivity, data node, private?) of an option's input."""
+    """(counts shaped as the domain, L1 sensitivity, data node, private?) of an option's input.
+
+    A private input must be a vector of whole-number counts (`integer`) with a finite L1
+    sensitivity: histogram options and metafeatures run at epsilon / l1 (`algorithm_epsilon`),
+    which is epsilon-DP only because neighbouring inputs then differ by at most l1 unit steps.
+    A scaled histogram such as h * 1e-12 moves by fractions of a step that the algorithm, made
+    for steps of 1, sees as whole ones (sparsity's count of empty cells still moves by one):
+    refused here, before anything is charged, on the public flags alone.
+    """
     if isinstance(value, Private):
         if not value.is_vector:
             raise JostleRuntimeError(f"{who} needs a histogram (a vector of counts), got a private scalar", span,
                                      'make one with histogram(t, "column")')
+        if not value.integer or not math.isfinite(value.l1) or value.l1 < 0:
+            raise refuse(f"{who} needs a histogram of whole-number counts; this private vector is not one, so "
+                         "its neighbours are not whole unit steps apart and the algorithm's epsilon would not "
+                         "hold", value, span,
+                         'pass histogram(t, "column") (or a sum or whole multiple of histograms) and scale '
+                         "the released answer afterwards, which is free")
         counts = np.asarray(value.value, dtype=float)
         shape = getattr(value, "shape", None)
         if shape:
@@ -105,6 +129,20 @@ def histogram_data(value: Any, span: Span, who: str) -> tuple[np.ndarray, float,
         return counts, 1.0, None, False
     raise JostleRuntimeError(f"{who} needs a histogram, got a {type_name(value)}", span,
                              'make one with histogram(t, "column")')
+
+
+def algorithm_epsilon(epsilon: Fraction, l1: float) -> float:
+    """The epsilon an algorithm written for unit-step neighbours runs with, given `epsilon`
+    charged on a whole-count input of L1 sensitivity `l1` > 0.
+
+    Neighbours differ by at most l1 unit steps (whole counts, `histogram_data`), and group
+    privacy over them turns an (epsilon / l1)-DP run into an epsilon-DP one. The float handed to
+    the algorithm is the largest one not above the exact rational epsilon / l1 (`floor_float`):
+    float(epsilon) / l1 can round above what was charged (float(1/10) > 1/10).
+    """
+    from jostle.trees.accounting import floor_float
+
+    return floor_float(Fraction(epsilon) / Fraction(l1))
 
 
 def _workload(value: Any, counts: np.ndarray, span: Span, who: str) -> Any:
@@ -191,7 +229,7 @@ class BuiltinOption:
                                  f"{counts.size} cells", span)
         if l1 == 0:
             return counts.reshape(-1).astype(float)
-        estimate = self.option.run(counts, float(budget.epsilon) / l1, workload, interp.randomness)
+        estimate = self.option.run(counts, algorithm_epsilon(budget.epsilon, l1), workload, interp.randomness)
         return np.asarray(estimate, dtype=float).reshape(-1)
 
 
@@ -206,13 +244,38 @@ class JostleOption:
     predict: Closure | None
     source_text: str
     dims: tuple[int, ...] = (1, 2)
+    public: bool = False  # a training copy: its closures went through `public_environment`
 
     @property
     def fingerprint(self) -> str:
-        return "jostle:" + hashlib.sha256(self.source_text.encode()).hexdigest()[:16]
+        """The experience cache's key: the code and the public values it reads (`public_digest`)."""
+        copy = self if self.public else self.training_copy()
+        text = "\n".join([self.source_text, *(public_digest(c) for c in (copy.answer, copy.predict) if c)])
+        return "jostle:" + hashlib.sha256(text.encode()).hexdigest()[:16]
 
     def __str__(self) -> str:
         return f"<option {self.name}>"
+
+    def training_copy(self, memo: dict[int, Any] | None = None) -> JostleOption:
+        """This option as training may run it: its closures see public values only."""
+        if self.public:
+            return self
+        memo = {} if memo is None else memo
+        if id(self) not in memo:
+            who = f"option {self.name}"
+            memo[id(self)] = JostleOption(
+                self.name, public_closure(self.answer, memo, who),
+                public_closure(self.predict, memo, who) if self.predict is not None else None,
+                self.source_text, self.dims, public=True)
+            memo.setdefault(-1, []).append(self)
+        return memo[id(self)]
+
+    def check_public(self) -> None:
+        """Refuse (located) a read of a private value by the code training would run."""
+        copy = self.training_copy()
+        for closure in (copy.answer, copy.predict):
+            if closure is not None:
+                check_public_reads(closure, f"option {self.name}")
 
     def jostle_call(self, interp: Any, args: list[Any], kwargs: dict[str, Any], span: Span) -> Any:
         who = f"{self.name}()"
@@ -232,11 +295,13 @@ class JostleOption:
 
     # The engine's HistogramOption interface, for training on public data.
     def run(self, x: np.ndarray, epsilon: float, workload: Any, noise: Any) -> np.ndarray:
+        """Run on a public training histogram: always the training copy, in a scratch interpreter."""
+        option = self.training_copy()
         scratch = scratch_interpreter(noise)
         data = _training_private(x, scratch)
-        result = self.run_with_budget(scratch, [data, WorkloadValue(workload, "training")],
-                                      Budget.of(epsilon), self.answer.span if hasattr(self.answer, "span")
-                                      else data.origin)
+        with _located(option.answer.span):
+            result = option.run_with_budget(scratch, [data, WorkloadValue(workload, "training")],
+                                            Budget.of(epsilon), option.answer.span)
         return np.asarray(result, dtype=float).reshape(np.shape(x))
 
 
@@ -293,7 +358,7 @@ class BuiltinMetafeature:
                 self.metafeature.function(counts, float("inf"), _NoNoise(), context)
             return float(exact)
         interp.accountant.charge(budget, node, f"metafeature {self.name}", f"metafeature {self.name}", span)
-        epsilon = float(budget.epsilon) / l1 if l1 > 0 else float(budget.epsilon)
+        epsilon = algorithm_epsilon(budget.epsilon, l1 if l1 > 0 else 1.0)
         return self.measure(counts, epsilon, interp.randomness, context)
 
 
@@ -317,10 +382,30 @@ class JostleMetafeature:
     function: Closure
     source_text: str
     cost: bool = True
+    public: bool = False  # a training copy: its closure went through `public_environment`
 
     @property
     def fingerprint(self) -> str:
-        return "jostle:" + hashlib.sha256(self.source_text.encode()).hexdigest()[:16]
+        """The experience cache's key: the code and the public values it reads (`public_digest`)."""
+        copy = self if self.public else self.training_copy()
+        text = self.source_text + "\n" + public_digest(copy.function)
+        return "jostle:" + hashlib.sha256(text.encode()).hexdigest()[:16]
+
+    def training_copy(self, memo: dict[int, Any] | None = None) -> JostleMetafeature:
+        """This metafeature as training may run it: its closure sees public values only."""
+        if self.public:
+            return self
+        memo = {} if memo is None else memo
+        if id(self) not in memo:
+            memo[id(self)] = JostleMetafeature(self.name, public_closure(self.function, memo,
+                                                                         f"metafeature {self.name}"),
+                                               self.source_text, self.cost, public=True)
+            memo.setdefault(-1, []).append(self)
+        return memo[id(self)]
+
+    def check_public(self) -> None:
+        """Refuse (located) a read of a private value by the code training would run."""
+        check_public_reads(self.training_copy().function, f"metafeature {self.name}")
 
     def measure_in(self, interp: Any, data: Any, budget: Budget, span: Span) -> float:
         body = self.function.body
@@ -336,24 +421,45 @@ class JostleMetafeature:
 
     # The engine's Metafeature interface, for training on public data.
     def measure(self, x: np.ndarray, epsilon_mf: float, noise: Any, context: Any) -> float:
+        """Measure a public training histogram: always the training copy, in a scratch interpreter."""
+        metafeature = self.training_copy()
         scratch = scratch_interpreter(noise)
         data = _training_private(x, scratch)
         budget = Budget.of(epsilon_mf) if epsilon_mf > 0 else Budget.of(1e-9)
-        return self.measure_in(scratch, data, budget, data.origin)
+        with _located(metafeature.function.span):
+            return metafeature.measure_in(scratch, data, budget, metafeature.function.span)
+
+
+@contextmanager
+def _located(span: Span) -> Iterator[None]:
+    """Give an error raised without a location (a withheld name read deep in a call) `span`."""
+    try:
+        yield
+    except JostleError as error:
+        if error.span is None:
+            error.span = span
+        raise
 
 
 def scratch_interpreter(noise: Any) -> Any:
     """An interpreter for running Jostle options/metafeatures on PUBLIC training data.
 
     It has its own accountant (a large cap: the data is public, the noise only simulates what a
-    private run would see) and the given simulation noise; output is discarded.
+    private run would see) and the given simulation noise; output is discarded. Its built-ins
+    are `public_builtin`s: the ones that read files refuse (a module imported during training
+    cannot load the session's data either). What the code under training may read of the
+    program is decided by `public_environment`.
     """
     from jostle.evaluator import Interpreter
     from jostle.noise import SimulationNoise
 
     if not hasattr(noise, "discrete_laplace"):  # the engine's light simulation source
         noise = SimulationNoise(int(np.asarray(noise.uniform(1)).ravel()[0] * 2**31))
-    return Interpreter(Accountant(Budget.of(10**9)), noise, output=io.StringIO())
+    scratch = Interpreter(Accountant(Budget.of(10**9)), noise, output=io.StringIO())
+    values = scratch.builtins.values
+    for name in list(values):
+        values[name] = public_builtin(values[name])
+    return scratch
 
 
 def _training_private(x: np.ndarray, interp: Any) -> Private:
@@ -364,6 +470,423 @@ def _training_private(x: np.ndarray, interp: Any) -> Private:
     counts = np.asarray(x, dtype=float)
     return Private(counts.reshape(-1), 1.0, 1.0, BUILTIN_SPAN, "training histogram", interp.accountant.root,
                    integer=True, shape=counts.shape if counts.ndim == 2 else None)
+
+
+# ---------------------------------------------------------------- the training boundary
+# A ChoiceMaker learns which option to run by running every option and metafeature on the
+# public corpus, in a scratch interpreter, uncharged. That is sound only if the code under
+# training can see nothing private: what it computes there shapes the predicted errors, the
+# choice, the trace, error messages and the experience cache, none of which is charged. So
+# the code is never run in the program's environment: `public_environment` copies the scope
+# a closure closes over keeping only public values (recursively: the closures, options and
+# modules it can reach are copied the same way) and WITHHOLDS every private one. Reading a
+# withheld name raises `withheld_error`, whose message names the variable and its kind (both
+# fixed by the program text, never by the rows), so whether and how training fails depends
+# only on public values and the public corpus. `check_public_reads` finds such reads in the
+# text first and refuses them with their location, when the ChoiceMaker is built and again
+# when it trains; the copied environment is what makes a read it cannot see (a dynamic path)
+# fail too. The experience cache is keyed by `public_digest`: the code and every public value
+# it reads, so a changed public global retrains.
+
+TRAINING_REFUSAL = "an option's training run can only read public values"
+TRAINING_HINT = ("a ChoiceMaker trains its options and metafeatures on the public corpus, not on the "
+                 "session's data: read the data only through the parameter (db), make any other value "
+                 "the code reads public, or pass it as a parameter")
+# Built-ins that read files (a private CSV among them): refused inside a training run.
+FILE_READERS = frozenset({"load", "load_public", "dpbench_corpus"})
+
+
+class _Withheld(Exception):
+    """Internal: a value that cannot enter a training run, and why (a public description)."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+class WithheldRead(PrivacyError):
+    """Training code read a name `public_environment` withheld (`name`, described by `reason`)."""
+
+    def __init__(self, name: str, reason: str, span: Span | None = None, who: str = "") -> None:
+        reader = f"{who} reads '{name}', which is {reason}" if who else f"'{name}' is {reason}"
+        super().__init__(f"{TRAINING_REFUSAL}: {reader}", span, TRAINING_HINT)
+        self.name = name
+        self.reason = reason
+
+
+def withheld_error(name: str, reason: str, span: Span | None = None, who: str = "") -> WithheldRead:
+    """The refusal of reading a withheld name: its text depends on the program only."""
+    return WithheldRead(name, reason, span, who)
+
+
+class PublicValues(dict):
+    """The bindings of a scope copied by `public_environment`.
+
+    `withheld` maps each private name left out to a public description of it. Looking such a
+    name up (`name in values`, which `Environment.lookup` asks at every level, or
+    `values[name]`, which module attribute reads use) raises `withheld_error` instead of
+    falling through to an outer scope or to "not defined".
+    """
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.withheld: dict[str, str] = {}
+
+    def __contains__(self, name: object) -> bool:
+        if dict.__contains__(self, name):
+            return True
+        if name in self.withheld:
+            raise withheld_error(str(name), self.withheld[str(name)])
+        return False
+
+    def __missing__(self, name: str) -> Any:
+        if name in self.withheld:
+            raise withheld_error(name, self.withheld[name])
+        raise KeyError(name)
+
+
+_REFUSING_BUILTINS: dict[str, Any] = {}
+
+
+def public_builtin(builtin: Any) -> Any:
+    """`builtin` itself, or for a built-in that reads files a stand-in that refuses to."""
+    from jostle.values import Builtin
+
+    if not isinstance(builtin, Builtin) or builtin.name not in FILE_READERS:
+        return builtin
+    name = builtin.name
+    if name not in _REFUSING_BUILTINS:
+
+        def refuse_file(interp: Any, span: Span, *args: Any, **kwargs: Any) -> Any:
+            raise PrivacyError(f"{TRAINING_REFUSAL}: {name}() reads files, which may hold the session's data",
+                               span, TRAINING_HINT)
+
+        _REFUSING_BUILTINS[name] = Builtin(name, refuse_file, builtin.min_args, builtin.max_args,
+                                           builtin.keywords, builtin.privacy, builtin.doc)
+    return _REFUSING_BUILTINS[name]
+
+
+def public_environment(env: Any, memo: dict[int, Any] | None = None) -> Any:
+    """THE training boundary: a copy of scope `env` (and its parents) holding public values only.
+
+    Every binding is copied by `_public_value`: public numbers, strings, lists, records and
+    tables as they are; closures, options, ChoiceMakers and modules as copies whose own scopes
+    went through here; built-ins that read files as refusing stand-ins. Every private value
+    (a private table, value, column, or a list or record holding one; a function whose default
+    is private; anything of a kind not known to be public) is withheld: its name is kept in
+    `PublicValues.withheld` with a public description, and reading it raises. The copy is a
+    snapshot: later assignments to the program's globals do not reach it.
+
+    Args:
+        env: A `jostle.evaluator.Environment` (or None).
+        memo: id -> copy of the scopes, closures and modules copied so far (cycles, sharing).
+
+    Returns:
+        The copied Environment, or None for None.
+    """
+    from jostle.evaluator import Environment
+
+    if env is None:
+        return None
+    memo = {} if memo is None else memo
+    if id(env) in memo:
+        return memo[id(env)]
+    values = PublicValues()
+    copy = Environment(values, None)
+    memo[id(env)] = copy
+    memo.setdefault(-1, []).append(env)  # keep every original alive while ids are in use
+    copy.parent = public_environment(env.parent, memo)
+    if isinstance(env.values, PublicValues):
+        values.withheld.update(env.values.withheld)
+    for name, value in list(env.values.items()):
+        try:
+            values[name] = _public_value(value, memo)
+        except _Withheld as why:
+            values.withheld[name] = why.reason
+    return copy
+
+
+def _reason(value: Any) -> str:
+    if isinstance(value, (tuple, np.ndarray)):
+        return "a list holding private values"
+    if isinstance(value, Record):
+        return "a record holding private values"
+    return f"a {type_name(value)}"
+
+
+def _public_value(value: Any, memo: dict[int, Any]) -> Any:
+    """`value` as a training run may see it, or _Withheld (see `public_environment`)."""
+    from jostle.tree_values import TreeModel, TreeOption
+    from jostle.values import BoundMethod, Builtin, Module, RowValues, RowView, Table
+
+    if value is None or isinstance(value, (bool, int, float, str, np.generic)):
+        return value
+    if is_private(value):
+        raise _Withheld(_reason(value))
+    if isinstance(value, np.ndarray):
+        if value.dtype.kind != "O":
+            return value
+        return np.array([_public_value(v, memo) for v in value.ravel()], dtype=object).reshape(value.shape)
+    if isinstance(value, tuple):
+        return tuple(_public_value(v, memo) for v in value)
+    if isinstance(value, Record):
+        return Record(tuple((k, _public_value(v, memo)) for k, v in value.fields))
+    if isinstance(value, (Table, RowValues, RowView)):
+        return value  # public (is_private is False)
+    if isinstance(value, Closure):
+        return _public_closure(value, memo)
+    if isinstance(value, Builtin):
+        return public_builtin(value)
+    if isinstance(value, BoundMethod):
+        return BoundMethod(_public_value(value.target, memo), public_builtin(value.builtin))
+    if isinstance(value, Module):
+        if id(value) not in memo:
+            memo[id(value)] = Module(value.name, public_environment(value.env, memo))
+        return memo[id(value)]
+    if isinstance(value, JostleOption):
+        return value if value.public else value.training_copy(memo)
+    if isinstance(value, JostleMetafeature):
+        return value if value.public else value.training_copy(memo)
+    if isinstance(value, ChoiceMaker):
+        if id(value) not in memo:
+            memo[id(value)] = ChoiceMaker(
+                value.name, [_public_value(o, memo) for o in value.options],
+                [_public_value(m, memo) for m in value.metafeatures], value.corpus, value.error, value.share,
+                value.span, trained=value.trained, grid=value.grid)  # its own traces: the program's stay
+        return memo[id(value)]
+    if isinstance(value, (BuiltinOption, BuiltinMetafeature, WorkloadValue, CorpusValue, TreeOption, TreeModel)):
+        return value  # public and stateless (a TreeModel is a release)
+    raise _Withheld(f"a {type_name(value)}, which a training run cannot copy")
+
+
+def _public_closure(closure: Closure, memo: dict[int, Any]) -> Closure:
+    if id(closure) in memo:
+        return memo[id(closure)]
+    try:
+        defaults = tuple(_public_value(d, memo) for d in closure.defaults)
+    except _Withheld:
+        raise _Withheld("a function whose default value is private") from None
+    env = public_environment(closure.env, memo)
+    if id(closure) not in memo:  # (copying its scope may have copied it already)
+        memo[id(closure)] = Closure(closure.name, closure.params, closure.body, env, closure.span, defaults)
+        memo[-1].append(closure)
+    return memo[id(closure)]
+
+
+def public_closure(closure: Closure, memo: dict[int, Any] | None = None, who: str = "") -> Closure:
+    """A copy of `closure` whose scope is `public_environment(closure.env)`.
+
+    Raises:
+        PrivacyError: The closure itself cannot be copied (a private default value).
+    """
+    try:
+        return _public_closure(closure, {} if memo is None else memo)
+    except _Withheld as why:
+        raise PrivacyError(f"{TRAINING_REFUSAL}: {who or closure.name} is {why.reason}", closure.span,
+                           TRAINING_HINT) from None
+
+
+def _free_reads(params: tuple[A.Param, ...], body: Any) -> list[A.Expr]:
+    """The Name reads (and `name.attr` reads) of a function body that resolve outside it.
+
+    Parameters, names the body assigns (its locals) and the parameters and locals of nested
+    functions are bound inside; everything else is looked up in the closure's scope. (A local
+    read before its assignment also falls through to the scope at run time; the copied scope
+    refuses it then, so missing it here only moves the refusal later.)
+    """
+    from dataclasses import fields
+
+    from jostle.checker import _assigned
+
+    reads: list[A.Expr] = []
+
+    def walk(node: Any, bound: frozenset[str]) -> None:
+        if isinstance(node, A.Name):
+            if node.id not in bound:
+                reads.append(node)
+            return
+        if isinstance(node, A.Attribute) and isinstance(node.target, A.Name) and node.target.id not in bound:
+            reads.append(node)
+            return
+        if isinstance(node, A.Lambda):
+            inner = bound | {p.name for p in node.params}
+            for p in node.params:
+                if p.default is not None:
+                    walk(p.default, bound)
+            walk(node.body, inner)
+            return
+        if isinstance(node, (A.Def, A.OptionDef)):
+            for p in node.params:
+                if p.default is not None:
+                    walk(p.default, bound)
+            inner = bound | {p.name for p in node.params}
+            bodies = [node.body] if isinstance(node, A.Def) else [node.answer, node.predict or ()]
+            for part in bodies:
+                walk(part, inner | _assigned(part))
+            return
+        if isinstance(node, tuple):
+            for item in node:
+                walk(item, bound)
+            return
+        if isinstance(node, A.Node):
+            for f in fields(node):
+                if f.name != "span":
+                    walk(getattr(node, f.name), bound)
+
+    top = frozenset(p.name for p in params) | (_assigned(body) if isinstance(body, tuple) else set())
+    walk(body, frozenset(top))
+    return reads
+
+
+def _resolve(env: Any, read: A.Expr) -> tuple[str, Any]:
+    """(name, value) of a free read in scope `env`; raises KeyError if undefined, PrivacyError
+    if withheld. For `m.attr` of a module m, the value is the attribute's."""
+    from jostle.values import Module
+
+    if isinstance(read, A.Name):
+        return read.id, env.lookup(read.id)
+    target = env.lookup(read.target.id)
+    if isinstance(target, Module):
+        return f"{read.target.id}.{read.name}", target.env.values[read.name]
+    return read.target.id, target
+
+
+def check_public_reads(closure: Closure, who: str) -> None:
+    """Refuse, with its location, a read of a withheld name by a training copy `closure` or by
+    any function, option or module it reads (statically, through the names in the text).
+
+    Raises:
+        PrivacyError: The first such read, located at the name.
+    """
+    seen: set[int] = set()
+
+    def visit(function: Closure, via: str) -> None:
+        if id(function) in seen:
+            return
+        seen.add(id(function))
+        for read in _free_reads(function.params, function.body):
+            label = read.id if isinstance(read, A.Name) else f"{read.target.id}.{read.name}"
+            try:
+                _, value = _resolve(function.env, read)
+            except KeyError:
+                continue  # not defined (yet): the checker's and the evaluator's business
+            except WithheldRead as error:
+                raise withheld_error(label, error.reason, read.span, who + via) from None
+            for inner, name in _functions_of(value):
+                visit(inner, via or f" (through {name})")
+
+    visit(closure, "")
+
+
+def _functions_of(value: Any) -> list[tuple[Closure, str]]:
+    """The closures a value read by training code may run (with a name for messages)."""
+    if isinstance(value, Closure):
+        return [(value, value.name)]
+    if isinstance(value, JostleOption):
+        return [(c, f"option {value.name}") for c in (value.answer, value.predict) if c is not None]
+    if isinstance(value, ChoiceMaker):
+        return [pair for part in [*value.options, *value.metafeatures] for pair in _functions_of(part)]
+    if isinstance(value, JostleMetafeature):
+        return [(value.function, f"metafeature {value.name}")]
+    if isinstance(value, (tuple, Record)):
+        items = value if isinstance(value, tuple) else [v for _, v in value.fields]
+        return [pair for item in items for pair in _functions_of(item)]
+    return []
+
+
+def _ast_text(node: Any) -> str:
+    """A node's structure without its spans (where it sits in the file does not matter)."""
+    from dataclasses import fields
+
+    if isinstance(node, A.Node):
+        parts = [_ast_text(getattr(node, f.name)) for f in fields(node) if f.name != "span"]
+        return f"{type(node).__name__}({','.join(parts)})"
+    if isinstance(node, tuple):
+        return "(" + ",".join(_ast_text(item) for item in node) + ")"
+    return repr(node)
+
+
+def public_digest(closure: Closure) -> str:
+    """A hash of a training copy's code and of every public value it reads (transitively).
+
+    The experience cache is keyed by it: training a closure over public globals depends on
+    their values, so another value retrains instead of reusing experience computed with the
+    old one. Withheld names enter by name and description only (public facts).
+    """
+    from jostle.values import Builtin, BoundMethod, Module, Table
+
+    seen: dict[int, str] = {}
+
+    def of_function(function: Closure) -> str:
+        key = id(function)
+        if key in seen:
+            return seen[key]
+        seen[key] = f"recursive {function.name}"
+        parts = [function.name, _ast_text(function.params), _ast_text(function.body),
+                 of_value(function.defaults)]
+        for read in _free_reads(function.params, function.body):
+            label = read.id if isinstance(read, A.Name) else f"{read.target.id}.{read.name}"
+            try:
+                _, value = _resolve(function.env, read)
+                parts.append(f"{label}={of_value(value)}")
+            except KeyError:
+                parts.append(f"{label} undefined")
+            except WithheldRead as error:
+                parts.append(f"{label} withheld: {error.reason}")
+        seen[key] = hashlib.sha256("\n".join(parts).encode()).hexdigest()
+        return seen[key]
+
+    def of_value(value: Any) -> str:
+        if value is None or isinstance(value, (bool, int, float, str, np.generic)):
+            return f"{type(value).__name__}:{value!r}"
+        if isinstance(value, np.ndarray):
+            if value.dtype.kind == "O":
+                return "array(" + ",".join(of_value(v) for v in value.ravel()) + f"){value.shape}"
+            return f"array:{value.dtype}:{value.shape}:{hashlib.sha256(value.tobytes()).hexdigest()}"
+        if isinstance(value, tuple):
+            return "(" + ",".join(of_value(v) for v in value) + ")"
+        if isinstance(value, Record):
+            return "{" + ",".join(f"{k}:{of_value(v)}" for k, v in value.fields) + "}"
+        if isinstance(value, Closure):
+            return "function:" + of_function(value)
+        if isinstance(value, Builtin):
+            return f"builtin:{value.name}"
+        if isinstance(value, BoundMethod):
+            return f"method:{value.builtin.name}:{of_value(value.target)}"
+        if isinstance(value, Module):
+            key = id(value)
+            if key not in seen:
+                seen[key] = f"module {value.name}"
+                items = sorted((k, v) for k, v in value.env.values.items())
+                withheld = sorted(getattr(value.env.values, "withheld", {}).items())
+                seen[key] = hashlib.sha256(repr([(k, of_value(v)) for k, v in items] + withheld)
+                                           .encode()).hexdigest()
+            return f"module:{value.name}:{seen[key]}"
+        if isinstance(value, Table):
+            rows = pd_hash(value.frame)
+            return f"table:{value.name}:{value.schema.describe()}:{rows}"
+        if isinstance(value, JostleOption):
+            return f"option:{value.name}:" + ",".join(of_function(c) for c in (value.answer, value.predict) if c)
+        if isinstance(value, JostleMetafeature):
+            return f"metafeature:{value.name}:{of_function(value.function)}"
+        if isinstance(value, ChoiceMaker):
+            return (f"choicemaker:{value.name}:" + ",".join(of_value(o) for o in value.options) + "|" +
+                    ",".join(of_value(m) for m in value.metafeatures) + f"|{value.error}|{value.share}|"
+                    f"{getattr(value.corpus, 'description', None)}")
+        fingerprint = getattr(value, "fingerprint", None)
+        if isinstance(fingerprint, str):
+            return f"{type(value).__name__}:{fingerprint}"
+        return f"{type(value).__name__}:{value}"
+
+    return of_function(closure)
+
+
+def pd_hash(frame: Any) -> str:
+    """A content hash of a public table's rows."""
+    import pandas as pd
+
+    hashed = pd.util.hash_pandas_object(frame, index=False).to_numpy()
+    return hashlib.sha256(hashed.tobytes() + ",".join(map(str, frame.columns)).encode()).hexdigest()
 
 
 # ---------------------------------------------------------------- the ChoiceMaker
@@ -406,8 +929,17 @@ class ChoiceMaker:
 
             jostle_defined = any(isinstance(o, JostleOption) for o in self.options) or \
                 any(isinstance(m, JostleMetafeature) for m in self.metafeatures)
-            engine_options = [o if isinstance(o, JostleOption) else o.option for o in self.options]
-            self.trained = train(engine_options, list(self.metafeatures), self.corpus.corpus, grid=self.grid,
+            # Training runs the Jostle-defined parts on the public corpus, uncharged: only their
+            # training copies (see `public_environment`), checked again now that every global
+            # they read is bound.
+            memo: dict[int, Any] = {}
+            engine_options = [o.training_copy(memo) if isinstance(o, JostleOption) else o.option
+                              for o in self.options]
+            features = [m.training_copy(memo) if isinstance(m, JostleMetafeature) else m for m in self.metafeatures]
+            for part in [*engine_options, *features]:
+                if isinstance(part, (JostleOption, JostleMetafeature)):
+                    part.check_public()
+            self.trained = train(engine_options, features, self.corpus.corpus, grid=self.grid,
                                  mf_share=float(self.share), n_jobs=1 if jostle_defined else -1,
                                  progress=sys.stderr.isatty() or bool(getattr(interp, "show_progress", False)),
                                  error=self.error)
@@ -462,7 +994,7 @@ class ChoiceMaker:
                     interp.accountant.charge(share, node, f"metafeature {unit}",
                                              f"metafeature {unit} for {self.name}", span)
                     charged.add(unit)
-                epsilon_mf = float(share.epsilon) / l1 if l1 > 0 else float(share.epsilon)
+                epsilon_mf = algorithm_epsilon(share.epsilon, l1 if l1 > 0 else 1.0)
                 features[metafeature.name] = metafeature.measure(counts, epsilon_mf, interp.randomness, context)
             else:
                 features[metafeature.name] = metafeature.measure(counts, 0.0, interp.randomness, context)
@@ -591,6 +1123,12 @@ def make_choicemaker(interp: Any, expr: A.ChoiceMakerExpr, options: list[Any], m
     if corpus is None and not any(isinstance(o, JostleOption) and o.predict is not None for o in checked_options):
         raise JostleRuntimeError("a ChoiceMaker trained on none needs options with predict(F) priors",
                                  expr.corpus.span, "train it on a corpus, e.g. histogram_corpus()")
+    if corpus is not None:
+        # Trained on a corpus, the Jostle-defined options and metafeatures will run uncharged on
+        # public data: refuse now, located, any that reads a private value.
+        for part in [*checked_options, *checked_features]:
+            if isinstance(part, (JostleOption, JostleMetafeature)):
+                part.check_public()
     measure = "scaled_l1" if error is None else error
     if measure not in ("scaled_l1", "scaled_l2"):
         raise JostleRuntimeError(f"unknown error measure {measure!r}", expr.error.span if expr.error else span,

@@ -33,6 +33,7 @@ from jostle.budget import Budget
 from jostle.errors import JostleRuntimeError, PrivacyError
 from jostle.schema import Categorical
 from jostle.source import Span
+from jostle.trees.accounting import floor_float
 from jostle.values import Table, type_name
 
 # Language name -> jostle.trees configuration.
@@ -201,7 +202,8 @@ class TreeOption:
             estimator = C45DecisionTreeClassifier(domains=domains, classes=classes)
             epsilon = None
         else:
-            epsilon = float(budget.epsilon)
+            # the largest float not above the rational charged (float() may round above it)
+            epsilon = floor_float(budget.epsilon)
             cap = budget.epsilon
             spent = [Fraction(0)]
 
@@ -225,8 +227,6 @@ def choose_tree(maker: Any, interp: Any, args: list[Any], kwargs: dict[str, Any]
     learner are charged (exact binary values of the engine's float shares, whose exact sum the
     engine keeps at or below E) before their noise is drawn.
     """
-    import math
-
     from jostle.choicemaker.tree_corpus import ClassificationData
     from jostle.choicemaker.tree_task import dispatch_tree
     from jostle.dispatch import _budget_of
@@ -247,9 +247,7 @@ def choose_tree(maker: Any, interp: Any, args: list[Any], kwargs: dict[str, Any]
         raise JostleRuntimeError(f"{maker.name} needs a corpus to learn from", span, "train it on tree_corpus()")
     coded = ClassificationData(data.X, data.y, tuple(len(d) for d in data.domains), len(data.classes),
                                data.attributes, data.classes, name=table.name)
-    epsilon = float(budget.epsilon)
-    if Fraction(epsilon) > budget.epsilon:
-        epsilon = math.nextafter(epsilon, 0.0)
+    epsilon = floor_float(budget.epsilon)  # never above the rational checked above
 
     def charge(amount: float, description: str) -> None:
         interp.accountant.charge(Budget(Fraction(amount)), table.node, description,

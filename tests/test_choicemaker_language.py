@@ -193,3 +193,223 @@ e = H(h, q, epsilon=0.5)
     assert _spent(session) == Fraction(1, 2)
     released = session.eval("trace(H)")[0]["metafeatures"]
     assert set(released) == {"profile_size", "profile_uniformity", "profile_entropy", "sparsity"}
+
+
+# ---------------------------------------------------------------- issue 11: the privacy boundary
+# Hole 2: training runs the Jostle-defined options and metafeatures on the public corpus,
+# uncharged; they may read only public values there. Hole 4: histogram options and
+# metafeatures assume whole counts. Hole 9: the epsilon handed to an algorithm never rounds
+# above the rational charged.
+from jostle.dispatch import TRAINING_REFUSAL, WithheldRead  # noqa: E402
+from jostle.errors import PrivacyError  # noqa: E402
+
+
+def _neighbour_sessions(rows: int = 400, **kwargs) -> tuple[Session, Session]:
+    """The same program state on a table of `rows` rows and on its neighbour without the last row."""
+    rng = np.random.default_rng(3)
+    frame = pd.DataFrame({"x": rng.integers(0, 16, rows)})
+    sessions = []
+    for data in (frame, frame.iloc[:-1]):
+        session = Session(budget=1.0, seed=3, ledger_path=":memory:", **kwargs)
+        session.bind_private("t", data.reset_index(drop=True), SCHEMA)
+        session.bind_public("pub", pd.DataFrame({"x": np.arange(16)}), SCHEMA)
+        session.run('b = t.bin("x", range(17))\nh = histogram(b, "x")\nq = all_ranges(16)\n')
+        sessions.append(session)
+    return sessions[0], sessions[1]
+
+
+def _tiny_training(session: Session, name: str = "H") -> None:
+    """Train ChoiceMaker `name` on two corpus shapes and one configuration (seconds, not minutes)."""
+    from jostle.choicemaker import default_corpus
+    from jostle.choicemaker.corpus import Corpus
+    from jostle.choicemaker.training import TrainingGrid
+    from jostle.dispatch import CorpusValue
+
+    maker = session.eval(name)
+    maker.corpus = CorpusValue(Corpus("tiny", default_corpus(1).shapes[:2]), "tiny")
+    maker.grid = TrainingGrid(scales=(1000,), domains_1d=(16,), epsilons=(0.5,), repetitions=1)
+
+
+def _failure(session: Session, program: str) -> PrivacyError:
+    with pytest.raises(PrivacyError) as caught:
+        session.run(program)
+    return caught.value
+
+
+SPY_OPTION = """
+option Spy(db, queries):
+    answer:
+        n = {{ count(t) }}
+        return {{ db }} * (1 if n > 100 else 0)
+"""
+
+
+def test_hole2_an_option_reading_a_private_table_is_refused_where_it_reads_it(tmp_path, monkeypatch):
+    monkeypatch.setenv("JOSTLE_CACHE", str(tmp_path))
+    program = SPY_OPTION + "choicemaker H among {Spy, Identity} informed by {domain_size} trained on histogram_corpus()\n"
+    errors = []
+    for session in _neighbour_sessions():
+        error = _failure(session, program)
+        assert isinstance(error, WithheldRead) and TRAINING_REFUSAL in error.message
+        assert "option Spy reads 't', which is a private table" in error.message
+        assert (error.span.line, error.span.column) == (4, 22) and error.hint  # the `t` of count(t)
+        assert len(session.ledger) == 0
+        errors.append((str(error), error.span.line, error.span.column))
+    assert errors[0] == errors[1]  # the refusal is the same on neighbouring tables
+
+
+def test_hole2_a_metafeature_or_helper_reading_a_private_value_is_refused(tmp_path, monkeypatch):
+    monkeypatch.setenv("JOSTLE_CACHE", str(tmp_path))
+    for session in _neighbour_sessions():
+        error = _failure(session, """
+n = count(t)
+def scaled(v):
+    return v * n
+def spy(db):
+    return {{ scaled(sum(db)) }}
+choicemaker H among {DAWA, Identity} informed by {spy} trained on histogram_corpus()
+""")
+        assert "metafeature spy (through scaled) reads 'n', which is a private value" in error.message
+        assert error.span.line == 4
+        assert len(session.ledger) == 0
+
+
+def test_hole2_a_private_value_bound_after_construction_is_refused_at_training(tmp_path, monkeypatch):
+    """The check runs again when the ChoiceMaker trains, on a copy of the environment made then."""
+    monkeypatch.setenv("JOSTLE_CACHE", str(tmp_path))
+    errors = []
+    for session in _neighbour_sessions():
+        session.run("""
+src = pub
+option Spy(db, queries):
+    answer:
+        n = {{ count(src) }}
+        return {{ db }} * (1 if n > 100 else 0)
+choicemaker H among {Spy, Identity} informed by {domain_size} trained on histogram_corpus()
+src = t
+""")
+        _tiny_training(session)
+        error = _failure(session, "e = H(h, q, epsilon=0.5)\n")
+        assert "option Spy reads 'src', which is a private table" in error.message
+        assert (error.span.line, error.span.column) == (5, 22)
+        assert len(session.ledger) == 0 and session.eval("trace(H)") == []
+        errors.append(str(error))
+    assert errors[0] == errors[1]
+
+
+def test_hole2_a_read_the_text_does_not_show_is_refused_by_the_copied_environment(tmp_path, monkeypatch):
+    """A module alias hides the read from the static check; the copied environment still
+    withholds the module's private table, and the training run fails, the same on neighbours."""
+    monkeypatch.setenv("JOSTLE_CACHE", str(tmp_path / "cache"))
+    rng = np.random.default_rng(3)
+    frame = pd.DataFrame({"x": rng.integers(0, 16, 300)})
+    errors = []
+    for index, data in enumerate((frame, frame.iloc[:-1])):
+        folder = tmp_path / f"run{index}"
+        folder.mkdir()
+        data.to_csv(folder / "secret.csv", index=False)
+        (folder / "spymod.jst").write_text(f'secret = load("{folder / "secret.csv"}", {{x: numeric(0, 16)}})\n')
+        session = Session(budget=1.0, seed=3, ledger_path=":memory:", search_path=[folder])
+        session.bind_private("t", data.reset_index(drop=True), SCHEMA)
+        session.run('import spymod\nb = t.bin("x", range(17))\nh = histogram(b, "x")\nq = all_ranges(16)\n'
+                    """
+option Spy(db, queries):
+    answer:
+        m = spymod
+        n = {{ count(m.secret) }}
+        return {{ db }} * (1 if n > 100 else 0)
+choicemaker H among {Spy, Identity} informed by {domain_size} trained on histogram_corpus()
+""")
+        _tiny_training(session)
+        error = _failure(session, "e = H(h, q, epsilon=0.5)\n")
+        assert "'secret' is a private table" in error.message and TRAINING_REFUSAL in error.message
+        assert error.span.line == 6  # the option's declaration
+        assert len(session.ledger) == 0
+        errors.append(str(error).replace(str(folder), "<folder>"))
+    assert errors[0] == errors[1]
+
+
+def test_hole2_training_code_cannot_read_files(tmp_path, monkeypatch):
+    monkeypatch.setenv("JOSTLE_CACHE", str(tmp_path))
+    (tmp_path / "t.csv").write_text("x\n1\n2\n")
+    session, _ = _neighbour_sessions()
+    session.run(f"""
+option Reader(db, queries):
+    answer:
+        n = {{{{ count(load("{tmp_path / 't.csv'}", {{x: numeric(0, 16)}})) }}}}
+        return {{{{ db }}}}
+choicemaker H among {{Reader, Identity}} informed by {{domain_size}} trained on histogram_corpus()
+""")
+    _tiny_training(session)
+    error = _failure(session, "e = H(h, q, epsilon=0.5)\n")
+    assert "load() reads files" in error.message
+    assert len(session.ledger) == 0
+
+
+PUBLIC_OPTION = """
+option Scaled(db, queries):
+    answer:
+        return {{ db }} * k
+choicemaker H among {Scaled, Identity} informed by {domain_size} trained on histogram_corpus()
+"""
+
+
+def test_hole2_a_public_global_is_read_and_keys_the_experience_cache(tmp_path, monkeypatch):
+    """Training may read public globals; the experience is keyed by their values, so the same
+    source over another value retrains instead of reusing the old experience. The public
+    training is the same on neighbouring tables, and only the dispatch itself is charged."""
+    from jostle.choicemaker.training import RUN_STATS
+
+    monkeypatch.setenv("JOSTLE_CACHE", str(tmp_path))
+    computed = []
+    predictions = {}
+    for k in (1, 3, 1):
+        for session in _neighbour_sessions():
+            session.run(f"k = {k}\n" + PUBLIC_OPTION)
+            _tiny_training(session)
+            before = RUN_STATS["pieces_computed"]
+            session.run("e = H(h, q, epsilon=0.5)\n")
+            computed.append(RUN_STATS["pieces_computed"] - before)
+            assert _spent(session) == Fraction(1, 2)  # the chosen option: training costs nothing
+            predictions.setdefault(k, []).append(session.eval("trace(H)")[0]["predicted_error"])
+    # k = 1 trains, its neighbour reuses; k = 3 retrains (old code: reused k = 1's); k = 1 reuses.
+    assert computed[0] > 0 and computed[1] == 0
+    assert computed[2] > 0 and computed[3] == 0
+    assert computed[4] == 0 and computed[5] == 0
+    assert predictions[1][0] == predictions[1][1] == predictions[1][2] == predictions[1][3]
+    assert predictions[3][0] == predictions[3][1] and predictions[3][0]["Scaled"] != predictions[1][0]["Scaled"]
+
+
+def test_hole4_a_scaled_histogram_is_refused_by_metafeatures_options_and_choicemakers():
+    """sparsity(h * 1e-12) was charged 0.1 but ran at 1e11: the count of empty cells still moves
+    by one. Every histogram option and metafeature needs whole counts; a whole multiple is fine."""
+    messages = []
+    for session in _neighbour_sessions():
+        session.run(PRIOR_OPTIONS + "choicemaker P among {Flat, Cells} informed by {zero_share} trained on none\n")
+        for call in ("s = sparsity(h * 1e-12, epsilon=0.1)", "e = Identity(h * 0.5, q, epsilon=0.5)",
+                     "e = DAWA(h / 3, q, epsilon=0.5)", "e = P(h * 0.5, q, epsilon=0.5)"):
+            error = _failure(session, call + "\n")
+            assert "whole-number counts" in error.message and "scale" in error.hint
+            messages.append(str(error))
+        assert len(session.ledger) == 0
+        session.run("s = sparsity(h * 2, epsilon=0.1)\n")  # whole counts, l1 = 2: run at 0.05
+        assert _spent(session) == Fraction(1, 10)
+    assert messages[:4] == messages[4:]
+
+
+def test_hole9_histogram_paths_never_run_above_the_rational_charged(monkeypatch):
+    """float(1/10) is above 1/10; the algorithm gets the largest float not above epsilon / l1."""
+    from jostle.choicemaker.metafeatures import Metafeature
+    from jostle.choicemaker.options import HistogramOption
+
+    seen = []
+    run, measure = HistogramOption.run, Metafeature.measure
+    monkeypatch.setattr(HistogramOption, "run", lambda self, x, eps, *a: (seen.append(eps), run(self, x, eps, *a))[1])
+    monkeypatch.setattr(Metafeature, "measure", lambda self, x, eps, *a: (seen.append(eps), measure(self, x, eps, *a))[1])
+    session = _session()
+    session.run("e = Identity(h, q, epsilon=0.1)\ns = sparsity(h, epsilon=0.1)\n"
+                "e3 = Identity(h + h + h, q, epsilon=0.1)\n")
+    assert len(seen) == 3
+    assert Fraction(seen[0]) <= Fraction(1, 10) and Fraction(seen[1]) <= Fraction(1, 10)
+    assert Fraction(seen[2]) <= Fraction(1, 30)
+    assert Fraction(1, 10) - Fraction(seen[0]) < Fraction(1, 10**16)  # and no lower than it must be

@@ -135,3 +135,22 @@ def test_a_choicemaker_tree_prints_the_tables_names_and_labels(tmp_path, monkeyp
     # at epsilon 2 on 3000 rows the root split a = x (a perfect rule) wins by e^600 or more
     assert "a = x: yes" in text or ("a = x" in text and ": yes" in text)
     assert ": 0" not in text and ": 1" not in text and "x0" not in text
+
+
+def test_hole9_a_tree_option_never_runs_above_the_rational_charged(monkeypatch):
+    """Issue 11, hole 9: float(1/10) is above 1/10; the learner gets the largest float not above
+    the epsilon charged (as the ChoiceMaker's tree path already did)."""
+    import jostle.trees
+
+    seen = []
+    make_learner = jostle.trees.make_learner
+
+    def spy(configuration, epsilon, **kwargs):
+        seen.append(epsilon)
+        return make_learner(configuration, epsilon, **kwargs)
+
+    monkeypatch.setattr(jostle.trees, "make_learner", spy)
+    session = _session()
+    session.run('m = FriedmanSchuster(cats, "label", epsilon=0.1)\n')
+    assert session.ledger[0].budget.epsilon == Fraction(1, 10)
+    assert len(seen) == 1 and Fraction(seen[0]) <= Fraction(1, 10)
