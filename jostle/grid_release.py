@@ -177,16 +177,18 @@ def snap(values: Any, grid: Fraction) -> np.ndarray:
     """round(values / grid), half up, exactly, as int64 (or Python ints when huge).
 
     Args:
-        values: A number or a 1-d array of numbers (ints are handled exactly as ints).
+        values: A number or a 1-d array of numbers (ints and Fractions, the exact private values
+            of jostle.sensitivity, are handled exactly; a double by its exact binary value).
         grid: A power of two.
 
     Returns:
         A 1-d array of grid indices.
     """
-    if isinstance(values, (int, float, np.integer, np.floating)) and not isinstance(values, bool):
+    if isinstance(values, (int, float, np.integer, np.floating, Fraction)) and not isinstance(values, bool):
         if isinstance(values, (float, np.floating)) and not math.isfinite(values):
             raise ValueError("cannot release a value that is not finite")
-        number = Fraction(int(values)) if isinstance(values, (int, np.integer)) else Fraction(float(values))
+        number = Fraction(int(values)) if isinstance(values, (int, np.integer)) else \
+            values if isinstance(values, Fraction) else Fraction(float(values))
         return _as_int_array([math.floor(number / grid + Fraction(1, 2))])  # one value: exact rationals
     array = np.atleast_1d(np.asarray(values))
     if array.dtype.kind in "iu" and grid <= 1 and grid.numerator == 1:
@@ -221,13 +223,29 @@ def add(units: np.ndarray, noise: np.ndarray) -> np.ndarray:
     return np.array([int(a) + int(b) for a, b in zip(units.tolist(), noise.tolist())], dtype=object)
 
 
+def to_floats(units: np.ndarray, grid: Fraction) -> np.ndarray:
+    """g * units as doubles (`jostle.noise.grid_to_floats`), except that a value beyond the
+    doubles becomes +-inf instead of raising: rounding the released integer is post-processing,
+    and an exception after the charge would be a crash, not a release."""
+    if units.dtype != object:
+        return grid_to_floats(units, grid)
+    out = []
+    for k in units.tolist():
+        exact = Fraction(int(k)) * grid
+        try:
+            out.append(float(exact))
+        except OverflowError:
+            out.append(math.inf if exact > 0 else -math.inf)
+    return np.array(out, dtype=float)
+
+
 def release_laplace(noise: NoiseSource, values: Any, plan: LaplacePlan) -> np.ndarray:
     """g * (snap(values) + Z), Z exactly discrete Laplace with the plan's scale, as doubles."""
     units = snap(values, plan.grid)
-    return grid_to_floats(add(units, noise.discrete_laplace(plan.scale, units.size)), plan.grid)
+    return to_floats(add(units, noise.discrete_laplace(plan.scale, units.size)), plan.grid)
 
 
 def release_gaussian(noise: NoiseSource, values: Any, plan: GaussianPlan) -> np.ndarray:
     """g * (snap(values) + Z), Z exactly discrete Gaussian with the plan's sigma^2, as doubles."""
     units = snap(values, plan.grid)
-    return grid_to_floats(add(units, noise.discrete_gaussian(plan.sigma2, units.size, plan.t)), plan.grid)
+    return to_floats(add(units, noise.discrete_gaussian(plan.sigma2, units.size, plan.t)), plan.grid)

@@ -44,6 +44,14 @@ output is impossible on a neighbouring dataset (the floating-point Laplace weakn
                                 largest per-score sensitivity (Dwork & Roth 2014, Sec. 3.3; the
                                 2D form holds without monotonicity; the proof only uses
                                 P[Z >= z + 2S] >= e^-eps P[Z >= z], true on the integers).
+                                Scale S/eps when the scores are MONOTONE (every score moves in
+                                the same direction when a row is added: counts, histograms;
+                                `Private.direction`, tracked by jostle.sensitivity): Dwork &
+                                Roth 2014, Claim 3.9, whose proof uses only c_j <= c'_j <=
+                                c_j + D for all j (or the reverse) and P[Z >= z + S] >=
+                                e^-eps P[Z >= z]; with first-index tie-breaking the winner's
+                                threshold argument holds for ties too, and snapping to the grid
+                                is non-decreasing, so it keeps the shifts monotone.
   * above_threshold(q, T, eps)  AboveThreshold on the grid: snap(T) + discrete Laplace(2S/eps),
                                 each snap(q_i) + discrete Laplace(4S/eps); the index of the
                                 first query at or above, or none (Dwork & Roth 2014, Alg. 1;
@@ -54,13 +62,16 @@ output is impossible on a neighbouring dataset (the floating-point Laplace weakn
                                 sampled exactly by rejection: a uniform proposal is accepted if
                                 it is the truth, else with probability exp(-eps) (CKS Alg. 1).
 
-What remains inexact: the private values themselves are computed in floating point (sums,
-means), and their declared sensitivities assume exact arithmetic; the release of a given
-double is exact. Private values are finite (the magnitude guards of jostle.sensitivity), so no
-mechanism tests them before charging (such a test would be a data-dependent refusal); were the
-invariant ever broken, snapping raises after the charge and nothing is released. Rejection
-samplers take a data-dependent number of steps; Jostle does not defend against timing side
-channels.
+Floating point: private values are held exactly (ints and Fractions, jostle.sensitivity) and
+their sensitivities are rounded up, so the sensitivity a mechanism calibrates to bounds the
+value it snaps; only the released number is rounded to a double, after the noise
+(post-processing, saturating to inf rather than raising). A tracked sensitivity of exactly 0
+means the value is the same on all neighbours (it is exact), so it is released as it is. Public
+inputs (scores, utilities, thresholds, sensitivities) are validated, finiteness included,
+BEFORE anything is charged. Private values are exact and finite, so no mechanism tests them
+(such a test would be a data-dependent refusal). Every calibration uses the charged epsilon,
+the exact rational of the `Budget`, never a double rounded from it. Rejection samplers take a
+data-dependent number of steps; Jostle does not defend against timing side channels.
 """
 
 from __future__ import annotations
@@ -76,7 +87,7 @@ from jostle import grid_release
 from jostle.budget import Accountant, Budget, Charge, DataNode, common_node
 from jostle.errors import JostleRuntimeError, PrivacyError
 from jostle.noise import NoiseSource, power_of_two_at_most
-from jostle.sensitivity import private_vector, refuse
+from jostle.sensitivity import Exact, as_floats, exact_number, exact_value, private_vector, refuse, up
 from jostle.source import Span
 from jostle.values import Private, PrivateMean, Table, type_name
 
@@ -139,23 +150,30 @@ def laplace(ctx: ReleaseContext, value: Any, epsilon: Any, span: Span, mechanism
     if value.l1 > 0:
         plan = grid_release.laplace_plan(value.l1, budget.epsilon, value.length, value.integer, value.is_vector)
     _charge(ctx, budget, value.node, mechanism, value.what, span)
-    if plan is None:  # sensitivity 0: the value cannot depend on any one row
-        return np.asarray(value.value, dtype=float) if value.is_vector else float(value.value)
-    return _shape_like(value, grid_release.release_laplace(ctx.randomness, value.value, plan))
+    if plan is None:  # exact sensitivity 0: the exact value is the same on every neighbour
+        return as_floats(exact_value(value.value))
+    return _shape_like(value, grid_release.release_laplace(ctx.randomness, exact_value(value.value), plan))
 
 
 def _release_mean(ctx: ReleaseContext, value: PrivateMean, budget: Budget, span: Span, mechanism: str) -> float:
-    """Noisy sum of (x - mid) [sens (hi-lo)/2] and noisy count [sens 1], each at eps/2, both on
-    their grids; then the post-processing mid + noisy_sum / max(noisy_count, 1), clamped."""
+    """Noisy sum of (x - mid) and noisy count [sens 1], each at eps/2, both on their grids; then
+    the post-processing mid + noisy_sum / max(noisy_count, 1), clamped.
+
+    The sum's sensitivity is the largest |x - mid| for x in [lo, hi], max(hi - mid, mid - lo),
+    computed exactly from the double mid that jostle.tables subtracted and rounded up (the
+    rounding of (lo + hi) / 2 can make one side exceed (hi - lo) / 2); the sum itself is exact.
+    """
     half = budget.epsilon / 2
-    half_range = (value.hi - value.lo) / 2
+    midpoint = (value.lo + value.hi) / 2  # the double jostle.tables.mean subtracted
+    exact_mid = Fraction(midpoint)
+    half_range = up(max(Fraction(value.hi) - exact_mid, exact_mid - Fraction(value.lo)))
     sum_plan = grid_release.laplace_plan(half_range, half, 1, False, False) if half_range > 0 else None
     count_plan = grid_release.laplace_plan(1.0, half, 1, True, False)
     _charge(ctx, budget, value.node, mechanism, value.what, span)
-    noisy_sum = float(grid_release.release_laplace(ctx.randomness, value.total, sum_plan)[0]) if sum_plan \
-        else float(value.total)
+    total = exact_value(value.total)
+    noisy_sum = float(grid_release.release_laplace(ctx.randomness, total, sum_plan)[0]) if sum_plan \
+        else as_floats(total)
     noisy_count = float(grid_release.release_laplace(ctx.randomness, value.count, count_plan)[0])
-    midpoint = (value.lo + value.hi) / 2
     return float(np.clip(midpoint + noisy_sum / max(noisy_count, 1.0), value.lo, value.hi))
 
 
@@ -175,7 +193,7 @@ def geometric(ctx: ReleaseContext, value: Any, epsilon: Any, span: Span, mechani
         )
     sensitivity = int(float(value.l1))
     _charge(ctx, budget, value.node, mechanism, value.what, span)
-    units = grid_release.snap(value.value, Fraction(1))  # exact integers (they are on the grid 1)
+    units = grid_release.snap(exact_value(value.value), Fraction(1))  # exact integers: on the grid 1
     if sensitivity > 0:
         # P(k) ~ exp(-|k| eps / l1): shifting by at most l1 changes each probability by <= e^eps.
         units = grid_release.add(units, ctx.randomness.discrete_laplace(sensitivity / budget.epsilon, units.size))
@@ -201,50 +219,118 @@ def gaussian(ctx: ReleaseContext, value: Any, epsilon: Any, delta: Any, span: Sp
         plan = grid_release.gaussian_plan(value.l1, value.l2, budget.epsilon, budget.delta, value.length,
                                           value.integer, value.is_vector)
     _charge(ctx, budget, value.node, "gaussian", value.what, span)
-    if plan is None:
-        return np.asarray(value.value, dtype=float) if value.is_vector else float(value.value)
-    return _shape_like(value, grid_release.release_gaussian(ctx.randomness, value.value, plan))
+    if plan is None:  # exact sensitivity 0: the exact value is the same on every neighbour
+        return as_floats(exact_value(value.value))
+    return _shape_like(value, grid_release.release_gaussian(ctx.randomness, exact_value(value.value), plan))
 
 
-def _scores(values: list[Any], span: Span, what: str) -> tuple[np.ndarray, float, DataNode | None]:
-    """Scores as floats, the largest per-score sensitivity, and the data they depend on."""
-    numbers, sensitivity, nodes = [], 0.0, []
-    for item in values:
+class _Scores:
+    """Validated scores of a selection: exact values, the largest per-score sensitivity, the
+    data they depend on (None if all public) and whether they are monotone."""
+
+    def __init__(self, values: list[Exact], sensitivity: float, node: DataNode | None, monotone: bool) -> None:
+        self.values = values
+        self.sensitivity = sensitivity
+        self.node = node
+        self.monotone = monotone
+
+    def array(self) -> np.ndarray:
+        out = np.empty(len(self.values), dtype=object)
+        out[:] = self.values
+        return out
+
+    def first_max(self) -> int:
+        """The first index of the largest score (for public scores)."""
+        return max(range(len(self.values)), key=lambda i: self.values[i])
+
+
+def _public_score(item: Any, span: Span, what: str, index: int) -> Exact:
+    """A public score as an exact number; NaN and infinities are refused (before any charge)."""
+    if isinstance(item, (float, np.floating)) and not math.isfinite(float(item)):
+        raise JostleRuntimeError(
+            f"{what}: score {index} is {float(item)}; scores must be finite numbers", span,
+            "check the computation of that score (e.g. a division by zero or log of 0); nothing was charged",
+        )
+    return exact_number(item)
+
+
+def _scores(values: Any, span: Span, what: str) -> _Scores:
+    """The scores of a selection (a private vector or a list of numbers and private scalars),
+    validated without looking at private data: only public inputs can be refused here."""
+    if isinstance(values, Private):
+        if not values.is_vector:
+            raise JostleRuntimeError(f"{what} needs a list of scores, got a private scalar", span)
+        held = exact_value(values.value)
+        return _Scores([exact_number(v) for v in held.tolist()], values.l1, values.node, values.direction != 0)
+    if not isinstance(values, (tuple, list, np.ndarray)):
+        raise JostleRuntimeError(f"{what} needs a list of scores, got a {type_name(values)}", span)
+    numbers: list[Exact] = []
+    sensitivity, nodes, directions = 0.0, [], set()
+    for index, item in enumerate(list(values)):
         if isinstance(item, Private):
             if item.is_vector:
                 raise JostleRuntimeError(f"{what} needs one number per candidate, got a vector", span)
-            numbers.append(float(item.value))
+            numbers.append(exact_number(exact_value(item.value)))
             sensitivity = max(sensitivity, item.l1)
             nodes.append(item.node)
+            directions.add(item.direction)
         elif isinstance(item, PrivateMean):
             raise JostleRuntimeError(f"{what} cannot score with a private mean", span)
-        elif isinstance(item, (int, float, np.integer, np.floating)) and not isinstance(item, bool):
-            numbers.append(float(item))
+        elif isinstance(item, (int, float, np.integer, np.floating)) and not isinstance(item, (bool, np.bool_)):
+            numbers.append(_public_score(item, span, what, index))
         else:
             raise JostleRuntimeError(f"{what} scores must be numbers, got a {type_name(item)}", span)
-    return np.asarray(numbers, dtype=float), sensitivity, common_node(nodes) if nodes else None
+    # public scores are constants: they move in every direction at once
+    monotone = len(directions) == 1 and 0 not in directions
+    return _Scores(numbers, sensitivity, common_node(nodes) if nodes else None, monotone)
 
 
 def exponential(ctx: ReleaseContext, candidates: Any, utilities: list[Any], epsilon: Any,
                 sensitivity: Any, span: Span) -> Any:
-    """Pick a candidate with probability proportional to exp(eps * u / (2 * sensitivity)), exactly."""
+    """Pick a candidate with probability proportional to exp(eps * u / (2 * sensitivity)), exactly.
+
+    Everything public is checked before the charge: epsilon, the declared sensitivity (a
+    positive finite number at least the utilities' tracked sensitivity, with no tolerance: the
+    tracked bound is already rounded up), and each public utility (finite). The utilities are
+    the exact held values, so the tracked sensitivity bounds what is sampled from.
+    """
     budget = _epsilon(epsilon, span)
     if isinstance(sensitivity, (Private, PrivateMean)):
         raise refuse("the sensitivity of exponential must be public", sensitivity, span,
                      "a sensitivity is a public bound on how much one row can move the utility: write a number")
-    if isinstance(sensitivity, bool) or not isinstance(sensitivity, (int, float)) or not sensitivity > 0:
-        raise JostleRuntimeError("exponential needs a positive public sensitivity", span)
-    scores, tracked, node = _scores(utilities, span, "exponential")
-    if tracked > sensitivity * (1 + 1e-12):
+    if isinstance(sensitivity, bool) or not isinstance(sensitivity, (int, float, np.integer, np.floating)) \
+            or not math.isfinite(float(sensitivity)) or not sensitivity > 0:
+        raise JostleRuntimeError("exponential needs a positive finite public sensitivity", span,
+                                 "the sensitivity bounds how much one row can move any utility, e.g. 1 for counts")
+    scores = _scores(list(utilities), span, "exponential")
+    if len(scores.values) != len(candidates):
+        raise JostleRuntimeError("exponential needs one utility per candidate", span)
+    declared = Fraction(exact_number(sensitivity))
+    if Fraction(scores.sensitivity) > declared:
         raise PrivacyError(
-            f"the utility's tracked sensitivity is {tracked:g}, larger than the declared {sensitivity:g}",
-            span, f"declare sensitivity={tracked:g} (or more)",
+            f"the utility's tracked sensitivity is {scores.sensitivity:g}, larger than the declared {float(sensitivity):g}",
+            span, f"declare sensitivity={scores.sensitivity!r} (or more)",
         )
-    if node is None:  # every utility is public: the best candidate is public too
-        return candidates[int(np.argmax(scores))]
-    coefficient = budget.epsilon / (2 * Fraction(float(sensitivity)))  # P(c) ~ exp(eps u(c) / (2D))
-    _charge(ctx, budget, node, "exponential", f"exponential over {len(candidates)} candidates", span)
-    return candidates[ctx.randomness.exponential_index(scores, coefficient)]
+    if scores.node is None:  # every utility is public: the best candidate is public too
+        return candidates[scores.first_max()]
+    coefficient = budget.epsilon / (2 * declared)  # P(c) ~ exp(eps u(c) / (2D))
+    _charge(ctx, budget, scores.node, "exponential", f"exponential over {len(candidates)} candidates", span)
+    return candidates[_exponential_index(ctx.randomness, scores.values, coefficient)]
+
+
+def _exponential_index(noise: NoiseSource, utilities: list[Exact], coefficient: Fraction) -> int:
+    """An index i with probability proportional to exp(coefficient * utilities[i]), exactly, on
+    the exact utilities: a uniform proposal i is accepted with probability
+    exp(-coefficient (u* - u_i)) (CKS 2020, Algorithm 1), u* the largest; the best is always
+    accepted. Proposals are drawn in batches of up to 64, as `Randomness.exponential_index`
+    does (the same draws for utilities that are doubles)."""
+    best = max(utilities)
+    n = len(utilities)
+    while True:
+        for index in noise.integers_below(n, min(n, 64)).tolist():
+            gamma = coefficient * (best - utilities[index])
+            if gamma == 0 or bool(noise.bernoulli_exp(gamma, 1)[0]):
+                return int(index)
 
 
 @lru_cache(maxsize=1024)
@@ -264,25 +350,25 @@ def _first_max(values: np.ndarray) -> int:
 
 
 def report_noisy_max(ctx: ReleaseContext, scores: Any, epsilon: Any, span: Span) -> int:
-    """Index of the largest score after discrete Laplace(2D/eps) noise on each, on a grid."""
+    """Index of the largest score after discrete Laplace noise on each, on a grid: scale 2S/eps
+    in grid steps, or S/eps when the scores are monotone (see the module docstring)."""
     budget = _epsilon(epsilon, span)
-    if isinstance(scores, Private) and scores.is_vector:
-        numbers, sens, node = np.asarray(scores.value, dtype=float), scores.l1, scores.node
-    elif isinstance(scores, (tuple, np.ndarray)):
-        numbers, sens, node = _scores(list(scores), span, "report_noisy_max")
-    else:
+    if not isinstance(scores, (Private, tuple, list, np.ndarray)):
         raise JostleRuntimeError(f"report_noisy_max needs a list of scores, got a {type_name(scores)}", span)
-    if len(numbers) == 0:
+    checked = _scores(scores, span, "report_noisy_max")
+    if len(checked.values) == 0:
         raise JostleRuntimeError("report_noisy_max needs at least one score", span)
-    if node is None:
-        return int(np.argmax(numbers))
-    plan = _score_grid(sens, budget.epsilon) if sens > 0 else None
-    _charge(ctx, budget, node, "report_noisy_max", f"noisy max of {len(numbers)} scores", span)
-    if plan is None:
-        return int(np.argmax(numbers))
+    if checked.node is None:
+        return checked.first_max()
+    plan = _score_grid(checked.sensitivity, budget.epsilon) if checked.sensitivity > 0 else None
+    _charge(ctx, budget, checked.node, "report_noisy_max", f"noisy max of {len(checked.values)} scores", span)
+    if plan is None:  # exact sensitivity 0: the scores are the same on every neighbour
+        return checked.first_max()
     grid, steps = plan
-    units = grid_release.snap(numbers, grid)
-    noisy = grid_release.add(units, ctx.randomness.discrete_laplace(2 * steps / budget.epsilon, units.size))
+    units = grid_release.snap(checked.array(), grid)
+    # Monotone scores: Lap(S/eps) (Dwork & Roth 2014, Claim 3.9); otherwise Lap(2S/eps).
+    scale = (steps if checked.monotone else 2 * steps) / budget.epsilon
+    noisy = grid_release.add(units, ctx.randomness.discrete_laplace(scale, units.size))
     return _first_max(noisy)
 
 
@@ -292,29 +378,25 @@ def above_threshold(ctx: ReleaseContext, queries: Any, threshold: Any, epsilon: 
     if isinstance(threshold, (Private, PrivateMean)):
         raise refuse("the threshold of above_threshold must be public", threshold, span,
                      "use a public threshold, or release the value first and use the released number")
-    if isinstance(threshold, bool) or not isinstance(threshold, (int, float)):
+    if isinstance(threshold, bool) or not isinstance(threshold, (int, float, np.integer, np.floating)):
         raise JostleRuntimeError("the threshold must be a number", span)
-    if isinstance(queries, Private) and queries.is_vector:
-        numbers, sens, node = np.asarray(queries.value, dtype=float), queries.l1, queries.node
-    elif isinstance(queries, (tuple, np.ndarray)):
-        numbers, sens, node = _scores(list(queries), span, "above_threshold")
-    else:
+    if not math.isfinite(float(threshold)):
+        raise JostleRuntimeError("the threshold must be finite", span, "write a finite number; nothing was charged")
+    if not isinstance(queries, (Private, tuple, list, np.ndarray)):
         raise JostleRuntimeError("above_threshold needs a list of queries", span)
-    if node is None:
-        above = np.nonzero(numbers >= threshold)[0]
-        return int(above[0]) if len(above) else None
-    if not math.isfinite(threshold):
-        raise JostleRuntimeError("the threshold must be finite", span)
-    plan = _score_grid(sens, budget.epsilon) if sens > 0 else None
-    _charge(ctx, budget, node, "above_threshold", f"sparse vector over {len(numbers)} queries", span)
-    if plan is None:
-        above = np.nonzero(numbers >= threshold)[0]
-        return int(above[0]) if len(above) else None
+    checked = _scores(queries, span, "above_threshold")
+    limit = exact_number(threshold)
+    if checked.node is None:
+        return next((i for i, v in enumerate(checked.values) if v >= limit), None)
+    plan = _score_grid(checked.sensitivity, budget.epsilon) if checked.sensitivity > 0 else None
+    _charge(ctx, budget, checked.node, "above_threshold", f"sparse vector over {len(checked.values)} queries", span)
+    if plan is None:  # exact sensitivity 0: the queries are the same on every neighbour
+        return next((i for i, v in enumerate(checked.values) if v >= limit), None)
     grid, steps = plan
     eps = budget.epsilon
-    noisy_threshold = int(grid_release.add(grid_release.snap(threshold, grid),
+    noisy_threshold = int(grid_release.add(grid_release.snap(limit, grid),
                                            ctx.randomness.discrete_laplace(2 * steps / eps, 1))[0])
-    units = grid_release.snap(numbers, grid)
+    units = grid_release.snap(checked.array(), grid)
     noisy = grid_release.add(units, ctx.randomness.discrete_laplace(4 * steps / eps, units.size))
     for index, value in enumerate(noisy.tolist()):
         if value >= noisy_threshold:

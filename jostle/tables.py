@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import itertools
 import math
+from fractions import Fraction
 from typing import Any, Callable
 
 import numpy as np
@@ -26,7 +27,7 @@ import pandas as pd
 
 from jostle.errors import JostleRuntimeError, PrivacyError
 from jostle.schema import Categorical, ColumnSpec, Numeric, Schema
-from jostle.sensitivity import refuse
+from jostle.sensitivity import exact_sum, refuse, up
 from jostle.source import Span
 from jostle.values import (
     ROW_SCALARS, Private, PrivateMean, RowScope, RowValues, RowView, Table, format_value, type_name,
@@ -271,18 +272,21 @@ def count(table: Any, span: Span) -> Private | int:
     if not table.private:
         return n
     return Private(n, float(table.stability), float(table.stability), span,
-                   f"count({table.name})", table.node, integer=True)
+                   f"count({table.name})", table.node, integer=True, direction=1)
 
 
 def total(table: Any, column: Any, span: Span) -> Private | float:
     table = _need_table(table, "sum", span)
     spec = _need_column(table, column, span, numeric=True)
-    value = float(table.frame[column].to_numpy(dtype=float).sum())
+    values = table.frame[column].to_numpy(dtype=float)
     if not table.private:
-        return value
-    sensitivity = table.stability * spec.magnitude
-    return Private(value, sensitivity, sensitivity, span, f"sum({table.name}, '{column}')",
-                   table.node, integer=spec.integer)
+        return float(values.sum())
+    # Summed exactly (a float sum's rounding would move it by more than the bound, Casacuberta
+    # et al. 2022); the bound, rounded up, is then the exact sum's sensitivity.
+    sensitivity = up(table.stability * Fraction(spec.magnitude))
+    direction = 1 if spec.lo >= 0 else -1 if spec.hi <= 0 else 0
+    return Private(exact_sum(values), sensitivity, sensitivity, span, f"sum({table.name}, '{column}')",
+                   table.node, integer=spec.integer, direction=direction)
 
 
 def mean(table: Any, column: Any, span: Span) -> PrivateMean | float | None:
@@ -292,8 +296,10 @@ def mean(table: Any, column: Any, span: Span) -> PrivateMean | float | None:
     if not table.private:
         return float(values.mean()) if len(values) else None
     midpoint = (spec.lo + spec.hi) / 2
-    return PrivateMean(float((values - midpoint).sum()), len(values), spec.lo, spec.hi, span,
-                       f"mean({table.name}, '{column}')", table.node)
+    # sum of (x - midpoint), exactly (see total); jostle.mechanisms bounds each term by
+    # max(hi - midpoint, midpoint - lo) in exact rationals.
+    return PrivateMean(exact_sum(values) - len(values) * Fraction(midpoint), len(values), spec.lo, spec.hi,
+                       span, f"mean({table.name}, '{column}')", table.node)
 
 
 def histogram(table: Any, columns: Any, span: Span) -> Private | np.ndarray:
@@ -322,7 +328,7 @@ def histogram(table: Any, columns: Any, span: Span) -> Private | np.ndarray:
     if not table.private:
         return counts
     return Private(counts, float(table.stability), float(table.stability), span,
-                   f"histogram({table.name}, {names})", table.node, integer=True, labels=labels,
+                   f"histogram({table.name}, {names})", table.node, integer=True, labels=labels, direction=1,
                    shape=tuple(sizes) if len(sizes) == 2 else None)
 
 

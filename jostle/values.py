@@ -128,7 +128,8 @@ class Private:
     """A private number or vector and what is public about it.
 
     Attributes:
-        value: The hidden float, int or numpy array. Never shown, printed or returned.
+        value: The hidden number (an int or Fraction, held exactly) or numpy array. Never
+            shown, printed or returned.
         l1: Its L1 sensitivity: the most the value (or the vector's L1 norm of change) can move
             when one row is added to or removed from the private data.
         l2: Its L2 sensitivity (<= l1), used by the Gaussian mechanism.
@@ -137,6 +138,8 @@ class Private:
         node: The data it depends on (for parallel composition over partitions).
         integer: True when every coordinate is an integer and moves by integers (counts).
         labels: Public labels of a vector's cells (a histogram's domain), or None.
+        direction: +1 when adding a row can only increase every coordinate (counts), -1 when
+            it can only decrease them, 0 when unknown (jostle.sensitivity tracks it).
     """
 
     value: Any
@@ -148,6 +151,7 @@ class Private:
     integer: bool = False
     labels: tuple | None = None
     shape: tuple[int, ...] | None = None  # a 2D histogram's public (rows, cols); None otherwise
+    direction: int = 0
 
     @property
     def is_vector(self) -> bool:

@@ -482,36 +482,63 @@ def test_exponential_mechanism_pick_frequencies(sensitivity: float) -> None:
 
 
 NOISY_MAX_CASES = {
-    "histogram": ('histogram(t, "grp")', 1.0),
+    # (expression, largest per-score sensitivity D, monotone?)
+    "histogram": ('histogram(t, "grp")', 1.0, True),
     "mixed sensitivities": ('[count(t.where(lambda r: r.grp == "a")), '
                             '2 * count(t.where(lambda r: r.grp == "b")), '
-                            'sum(t.where(lambda r: r.grp == "c"), "age") / 50]', 2.0),
+                            'sum(t.where(lambda r: r.grp == "c"), "age") / 50]', 2.0, True),
+    "mixed directions": ('[count(t.where(lambda r: r.grp == "a")), '
+                         '-2 * count(t.where(lambda r: r.grp == "b")), '
+                         'sum(t.where(lambda r: r.grp == "c"), "age") / 50]', 2.0, False),
 }
 
 
-@pytest.mark.parametrize("expression,sensitivity", NOISY_MAX_CASES.values(), ids=NOISY_MAX_CASES.keys())
-def test_report_noisy_max_matches_the_stated_algorithm(expression: str, sensitivity: float) -> None:
-    """report_noisy_max(s, eps) is argmax(s_i + Lap(2D/eps)), D the largest score sensitivity:
-    chi-squared against the exact probabilities of that algorithm (numerical integration)."""
+def _true_noisy_max_scores(case: str, counts: dict[str, int], frame: pd.DataFrame) -> list[float]:
+    if case == "histogram":
+        return [float(c) for c in counts.values()]
+    sign = -1 if case == "mixed directions" else 1
+    return [counts["a"], sign * 2 * counts["b"], frame.loc[frame.grp == "c", "age"].sum() / 50]
+
+
+@pytest.mark.parametrize("case", NOISY_MAX_CASES)
+def test_report_noisy_max_matches_the_stated_algorithm(case: str) -> None:
+    """report_noisy_max(s, eps) is argmax(s_i + Lap(2D/eps)), D the largest score sensitivity,
+    and argmax(s_i + Lap(D/eps)) when every score moves in the same direction (counts, sums of
+    non-negative columns; Dwork & Roth 2014, Claim 3.9): chi-squared against the exact
+    probabilities of that algorithm (numerical integration)."""
+    expression, sensitivity, monotone = NOISY_MAX_CASES[case]
     epsilon, counts = 1.0, {"a": 3, "b": 2, "c": 1, "d": 0}
     frame = people(counts)
     scores = language_value(session_with(frame), expression)
-    true_scores = (list(counts.values()) if sensitivity == 1 else
-                   [counts["a"], 2 * counts["b"], frame.loc[frame.grp == "c", "age"].sum() / 50])
-    b = 2 * sensitivity / epsilon
+    true_scores = _true_noisy_max_scores(case, counts, frame)
+    b = (1 if monotone else 2) * sensitivity / epsilon
     winners = draws(10_000, Randomness(107), mechanisms.report_noisy_max, scores, epsilon)
     probabilities = noisy_max_probabilities([float(s) for s in true_scores], b)
     observed = np.bincount(winners, minlength=len(true_scores))
     assert_discrete_fit(observed, probabilities, f"report_noisy_max {expression}")
 
 
+def test_hole9_report_noisy_max_counts_get_one_over_epsilon() -> None:
+    """Issue 11, hole 9: a histogram (one row moves one cell up by one) got Lap(2/eps), twice
+    the noise it needs. Its draws are now those of Lap(1/eps): the old calibration is rejected
+    by the same chi-squared test (the winner frequencies differ clearly at 10,000 draws)."""
+    epsilon, counts = 1.0, {"a": 3, "b": 2, "c": 1, "d": 0}
+    histogram = language_value(session_with(people(counts)), 'histogram(t, "grp")')
+    winners = draws(10_000, Randomness(110), mechanisms.report_noisy_max, histogram, epsilon)
+    observed = np.bincount(winners, minlength=4)
+    scores = [float(c) for c in counts.values()]
+    assert_discrete_fit(observed, noisy_max_probabilities(scores, 1 / epsilon), "Lap(1/eps)")
+    old = noisy_max_probabilities(scores, 2 / epsilon) * observed.sum()
+    assert stats.chisquare(observed, old).pvalue < ALPHA, "the draws still fit Lap(2/eps)"
+
+
 def test_report_noisy_max_clear_winner_wins_often_enough() -> None:
-    """With scores [20, 10, 9, 5] and Lap(2) noise, P(index 0 loses) <= sum_j P(L_j - L_0 >= g_j)
-    = sum_j e^{-g_j/b}(1 + g_j/(2b))/2 ~ 0.021; the Clopper-Pearson lower bound of the observed
-    loss rate must not exceed it."""
+    """With scores [20, 10, 9, 5] (a histogram: monotone) and Lap(1) noise, P(index 0 loses) <=
+    sum_j P(L_j - L_0 >= g_j) = sum_j e^{-g_j/b}(1 + g_j/(2b))/2 ~ 1e-4; the Clopper-Pearson
+    lower bound of the observed loss rate must not exceed it."""
     epsilon, counts = 1.0, {"a": 20, "b": 10, "c": 9, "d": 5}
     histogram = language_value(session_with(people(counts)), 'histogram(t, "grp")')
-    b = 2 / epsilon
+    b = 1 / epsilon
     loss_bound = sum(0.5 * math.exp(-g / b) * (1 + g / (2 * b)) for g in (10, 11, 15))
     n = 5_000
     losses = sum(w != 0 for w in draws(n, Randomness(108), mechanisms.report_noisy_max, histogram, epsilon))
