@@ -90,7 +90,28 @@ def is_simulation(noise: Any) -> bool:
 
 
 def _epsilon(epsilon: float | Fraction) -> Fraction:
-    value = Fraction(epsilon) if isinstance(epsilon, Fraction) else Fraction(float(epsilon))
+    """The epsilon a release runs at: never above the rational the caller charged.
+
+    A Fraction (or int) is the charged value itself and is used exactly. A double is at best
+    the nearest double to the charged rational q (Budget epsilons are rationals such as 1/10,
+    and float(1/10) = 0.1000000000000000055 > 1/10), so running at its exact binary value could
+    spend more than was charged (issue 11, hole 9). It is read as the next double below it,
+    f-, which is < q whenever f is q rounded to nearest (q lies within half the gap f - f- of
+    f) or rounded down (`trees.accounting.floor_float`, or any f <= q). The cost is a relative
+    2^-52 of epsilon. Callers should pass the charged Fraction itself where they have it.
+
+    Raises:
+        ValueError: for an epsilon that is not positive.
+    """
+    if isinstance(epsilon, Fraction):
+        value = epsilon
+    elif isinstance(epsilon, (int, np.integer)) and not isinstance(epsilon, (bool, np.bool_)):
+        value = Fraction(int(epsilon))
+    else:
+        number = float(epsilon)
+        if not (number > 0 and math.isfinite(number)):
+            raise ValueError(f"epsilon must be positive and finite, got {epsilon}")
+        value = Fraction(math.nextafter(number, 0.0))
     if not value > 0:
         raise ValueError(f"epsilon must be positive, got {epsilon}")
     return value
