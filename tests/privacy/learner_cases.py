@@ -201,3 +201,48 @@ LEARNER_NEGATIVE_CONTROLS = [
     AuditCase("tree learner given 8x its claimed epsilon", tree_runner("friedman_schuster", 8.0), TREE_D,
               TREE_D_PRIME, epsilon=1.0, samples=TREE_SAMPLES, expect_violation=True),
 ]
+
+
+# ---------------------------------------------------------------- issue 11: whole counts (hole 4)
+# Histogram metafeatures run at epsilon / l1 on whole-count vectors (jostle.dispatch.histogram_data,
+# hole 4). Each noisy built-in metafeature is audited on its own at epsilon 1 on the 1D pair (a
+# row added to an empty cell moves the counts, the total and the number of empty cells at once).
+def metafeature_runner(name: str, scale: float = 1.0, epsilon: float = 1.0) -> Any:
+    """`count` measurements of a built-in metafeature of x * scale, run at epsilon / scale (the
+    epsilon / l1 rule: l1 = scale for a scaled histogram), each with a fresh context."""
+    from jostle.choicemaker.metafeatures import BUILTIN_METAFEATURES, MetafeatureContext
+
+    feature = BUILTIN_METAFEATURES[name]
+
+    def run(x: np.ndarray, count: int, seed: int) -> np.ndarray:
+        noise = Randomness(seed)
+        values = np.asarray(x, dtype=float) * scale
+        return np.array([feature.measure(values, epsilon / scale, noise, MetafeatureContext(x.shape, epsilon, epsilon))
+                         for _ in range(count)])
+    return run
+
+
+def _noisy_metafeatures() -> list[str]:
+    from jostle.choicemaker.metafeatures import BUILTIN_METAFEATURES
+
+    return [name for name, feature in BUILTIN_METAFEATURES.items() if feature.cost]
+
+
+METAFEATURE_CASES = [AuditCase(f"metafeature {name}", metafeature_runner(name), X_1D, _plus_one(X_1D, ADDED_1D),
+                               epsilon=1.0, samples=HISTOGRAM_SAMPLES) for name in _noisy_metafeatures()]
+LEARNER_CASES += METAFEATURE_CASES
+
+# A whole multiple of a histogram is a whole-count vector of l1 2: accepted, and run at epsilon / 2.
+OPTION_CASES += [
+    AuditCase("built-in option Identity on h + h (l1 = 2)", option_runner("Identity(h + h, q, epsilon=0.5)"),
+              *OPTION_DATA, epsilon=0.5, samples=DISPATCH_SAMPLES, events=cell_and_total(2)),
+]
+
+LEARNER_NEGATIVE_CONTROLS += [
+    # Hole 4 as it was: sparsity of h * 1e-12 "at epsilon / l1" = 1e12: the count of empty
+    # cells moves by one and the noise is nothing. Now refused before any charge.
+    AuditCase("metafeature sparsity of a scaled histogram at epsilon / l1 (hole 4)",
+              metafeature_runner("sparsity", scale=1e-12), X_1D, _plus_one(X_1D, ADDED_1D), epsilon=1.0,
+              samples=HISTOGRAM_SAMPLES, expect_violation=True),
+]
+
