@@ -244,12 +244,17 @@ class _Scores:
         return max(range(len(self.values)), key=lambda i: self.values[i])
 
 
+_NOUNS = {"exponential": "utility", "above_threshold": "query"}
+
+
 def _public_score(item: Any, span: Span, what: str, index: int) -> Exact:
     """A public score as an exact number; NaN and infinities are refused (before any charge)."""
     if isinstance(item, (float, np.floating)) and not math.isfinite(float(item)):
+        noun = _NOUNS.get(what, "score")
         raise JostleRuntimeError(
-            f"{what}: score {index} is {float(item)}; scores must be finite numbers", span,
-            "check the computation of that score (e.g. a division by zero or log of 0); nothing was charged",
+            f"{what}: {noun} {index} is {float(item)}, not a finite number", span,
+            f"check how {noun} {index} is computed (an overflow to inf, or inf - inf, gives such a "
+            "value) and keep it finite; nothing was charged",
         )
     return exact_number(item)
 
