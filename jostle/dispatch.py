@@ -669,7 +669,7 @@ def _public_closure(closure: Closure, memo: dict[int, Any]) -> Closure:
     env = public_environment(closure.env, memo)
     if id(closure) not in memo:  # (copying its scope may have copied it already)
         memo[id(closure)] = Closure(closure.name, closure.params, closure.body, env, closure.span, defaults)
-        memo[-1].append(closure)
+        memo.setdefault(-1, []).append(closure)
     return memo[id(closure)]
 
 
