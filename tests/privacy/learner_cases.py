@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from jostle.audit import AuditCase, Orthants, Projection, session_runner
+from jostle.audit import AuditCase, Categories, Orthants, Projection, session_runner
 from jostle.histograms import ALGORITHMS, prefix_1d
 from jostle.noise import Randomness
 from jostle.trees import CONFIGURATIONS, make_learner
@@ -201,6 +201,53 @@ LEARNER_NEGATIVE_CONTROLS = [
     AuditCase("tree learner given 8x its claimed epsilon", tree_runner("friedman_schuster", 8.0), TREE_D,
               TREE_D_PRIME, epsilon=1.0, samples=TREE_SAMPLES, expect_violation=True),
 ]
+
+
+# ---------------------------------------------------------------- DAWA's partition (issue 11, hole 8)
+# The pair that refuted Li et al.'s calibration of the partition step: one more record in cell
+# 7 of [25]*7 + [10] + [0]*7 (the costs of buckets through cell 7 move in opposite directions).
+# run_dawa with ratio 0.95 spends almost all of epsilon = 1 on the partition. The events are
+# the partition's shape around the cell: which of cells 5..9 start a new bucket (read from
+# where the estimate changes). With the published calibration (Laplace(2 / eps1), noiseless
+# single cells, clipped costs) "no break before 5..7, a break before 8" has ln-ratio about 1.4
+# (measured: 114 against 465 of 5000 runs each); catching it at alpha 1e-6 needs about 40k
+# samples per side, so that negative control runs only in thorough mode (10x the samples).
+import os as _os  # noqa: E402
+
+from tests.privacy.dawa_reference import reference_partition  # noqa: E402
+
+DAWA_PAIR = (np.array([25.0] * 7 + [10.0] + [0.0] * 7), _plus_one(np.array([25.0] * 7 + [10.0] + [0.0] * 7), 7))
+DAWA_PAIR_SAMPLES = 5_000
+
+
+def dawa_pair_runner(reference: bool = False) -> Any:
+    """`count` runs of run_dawa(x, 1.0, ratio=0.95) on the Prefix workload (exact noise);
+    `reference` swaps in the published partition calibration (the negative control)."""
+    def run(x: np.ndarray, count: int, seed: int) -> np.ndarray:
+        from contextlib import nullcontext
+
+        from jostle.histograms.dawa import run_dawa
+        workload, noise = prefix_1d(x.size), Randomness(seed)
+        with reference_partition() if reference else nullcontext():
+            return np.array([run_dawa(x, 1.0, workload, noise, ratio=0.95) for _ in range(count)])
+
+    return run
+
+
+def _breaks_near_cell_7(y: np.ndarray) -> np.ndarray:
+    """Which of cells 5..9 start a new bucket, as a 5-character string per run."""
+    breaks = ~np.isclose(y[:, 5:10], y[:, 4:9])
+    return np.array(["".join("1" if b else "0" for b in row) for row in breaks])
+
+
+DAWA_PAIR_EVENTS = Projection(_breaks_near_cell_7, "breaks before cells 5..9", Categories())
+
+LEARNER_CASES.append(AuditCase("DAWA partition on the hole-8 pair", dawa_pair_runner(), *DAWA_PAIR,
+                               epsilon=1.0, events=DAWA_PAIR_EVENTS, samples=DAWA_PAIR_SAMPLES))
+if _os.environ.get("JOSTLE_AUDIT_THOROUGH", "").strip().lower() not in ("", "0", "false", "no"):
+    LEARNER_NEGATIVE_CONTROLS.append(AuditCase(
+        "DAWA partition with the published Laplace(2/eps1) calibration", dawa_pair_runner(reference=True),
+        *DAWA_PAIR, epsilon=1.0, events=DAWA_PAIR_EVENTS, samples=DAWA_PAIR_SAMPLES, expect_violation=True))
 
 
 # ---------------------------------------------------------------- issue 11: whole counts (hole 4)
