@@ -41,6 +41,7 @@ from collections import defaultdict
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from fractions import Fraction
+from pathlib import Path
 from typing import Iterator
 
 from jostle.errors import BudgetExceeded, JostleRuntimeError
@@ -326,6 +327,26 @@ class BudgetContext:
         return Budget(self.cap.epsilon / self.releases, Fraction(0))
 
 
+@dataclass(frozen=True)
+class PrivateSource:
+    """Data registered as private in a session (bound by the curator or load()ed as private).
+
+    Kept in memory only, never shown: jostle.builtins.refuse_registered_private_file compares
+    the files a program reads as public against these.
+
+    Attributes:
+        label: The table's name.
+        digest: jostle.ledger_store.content_digest of its raw rows.
+        columns: Its column names (public: the header).
+        path: The resolved path of the file it was read from, if any.
+    """
+
+    label: str
+    digest: bytes
+    columns: frozenset[str]
+    path: Path | None = None
+
+
 class Accountant:
     """Charges releases against the session total, every open budget context and the store.
 
@@ -347,17 +368,24 @@ class Accountant:
         self.store = store
         self.session_id = session_id or uuid.uuid4().hex
         self.datasets: dict[str, DatasetInfo] = {}
+        self.private_sources: list[PrivateSource] = []
 
     # ---------------------------------------------------------- datasets
-    def register_dataset(self, digest: bytes, label: str, columns: list[str] | tuple[str, ...] = ()) -> str | None:
+    def register_dataset(self, digest: bytes, label: str, columns: list[str] | tuple[str, ...] = (),
+                         path: Path | None = None) -> str | None:
         """Make a private table's data known: from now on every charge is also recorded
-        against it in the store. Returns its fingerprint (None without a store).
+        against it in the store, and no program of the session may read it as public.
+        Returns its fingerprint (None without a store).
 
         Args:
             digest: jostle.ledger_store.content_digest of the raw table.
             label: The table's name, for people reading the ledger.
             columns: Its column names (public).
+            path: The file it was read from, if any.
         """
+        if digest != UNIDENTIFIED_DATA:
+            resolved = path.resolve() if path is not None else None
+            self.private_sources.append(PrivateSource(label, digest, frozenset(map(str, columns)), resolved))
         if self.store is None:
             return None
         info = self.store.register(digest, label, columns)
@@ -386,10 +414,39 @@ class Accountant:
         return self.spent - self.session_spent
 
     @property
-    def remaining(self) -> Budget | None:
+    def lifetime(self) -> Budget | None:
+        """The smallest lifetime budget the store holds for the registered datasets, if any.
+
+        A dataset's lifetime budget is fixed by the first session that charges it and can only
+        shrink (jostle.ledger_store.LedgerStore.limit): a larger session total does not raise it.
+        """
+        if self.store is None:
+            return None
+        limit: Budget | None = None
+        for fingerprint in self.datasets:
+            found = self.store.limit(fingerprint)
+            if found is not None:
+                budget = Budget(*found)
+                limit = budget if limit is None else Budget(min(limit.epsilon, budget.epsilon),
+                                                            min(limit.delta, budget.delta))
+        return limit
+
+    @property
+    def cap(self) -> Budget | None:
+        """What the data may spend in all: the session total, lowered to the lifetime budget."""
         if self.total is None:
             return None
-        return self.total.cap - self.spent
+        lifetime = self.lifetime
+        if lifetime is None:
+            return self.total.cap
+        return Budget(min(self.total.cap.epsilon, lifetime.epsilon), min(self.total.cap.delta, lifetime.delta))
+
+    @property
+    def remaining(self) -> Budget | None:
+        cap = self.cap
+        if cap is None:
+            return None
+        return cap - self.spent
 
     @property
     def innermost(self) -> BudgetContext | None:
@@ -499,16 +556,28 @@ class Accountant:
             requested = getattr(entry.budget, refusal.quantity)
             remaining = max(Fraction(0), requested - (refusal.balance + refusal.rise - refusal.total))
             name = refusal.dataset.label
+            where = (f"dataset {refusal.dataset.short} in the ledger {self.store.path}; "
+                     "see `jostle ledger show`")
+            if refusal.lifetime:
+                # The lifetime budget was fixed by an earlier session: a larger total given now
+                # (--budget, Session(budget=), a program's `budget`) cannot raise it.
+                hint = (f"nothing was released and nothing was spent; the data's lifetime "
+                        f"{refusal.quantity} is {fmt(refusal.total)}, fixed when it was first "
+                        f"charged, and a larger --budget or `budget` statement does not raise it "
+                        f"({fmt(refusal.balance)} is spent; {where}). Only the data's curator can "
+                        "give it more, by writing its balance off with `jostle ledger reset "
+                        "--dataset FP --yes --reason TEXT` (logged)")
+            else:
+                hint = (f"nothing was released and nothing was spent; {fmt(refusal.balance)} of its "
+                        f"total {fmt(refusal.total)} was already spent, by earlier runs or other "
+                        f"processes ({where})")
             raise BudgetExceeded(
                 f"this release needs {refusal.quantity} {fmt(requested)} but only {fmt(remaining)} "
                 f"remains of the lifetime budget of the data '{name}': "
                 f"requested {fmt(requested)}, remaining {fmt(remaining)}, "
                 f"difference {fmt(requested - remaining)}",
                 entry.span,
-                f"nothing was released and nothing was spent; {fmt(refusal.balance)} of its total "
-                f"{fmt(refusal.total)} was already spent, by earlier runs or other processes "
-                f"(dataset {refusal.dataset.short} in the ledger {self.store.path}; "
-                "see `jostle ledger show`)",
+                hint,
                 requested=requested,
                 remaining=remaining,
                 quantity=refusal.quantity,

@@ -23,8 +23,10 @@ import pandas as pd
 from jostle import mechanisms, tables
 from jostle.budget import fmt
 from jostle.errors import DataError, JostleRuntimeError, PrivacyError
+from jostle.ledger_store import content_digest
 from jostle.schema import (
-    Categorical, Numeric, Schema, conform, load_schema_file, numbers_where_possible, read_csv, schema_file_for,
+    Categorical, Numeric, Schema, can_drop_rows, conform, load_schema_file, numbers_where_possible, read_csv,
+    read_csv_file, schema_file_for,
 )
 from jostle.sensitivity import private_abs, private_sum, private_vector, refuse
 from jostle.source import Span
@@ -396,44 +398,157 @@ def _resolve_path(interp, span: Span, path: Any) -> Path:
 
 
 def make_private_table(interp, name: str, frame: pd.DataFrame, schema: Schema, span: Span,
-                       public_rows: bool = False) -> Table:
+                       public_rows: bool = False, strict: bool = True) -> Table:
+    """A private table: `frame` conformed to `schema` (see jostle.schema.conform).
+
+    Args:
+        strict: True when the curator gave the schema (a breaking value is a DataError naming
+            it, raised to the curator at bind time); False when the program declared it (such
+            rows are dropped and nothing about them reaches the program).
+    """
+    if public_rows and not strict:
+        refuse_dropping_public_rows(name, schema, span)
     try:
-        conformed = conform(frame, schema, name)
+        conformed = conform(frame, schema, name, strict=strict)
     except DataError as error:
         error.span = error.span or span
         raise
     return Table(conformed, schema, True, name, interp.accountant.root, span, public_rows=public_rows)
 
 
+def refuse_dropping_public_rows(name: str, schema: Schema, span: Span) -> None:
+    """A table whose row count is public cannot take a program's schema that may drop rows.
+
+    Under a program's schema a row that breaks a column without a default is dropped, which
+    makes the number of rows private. The refusal depends only on the schema, never on the rows.
+    """
+    columns = can_drop_rows(schema)
+    if columns:
+        raise DataError(
+            f"the number of rows of '{name}' is public, but the schema declared here would drop "
+            f"the rows whose {', '.join(repr(c) for c in columns)} break it, which would make "
+            "the number private", span,
+            "declare a default for each of those columns, e.g. categorical([...], default=...) "
+            "or numeric(lo, hi, default=...), so that every row is kept",
+        )
+
+
+def refuse_registered_private_file(interp, span: Span, file: Path, frame: pd.DataFrame | None,
+                                   use: str) -> None:
+    """Refuse to read as public a file that holds data registered as private in the session.
+
+    The one guard of hole 7 (issue 11): `load_public(path)` and `load(path, schema,
+    public_rows=true)` would otherwise let a program reopen the curator's private file and read
+    its rows, or declare its row count public. Called twice by each reader:
+      * before reading (`frame` is None): the path, resolved (symlinks) and compared with every
+        registered file, also as the same inode (hard links). Nothing of the file is read, so
+        no parse error about its rows can reach the program;
+      * after reading: the content digest of the rows (jostle.ledger_store.content_digest,
+        canonical over row order, column order and number formatting), compared with that of
+        every registered dataset with the same column names, so a copy of the private data
+        anywhere (or a DataFrame's CSV export) is refused too.
+    Both are cheap next to the read itself; the digest is computed only when the header
+    matches a registered dataset's. A file that holds all but a few of the private rows is
+    not detected (see docs/threat_model.md, "Loading data").
+
+    Raises:
+        PrivacyError: The file is (a copy of) registered private data.
+    """
+    sources = interp.accountant.private_sources
+    if not sources:
+        return
+    match = None
+    if frame is None:
+        resolved = file.resolve()
+        for source in sources:
+            if source.path is None:
+                continue
+            if source.path == resolved or (resolved.exists() and source.path.exists()
+                                           and resolved.samefile(source.path)):
+                match = source
+                break
+    else:
+        columns = frozenset(map(str, frame.columns))
+        candidates = [source for source in sources if source.columns == columns]
+        if candidates:
+            digest = content_digest(frame)
+            match = next((source for source in candidates if source.digest == digest), None)
+    if match is not None:
+        raise PrivacyError(
+            f"{use} cannot read {file}: it holds the private table '{match.label}' of this session",
+            span,
+            f"use the private table through releases ({{{{ count({match.label}) }}}}), or read the "
+            "file as private with load(path, schema); only the data's curator can declare its row "
+            "count public (Session.bind_private(..., public_rows=True), or \"public_rows\": true "
+            "in its schema file)",
+        )
+
+
 @builtin("load", 2, keywords=("public_rows",), privacy="data",
          doc='load("file.csv", {col: numeric(lo, hi), ...}) reads a private table under a public schema')
 def _load(interp, span, path, schema, public_rows=False):
-    _refuse_private("load", (path, schema), span)
+    """A private table read by the program, under the program's schema.
+
+    The program's author chose the file and the schema, so the table is read totally: records
+    the CSV reader cannot use and rows that break the schema are dropped, and no error depends
+    on the rows (jostle.schema). The exception is public_rows=true, the program's claim that
+    the row count is public: it is refused for data registered as private in the session
+    (`refuse_registered_private_file`), so the file is one the program could read with
+    load_public, and it is read strictly, like a public file (dropping rows would make the
+    count private).
+    """
+    _refuse_private("load", (path, schema, public_rows), span)
     schema = schema_from_value(schema, span)
     file = _resolve_path(interp, span, path)
+    if not isinstance(public_rows, bool):
+        raise JostleRuntimeError(f"public_rows must be true or false, got {format_value(public_rows)}", span)
+    declared_public = public_rows
+    if declared_public:
+        refuse_registered_private_file(interp, span, file, None, "load(..., public_rows=true)")
     try:
-        frame = read_csv(file)
+        read = read_csv_file(file)
     except DataError as error:
         error.span = span
         raise
-    return make_private_table(interp, Path(path).stem, frame, schema, span, bool(public_rows))
+    name = Path(path).stem
+    if declared_public:
+        refuse_registered_private_file(interp, span, file, read.frame, "load(..., public_rows=true)")
+        try:
+            frame = read.checked()
+        except DataError as error:
+            error.span = span
+            raise
+    else:
+        frame = read.rows_for_program(name)
+    table = make_private_table(interp, name, frame, schema, span, declared_public, strict=declared_public)
+    # From now on the file is private in this session, and charges are recorded against it.
+    interp.accountant.register_dataset(content_digest(read.frame), name, [str(c) for c in read.frame.columns],
+                                       path=file)
+    return table
 
 
 @builtin("load_public", 1, 2, privacy="data",
          doc='load_public("file.csv"[, schema]) reads a public table (its values are not protected)')
 def _load_public(interp, span, path, schema=None):
     file = _resolve_path(interp, span, path)
+    refuse_registered_private_file(interp, span, file, None, "load_public()")
     try:
-        frame = read_csv(file)
+        read = read_csv_file(file)
     except DataError as error:
         error.span = span
         raise
-    if schema is not None:
-        schema = schema_from_value(schema, span)
-        frame = conform(frame, schema, Path(path).stem)
-    else:
-        frame = numbers_where_possible(frame) if len(frame) else frame
-        schema = infer_public_schema(frame)
+    refuse_registered_private_file(interp, span, file, read.frame, "load_public()")
+    try:
+        frame = read.checked()  # a public file: its problems may be named
+        if schema is not None:
+            schema = schema_from_value(schema, span)
+            frame = conform(frame, schema, Path(path).stem)
+        else:
+            frame = numbers_where_possible(frame) if len(frame) else frame
+            schema = infer_public_schema(frame)
+    except DataError as error:
+        error.span = error.span or span
+        raise
     return Table(frame, schema, False, Path(path).stem, interp.accountant.root, span)
 
 
@@ -450,7 +565,11 @@ def infer_public_schema(frame: pd.DataFrame) -> Schema:
 
 
 def bind_declared_table(interp, name: str, schema_value: Any, span: Span) -> Table:
-    """`private NAME: schema` -- the table bound from outside under NAME, with this schema."""
+    """`private NAME: schema` -- the table bound from outside under NAME, with this schema.
+
+    The program declared the schema, so the rows are conformed totally (jostle.schema.conform
+    with strict=False): nothing the program sees depends on whether or how rows fit it.
+    """
     schema = schema_from_value(schema_value, span)
     if name in interp.bound_tables:
         table = interp.bound_tables[name]
@@ -466,7 +585,7 @@ def bind_declared_table(interp, name: str, schema_value: Any, span: Span) -> Tab
             f"run with --data {name}=FILE.csv, or call session.bind_private(\"{name}\", frame, schema)",
         )
     frame, _, public_rows = interp.bindings[name]
-    table = make_private_table(interp, name, frame, schema, span, public_rows)
+    table = make_private_table(interp, name, frame, schema, span, public_rows, strict=False)
     interp.bound_tables[name] = table
     return table
 

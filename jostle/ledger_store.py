@@ -24,6 +24,13 @@ Design:
     the release did not touch, which is safe. A release about private data that no table
     registered (a way of making private tables that bypasses registration) is charged to one
     shared stand-in dataset, "(data not identified)", rather than not recorded.
+  * **A lifetime budget only shrinks.** A dataset's lifetime budget is the smallest total
+    under which it has been charged since its last reset (`limit`); a charge is checked
+    against min(session total, that limit) and records that minimum as its total. So the
+    first session that spends on the data fixes its budget, and neither a later `--budget 2`
+    nor a program's `budget 100` can raise it: only the curator can, by writing the balance
+    off with `jostle ledger reset` (logged, needs --yes). The limit is read from the hashed,
+    append-only charge events, so editing it breaks `verify()`.
   * **Exact sequential composition across sessions.** Within a session the accountant composes
     charges (parallel over partitions); each charge records the *rise* of the session's
     composed cost (after - before), so a dataset's balance, the sum of its recorded rises, is
@@ -53,6 +60,7 @@ from __future__ import annotations
 import getpass
 import hashlib
 import hmac
+import io
 import json
 import math
 import os
@@ -151,10 +159,15 @@ def resolve_ledger_path(path: str | Path | None = None) -> str:
 
 
 # ---------------------------------------------------------------- fingerprints
+_BOOLEAN_TEXT = {"true": 1.0, "false": 0.0}
+
+
 def _canonical_text(text: str) -> str:
     stripped = text.strip()
     if stripped == "" or stripped.lower() in ("na", "nan", "null", "none"):
         return "\x00"
+    if stripped.lower() in _BOOLEAN_TEXT:  # as the boolean a DataFrame would hold: 1 or 0
+        return "n:" + repr(_BOOLEAN_TEXT[stripped.lower()])
     try:
         number = float(stripped)
     except ValueError:
@@ -179,6 +192,28 @@ def _canonical_cell(value: Any) -> str:
     return _canonical_text(str(value))
 
 
+def _as_csv_text(frame: pd.DataFrame) -> pd.DataFrame:
+    """The frame with every column that is not text written as a CSV file would hold it.
+
+    Columns of strings (and None) are kept; any other column (dates, categoricals, numbers,
+    booleans, mixed objects) is formatted by pandas' own CSV writer and read back as text, so
+    a DataFrame and the file `to_csv` makes of it reach `_canonical_cell` as the same text.
+    """
+    def is_text(column: pd.Series) -> bool:
+        return column.dtype == object and all(v is None or isinstance(v, str) for v in column.unique())
+
+    columns = [i for i in range(frame.shape[1]) if not is_text(frame.iloc[:, i])]
+    if not columns:
+        return frame
+    part = frame.iloc[:, columns].infer_objects()  # Timestamps in an object column write as dates
+    part = part.set_axis([str(i) for i in range(len(columns))], axis=1)  # names may repeat
+    text = pd.read_csv(io.StringIO(part.to_csv(index=False)), dtype=str, keep_default_na=False)
+    out = frame.copy()
+    for j, i in enumerate(columns):
+        out.isetitem(i, text.iloc[:, j].to_numpy(dtype=object))
+    return out
+
+
 def _canonical_column(column: pd.Series) -> list[str]:
     """Every cell of a column in canonical form, computed once per distinct value."""
     codes, uniques = pd.factorize(column.astype(object), use_na_sentinel=True)
@@ -189,10 +224,15 @@ def _canonical_column(column: pd.Series) -> list[str]:
 def content_digest(frame: pd.DataFrame, unit: str = PRIVACY_UNIT) -> bytes:
     """SHA-256 of the canonical serialisation of a raw private table and its privacy unit.
 
-    Independent of row order, column order, and of whether numbers were read as text; see
-    the module docstring for why the schema is left out. Kept in memory only: the store turns
+    Independent of row order, column order, and of the route the table came by: a DataFrame
+    and the CSV file it was saved to (`DataFrame.to_csv`) give one digest, for numbers read as
+    text or typed, booleans (True, "True", "true" and 1 are one value: merging values can only
+    share a budget, never grant a fresh one), dates and missing cells alike. Non-text columns
+    of a DataFrame are canonicalised by writing them as pandas writes a CSV and reading the
+    text back. See the module docstring for why the schema is left out. Kept in memory only: the store turns
     it into a keyed fingerprint (LedgerStore.fingerprint).
     """
+    frame = _as_csv_text(frame)
     names = [str(name) for name in frame.columns]
     order = sorted(range(len(names)), key=lambda i: names[i])
     columns = [_canonical_column(frame.iloc[:, i]) for i in order]
@@ -237,16 +277,23 @@ class ChargeRecord:
 
 
 class LedgerRefusal(Exception):
-    """A charge would take a dataset's balance past the total; nothing was written."""
+    """A charge would take a dataset's balance past its total; nothing was written.
+
+    Attributes:
+        total: The total it was checked against: min(session total, lifetime budget).
+        lifetime: True when that total is the dataset's lifetime budget, fixed by an earlier
+            session and lower than this session's total.
+    """
 
     def __init__(self, dataset: DatasetInfo, quantity: str, balance: Fraction, rise: Fraction,
-                 total: Fraction) -> None:
+                 total: Fraction, lifetime: bool = False) -> None:
         super().__init__(f"{quantity}: {balance} + {rise} > {total} for {dataset.fingerprint}")
         self.dataset = dataset
         self.quantity = quantity
         self.balance = balance
         self.rise = rise
         self.total = total
+        self.lifetime = lifetime
 
 
 def _text(value: Fraction) -> str:
@@ -375,13 +422,30 @@ class LedgerStore:
         ).fetchone()
         return (Fraction(row[0]), Fraction(row[1])) if row else (Fraction(0), Fraction(0))
 
+    def limit(self, fingerprint: str) -> tuple[Fraction, Fraction] | None:
+        """A dataset's lifetime budget: the smallest (epsilon, delta) total, componentwise, under
+        which it was charged since its last reset; None if it has not been charged since.
+
+        It only shrinks: each charge records min(session total, this limit) as its total.
+        """
+        rows = self._db.execute(
+            "SELECT total_epsilon, total_delta FROM events WHERE dataset = ? AND kind = 'charge' AND id > "
+            "(SELECT COALESCE(MAX(id), 0) FROM events WHERE dataset = ? AND kind = 'reset')",
+            (fingerprint, fingerprint),
+        ).fetchall()
+        totals = [(Fraction(e), Fraction(d)) for e, d in rows if e is not None and d is not None]
+        if not totals:
+            return None
+        return min(t[0] for t in totals), min(t[1] for t in totals)
+
     # ---------------------------------------------------------- writing
     def record(self, fingerprints: Sequence[str], rise: tuple[Fraction, Fraction],
                total: tuple[Fraction, Fraction], charge: ChargeRecord) -> None:
         """Atomically check and record one charge against every dataset in `fingerprints`.
 
-        Each dataset's balance plus `rise` must stay within `total` in both epsilon and delta;
-        otherwise nothing is written. Returns only after the commit is durable: the caller may
+        Each dataset's balance plus `rise` must stay within min(`total`, its lifetime budget)
+        in both epsilon and delta, and that minimum is recorded as the charge's total, so a
+        lifetime budget never rises (see `limit`); otherwise nothing is written. Returns only after the commit is durable: the caller may
         then draw noise.
 
         Raises:
@@ -390,16 +454,21 @@ class LedgerStore:
         """
         with self._transaction():
             balances = {fp: self.balance(fp) for fp in fingerprints}
+            caps = {}
+            for fp in fingerprints:
+                limit = self.limit(fp)
+                caps[fp] = total if limit is None else (min(total[0], limit[0]), min(total[1], limit[1]))
             for fp, spent in balances.items():
                 for index, quantity in enumerate(("epsilon", "delta")):
-                    if spent[index] + rise[index] > total[index]:
-                        raise LedgerRefusal(self.dataset(fp), quantity, spent[index], rise[index], total[index])
+                    if spent[index] + rise[index] > caps[fp][index]:
+                        raise LedgerRefusal(self.dataset(fp), quantity, spent[index], rise[index],
+                                            caps[fp][index], lifetime=caps[fp][index] < total[index])
             for fp, spent in balances.items():
                 self._append({
                     "kind": "charge", "dataset": fp, "at": _now(), "session": charge.session,
                     "seq": charge.seq, "epsilon": _text(rise[0]), "delta": _text(rise[1]),
                     "spent_epsilon": _text(spent[0] + rise[0]), "spent_delta": _text(spent[1] + rise[1]),
-                    "total_epsilon": _text(total[0]), "total_delta": _text(total[1]),
+                    "total_epsilon": _text(caps[fp][0]), "total_delta": _text(caps[fp][1]),
                     "requested_epsilon": _text(charge.requested[0]),
                     "requested_delta": _text(charge.requested[1]),
                     "mechanism": charge.mechanism, "what": charge.what, "data": charge.data,

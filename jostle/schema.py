@@ -3,23 +3,48 @@
 A schema declares every column's domain, and it is *public*: bounds and category lists come
 from the person writing the program or the schema file, never from the private data.
 
-Rules applied when a table is loaded (they are the only rules; nothing is dropped silently):
+Who sees a data error depends on who declared the schema (docs/threat_model.md, "Loading data"):
+
+  * **The curator's schema** (`Session.bind_private(name, data, schema)`, or a schema file
+    beside a file bound with `--data`): the table is conformed *strictly*, at bind time,
+    before any program runs, and a value that breaks the schema is a DataError naming the
+    table, the column, the row and the value. It is raised to the curator, in Python or on
+    the command line that binds the data; no program is involved.
+  * **The program's schema** (`private t: {...}` on data bound without one, or
+    `load(path, schema)` in a program): the program's author chooses the schema and must not
+    learn about the rows from whether or how they fit it. The table is conformed *totally*,
+    by rules that never fail on a row: what a rule cannot fix drops the row (a row maps to at
+    most one row, so dropping is 1-stable and counts keep sensitivity 1). Nothing about the
+    rows reaches the program; the curator may read how many rows were dropped, per column,
+    from the Python logger "jostle.data" (`DATA_LOG`), which has no handler unless the
+    embedding application configures logging: the `jostle` command configures none.
+
+The rules (the only ones; both policies apply them alike, except as said):
   * numeric values outside [lo, hi] are clamped to the nearest bound;
   * a missing value (empty cell, NaN) or a category outside the declared list is replaced by
-    the column's declared `default` if it has one, and otherwise is an error naming the column,
-    the row and the value;
-  * text in a numeric column that is not a number is an error (or the default, if declared);
-  * a column the schema declares but the file lacks is an error; extra columns in the file are
-    ignored (they are not part of the table).
-These errors describe the private data, so they are meant for the data's curator who runs the
-load; declare defaults to make loading total.
+    the column's declared `default` if it has one; otherwise it is an error naming the column,
+    the row and the value (curator), or the row is dropped (program);
+  * text in a numeric column that is not a number: the same (default, else error or drop);
+  * a column the schema declares but the data lacks is an error (column names are the
+    header, the same on neighbouring tables, so this error is data-independent); extra
+    columns are ignored (they are not part of the table).
+
+CSV files are parsed by one reader (`read_csv_file`) for every route: RFC 4180 records
+(Python's csv module), UTF-8 with an optional byte-order mark. A record the reader cannot use
+(not UTF-8, a stray quote, more fields than the header) is a *problem*: the curator's and the
+public routes refuse the file and name the line (`read_csv`), the program's route drops the
+record (`CsvFile.rows_for_program`), which again is 1-stable at the level of records.
 """
 
 from __future__ import annotations
 
+import csv
+import io
 import json
+import logging
 import math
-from dataclasses import dataclass
+from collections import Counter
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
 
@@ -30,6 +55,12 @@ from jostle.errors import DataError
 
 
 MAX_BOUND = 1e12  # see jostle.sensitivity: keeps every private value far from overflow
+
+# The curator's channel for what a program-declared schema did to the rows (counts only). A
+# NullHandler keeps Python's last-resort handler from printing it on stderr, where the
+# program's author may read it; an application that configures logging receives it.
+DATA_LOG = logging.getLogger("jostle.data")
+DATA_LOG.addHandler(logging.NullHandler())
 
 
 @dataclass(frozen=True)
@@ -233,6 +264,16 @@ def _category_list(values: Any, name: str) -> tuple:
 
 def load_schema_file(path: Path) -> Schema:
     """Read a JSON schema file: {"column": {"type": ..., ...}, ...}."""
+    return read_schema_file(path)[0]
+
+
+def read_schema_file(path: Path) -> tuple[Schema, bool]:
+    """Read a JSON schema file and whether it declares the number of rows public.
+
+    The file is the curator's: {"column": {...}, ...}, or {"columns": {...}} optionally with
+    "public_rows": true (the row count is public, e.g. survey respondents; only the curator
+    can declare it, see docs/threat_model.md).
+    """
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except OSError as error:
@@ -248,8 +289,15 @@ def load_schema_file(path: Path) -> Schema:
     if not isinstance(columns, dict):
         raise DataError(f"schema file {path}: \"columns\" must be a JSON object of columns, "
                         f"got a {type(columns).__name__}")
+    public_rows = data.get("public_rows", False) if "columns" in data else False
+    if not isinstance(public_rows, bool):
+        raise DataError(f"schema file {path}: \"public_rows\" must be true or false, got {public_rows!r}")
+    extra = sorted(set(data) - {"columns", "public_rows"}) if "columns" in data else []
+    if extra:
+        raise DataError(f"schema file {path}: unknown key {extra[0]!r} beside \"columns\"",
+                        hint='the keys are "columns" and "public_rows"')
     try:
-        return Schema.of(columns)
+        return Schema.of(columns), public_rows
     except DataError as error:  # errors from a file have no place in a program: name the file
         error.message = f"schema file {path}: {error.message}"
         error.args = (error.message,)
@@ -261,19 +309,151 @@ def schema_file_for(csv_path: Path) -> Path:
     return csv_path.with_name(csv_path.stem + ".schema.json")
 
 
-def read_csv(path: str | Path) -> pd.DataFrame:
-    """Read a CSV file as text columns (typing happens under the schema)."""
+@dataclass(frozen=True)
+class CsvFile:
+    """A CSV file as read: its header, its usable records, and the problems of the others.
+
+    Attributes:
+        path: The file.
+        frame: The usable records as a frame of text cells (a cell missing from a short record
+            is None).
+        problems: One message per unusable record, naming its line: these describe the rows,
+            so they are for the curator only.
+        lines: The 1-based line on which each record of `frame` starts.
+    """
+
+    path: Path
+    frame: pd.DataFrame
+    problems: tuple[str, ...] = ()
+    lines: tuple[int, ...] = field(default=(), repr=False)
+    encoding_problem: str | None = None
+
+    def checked(self) -> pd.DataFrame:
+        """The frame, or a DataError naming the first problem (the curator's and public routes)."""
+        if self.encoding_problem is not None:
+            raise DataError(f"cannot read data file {self.path}: {self.encoding_problem}",
+                            hint="save the file as UTF-8")
+        if self.problems:
+            more = f" (and {len(self.problems) - 1} more)" if len(self.problems) > 1 else ""
+            raise DataError(f"data file {self.path} is not valid CSV: {self.problems[0]}{more}",
+                            hint="fix the file: each record needs as many fields as the header, "
+                            "quotes must be closed, and the text must be UTF-8")
+        return self.frame
+
+    def rows_for_program(self, table: str) -> pd.DataFrame:
+        """The frame with unusable records dropped (the program's route: never an error).
+
+        Dropping a record is 1-stable (a record gives at most one row). How many were dropped
+        goes to the curator's logger `DATA_LOG` only.
+        """
+        if self.problems:
+            DATA_LOG.warning("table '%s' (%s): %d unusable CSV records dropped", table, self.path,
+                             len(self.problems))
+        return self.frame
+
+
+def _decode(raw: bytes) -> tuple[str, str | None]:
+    """UTF-8 text (a byte-order mark removed), and a problem if some bytes are not UTF-8.
+
+    Bytes that are not UTF-8 become lone surrogates (U+DC80..U+DCFF, which no UTF-8 text
+    holds), so the rest of the file still reads and each record holding one is a problem of
+    its own (see `read_csv_file`).
+    """
+    try:
+        return raw.decode("utf-8-sig"), None
+    except UnicodeDecodeError as error:
+        return (raw.decode("utf-8-sig", errors="surrogateescape"),
+                f"it is not UTF-8 text ({error.reason} at byte {error.start})")
+
+
+def _undecodable(cells: list[str]) -> bool:
+    """True if a record holds a byte that was not UTF-8 (see `_decode`)."""
+    return any("\udc80" <= ch <= "\udcff" for cell in cells for ch in cell)
+
+
+def _header_names(fields: list[str]) -> list[str]:
+    """Column names as pandas gives them: blanks as 'Unnamed: i', repeats as 'a.1', 'a.2'."""
+    names: list[str] = []
+    seen: Counter = Counter()
+    for index, name in enumerate(fields):
+        name = name if name.strip() else f"Unnamed: {index}"
+        candidate = name
+        while candidate in names:
+            seen[name] += 1
+            candidate = f"{name}.{seen[name]}"
+        names.append(candidate)
+    return names
+
+
+def read_csv_file(path: str | Path) -> CsvFile:
+    """Read a CSV file into text columns (typing happens under the schema), never failing on a row.
+
+    The header is the first non-blank record; blank lines are skipped. A record is unusable,
+    and listed in `problems` instead of the frame, when it holds bytes that are not UTF-8, a
+    quote that is not closed properly, or more fields than the header. A record with fewer
+    fields is padded with missing cells. Leading spaces of fields are skipped.
+
+    Raises:
+        DataError: The file cannot be read, or has no header (or an unusable one). These do
+            not depend on the rows: a header is the same on neighbouring tables.
+    """
     path = Path(path)
     try:
-        return pd.read_csv(path, dtype=str, keep_default_na=False, skipinitialspace=True)
+        raw = path.read_bytes()
     except FileNotFoundError:
         raise DataError(f"data file {path} does not exist") from None
-    except (OSError, UnicodeDecodeError) as error:
-        raise DataError(f"cannot read data file {path}: {error}") from None
-    except pd.errors.EmptyDataError:
-        raise DataError(f"data file {path} is empty", hint="a CSV needs at least a header row") from None
-    except pd.errors.ParserError as error:
-        raise DataError(f"data file {path} is not valid CSV: {error}") from None
+    except OSError as error:
+        raise DataError(f"cannot read data file {path}: {error.strerror or error}") from None
+    text, undecodable = _decode(raw)
+    reader = csv.reader(io.StringIO(text, newline=""), skipinitialspace=True, strict=True)
+    header: list[str] | None = None
+    records: list[list[str | None]] = []
+    starts: list[int] = []
+    problems: list[str] = []
+    while True:
+        start = reader.line_num + 1
+        try:
+            record = next(reader)
+        except StopIteration:
+            break
+        except csv.Error as error:
+            if header is None:
+                raise DataError(f"the header of data file {path} (line {start}) is not valid CSV: {error}",
+                                hint="fix the file's first line") from None
+            problems.append(f"the record on line {start} is malformed ({error})")
+            continue
+        if not record or (len(record) == 1 and not record[0].strip()):
+            continue  # a blank line
+        if header is None:
+            if undecodable and _undecodable(record):
+                raise DataError(f"cannot read data file {path}: {undecodable}", hint="save the file as UTF-8")
+            header = _header_names(record)
+            continue
+        if undecodable and _undecodable(record):
+            problems.append(f"the record on line {start} is not UTF-8 text")
+            continue
+        if len(record) > len(header):
+            problems.append(f"line {start} has {len(record)} fields, the header has {len(header)}")
+            continue
+        records.append(record + [None] * (len(header) - len(record)))
+        starts.append(start)
+    if header is None:
+        raise DataError(f"data file {path} is empty", hint="a CSV needs at least a header row")
+    frame = pd.DataFrame(records, columns=header, dtype=object) if records else \
+        pd.DataFrame({name: pd.Series([], dtype=object) for name in header})
+    return CsvFile(path, frame, tuple(problems), tuple(starts), undecodable)
+
+
+def read_csv(path: str | Path) -> pd.DataFrame:
+    """Read a CSV file as text columns, refusing a file with any unusable record.
+
+    For the curator's and the public routes, where naming the line of a bad record is fine.
+    The program's route uses `read_csv_file(path).rows_for_program(name)`.
+
+    Raises:
+        DataError: The file cannot be read, is empty, or has an unusable record (named).
+    """
+    return read_csv_file(path).checked()
 
 
 def _is_missing(value: Any) -> bool:
@@ -304,12 +484,33 @@ def _match_category(value: Any, values: tuple) -> tuple[bool, Any]:
     return False, None
 
 
-def conform(frame: pd.DataFrame, schema: Schema, table: str) -> pd.DataFrame:
+def can_drop_rows(schema: Schema) -> list[str]:
+    """The columns whose values can fail the schema: those without a default.
+
+    Under a program's schema a row failing such a column is dropped (`conform`, strict=False),
+    so the number of rows of the result is private even if that of the input was public.
+    Numeric columns fail only on missing or unreadable cells (out-of-range values clamp).
+    """
+    return [name for name, spec in schema.columns if spec.default is None]
+
+
+def conform(frame: pd.DataFrame, schema: Schema, table: str, strict: bool = True) -> pd.DataFrame:
     """Apply the schema's rules to a raw frame, giving the table Jostle computes on.
 
+    Args:
+        frame: The raw rows (text cells, or typed cells from a DataFrame).
+        schema: The public schema.
+        table: The table's name, for messages.
+        strict: True for a schema the curator gave (and for public tables): a value that
+            breaks the schema is a DataError naming the row and the value. False for a schema
+            the program declared: such a row is dropped instead (1-stable), and only the
+            number of dropped rows per column goes to the curator's logger `DATA_LOG`.
+            The result, and every error, is then independent of the rows' values.
+
     Raises:
-        DataError: A declared column is missing, or a value breaks the schema and the column
-            has no default. The message names the table, the column and the (1-based) row.
+        DataError: A declared column is missing (both modes; the header is public), or, when
+            strict, a value breaks the schema and the column has no default. The message
+            names the table, the column and the (1-based) row.
     """
     missing = [name for name in schema.names if name not in frame.columns]
     if missing:
@@ -318,6 +519,15 @@ def conform(frame: pd.DataFrame, schema: Schema, table: str) -> pd.DataFrame:
             hint=f"its columns are {list(map(str, frame.columns))}; fix the schema or the file",
         )
     out = {}
+    keep = np.ones(len(frame), dtype=bool)
+    failures: Counter = Counter()
+
+    def fail(name: str, row: int, message: str, hint: str) -> None:
+        if strict:
+            raise DataError(f"table '{table}', column '{name}', row {row + 1}: the value {message}", hint=hint)
+        keep[row] = False
+        failures[name] += 1
+
     for name, spec in schema.columns:
         raw = frame[name].tolist()
         if isinstance(spec, Numeric):
@@ -337,12 +547,11 @@ def conform(frame: pd.DataFrame, schema: Schema, table: str) -> pd.DataFrame:
                         number, problem = None, f"{cell!r} is not a number"
                 if number is None:
                     if spec.default is None:
-                        raise DataError(
-                            f"table '{table}', column '{name}', row {i + 1}: the value {problem}",
-                            hint=f"fix the data, or declare a default for '{name}' "
-                            f"(e.g. numeric({spec.lo}, {spec.hi}, default={spec.lo}))",
-                        )
-                    number = float(spec.default)
+                        fail(name, i, problem, f"fix the data, or declare a default for '{name}' "
+                             f"(e.g. numeric({_number(spec.lo)}, {_number(spec.hi)}, default={_number(spec.lo)}))")
+                        number = spec.lo  # a placeholder: the row is dropped
+                    else:
+                        number = float(spec.default)
                 values[i] = number
             out[name] = spec.conform(values)
         else:
@@ -352,12 +561,17 @@ def conform(frame: pd.DataFrame, schema: Schema, table: str) -> pd.DataFrame:
                 if not ok:
                     if spec.default is None:
                         what = "is missing" if _is_missing(cell) else f"{cell!r} is not one of {list(spec.values)}"
-                        raise DataError(
-                            f"table '{table}', column '{name}', row {i + 1}: the value {what}",
-                            hint=f"fix the data, add the value to the column's categories, or declare "
-                            f"a default for '{name}'",
-                        )
-                    value = spec.default
+                        fail(name, i, what, "fix the data, add the value to the column's categories, or "
+                             f"declare a default for '{name}'")
+                        value = spec.values[0]  # a placeholder: the row is dropped
+                    else:
+                        value = spec.default
                 cells.append(value)
             out[name] = pd.Series(cells, dtype=object)
-    return pd.DataFrame(out, index=pd.RangeIndex(len(frame)))
+    result = pd.DataFrame(out, index=pd.RangeIndex(len(frame)))
+    if strict or keep.all():
+        return result
+    DATA_LOG.warning("table '%s': %d of %d rows dropped by the schema the program declared (%s)", table,
+                     int((~keep).sum()), len(frame),
+                     ", ".join(f"column '{n}': {k} values outside its domain" for n, k in failures.items()))
+    return result[keep].reset_index(drop=True)

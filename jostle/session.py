@@ -18,7 +18,6 @@ from what was spent (`ledger_path=":memory:"` opts out, for tests and teaching).
 
 from __future__ import annotations
 
-import dataclasses
 import io
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -28,14 +27,14 @@ import numpy as np
 import pandas as pd
 
 from jostle.budget import Accountant, Budget, Charge, fmt
-from jostle.builtins import _resolve_path, infer_public_schema, make_private_table
+from jostle.builtins import infer_public_schema, make_private_table
 from jostle.checker import check
 from jostle.errors import DataError, PrivacyError, UsageError
 from jostle.evaluator import Interpreter
 from jostle.ledger_store import LedgerStore, content_digest, resolve_ledger_path
 from jostle.noise import Randomness
 from jostle.parser import parse
-from jostle.schema import Schema, load_schema_file, numbers_where_possible, read_csv, schema_file_for
+from jostle.schema import Schema, numbers_where_possible, read_csv, read_schema_file, schema_file_for
 from jostle.source import BUILTIN_SPAN, Span
 from jostle.values import Private, PrivateMean, Table, format_value, is_private, to_python
 
@@ -136,7 +135,6 @@ class Session:
         self.randomness = Randomness(seed)
         self.interpreter = Interpreter(self.accountant, self.randomness, output,
                                        [Path(p) for p in search_path or []])
-        self._register_loaded_tables()
 
     def close(self) -> None:
         """Close the durable ledger (everything spent is already committed)."""
@@ -148,30 +146,16 @@ class Session:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def _register_loaded_tables(self) -> None:
-        """Register every table a program load()s with the durable ledger.
-
-        Wraps this session's `load` built-in (the registry itself is untouched). The raw file
-        is fingerprinted, as for bind_private, so loading a CSV and binding it give one key.
-        The file is read a second time for that; registering inside
-        jostle.builtins.make_private_table, on the frame load() read, would avoid it.
-        """
-        values = self.interpreter.builtins.values
-        original = values["load"]
-        register = self.accountant.register_dataset
-
-        def load(interp, span, path, schema, public_rows=False):
-            table = original.function(interp, span, path, schema, public_rows)
-            raw = read_csv(_resolve_path(interp, span, path))  # the file load() just read
-            register(content_digest(raw), table.name, [str(c) for c in raw.columns])
-            return table
-
-        values["load"] = dataclasses.replace(original, function=load)
-
     # ---------------------------------------------------------- binding data
     def bind_private(self, name: str, data: pd.DataFrame | str | Path, schema: Any = None,
                      public_rows: bool = False) -> None:
-        """Bind a private table under `name`.
+        """Bind a private table under `name` (the curator's act: see docs/threat_model.md).
+
+        Everything wrong with the data is raised here, to the curator, before any program
+        runs: a CSV file with an unusable record, and, when the schema is given here or by a
+        schema file, a value that breaks it (naming the row and the value). When the program
+        declares the schema instead (`private NAME: {...}`), rows that break it are dropped and
+        the program learns nothing about them.
 
         Args:
             name: The name programs use for it.
@@ -180,15 +164,23 @@ class Session:
                 a schema file beside a CSV (data.schema.json) is used; failing that, the program
                 must declare it with `private NAME: {...}`. Never inferred from the data.
             public_rows: Declare the number of rows public (e.g. survey respondents); only
-                randomized_response needs it.
+                randomized_response needs it. Only the curator can declare it: here, or with
+                "public_rows": true in the schema file. A program cannot (for data bound here).
+
+        Raises:
+            DataError: The data cannot be read or breaks the schema given (details included).
         """
         _check_name(name)
+        path: Path | None = None
         if isinstance(data, (str, Path)):
             path = Path(data)
-            frame = read_csv(path)
+            frame = read_csv(path)  # strict: a bad record is named, to the curator
+            raw = frame
             if schema is None and schema_file_for(path).is_file():
-                schema = load_schema_file(schema_file_for(path))
+                schema, file_public_rows = read_schema_file(schema_file_for(path))
+                public_rows = public_rows or file_public_rows
         elif isinstance(data, pd.DataFrame):
+            raw = data
             frame = data.astype(object).where(pd.notna(data), None)
         else:
             raise UsageError(f"bind_private needs a DataFrame or a CSV path, got {type(data).__name__}")
@@ -199,8 +191,9 @@ class Session:
             self.interpreter.bound_tables[name] = table
             self.interpreter.globals.define(name, table)
         # Fingerprint the raw rows, not the schema (see jostle.ledger_store); from now on every
-        # charge in this session is also recorded against this data.
-        self.accountant.register_dataset(content_digest(frame), name, [str(c) for c in frame.columns])
+        # charge in this session is also recorded against this data, and no program may read
+        # the file (or a copy of the rows) as public: builtins.refuse_registered_private_file.
+        self.accountant.register_dataset(content_digest(raw), name, [str(c) for c in frame.columns], path=path)
 
     def bind_public(self, name: str, data: Any, schema: Any = None) -> None:
         """Bind a public value: a DataFrame (a public table) or a plain Python value."""
@@ -265,7 +258,7 @@ class Session:
     # ---------------------------------------------------------- the budget
     @property
     def ledger(self) -> Ledger:
-        total = self.accountant.total.cap if self.accountant.total is not None else None
+        total = self.accountant.cap
         return Ledger(self.accountant.ledger, total, self.accountant.spent, self.accountant.earlier)
 
     @property
@@ -280,7 +273,10 @@ class Session:
 
     @property
     def remaining(self) -> Budget | None:
-        """What is left of the total budget (None if no total is set yet)."""
+        """What is left of the total budget (None if no total is set yet).
+
+        The total is the session's, lowered to the lifetime budget the durable ledger holds for
+        the data (fixed when it was first charged; only `jostle ledger reset` lifts it)."""
         return self.accountant.remaining
 
     def describe(self, name: str) -> str:

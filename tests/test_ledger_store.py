@@ -372,3 +372,69 @@ def test_charges_about_unregistered_data_are_still_recorded(tmp_path):
             accountant.charge(Budget.of(0.5), accountant.root, "laplace", "x", None)
         (dataset,) = store.datasets()
         assert dataset.label == "(data not identified)"
+
+
+# ---------------------------------------------------------------- hole 9 (issue 11)
+def test_hole9_a_frame_with_booleans_and_its_csv_file_share_one_key(tmp_path):
+    """The same rows bound as a DataFrame (a True/False column, dates, a categorical) and by the
+    path of the CSV file pandas writes for it are one dataset, with one budget."""
+    frame = pd.DataFrame({
+        "name": ["alice", "bob", "carol"],
+        "smoker": [True, False, True],
+        "seen": pd.to_datetime(["2020-01-01", "2021-02-03", "2022-03-04"]),
+        "group": pd.Categorical(["a", None, "b"]),
+        "age": [30, 41.5, 52],
+    })
+    frame.to_csv(tmp_path / "people.csv", index=False)
+    db = tmp_path / "ledger.sqlite"
+    with Session(budget=1, ledger_path=db, output=io.StringIO()) as s:
+        s.bind_private("t", frame)
+        s.run('private t: {smoker: categorical([true, false])}\nx = laplace(count(t), 0.75)')
+    with Session(budget=1, ledger_path=db, output=io.StringIO()) as s:
+        s.bind_private("t", tmp_path / "people.csv")
+        assert s.spent.epsilon == Fraction(3, 4)
+    with LedgerStore(db) as store:
+        assert len(store.datasets()) == 1
+    text = frame.assign(smoker=frame["smoker"].map({True: "true", False: "FALSE"}))
+    assert content_digest(text) == content_digest(frame)  # merging values only shares a budget
+
+
+def test_hole9_a_lifetime_budget_is_never_raised_by_a_later_run_or_a_program(tmp_path):
+    """Budget 1 spent, then a later `--budget 2` (Session(budget=2)) or a program's `budget 100`
+    would have granted more on the same data. The first charge fixes the lifetime budget; only
+    the curator's explicit, logged reset lifts it."""
+    db = tmp_path / "ledger.sqlite"
+    with session(db, budget=1) as s:
+        s.run("x = laplace(count(patients), 1)")
+    with session(db, budget=2) as s:
+        assert s.remaining.epsilon == 0
+        with pytest.raises(BudgetExceeded, match="lifetime budget") as caught:
+            s.run("x = laplace(count(patients), 0.5)")
+        assert "does not raise it" in caught.value.hint and "jostle ledger reset" in caught.value.hint
+        assert len(s.ledger) == 0
+    with Session(ledger_path=db, output=io.StringIO()) as s:  # no total: the program sets one
+        s.bind_private("patients", make_patients(), PATIENT_SCHEMA)
+        with pytest.raises(BudgetExceeded, match="lifetime budget"):
+            s.run("budget 100\nx = laplace(count(patients), 0.5)")
+        s.run("print(remaining())")
+        assert s.remaining.epsilon == 0
+    with LedgerStore(db) as store:
+        (dataset,) = store.datasets()
+        assert store.limit(dataset.fingerprint) == (Fraction(1), Fraction(0))
+        store.reset(dataset.fingerprint, "a new release approved by the board", confirmed=True)
+        assert store.limit(dataset.fingerprint) is None
+    with session(db, budget=2) as s:
+        s.run("x = laplace(count(patients), 2)")
+
+
+def test_hole9_a_smaller_total_lowers_the_lifetime_budget_for_good(tmp_path):
+    db = tmp_path / "ledger.sqlite"
+    with session(db, budget=2) as s:
+        s.run("x = laplace(count(patients), 0.5)")
+    with session(db, budget=1) as s:
+        s.run("x = laplace(count(patients), 0.25)")
+    with session(db, budget=2) as s:
+        assert s.remaining.epsilon == Fraction(1, 4)
+        with pytest.raises(BudgetExceeded, match="lifetime"):
+            s.run("x = laplace(count(patients), 0.5)")
+        s.run("x = laplace(count(patients), 0.25)")

@@ -2,11 +2,17 @@
 
 from __future__ import annotations
 
+import io
+import logging
+
 import pandas as pd
 import pytest
 
 from jostle import DataError, Session
-from jostle.schema import Categorical, Numeric, Schema, conform, load_schema_file
+from jostle.errors import JostleError
+from jostle.schema import (
+    DATA_LOG, Categorical, Numeric, Schema, conform, load_schema_file, read_csv, read_csv_file, read_schema_file,
+)
 
 
 def frame(**columns) -> pd.DataFrame:
@@ -58,10 +64,24 @@ def test_invalid_declarations(spec):
         Schema.of({"x": spec})
 
 
+def test_a_program_schema_drops_what_a_curator_schema_refuses():
+    strict = Schema.of({"x": Numeric(0, 10), "c": Categorical(("a", "b"))})
+    raw = frame(x=["1", "abc", "", "30", "2"], c=["a", "a", "b", "b", "z"])
+    kept = conform(raw, strict, "t", strict=False)
+    assert kept.values.tolist() == [[1.0, "a"], [10.0, "b"]]
+    with pytest.raises(DataError, match="row 2"):
+        conform(raw, strict, "t")
+
+
 def test_schema_file(tmp_path):
     path = tmp_path / "t.schema.json"
     path.write_text('{"x": {"type": "numeric", "bounds": [0, 5], "default": 1}}')
     assert load_schema_file(path)["x"] == Numeric(0, 5, 1)
+    path.write_text('{"columns": {"x": {"type": "numeric", "bounds": [0, 5]}}, "public_rows": true}')
+    assert read_schema_file(path) == (Schema.of({"x": Numeric(0, 5)}), True)
+    path.write_text('{"columns": {"x": {"type": "numeric", "bounds": [0, 5]}}, "rows": 3}')
+    with pytest.raises(DataError, match="unknown key 'rows'"):
+        load_schema_file(path)
     path.write_text("{not json")
     with pytest.raises(DataError, match="not valid JSON"):
         load_schema_file(path)
@@ -78,9 +98,113 @@ def test_csv_problems_are_data_errors(tmp_path):
 
 
 def test_load_in_a_program_reports_the_location(tmp_path):
-    (tmp_path / "d.csv").write_text("x\n1\noops\n")
-    s = Session(budget=1)
-    with pytest.raises(DataError) as caught:
-        s.run(f"t = load('{tmp_path / 'd.csv'}', {{x: numeric(0, 5)}})", "prog.jst")
+    """An error about the file's header (public) points at the load() call."""
+    (tmp_path / "d.csv").write_text("x\n1\n2\n")
+    s = Session(budget=1, ledger_path=":memory:")
+    with pytest.raises(DataError, match="has no column 'y'") as caught:
+        s.run(f"t = load('{tmp_path / 'd.csv'}', {{y: numeric(0, 5)}})", "prog.jst")
     assert caught.value.span.location == "prog.jst:1:5"
-    assert "row 2" in caught.value.message
+
+
+# ---------------------------------------------------------------- hole 6 (issue 11)
+def _outcome(frame: pd.DataFrame, program: str) -> tuple[str, str | None]:
+    """What the program's author sees: the output, and the error message if any."""
+    out = io.StringIO()
+    s = Session(budget=1e7, seed=5, output=out, ledger_path=":memory:")
+    s.bind_private("t", frame)  # the curator binds without a schema: the program declares it
+    try:
+        s.run(program, "prog.jst")
+    except JostleError as error:
+        return out.getvalue(), error.render()
+    return out.getvalue(), None
+
+
+def test_hole6_a_program_schema_never_quotes_private_values():
+    """The audit's reproducer: `private t: {name: categorical(["zz"])}` on a table bound without a
+    schema read the private names out one error at a time. Now the rows that break the program's
+    schema are dropped and what the program sees is the same on neighbouring tables."""
+    program = 'private t: {name: categorical(["zz"])}\nprint("bound", t.columns)'
+    d = frame(name=["alice", "bob", "zz"])
+    neighbour = frame(name=["bob", "zz"])
+    assert _outcome(d, program) == _outcome(neighbour, program) == ("bound ['name']\n", None)
+    # Longer lists, unparseable numbers and missing cells: never an error, never a value.
+    for schema in ('{name: categorical(["zz", "alice"])}', "{name: numeric(0, 1)}",
+                   "{name: numeric(0, 1, integer=true)}"):
+        text = f"private t: {schema}\nprint(t.columns)"
+        assert _outcome(d, text) == _outcome(neighbour, text)
+        assert _outcome(d, text)[1] is None
+    assert "alice" not in repr(_outcome(d, 'private t: {name: categorical(["zz"])}\nprint(count(t))'))
+
+
+def test_hole6_dropped_rows_are_counted_only_in_the_curators_log(caplog):
+    """The curator may learn how many rows the program's schema dropped, from the logger
+    "jostle.data" (off unless the application configures logging); releases see the rest."""
+    d = frame(name=["alice", "zz", "zz", None])
+    with caplog.at_level(logging.WARNING, logger="jostle.data"):
+        out, error = _outcome(d, 'private t: {name: categorical(["zz"])}\n'
+                                 "print(laplace(count(t), 1e6) > 1.5)")
+    assert error is None and out == "true\n"  # 2 rows kept: noise of scale 1e-6 cannot hide it
+    assert "2 of 4 rows dropped" in caplog.text and "alice" not in caplog.text
+
+
+def test_hole6_the_data_log_has_a_handler_so_python_never_prints_it():
+    """Python's last-resort handler would print a warning on stderr, where a program's author
+    may read it; the NullHandler stops it there (an application's own handlers still get it)."""
+    assert any(isinstance(h, logging.NullHandler) for h in DATA_LOG.handlers)
+
+
+def test_hole6_the_curators_schema_is_checked_strictly_at_bind_time():
+    """A schema the curator gives is the curator's business: the detailed message is raised to
+    them, in Python, before any program runs."""
+    s = Session(budget=1, ledger_path=":memory:")
+    with pytest.raises(DataError, match=r"row 1: the value 'alice' is not one of \['zz'\]"):
+        s.bind_private("t", frame(name=["alice"]), {"name": Categorical(("zz",))})
+
+
+def test_hole6_a_public_row_count_refuses_a_schema_that_could_drop_rows_whatever_the_rows():
+    """Dropping rows would make a public row count private: refused from the schema alone."""
+    program = 'private t: {sex: categorical(["F", "M"])}'
+    messages = []
+    for rows in (["F", "M"], ["F", "X"]):
+        s = Session(budget=1, ledger_path=":memory:")
+        s.bind_private("t", frame(sex=rows), public_rows=True)
+        with pytest.raises(DataError, match="declare a default") as caught:
+            s.run(program)
+        messages.append(caught.value.render())
+    assert messages[0] == messages[1]
+    s = Session(budget=1, ledger_path=":memory:")
+    s.bind_private("t", frame(sex=["F", "X"]), public_rows=True)
+    s.run('private t: {sex: categorical(["F", "M", "other"], default="other")}')  # total: accepted
+
+
+def test_hole6_unusable_csv_records_are_dropped_for_a_program_and_named_to_the_curator(tmp_path):
+    """A CSV record the reader cannot use (a stray quote, too many fields, bytes that are not
+    UTF-8) is dropped when the program loads the file; the curator binding it is told the line."""
+    files = {
+        "ragged.csv": b"x\n1\n2,3\n4\n",
+        "quote.csv": b'x\n1\n"2"z\n4\n',
+        "latin1.csv": b"x\n1\n\xe9\n4\n",
+        "unclosed.csv": b'x\n1\n4\n"2\n',
+    }
+    for name, content in files.items():
+        (tmp_path / name).write_bytes(content)
+        out = io.StringIO()
+        s = Session(budget=1e7, seed=1, output=out, ledger_path=":memory:")
+        s.run(f"t = load('{tmp_path / name}', {{x: numeric(0, 10)}})\n"
+              "print(round(laplace(sum(t, 'x'), 1e7)))")
+        assert out.getvalue() == "5\n", name  # the rows 1 and 4
+        with pytest.raises(DataError, match="line 3|not UTF-8|line 4"):
+            Session(budget=1, ledger_path=":memory:").bind_private("t", tmp_path / name)
+        with pytest.raises(DataError):
+            read_csv(tmp_path / name)
+
+
+def test_the_csv_reader_matches_pandas_on_well_formed_files(tmp_path):
+    """One reader for every route; on a well-formed file it reads what pandas reads."""
+    text = 'a, b,c\n1, "x, y",\n\n"q""r",2,3\r\n  \n4,5\n'
+    (tmp_path / "f.csv").write_text(text)
+    ours = read_csv(tmp_path / "f.csv")
+    theirs = pd.read_csv(tmp_path / "f.csv", dtype=str, keep_default_na=False, skipinitialspace=True)
+    assert list(ours.columns) == list(theirs.columns)
+    assert ours.fillna("").values.tolist() == theirs.fillna("").values.tolist()
+    assert read_csv_file(tmp_path / "f.csv").lines == (2, 4, 6)

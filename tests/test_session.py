@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import io
+import os
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -12,6 +14,7 @@ from jostle import (
     BudgetExceeded,
     CheckError,
     DataError,
+    JostleError,
     JostleSyntaxError,
     PrivacyError,
     Session,
@@ -180,3 +183,80 @@ def test_run_file_and_imports_resolve_beside_the_program(tmp_path):
     s = Session(budget=1)
     s.run_file(tmp_path / "main.jst")
     assert s.eval("result") == 42
+
+
+# ---------------------------------------------------------------- hole 7 (issue 11)
+def _bound_file(tmp_path, rows=("alice,30", "bob,41")) -> tuple[Session, io.StringIO, Path]:
+    """A session whose curator bound small.csv as the private table t."""
+    small = tmp_path / "small.csv"
+    small.write_text("name,age\n" + "\n".join(rows) + "\n")
+    out = io.StringIO()
+    s = Session(budget=1, seed=3, output=out, ledger_path=":memory:")
+    s.bind_private("t", small, {"name": ("categorical", ["alice", "bob"]), "age": ("numeric", 0, 100)})
+    return s, out, small
+
+
+def test_hole7_load_public_of_the_bound_private_file_is_refused(tmp_path):
+    """The audit's reproducer: load_public("small.csv") on the file bound as t printed every row."""
+    s, out, small = _bound_file(tmp_path)
+    with pytest.raises(PrivacyError, match="holds the private table 't'") as caught:
+        s.run(f"print(rows(load_public('{small}')))")
+    assert "alice" not in caught.value.render() and "hint" in caught.value.render()
+    assert out.getvalue() == "" and len(s.ledger) == 0
+
+
+def test_hole7_a_symlink_hard_link_or_copy_of_the_private_file_is_refused(tmp_path):
+    s, out, small = _bound_file(tmp_path)
+    (tmp_path / "link.csv").symlink_to(small)
+    os.link(small, tmp_path / "hard.csv")
+    # A copy with the rows in another order, the columns swapped and numbers written otherwise.
+    (tmp_path / "copy.csv").write_text("age,name\n41.0,bob\n30,alice\n")
+    for name in ("link.csv", "hard.csv", "copy.csv"):
+        with pytest.raises(PrivacyError, match="holds the private table 't'"):
+            s.run(f"p = load_public('{tmp_path / name}')")
+        with pytest.raises(PrivacyError, match="holds the private table 't'"):
+            s.run(f"p = load_public('{tmp_path / name}', {{age: numeric(0, 100)}})")
+    # A file with other rows is public data: read as usual.
+    (tmp_path / "other.csv").write_text("name,age\ncarol,50\n")
+    s.run(f"print(rows(load_public('{tmp_path / 'other.csv'}')))")
+    assert "carol" in out.getvalue()
+
+
+def test_hole7_a_csv_export_of_a_bound_dataframe_is_refused(tmp_path):
+    frame = pd.DataFrame({"name": ["alice", "bob"], "smoker": [True, False]})
+    frame.to_csv(tmp_path / "export.csv", index=False)
+    s = Session(budget=1, ledger_path=":memory:", output=io.StringIO())
+    s.bind_private("t", frame)
+    with pytest.raises(PrivacyError, match="holds the private table 't'"):
+        s.run(f"p = load_public('{tmp_path / 'export.csv'}')")
+
+
+def test_hole7_a_program_cannot_declare_the_row_count_of_private_data_public(tmp_path):
+    """`load(path, schema, public_rows=true)` on the bound file is refused; the curator's binding
+    alone can declare it. Loading the same file as private stays possible."""
+    s, out, small = _bound_file(tmp_path)
+    with pytest.raises(PrivacyError, match="holds the private table 't'") as caught:
+        s.run(f"u = load('{small}', {{name: categorical(['alice', 'bob'])}}, public_rows=true)")
+    assert "public_rows" in caught.value.render()
+    s.run(f"u = load('{small}', {{name: categorical(['alice', 'bob'])}})")
+    with pytest.raises(JostleError, match="public_rows"):
+        s.run(f"u = load('{small}', {{name: categorical(['alice', 'bob'])}}, public_rows=1)")
+
+
+def test_hole7_a_file_the_program_loaded_as_private_cannot_then_be_read_as_public(tmp_path):
+    (tmp_path / "mine.csv").write_text("x\n1\n2\n")
+    s = Session(budget=1, ledger_path=":memory:", output=io.StringIO())
+    with pytest.raises(PrivacyError, match="holds the private table 'mine'"):
+        s.run(f"t = load('{tmp_path / 'mine.csv'}', {{x: numeric(0, 5)}})\n"
+              f"p = load_public('{tmp_path / 'mine.csv'}')")
+
+
+def test_the_curator_declares_a_public_row_count_in_the_schema_file(tmp_path):
+    (tmp_path / "survey.csv").write_text("answer\nyes\nno\nyes\n")
+    (tmp_path / "survey.schema.json").write_text(
+        '{"columns": {"answer": {"type": "categorical", "values": ["yes", "no"]}}, "public_rows": true}')
+    s = Session(budget=1, seed=2, ledger_path=":memory:", output=io.StringIO())
+    s.bind_private("survey", tmp_path / "survey.csv")
+    assert s.interpreter.globals.lookup("survey").public_rows
+    s.run("r = randomized_response(survey, 'answer', 1)")
+    assert len(s.eval("r")) == 3
