@@ -175,3 +175,56 @@ NEGATIVE_CONTROLS = [
     AuditCase("overlapping subsets claimed parallel", session_runner(OVERLAP_PROGRAM, "[left, right]", SCHEMA, 1),
               *PARTS, epsilon=0.5, samples=PER_SESSION, expect_violation=True),
 ]
+
+
+# ---------------------------------------------------------------- floating point (issue 11, hole 3)
+# (a) A count scaled by 1e-12 27 times: the sensitivity (1e-12)^27 ~ 1e-324 used to underflow
+# to 0 and the subnormal value was released exactly. Now it is exact and its sensitivity rounds
+# up to 5e-324. (b) Rounding at 2^49 moved the value by an ulp (0.125) against a tracked 1e-9;
+# the exact value lands above the rounding midpoint with probability 0.303 (no "b" row) or
+# 0.697 (one): a true loss of log(0.697 / 0.303) = 0.83 on the event "0.125" at epsilon 1.
+UNDERFLOW = "count(t)" + " * 1e-12" * 27
+ROUNDING = '((count(t.where(lambda r: r.grp == "b")) - 0.5) * 1e-9 + 0.0625) + 2 ** 49'
+ONE_B = (table("aaa"), plus(table("aaa"), "b"))
+# 2 rows -> 0.0 and 3 rows -> 5e-324 in doubles (the old code's values), so the old exact
+# release told them apart.
+TWO_THREE = (table("aa"), plus(table("aa"), "a"))
+
+
+def as_old_float_code(value: Any, sensitivity: float | None = None) -> Any:
+    """NEGATIVE CONTROL: the value as the old code held it, a double (and, for (a), the
+    sensitivity it computed in doubles, which underflowed to 0)."""
+    rounded = float(value.value)
+    if sensitivity is None:
+        return dataclasses.replace(value, value=rounded)
+    return dataclasses.replace(value, value=rounded, l1=sensitivity, l2=sensitivity)
+
+
+def claimed_monotone(scores: Any) -> Any:
+    """NEGATIVE CONTROL: non-monotone scores passed off as monotone (Lap(D/eps) instead of 2D/eps)."""
+    return tuple(dataclasses.replace(s, direction=1) for s in scores)
+
+
+CASES += [
+    AuditCase("hole 3a: underflowed sensitivity, laplace", per_call(
+              lambda c, x: mechanisms.laplace(c, x, 1.0, SPAN), UNDERFLOW), *TWO_THREE, epsilon=1.0,
+              samples=PER_CALL),
+    AuditCase("hole 3b: rounding at 2^49, laplace", per_call(
+              lambda c, x: mechanisms.laplace(c, x, 1.0, SPAN) - 2**49, ROUNDING), *ONE_B, epsilon=1.0,
+              samples=PER_CALL, at_least=0.5),
+    AuditCase("report_noisy_max, monotone counts at Lap(1/eps)", per_call(
+              lambda c, s: mechanisms.report_noisy_max(c, s, 1.0, SPAN), 'histogram(t, "grp")'),
+              *TIE, epsilon=1.0, samples=PER_CALL),
+]
+
+NEGATIVE_CONTROLS += [
+    AuditCase("hole 3a as before: sensitivity 0, released exactly", per_call(
+              lambda c, x: mechanisms.laplace(c, as_old_float_code(x, 0.0), 1.0, SPAN), UNDERFLOW),
+              *TWO_THREE, epsilon=1.0, samples=PER_CALL, expect_violation=True),
+    AuditCase("hole 3b as before: the value rounded to a double", per_call(
+              lambda c, x: mechanisms.laplace(c, as_old_float_code(x), 1.0, SPAN) - 2**49, ROUNDING),
+              *ONE_B, epsilon=1.0, samples=PER_CALL, expect_violation=True),
+    AuditCase("report_noisy_max, non-monotone scores claimed monotone", per_call(
+              lambda c, s: mechanisms.report_noisy_max(c, claimed_monotone(s), 1.0, SPAN), NON_MONOTONE),
+              *ONE_A, epsilon=1.0, samples=PER_CALL, expect_violation=True),
+]
