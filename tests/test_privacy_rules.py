@@ -119,3 +119,63 @@ def test_partition_parts_come_from_the_public_domain_even_when_empty(session):
 def test_derived_categorical_columns_need_a_default(session):
     with pytest.raises(JostleRuntimeError, match="needs a default"):
         session.run("d = t.derive('old', lambda r: 'yes' if r.age > 60 else 'no', categorical(['yes', 'no']))")
+
+
+# ---------------------------------------------------------------- issue 11, hole 9 (mechanisms)
+NAN = "(1e308 * 10 - 1e308 * 10)"  # inf - inf: a public NaN
+
+
+@pytest.mark.parametrize("program, noun", [
+    (f"x = report_noisy_max([count(t), {NAN}], 1)", "report_noisy_max: score 1"),
+    (f"x = exponential([1, 2], lambda c: count(t) if c == 1 else {NAN}, 1, 1)", "exponential: utility 1"),
+    (f"x = above_threshold([count(t), {NAN}], 2, 1)", "above_threshold: query 1"),
+    (f"x = exponential([1, 2], lambda c: count(t), 1, {NAN})", "positive finite public sensitivity"),
+    (f"x = above_threshold([count(t)], {NAN}, 1)", "the threshold must be finite"),
+])
+def test_hole9_nan_score_refused_before_charge(session, program, noun):
+    """A NaN public score or utility was charged, then crashed the sampler (exit 70). It is a
+    located JostleRuntimeError now, raised before anything is charged."""
+    with pytest.raises(JostleRuntimeError) as caught:
+        session.run(program, "scores.jst")
+    assert noun in caught.value.message
+    assert caught.value.span is not None and caught.value.span.source.name == "scores.jst"
+    assert caught.value.hint
+    assert len(session.ledger) == 0
+
+
+def test_hole9_float_epsilon_never_runs_above_the_charged_rational():
+    """float(1/10) = 0.1000000000000000055 > 1/10: a release handed the double of a charged
+    rational ran at more than was charged. safe_noise now runs at the double below it."""
+    from fractions import Fraction
+
+    from jostle import safe_noise
+
+    for charged in (Fraction(1, 10), Fraction(1, 3), Fraction(2, 7), Fraction(7, 10**6), Fraction(1, 2)):
+        assert safe_noise._epsilon(float(charged)) <= charged
+        assert safe_noise._epsilon(charged) == charged
+        exact_plan = safe_noise.vector_plan(4, 1.0, charged)
+        float_plan = safe_noise.vector_plan(4, 1.0, float(charged))
+        # the noise (scale = steps / epsilon, on the same grid) is never smaller than charged
+        assert float_plan.grid == exact_plan.grid and float_plan.scale >= exact_plan.scale
+
+
+def test_hole9_quantile_declares_the_quantile_sensitivity(monkeypatch):
+    """stats.private_quantile declared 1 + q. -|#(x <= c) - q n| moves by 1 - q or q per row
+    (n = #(x <= c) + #(x > c)), so it declares max(q, 1 - q), and the language's tracker,
+    which sees the two disjoint counts, agrees: the utilities' tracked sensitivity is at most
+    the declared one (exponential would refuse otherwise)."""
+    from jostle import mechanisms
+
+    seen = []
+    original = mechanisms.exponential
+
+    def spy(ctx, candidates, utilities, epsilon, sensitivity, span):
+        seen.append((max(u.l1 for u in utilities), sensitivity))
+        return original(ctx, candidates, utilities, epsilon, sensitivity, span)
+
+    monkeypatch.setattr(mechanisms, "exponential", spy)
+    frame = pd.DataFrame({"age": [20, 35, 50, 65, 80], "sex": ["F", "M", "F", "M", "F"]})
+    s = session_with(frame)
+    s.run("import stats\na = stats.private_quantile(t, 'age', 0.9, 1, 8)\nb = stats.private_median(t, 'age', 1, 8)")
+    assert seen == [(0.9, 0.9), (0.5, 0.5)]
+    assert s.spent.epsilon == 2
