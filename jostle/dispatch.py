@@ -642,6 +642,7 @@ def _public_value(value: Any, memo: dict[int, Any]) -> Any:
     if isinstance(value, Module):
         if id(value) not in memo:
             memo[id(value)] = Module(value.name, public_environment(value.env, memo))
+            memo.setdefault(-1, []).append(value)
         return memo[id(value)]
     if isinstance(value, JostleOption):
         return value if value.public else value.training_copy(memo)
@@ -653,6 +654,7 @@ def _public_value(value: Any, memo: dict[int, Any]) -> Any:
                 value.name, [_public_value(o, memo) for o in value.options],
                 [_public_value(m, memo) for m in value.metafeatures], value.corpus, value.error, value.share,
                 value.span, trained=value.trained, grid=value.grid)  # its own traces: the program's stay
+            memo.setdefault(-1, []).append(value)
         return memo[id(value)]
     if isinstance(value, (BuiltinOption, BuiltinMetafeature, WorkloadValue, CorpusValue, TreeOption, TreeModel)):
         return value  # public and stateless (a TreeModel is a release)
@@ -863,7 +865,7 @@ def public_digest(closure: Closure) -> str:
                                            .encode()).hexdigest()
             return f"module:{value.name}:{seen[key]}"
         if isinstance(value, Table):
-            rows = pd_hash(value.frame)
+            rows = _table_digest(value.frame)
             return f"table:{value.name}:{value.schema.describe()}:{rows}"
         if isinstance(value, JostleOption):
             return f"option:{value.name}:" + ",".join(of_function(c) for c in (value.answer, value.predict) if c)
@@ -881,7 +883,7 @@ def public_digest(closure: Closure) -> str:
     return of_function(closure)
 
 
-def pd_hash(frame: Any) -> str:
+def _table_digest(frame: Any) -> str:
     """A content hash of a public table's rows."""
     import pandas as pd
 
