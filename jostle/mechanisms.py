@@ -152,7 +152,7 @@ def laplace(ctx: ReleaseContext, value: Any, epsilon: Any, span: Span, mechanism
     _charge(ctx, budget, value.node, mechanism, value.what, span)
     if plan is None:  # exact sensitivity 0: the exact value is the same on every neighbour
         return as_floats(exact_value(value.value))
-    return _shape_like(value, grid_release.release_laplace(ctx.randomness, exact_value(value.value), plan))
+    return _shape_like(value, grid_release.release_laplace(ctx.randomness, value.value, plan))
 
 
 def _release_mean(ctx: ReleaseContext, value: PrivateMean, budget: Budget, span: Span, mechanism: str) -> float:
@@ -170,9 +170,8 @@ def _release_mean(ctx: ReleaseContext, value: PrivateMean, budget: Budget, span:
     sum_plan = grid_release.laplace_plan(half_range, half, 1, False, False) if half_range > 0 else None
     count_plan = grid_release.laplace_plan(1.0, half, 1, True, False)
     _charge(ctx, budget, value.node, mechanism, value.what, span)
-    total = exact_value(value.total)
-    noisy_sum = float(grid_release.release_laplace(ctx.randomness, total, sum_plan)[0]) if sum_plan \
-        else as_floats(total)
+    noisy_sum = float(grid_release.release_laplace(ctx.randomness, value.total, sum_plan)[0]) if sum_plan \
+        else as_floats(value.total)
     noisy_count = float(grid_release.release_laplace(ctx.randomness, value.count, count_plan)[0])
     return float(np.clip(midpoint + noisy_sum / max(noisy_count, 1.0), value.lo, value.hi))
 
@@ -193,7 +192,7 @@ def geometric(ctx: ReleaseContext, value: Any, epsilon: Any, span: Span, mechani
         )
     sensitivity = int(float(value.l1))
     _charge(ctx, budget, value.node, mechanism, value.what, span)
-    units = grid_release.snap(exact_value(value.value), Fraction(1))  # exact integers: on the grid 1
+    units = grid_release.snap(value.value, Fraction(1))  # exact integers (they are on the grid 1)
     if sensitivity > 0:
         # P(k) ~ exp(-|k| eps / l1): shifting by at most l1 changes each probability by <= e^eps.
         units = grid_release.add(units, ctx.randomness.discrete_laplace(sensitivity / budget.epsilon, units.size))
@@ -221,27 +220,34 @@ def gaussian(ctx: ReleaseContext, value: Any, epsilon: Any, delta: Any, span: Sp
     _charge(ctx, budget, value.node, "gaussian", value.what, span)
     if plan is None:  # exact sensitivity 0: the exact value is the same on every neighbour
         return as_floats(exact_value(value.value))
-    return _shape_like(value, grid_release.release_gaussian(ctx.randomness, exact_value(value.value), plan))
+    return _shape_like(value, grid_release.release_gaussian(ctx.randomness, value.value, plan))
 
 
 class _Scores:
-    """Validated scores of a selection: exact values, the largest per-score sensitivity, the
-    data they depend on (None if all public) and whether they are monotone."""
+    """Validated scores of a selection: their exact values, the largest per-score sensitivity,
+    the data they depend on (None if all public) and whether they are monotone.
 
-    def __init__(self, values: list[Exact], sensitivity: float, node: DataNode | None, monotone: bool) -> None:
-        self.values = values
+    `units` is what `grid_release.snap` takes: a private vector's own array (int64, doubles or
+    exact Python numbers; snapping is exact for each), or an array of the exact numbers.
+    """
+
+    def __init__(self, units: np.ndarray, sensitivity: float, node: DataNode | None, monotone: bool) -> None:
+        self.units = units
         self.sensitivity = sensitivity
         self.node = node
         self.monotone = monotone
 
-    def array(self) -> np.ndarray:
-        out = np.empty(len(self.values), dtype=object)
-        out[:] = self.values
-        return out
+    def __len__(self) -> int:
+        return len(self.units)
+
+    def values(self) -> list[Exact]:
+        """The exact scores as Python ints and Fractions."""
+        return [exact_number(v) for v in self.units.tolist()]
 
     def first_max(self) -> int:
-        """The first index of the largest score (for public scores)."""
-        return max(range(len(self.values)), key=lambda i: self.values[i])
+        """The first index of the largest score."""
+        values = self.values()
+        return max(range(len(values)), key=lambda i: values[i])
 
 
 _NOUNS = {"exponential": "utility", "above_threshold": "query"}
@@ -265,8 +271,7 @@ def _scores(values: Any, span: Span, what: str) -> _Scores:
     if isinstance(values, Private):
         if not values.is_vector:
             raise JostleRuntimeError(f"{what} needs a list of scores, got a private scalar", span)
-        held = exact_value(values.value)
-        return _Scores([exact_number(v) for v in held.tolist()], values.l1, values.node, values.direction != 0)
+        return _Scores(np.asarray(values.value), values.l1, values.node, values.direction != 0)
     if not isinstance(values, (tuple, list, np.ndarray)):
         raise JostleRuntimeError(f"{what} needs a list of scores, got a {type_name(values)}", span)
     numbers: list[Exact] = []
@@ -275,7 +280,7 @@ def _scores(values: Any, span: Span, what: str) -> _Scores:
         if isinstance(item, Private):
             if item.is_vector:
                 raise JostleRuntimeError(f"{what} needs one number per candidate, got a vector", span)
-            numbers.append(exact_number(exact_value(item.value)))
+            numbers.append(exact_number(item.value))
             sensitivity = max(sensitivity, item.l1)
             nodes.append(item.node)
             directions.add(item.direction)
@@ -285,9 +290,12 @@ def _scores(values: Any, span: Span, what: str) -> _Scores:
             numbers.append(_public_score(item, span, what, index))
         else:
             raise JostleRuntimeError(f"{what} scores must be numbers, got a {type_name(item)}", span)
-    # public scores are constants: they move in every direction at once
+    units = np.empty(len(numbers), dtype=object)
+    units[:] = numbers
+    # Public scores are constants, which move in every direction at once: they do not break
+    # monotonicity; the private ones must all move the same way.
     monotone = len(directions) == 1 and 0 not in directions
-    return _Scores(numbers, sensitivity, common_node(nodes) if nodes else None, monotone)
+    return _Scores(units, sensitivity, common_node(nodes) if nodes else None, monotone)
 
 
 def exponential(ctx: ReleaseContext, candidates: Any, utilities: list[Any], epsilon: Any,
@@ -308,7 +316,7 @@ def exponential(ctx: ReleaseContext, candidates: Any, utilities: list[Any], epsi
         raise JostleRuntimeError("exponential needs a positive finite public sensitivity", span,
                                  "the sensitivity bounds how much one row can move any utility, e.g. 1 for counts")
     scores = _scores(list(utilities), span, "exponential")
-    if len(scores.values) != len(candidates):
+    if len(scores) != len(candidates):
         raise JostleRuntimeError("exponential needs one utility per candidate", span)
     declared = Fraction(exact_number(sensitivity))
     if Fraction(scores.sensitivity) > declared:
@@ -320,7 +328,7 @@ def exponential(ctx: ReleaseContext, candidates: Any, utilities: list[Any], epsi
         return candidates[scores.first_max()]
     coefficient = budget.epsilon / (2 * declared)  # P(c) ~ exp(eps u(c) / (2D))
     _charge(ctx, budget, scores.node, "exponential", f"exponential over {len(candidates)} candidates", span)
-    return candidates[_exponential_index(ctx.randomness, scores.values, coefficient)]
+    return candidates[_exponential_index(ctx.randomness, scores.values(), coefficient)]
 
 
 def _exponential_index(noise: NoiseSource, utilities: list[Exact], coefficient: Fraction) -> int:
@@ -361,16 +369,16 @@ def report_noisy_max(ctx: ReleaseContext, scores: Any, epsilon: Any, span: Span)
     if not isinstance(scores, (Private, tuple, list, np.ndarray)):
         raise JostleRuntimeError(f"report_noisy_max needs a list of scores, got a {type_name(scores)}", span)
     checked = _scores(scores, span, "report_noisy_max")
-    if len(checked.values) == 0:
+    if len(checked) == 0:
         raise JostleRuntimeError("report_noisy_max needs at least one score", span)
     if checked.node is None:
         return checked.first_max()
     plan = _score_grid(checked.sensitivity, budget.epsilon) if checked.sensitivity > 0 else None
-    _charge(ctx, budget, checked.node, "report_noisy_max", f"noisy max of {len(checked.values)} scores", span)
+    _charge(ctx, budget, checked.node, "report_noisy_max", f"noisy max of {len(checked)} scores", span)
     if plan is None:  # exact sensitivity 0: the scores are the same on every neighbour
         return checked.first_max()
     grid, steps = plan
-    units = grid_release.snap(checked.array(), grid)
+    units = grid_release.snap(checked.units, grid)
     # Monotone scores: Lap(S/eps) (Dwork & Roth 2014, Claim 3.9); otherwise Lap(2S/eps).
     scale = (steps if checked.monotone else 2 * steps) / budget.epsilon
     noisy = grid_release.add(units, ctx.randomness.discrete_laplace(scale, units.size))
@@ -392,16 +400,16 @@ def above_threshold(ctx: ReleaseContext, queries: Any, threshold: Any, epsilon: 
     checked = _scores(queries, span, "above_threshold")
     limit = exact_number(threshold)
     if checked.node is None:
-        return next((i for i, v in enumerate(checked.values) if v >= limit), None)
+        return next((i for i, v in enumerate(checked.values()) if v >= limit), None)
     plan = _score_grid(checked.sensitivity, budget.epsilon) if checked.sensitivity > 0 else None
-    _charge(ctx, budget, checked.node, "above_threshold", f"sparse vector over {len(checked.values)} queries", span)
+    _charge(ctx, budget, checked.node, "above_threshold", f"sparse vector over {len(checked)} queries", span)
     if plan is None:  # exact sensitivity 0: the queries are the same on every neighbour
-        return next((i for i, v in enumerate(checked.values) if v >= limit), None)
+        return next((i for i, v in enumerate(checked.values()) if v >= limit), None)
     grid, steps = plan
     eps = budget.epsilon
     noisy_threshold = int(grid_release.add(grid_release.snap(limit, grid),
                                            ctx.randomness.discrete_laplace(2 * steps / eps, 1))[0])
-    units = grid_release.snap(checked.array(), grid)
+    units = grid_release.snap(checked.units, grid)
     noisy = grid_release.add(units, ctx.randomness.discrete_laplace(4 * steps / eps, units.size))
     for index, value in enumerate(noisy.tolist()):
         if value >= noisy_threshold:
