@@ -733,7 +733,10 @@ def describe_budget(interp) -> str:
     if accountant.total is None:
         return f"spent {spent}; no total budget is set"
     remaining = accountant.remaining
-    return f"total {accountant.total.cap}; spent {spent}; remaining {remaining}"
+    text = f"total {accountant.cap}; spent {spent}; remaining {remaining}"
+    if accountant.cap != accountant.total.cap:
+        text += f" (the data's lifetime budget, below this session's {accountant.total.cap})"
+    return text
 
 
 __all__ = ["REGISTRY", "TABLE_METHODS", "fmt", "describe_budget"]

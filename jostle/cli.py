@@ -219,9 +219,13 @@ def _show(store, dataset: str | None) -> str:
     for entry in summarise(store, wanted):
         info = entry["dataset"]
         spent = Budget(entry["spent_epsilon"], entry["spent_delta"])
+        limit = store.limit(info.fingerprint)
+        lifetime = (f"lifetime budget {Budget(*limit)} (fixed when first charged; "
+                    "only a reset lifts it)" if limit is not None else "no lifetime budget yet")
         lines += ["", f"dataset {info.short}  '{info.label}'  columns {', '.join(info.columns)}",
                   f"  fingerprint {info.fingerprint}, privacy unit: {info.unit}, first seen {info.first_seen}",
-                  f"  spent since the last reset: {spent}  ({entry['charges']} charges, {entry['resets']} resets)"]
+                  f"  spent since the last reset: {spent}  ({entry['charges']} charges, {entry['resets']} resets); "
+                  + lifetime]
         rows = [(
             str(e["id"]), e["at"], e["kind"], e["session"][:8], e["mechanism"] or "",
             _amount(e["requested_epsilon"], e["requested_delta"]), _amount(e["epsilon"], e["delta"]),

@@ -306,3 +306,76 @@ def test_ledger_verify_fails_on_a_tampered_ledger(data):
     assert "event 3: the chain is broken" in result.stdout
     assert "fails verification" in result.stderr
     assert "PROBLEMS" in jostle("ledger", "show", "--db", str(db)).stdout
+
+
+# ---------------------------------------------------------------- issue 11
+def _neighbours(tmp_path: Path, header: str, rows: list[str], extra: str,
+                encoding: str = "utf-8") -> tuple[Path, Path]:
+    """The same file name in two folders: the rows, and the rows with `extra` added."""
+    paths = []
+    for folder, content in (("d", rows), ("d_plus", [extra] + rows)):
+        (tmp_path / folder).mkdir()
+        path = tmp_path / folder / "small.csv"
+        path.write_bytes(("\n".join([header, *content]) + "\n").encode(encoding))
+        paths.append(path)
+    return paths[0], paths[1]
+
+
+@pytest.mark.parametrize("declared", [
+    'categorical(["zz"])', 'categorical(["zz", "bob"])', "numeric(0, 1)",
+])
+def test_hole6_a_program_schema_gives_one_outcome_on_neighbouring_files(tmp_path, declared):
+    """On the command line the program's author sees stdout, stderr and the exit code: all three
+    are the same whether or not the private row 'alice' is there, for any declared schema."""
+    d, d_plus = _neighbours(tmp_path, "name", ["bob", "zz"], "alice")
+    program = write(tmp_path / "p.jst", f"private t: {{name: {declared}}}\nprint(t.columns)\nprint(count(t))\n")
+    runs = [jostle("run", str(program), "--budget", "1", "--data", f"t={path}",
+                   "--ledger-db", str(tmp_path / f"{path.parent.name}.sqlite"), cwd=tmp_path)
+            for path in (d, d_plus)]
+    assert [(r.returncode, r.stdout, r.stderr) for r in runs][0] == \
+        [(r.returncode, r.stdout, r.stderr) for r in runs][1]
+    assert runs[0].returncode == PrivacyError.exit_code  # print(count(t)): a private value
+    assert runs[0].stdout == "['name']\n"
+    assert "alice" not in runs[1].stdout + runs[1].stderr
+
+
+def test_hole6_a_program_load_gives_one_outcome_on_neighbouring_files(tmp_path):
+    """load() in a program: a record the reader cannot use, or a value outside the schema, is
+    dropped; nothing about it reaches stdout, stderr or the exit code."""
+    for extra, encoding in (("alice,300,x", "utf-8"), ('"broken,1', "utf-8"), ("carol,zz", "utf-8"),
+                            ("dave,\xe9", "latin-1")):
+        folder = tmp_path / f"case{len(list(tmp_path.iterdir()))}"
+        folder.mkdir()
+        d, d_plus = _neighbours(folder, "name,age", ["bob,30", "eve,41"], extra, encoding)
+        runs = []
+        for path in (d, d_plus):
+            program = write(path.parent / "p.jst", 't = load("small.csv", {name: categorical(["bob", "eve"]), '
+                                                    "age: numeric(0, 100)})\nprint(t.columns)\n")
+            runs.append(jostle("run", "p.jst", "--budget", "1", "--ledger-db", ":memory:", cwd=path.parent))
+        assert runs[0].returncode == runs[1].returncode == 0, runs[1].stderr
+        assert (runs[0].stdout, runs[0].stderr) == (runs[1].stdout, runs[1].stderr), extra
+
+
+def test_hole7_load_public_of_the_file_bound_with_data_is_refused(tmp_path):
+    """The audit's reproducer: `--data t=small.csv` and `load_public("small.csv")` printed every row."""
+    write(tmp_path / "small.csv", "name,age\nalice,30\nbob,41\n")
+    program = write(tmp_path / "p.jst", 'print(rows(load_public("small.csv")))\n')
+    result = jostle("run", str(program), "--budget", "1", "--data", "t=small.csv", "--ledger-db", ":memory:",
+                    cwd=tmp_path)
+    assert result.returncode == PrivacyError.exit_code, result.stderr
+    assert "holds the private table 't'" in result.stderr and "hint" in result.stderr
+    assert "alice" not in result.stdout + result.stderr
+
+
+def test_hole9_a_later_budget_does_not_raise_the_lifetime_budget(data):
+    db = str(data / "study.sqlite")
+    people = f"people={data / 'people.csv'}"
+    spend = write(data / "spend.jst", "x = laplace(count(people), 1)\n")
+    assert jostle("run", str(spend), "--budget", "1", "--data", people, "--ledger-db", db).returncode == 0
+    again = jostle("run", str(spend), "--budget", "2", "--data", people, "--ledger-db", db)
+    assert again.returncode == BudgetExceeded.exit_code
+    assert "does not raise it" in again.stderr and "jostle ledger reset" in again.stderr
+    program = write(data / "more.jst", "budget 100\nx = laplace(count(people), 1)\n")
+    assert jostle("run", str(program), "--data", people, "--ledger-db", db).returncode == BudgetExceeded.exit_code
+    shown = jostle("ledger", "--db", db, "show")
+    assert "lifetime budget epsilon=1" in shown.stdout

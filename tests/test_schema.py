@@ -153,7 +153,7 @@ def test_hole6_the_data_log_has_a_handler_so_python_never_prints_it():
     assert any(isinstance(h, logging.NullHandler) for h in DATA_LOG.handlers)
 
 
-def test_hole6_the_curators_schema_is_checked_strictly_at_bind_time():
+def test_the_curators_schema_is_checked_strictly_at_bind_time():
     """A schema the curator gives is the curator's business: the detailed message is raised to
     them, in Python, before any program runs."""
     s = Session(budget=1, ledger_path=":memory:")
