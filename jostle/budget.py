@@ -26,7 +26,12 @@ With a durable store (jostle.ledger_store) the session total is the *lifetime* b
 data: each charge is also checked against, and committed to, the store's balance of every
 private dataset registered in the session, before noise is drawn. What is stored per charge
 is the rise of the session's composed cost, so spending composes sequentially across runs and
-processes.
+processes. The store also fixes each dataset's lifetime budget at its first charge; a session's
+total can lower it but never raise it (`Accountant.cap`, `LedgerStore.limit`).
+
+The accountant also remembers, in memory only, every private source registered in the session
+(`PrivateSource`: name, content digest, columns, file), so that no program of the session can
+read that data back as public (jostle.builtins.refuse_registered_private_file).
 
 The privacy unit throughout is one row of a private table: neighbouring datasets differ by
 adding or removing one row. All private tables bound in one session are treated as data about

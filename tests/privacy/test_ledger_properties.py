@@ -287,3 +287,62 @@ def test_ledger_respects_the_budget_and_the_composition_rules(program: tuple, da
     assert ledger.spent.epsilon <= cap[0] and ledger.spent.delta <= cap[1]
     worst = worst_individual(accepted)
     assert worst[0] <= ledger.spent.epsilon and worst[1] <= ledger.spent.delta, source
+
+
+# ---------------------------------------------------------------- lifetime budgets (issue 11, hole 9)
+session_plans = st.lists(
+    st.tuples(
+        st.sampled_from(["session", "program", "reset"]),   # how the total is given, or a reset
+        st.sampled_from(["0.5", "1", "2", "100"]),          # the total
+        st.lists(st.sampled_from(["0.25", "0.5", "1", "1.5"]), min_size=1, max_size=4),  # releases
+    ),
+    min_size=1, max_size=6,
+)
+
+
+@settings(max_examples=int(40 * thorough_factor(False)), deadline=None, derandomize=True,
+          suppress_health_check=[HealthCheck.too_slow])
+@given(plan=session_plans)
+def test_hole9_the_lifetime_budget_of_a_dataset_never_rises(plan: list) -> None:
+    """Sessions one after another on one durable ledger, each with its own total (from the
+    session, or from the program's `budget` statement), and resets by the curator between them.
+    Model: the first charge after a reset fixes the lifetime budget at that session's total; a
+    later, smaller total lowers it; a release is accepted iff the balance plus its epsilon stays
+    within min(session total, lifetime budget). The balance never exceeds any total given since
+    the last reset under which something was charged."""
+    import tempfile
+
+    from jostle.ledger_store import LedgerStore
+
+    frame = pd.DataFrame({"age": [30.0, 40.0], "g": ["a", "b"], "h": ["x", "y"]})
+    with tempfile.TemporaryDirectory() as folder:
+        db = f"{folder}/ledger.sqlite"
+        balance, lifetime = Fraction(0), None
+        for mode, total_text, releases in plan:
+            total = Fraction(total_text)
+            if mode == "reset":
+                with LedgerStore(db) as store:
+                    for dataset in store.datasets():
+                        store.reset(dataset.fingerprint, "property test", confirmed=True)
+                balance, lifetime = Fraction(0), None
+                continue
+            session = Session(budget=float(total) if mode == "session" else None, seed=1, ledger_path=db)
+            session.bind_private("t", frame, SCHEMA)
+            head = f"budget {total_text}\n" if mode == "program" else ""
+            for epsilon_text in releases:
+                epsilon = Fraction(epsilon_text)
+                cap = total if lifetime is None else min(total, lifetime)
+                expected = balance + epsilon <= cap
+                try:
+                    session.run(f"{head}x = laplace(count(t), {epsilon_text})\n")
+                    accepted = True
+                except BudgetExceeded:
+                    accepted = False
+                assert accepted == expected, (plan, mode, total, epsilon, balance, lifetime)
+                if not accepted and cap < total:
+                    event("a lifetime budget refused what the session's total allowed")
+                if accepted:
+                    balance, lifetime = balance + epsilon, cap
+                assert session.spent.epsilon == balance
+                assert session.remaining.epsilon == (total if lifetime is None else min(total, lifetime)) - balance
+            session.close()
