@@ -443,13 +443,14 @@ def refuse_registered_private_file(interp, span: Span, file: Path, frame: pd.Dat
       * before reading (`frame` is None): the path, resolved (symlinks) and compared with every
         registered file, also as the same inode (hard links). Nothing of the file is read, so
         no parse error about its rows can reach the program;
-      * after reading: the content digest of the rows (jostle.ledger_store.content_digest,
-        canonical over row order, column order and number formatting), compared with that of
-        every registered dataset with the same column names, so a copy of the private data
-        anywhere (or a DataFrame's CSV export) is refused too.
-    Both are cheap next to the read itself; the digest is computed only when the header
-    matches a registered dataset's. A file that holds all but a few of the private rows is
-    not detected (see docs/threat_model.md, "Loading data").
+      * after reading (`frame` given): nothing more. Comparing the rows read with the private
+        rows (by a content digest) would catch an exact copy elsewhere on disk, but then the
+        refusal would depend on the private rows: a program could write its guess of the whole
+        table to a file and learn from the refusal whether the guess is exact, which on two
+        neighbouring tables gives different outcomes with no charge. So the guard decides on
+        the binding (path and inode) only, which the rows do not change. Copies of private
+        data that the curator leaves readable are the curator's to protect
+        (docs/threat_model.md, "Loading data").
 
     Raises:
         PrivacyError: The file is (a copy of) registered private data.
@@ -467,12 +468,6 @@ def refuse_registered_private_file(interp, span: Span, file: Path, frame: pd.Dat
                                            and resolved.samefile(source.path)):
                 match = source
                 break
-    else:
-        columns = frozenset(map(str, frame.columns))
-        candidates = [source for source in sources if source.columns == columns]
-        if candidates:
-            digest = content_digest(frame)
-            match = next((source for source in candidates if source.digest == digest), None)
     if match is not None:
         raise PrivacyError(
             f"{use} cannot read {file}: it holds the private table '{match.label}' of this session",
