@@ -29,7 +29,12 @@ move does not move at all. Hence, with D the sensitivity of the unsnapped value:
   * integer-valued values (counts) with g <= 1: already on the grid, so exactly D / g.
 
 The noise is calibrated to that grid sensitivity, so the charged epsilon (and delta) holds
-exactly for the released integer k + Z, and hence for g * (k + Z). The slack terms are made
+exactly for the released integer k + Z, and hence for g * (k + Z). What is snapped is the
+exact value Jostle holds (ints, Fractions, or doubles taken at their exact binary value; see
+jostle.sensitivity), and D is an upward-rounded bound on how far that exact value moves, so no
+floating-point rounding sits between the value D bounds and the value snapped: k = round(x/g)
+is computed exactly for every representation. Only the final g * (k + Z) is rounded to a
+double (post-processing; beyond the doubles it saturates to +-inf, `to_floats`). The slack terms are made
 negligible by the choice of g: with the grid 2^-bits of the relevant scale, ceil and the +n
 inflate the noise by a relative 2^-bits at most (2^-20 for Laplace, 2^-12 for Gaussian).
 """

@@ -47,6 +47,9 @@ The mechanisms, and why each is private on an exact source:
     set of eligible candidates must be public). `choose_exponential_rows` does one choice per
     row (disjoint data per row: parallel composition), with `noise.exponential_indices`.
 
+Epsilon: a Fraction is used exactly; a double is read as the next double below it, so a
+release handed float(q) for a charged rational q never runs above q (`_epsilon`).
+
 Every function here only calibrates and draws: the caller charges its ledger BEFORE calling,
 and anything that can be computed from public inputs (the plan) is computed by `vector_plan` /
 `score_plan` so callers can check it before charging.
