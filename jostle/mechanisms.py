@@ -321,8 +321,9 @@ def exponential(ctx: ReleaseContext, candidates: Any, utilities: list[Any], epsi
     declared = Fraction(exact_number(sensitivity))
     if Fraction(scores.sensitivity) > declared:
         raise PrivacyError(
-            f"the utility's tracked sensitivity is {scores.sensitivity:g}, larger than the declared {float(sensitivity):g}",
-            span, f"declare sensitivity={scores.sensitivity!r} (or more)",
+            f"the utility's tracked sensitivity is {scores.sensitivity:g}, "
+            f"larger than the declared {float(sensitivity):g}", span,
+            f"declare sensitivity={scores.sensitivity!r} (or more)",
         )
     if scores.node is None:  # every utility is public: the best candidate is public too
         return candidates[scores.first_max()]

@@ -188,16 +188,16 @@ def _normal(number: Any) -> Any:
 
 def exact_add(left: Any, right: Any, sign: int = 1) -> Any:
     """left + sign * right, exactly (scalars or equal-length vectors, already exact)."""
-    if isinstance(left, np.ndarray) or isinstance(right, np.ndarray):
-        a = left if isinstance(left, np.ndarray) else None
-        b = right if isinstance(right, np.ndarray) else None
-        if (a is None or _small_int64(a)) and (b is None or _small_int64(b)) and \
-                all(isinstance(x, int) and abs(x) < _INT64_SMALL for x in (left, right) if not isinstance(x, np.ndarray)):
-            return left + right if sign > 0 else left - right  # both below 2^61: no overflow
-        left = _objects(left) if a is not None else left
-        right = _objects(right) if b is not None else right
-        return left + right if sign > 0 else left - right
-    return _normal(left + right if sign > 0 else left - right)
+    if not isinstance(left, np.ndarray) and not isinstance(right, np.ndarray):
+        return _normal(left + right if sign > 0 else left - right)
+
+    def small(x: Any) -> bool:  # int64 arithmetic cannot overflow below 2^61 + 2^61
+        return _small_int64(x) if isinstance(x, np.ndarray) else isinstance(x, int) and abs(x) < _INT64_SMALL
+
+    if not (small(left) and small(right)):
+        left = _objects(left) if isinstance(left, np.ndarray) else left
+        right = _objects(right) if isinstance(right, np.ndarray) else right
+    return left + right if sign > 0 else left - right
 
 
 def exact_scale(value: Any, factor: Exact) -> Any:
