@@ -33,8 +33,8 @@ are templates whose holes are filled at random, mixed with freely composed state
 Each private table is random: numeric columns (some integer, some with negative bounds),
 categorical columns of text, of numeric codes or of both; 0 to a few dozen rows. Its neighbour
 has one row added or removed at a random position. Public tables are random too, some exactly
-as long as one of the private neighbours; the private table is also written to a CSV file,
-which the session binds by path in some cases.
+as long as one of the private neighbours; in some cases the private table is written to a CSV
+file beside the program and bound by that path (the file the program may try to reopen).
 
 `fuzz(seconds, seed)` runs until the time is up and returns the first violation, minimised
 (the fewest statements, rows and columns that still show it) and rendered with both tables by
@@ -328,7 +328,7 @@ class Generator:
 
     def number(self) -> str:
         if self.scalars and self.chance(0.2):
-            return self.pick(sorted(self.scalars))
+            return self.pick(sorted(self.scalars) + ["cfg.lim"])
         return _lit(self.pick(NUM_LITERALS))
 
     def text_literal(self, scope: Scope | None = None) -> str:
@@ -590,7 +590,7 @@ class Generator:
         if roll < 0.9:
             values = self.pick([["a", "b"], ["lo", "hi"], [0, 1], ["x"]])
             return f"categorical({_lit(values)}, default={_lit(values[0])})"
-        return self.pick(['categorical(["a", "b"])', "numeric(5, 1)", '"num"'])
+        return self.pick(['categorical(["a", "b"])', '"num"', "numeric(5, 1)" if self.chance(0.3) else "numeric(1, 5)"])
 
     def where_or_derive(self, chunks: list[str]) -> str:
         table = self.some_table(True if self.chance(0.85) else None)
@@ -619,7 +619,9 @@ class Generator:
         private = self.tables[table][1]
         categorical = self.columns_of(table, ("text", "code", "mixed"))
         numeric = self.columns_of(table, ("num",))
-        options = [f"print({table}.columns)", f"print({table})", f"print(count({table}))", f"print(len({table}))"]
+        options = [f"print({table}.columns)", f"print({table})", f"print({table}.name)"]
+        if not private or self.chance(0.3 * self.wild):  # refused on a private table
+            options += [f"print(count({table}))", f"print(len({table}))"]
         if categorical:
             column = self.pick(categorical).name
             options += [f'print(histogram({table}, "{column}").labels)', f'print(domain({table}, "{column}"))',
@@ -871,8 +873,26 @@ class Generator:
     def family_release(self, chunks: list[str]) -> None:
         table = self.some_table(True)
         categorical = self.columns_of(table, ("text", "code", "mixed"))
-        form = self.pick(["plain", "exponential", "noisy_max", "above", "nan", "mean", "list"])
-        if form == "plain":
+        form = self.pick(["plain", "exponential", "noisy_max", "above", "nan", "mean", "list", "stats",
+                          "gaussian", "randomized", "histogram_options"])
+        if form == "stats":
+            numeric = self.columns_of(table, ("num",))
+            column = numeric[0].name if numeric else "nosuch"
+            call = self.pick([f"stats.private_count({table}, 0.5)", f'stats.private_sum({table}, "{column}", 0.5)',
+                              f'stats.private_mean({table}, "{column}", 0.5)',
+                              f'stats.private_median({table}, "{column}", 0.5)',
+                              f'stats.private_quantile({table}, "{column}", 0.9, 0.5)',
+                              f'stats.private_variance({table}, "{column}", 0.5)'])
+            chunks.append(f"import stats\nprint({call} != 0.123)")
+        elif form == "gaussian":
+            chunks.append(f"with budget 1, {self.pick(['0.001', '0'])}:\n"
+                          f"    print(gaussian({self.aggregate(table)}, 0.5, 0.0001) != 0.123)")
+        elif form == "randomized":
+            column = self.pick(categorical).name if categorical else "nosuch"
+            chunks.append(f'print(len(randomized_response({table}, "{column}", 1)))')
+        elif form == "histogram_options":
+            self.histogram_options(table, chunks)
+        elif form == "plain":
             chunks.append(self.release_of(self.aggregate(table)))
         elif form == "exponential":
             column = self.pick(categorical).name if categorical else "nosuch"
@@ -896,6 +916,31 @@ class Generator:
             chunks.append(f'print(laplace(mean({table}, "{column}"), 1) > -1e9)')
         else:
             chunks.append(f"with budget 2:\n    print({{{{ [count({table}), count({table}) + 1] }}}})")
+
+    def histogram_options(self, table: str, chunks: list[str]) -> None:
+        """Built-in options and metafeatures called directly on (transformed) private histograms:
+        their checks come before the charge and must not depend on the rows."""
+        categorical = self.columns_of(table, ("text", "code", "mixed"))
+        if not categorical:
+            chunks.append(f'print(size(histogram({table}, "nosuch"), epsilon=0.1))')
+            return
+        first = self.pick(categorical)
+        if len(categorical) >= 2 and self.chance(0.3):
+            second = self.pick([c for c in categorical if c.name != first.name])
+            h = f'histogram({table}, "{first.name}", "{second.name}")'
+            workload = f"random_rectangles({len(first.values)}, {len(second.values)}, 5)"
+            option = self.pick(["QuadTree", "UGrid", "AGrid", "Identity", "DAWA"])
+        else:
+            h = f'histogram({table}, "{first.name}")'
+            workload = self.pick([f"all_ranges({len(first.values)})", f"prefixes({len(first.values)})",
+                                  "all_ranges(3)", f"random_ranges({len(first.values)}, 4)"])
+            option = self.pick(["Identity", "Uniform", "HB", "Privelet", "MWEM", "DAWA", "AHP"])
+        h = self.pick([h, h, f"{h} * 2", f"{h} / 2", f"{h} * 1e-12", f"{h} + 1", f"{h}[0]"])
+        metafeature = self.pick(["size", "sparsity", "uniformity", "roughness", "entropy", "domain_size",
+                                 "profile_size", "profile_signal", "zeros"])
+        call = self.pick([f"{option}({h}, {workload}, epsilon={self.pick(['0.5', '1', '0'])})",
+                          f"{metafeature}({h}, epsilon=0.1)" if metafeature != "zeros" else f"{{{{ zeros({h}) }}}}"])
+        chunks.append(f"with budget 1:\n    print(len([{call}]))")
 
     def family_private_probe(self, chunks: list[str]) -> None:
         """Public-only and private-aware built-ins applied to private values: refused or public,
@@ -1148,10 +1193,14 @@ class Workspace:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def prepare(self, case: Case, private: TableSpec) -> None:
-        """Write the files of one run: the private table, the other private table, the public
-        CSVs, a schema file for the CLI and the program."""
-        private.frame().to_csv(self.root / PRIVATE_FILE, index=False)
+    def prepare(self, case: Case, private: TableSpec, command_line: bool = False) -> None:
+        """Write the files of one run: the private table (when it is bound by path: a copy the
+        curator leaves elsewhere is the curator's to protect, see docs/threat_model.md), the
+        other private table, the public CSVs, a schema file for the CLI and the program."""
+        if command_line or case.bind in ("path", "declared_path"):
+            private.frame().to_csv(self.root / PRIVATE_FILE, index=False)
+        else:
+            (self.root / PRIVATE_FILE).unlink(missing_ok=True)
         schema_file = self.root / "priv.schema.json"
         if case.bind.startswith("declared"):
             schema_file.unlink(missing_ok=True)
@@ -1238,7 +1287,8 @@ def _bind(session: Session, case: Case, private: TableSpec, workspace: Workspace
             session.bind_public(public.table.name, public.table.frame(), public.table.schema())
     for name, value in case.values:
         session.bind_public(name, value)
-    session.bind_public("priv_path", str(path))
+    # The private file's path as a string (bind_public would read a .csv path as a table).
+    session.interpreter.globals.define("priv_path", str(path))
     if case.choicemaker:
         session.interpreter.globals.define("corpus", tiny_corpus())
 
@@ -1478,7 +1528,7 @@ def run_cli(case: Case, which: int, workspace: Workspace) -> tuple[int, str, str
     from jostle import cli
 
     private = case.neighbour(which)
-    workspace.prepare(case, private)
+    workspace.prepare(case, private, command_line=True)
     if case.bind == "declared_path" or case.bind == "declared":
         (workspace.root / "priv.schema.json").unlink(missing_ok=True)
     argv = ["run", str(workspace.root / "prog.jst"), "--data", f"t={workspace.root / PRIVATE_FILE}",

@@ -39,9 +39,9 @@ def test_neighbour_fuzz_finds_no_violation() -> None:
     print(stats)
     assert finding is None, f"{finding.report()}\n\n{stats}"
     # The run must have exercised the language, not stopped at the first statement every time.
-    assert stats.programs >= 200, stats
+    assert stats.programs >= 100, stats
     assert stats.charged >= stats.programs // 20, stats
-    assert stats.programs - stats.failed >= stats.programs // 5, stats
+    assert stats.programs - stats.failed >= stats.programs // 10, stats
     assert stats.choicemakers >= 5, stats
 
 
@@ -52,14 +52,14 @@ def test_the_command_line_agrees_on_neighbours() -> None:
     families = {k: v for k, v in FAMILIES.items() if k != "choicemaker"}
     ran = 0
     with Workspace() as workspace:
-        for _ in range(12):
+        for _ in range(30):
             case = cli_case(make_case(rng, families))
             first, second = run_cli(case, 0, workspace), run_cli(case, 1, workspace)
             reason = cli_violation(first, second)
             assert reason is None, (f"{reason}\n{case.source}\nneighbour 0: {case.neighbour(0).text()}\n"
                                     f"neighbour 1: {case.neighbour(1).text()}\n{first}\n---\n{second}")
             ran += first[0] in (0, 5, 6, 7, 8)
-    assert ran >= 10  # the programs ran (or failed as users' programs do), none hit a usage error
+    assert ran >= 25  # the programs ran (or failed as users' programs do), none hit a usage error
 
 
 # ---------------------------------------------------------------- negative controls
