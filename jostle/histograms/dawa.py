@@ -24,7 +24,7 @@ from typing import Callable
 
 import numpy as np
 
-from jostle.histograms.dawa_partition import hilbert_order, l1_partition
+from jostle.histograms.dawa_partition import BUCKET_PENALTY_SCALES, hilbert_order, l1_partition
 from jostle.histograms.greedy_h import GramForms, RowForms, greedy_hierarchy, path_sensitivity
 from jostle.histograms.measure import (NoiseSource, PrivacyLedger, check_inputs,
                                        laplace_mechanism, split_budget)
@@ -68,12 +68,12 @@ def _reduced_rows(workload: RangeWorkload, order: np.ndarray, starts: np.ndarray
 def _estimate_ordered(values: np.ndarray, forms_for: Callable[[np.ndarray], GramForms | RowForms],
                       epsilon: float, ratio: float,
                       noise: NoiseSource, ledger: PrivacyLedger, offset_divisor: int | None,
-                      granularity: int) -> np.ndarray:
+                      granularity: int, penalty_scales: float) -> np.ndarray:
     """DAWA on an ordered vector; `forms_for(starts)` gives the reduced workload forms."""
     n = values.size
     budget = dawa_budget(epsilon, ratio)
     eps1, eps2 = budget["partition"], budget["measurements"]
-    starts = l1_partition(values, eps1, eps2, noise, ledger, offset_divisor)
+    starts = l1_partition(values, eps1, eps2, noise, ledger, offset_divisor, penalty_scales)
     sizes = np.diff(np.concatenate([starts, [n]]))
     bucket_totals = np.add.reduceat(values, starts)
     tree, weights = greedy_hierarchy(forms_for(starts), starts.size, granularity)
@@ -98,13 +98,17 @@ def _estimate_ordered(values: np.ndarray, forms_for: Callable[[np.ndarray], Gram
 
 def run_dawa(x: np.ndarray, epsilon: float, workload: RangeWorkload, noise: NoiseSource,
              ledger: PrivacyLedger | None = None, ratio: float = 0.25,
-             offset_divisor: int | None = None, granularity: int = 100) -> np.ndarray:
+             offset_divisor: int | None = None, granularity: int = 100,
+             penalty_scales: float = BUCKET_PENALTY_SCALES) -> np.ndarray:
     """DAWA in 1D, or in 2D on the Hilbert order of the cells.
 
     Args:
         offset_divisor: Candidate buckets of length L start at multiples of
             max(1, L // offset_divisor); None means every offset (the paper's candidates).
             Defaults to None in 1D up to 8192 cells and to 16 beyond.
+        penalty_scales: The partition's public per-bucket penalty in noise scales
+            (`dawa_partition`, "Bucket penalty"); a parameter for studies such as
+            benchmarks/dawa_penalty.py, which chose the default.
     """
     x, ledger = check_inputs(x, epsilon, ledger)
     if workload is None or len(workload) == 0:
@@ -115,10 +119,12 @@ def run_dawa(x: np.ndarray, epsilon: float, workload: RangeWorkload, noise: Nois
         offset_divisor = 16
     if x.ndim == 1:
         return _estimate_ordered(x, lambda s: GramForms(_reduced_gram(workload, s, x.size)),
-                                 epsilon, ratio, noise, ledger, offset_divisor, granularity)
+                                 epsilon, ratio, noise, ledger, offset_divisor, granularity,
+                                 penalty_scales)
     order = hilbert_order(*x.shape)
     flat = _estimate_ordered(x.ravel()[order], lambda s: RowForms(_reduced_rows(workload, order, s)),
-                             epsilon, ratio, noise, ledger, offset_divisor, granularity)
+                             epsilon, ratio, noise, ledger, offset_divisor, granularity,
+                             penalty_scales)
     estimate = np.empty(x.size)
     estimate[order] = flat
     return estimate.reshape(x.shape)

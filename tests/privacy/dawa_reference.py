@@ -25,9 +25,11 @@ from jostle.histograms.dawa_partition import _cheapest_partition, candidate_devi
 
 
 def reference_l1_partition(x: np.ndarray, eps1: float, eps2: float, noise, ledger,
-                           offset_divisor: int | None = None) -> np.ndarray:
+                           offset_divisor: int | None = None,
+                           penalty_scales: float | None = None) -> np.ndarray:
     """The published calibration (not eps1-DP): Lap(2/eps1) on buckets of length >= 2, none
-    on single cells, costs clipped at 1/eps2; exact integer DP as in the fixed code."""
+    on single cells, costs clipped at 1/eps2; exact integer DP as in the fixed code. The
+    reference has no bucket penalty: `penalty_scales` (passed by `dawa`) is ignored."""
     x = np.asarray(x, dtype=float).ravel()
     n = x.size
     plan = safe_noise.score_plan(2.0, eps1)
