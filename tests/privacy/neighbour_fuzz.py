@@ -33,15 +33,18 @@ are templates whose holes are filled at random, mixed with freely composed state
 Each private table is random: numeric columns (some integer, some with negative bounds),
 categorical columns of text, of numeric codes or of both; 0 to a few dozen rows. Its neighbour
 has one row added or removed at a random position. Public tables are random too, some exactly
-as long as one of the private neighbours; in some cases the private table is written to a CSV
-file beside the program and bound by that path (the file the program may try to reopen).
+as long as one of the private neighbours, and now and then a public file holding exactly one
+neighbour's rows (an adversary's guess of the data); in some cases the private table is written
+to a CSV file beside the program and bound by that path (the file the program may try to
+reopen).
 
 `fuzz(seconds, seed)` runs until the time is up and returns the first violation, minimised
 (the fewest statements, rows and columns that still show it) and rendered with both tables by
-`Finding.report()`. `run_cli_pair` runs a case through `jostle.cli.main` instead.
+`Finding.report()`. `run_cli` runs a case (made by `cli_case`) through `jostle.cli.main`
+instead, and `cli_violation` applies the zero-spend rule to what the command printed.
 
 The tiny ChoiceMaker corpus: programs name it `corpus`; it is four public 1D shapes trained
-on an 8-cell domain, one scale, one epsilon and one repetition (`TINY_GRID`), in a fresh cache
+on an 8-cell domain, one scale, one epsilon and one repetition (`tiny_grid()`), in a fresh cache
 folder for every run, so both neighbours train from scratch and training takes well under a
 second.
 """
@@ -51,7 +54,6 @@ from __future__ import annotations
 import contextlib
 import io
 import json
-import math
 import os
 import random
 import shutil

@@ -8,7 +8,10 @@
 * Negative controls: each hole of issue 11 the fuzzer must catch (1, 2, 5 and 7) is put back
   by monkeypatching its fix away, replaying the code before the fix, and the fuzzer must find
   a violation within CONTROL_SECONDS that goes away once the fix is restored (so the finding
-  is the reintroduced hole, not something else).
+  is the reintroduced hole, not something else). Hole 1 is searched with the default mix of
+  statements; holes 2, 5 and 7 with their own family (with free composition for 5 and 7), which
+  finds each in a few dozen programs where the default mix needs 130 to 200 (10 to 17 s on a
+  busy 2-core machine, measured with the same seed).
 * The harness itself: programs parse, generation is seeded, the oracle compares what comes
   before the first release, the minimiser shrinks.
 """
@@ -21,7 +24,6 @@ from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
-import pytest
 
 from tests.privacy.neighbour_fuzz import (
     FAMILIES, Case, Finding, FuzzStats, Outcome, Workspace, check_case, cli_case, cli_violation, fuzz,
@@ -103,7 +105,8 @@ def find_reintroduced(hole: Reintroduced, families: dict[str, float] | None = No
                 return check_case(finding.case, workspace) is None
 
         with hole.applied():
-            finding = fuzz(seconds, seed=SEED, families=families, stats=stats, minimise_seconds=4.0,
+            # Not minimised: only a miss is reported, and the stats say how long the search took.
+            finding = fuzz(seconds, seed=SEED, families=families, stats=stats, minimise_seconds=0,
                            accept=attributable)
     print(f"hole {hole.hole}: {'found' if finding else 'NOT found'} after {stats}")
     return finding, stats
@@ -199,12 +202,12 @@ def hole7() -> Reintroduced:
 
 
 def test_hole1_reintroduced_is_found_by_the_fuzzer() -> None:
-    finding = _assert_found(hole1(), {"compose": 30, "hole1": 30})
+    finding = _assert_found(hole1())  # the default mix of statements
     assert "t" in finding.case.source
 
 
 def test_hole5_reintroduced_is_found_by_the_fuzzer() -> None:
-    _assert_found(hole5(), {"hole5": 1})
+    _assert_found(hole5(), {"hole5": 1, "compose": 1})
 
 
 def test_hole2_reintroduced_is_found_by_the_fuzzer() -> None:
