@@ -1217,22 +1217,30 @@ class Workspace:
 
 
 def run_case(case: Case, which: int, workspace: Workspace, timeout: float = RUN_TIMEOUT) -> Outcome:
-    """Run `case` on neighbour `which` (0 or 1) in a fresh Session; return what it showed."""
+    """Run `case` on neighbour `which` (0 or 1) in a fresh Session; return what it showed.
+
+    What the program's author sees is what `print` wrote, plus anything written to the
+    process's stdout and stderr and every Python warning (the command line shows them), in
+    that order of kinds; the first charge freezes the part that is compared.
+    """
     private = case.neighbour(which)
     workspace.prepare(case, private)
-    output = io.StringIO()
+    seen = _Observed()
     first: list[tuple[str, tuple]] = []
     cache = Path(tempfile.mkdtemp(prefix="cache-", dir=workspace.root))
     try:
-        with _time_limit(timeout), warnings.catch_warnings(), tiny_training(cache):
-            warnings.simplefilter("ignore")
+        with _time_limit(timeout), warnings.catch_warnings(record=True) as caught, tiny_training(cache), \
+                contextlib.redirect_stdout(seen.stdout), contextlib.redirect_stderr(seen.stderr):
+            warnings.simplefilter("always")
+            seen.warnings = caught
             try:
-                session = Session(budget=case.budget, seed=case.seed, ledger_path=":memory:", output=output)
-                _record_first_charge(session, output, first)
+                session = Session(budget=case.budget, seed=case.seed, ledger_path=":memory:", output=seen.output)
+                _record_first_charge(session, seen, first)
                 try:
                     _bind(session, case, private, workspace)
                 except JostleError as error:  # the curator's error, before the program runs
                     return Outcome("", ("unbound", type(error).__name__), "", EXIT_UNBOUND)
+                del caught[:]  # binding is the curator's business
                 session.run(case.source, str(workspace.root / "prog.jst"))
                 end: tuple = ("end", EXIT_OK, "", "")
                 code, internal = EXIT_OK, None
@@ -1245,25 +1253,41 @@ def run_case(case: Case, which: int, workspace: Workspace, timeout: float = RUN_
             except Exception as error:  # noqa: BLE001 - anything else is a bug in Jostle
                 code, internal = EXIT_INTERNAL, "".join(traceback.format_exception(error))
                 end = ("end", EXIT_INTERNAL, type(error).__name__, str(error))
+            text = seen.text()
     finally:
         shutil.rmtree(cache, ignore_errors=True)
-    text = output.getvalue()
     if first:
         return Outcome(first[0][0], first[0][1], text, code, internal)
     return Outcome(text, end, text, code, internal)
 
 
-def _record_first_charge(session: Session, output: io.StringIO, first: list[tuple[str, tuple]]) -> None:
-    """Wrap the session accountant's charge to note the output and the charge the first time
-    a charge succeeds (training's scratch accountants are other objects: not recorded)."""
+class _Observed:
+    """The channels a run writes to: print's output, stdout, stderr and Python warnings."""
+
+    def __init__(self) -> None:
+        self.output, self.stdout, self.stderr = io.StringIO(), io.StringIO(), io.StringIO()
+        self.warnings: list[warnings.WarningMessage] = []
+
+    def text(self) -> str:
+        text = self.output.getvalue()
+        for label, extra in (("stdout", self.stdout.getvalue()), ("stderr", self.stderr.getvalue()),
+                             ("warnings", "".join(f"{w.category.__name__}: {w.message}\n" for w in self.warnings))):
+            if extra:
+                text += f"--- {label} ---\n{extra}"
+        return text
+
+
+def _record_first_charge(session: Session, seen: _Observed, first: list[tuple[str, tuple]]) -> None:
+    """Wrap the session accountant's charge to note what was observed and the charge the first
+    time a charge succeeds (training's scratch accountants are other objects: not recorded)."""
     accountant = session.accountant
     original = accountant.charge
 
     def charge(budget, node, mechanism, description, span):  # type: ignore[no-untyped-def]
         entry = original(budget, node, mechanism, description, span)
         if not first:
-            first.append((output.getvalue(), ("charge", mechanism, str(budget.epsilon), str(budget.delta),
-                                              description, span.location if span is not None else "")))
+            first.append((seen.text(), ("charge", mechanism, str(budget.epsilon), str(budget.delta),
+                                        description, span.location if span is not None else "")))
         return entry
 
     accountant.charge = charge  # type: ignore[method-assign]
