@@ -621,9 +621,9 @@ class Generator:
         private = self.tables[table][1]
         categorical = self.columns_of(table, ("text", "code", "mixed"))
         numeric = self.columns_of(table, ("num",))
-        options = [f"print({table}.columns)", f"print({table})", f"print({table}.name)"]
+        options = [f"print({table}.columns)", f"print({table}.name)"]
         if not private or self.chance(0.3 * self.wild):  # refused on a private table
-            options += [f"print(count({table}))", f"print(len({table}))"]
+            options += [f"print(count({table}))", f"print(len({table}))", f"print({table})"]
         if categorical:
             column = self.pick(categorical).name
             options += [f'print(histogram({table}, "{column}").labels)', f'print(domain({table}, "{column}"))',
@@ -714,7 +714,7 @@ class Generator:
         """The shapes of hole 5: operations that fail for some rows only."""
         table = self.some_table(True)
         columns = self.tables[table][0]
-        if self.chance(0.4):
+        if self.chance(0.6):
             # Two categorical columns made from the rows, whose domains fail only off the diagonal
             # (0 ** -1; 1 + "b"): whether a row holds the failing pair depends on the data.
             (p_values, q_values, op) = self.pick([((0, 2), (1, -1), "**"), ((0, 1), (2, -1), "**"),
@@ -870,7 +870,8 @@ class Generator:
             chunks.append(self.pick([f'parts = {table}.partition("nosuch")', f"parts = {table}.partition([])",
                                      f'parts = {table}.partition("{self.column_name(table, ("num",))}")']))
             return
-        chunks.append(f'for part in {table}.partition("{key}"):\n    print(part.key, part.name, part)')
+        shown = "part.key, part.name, part" if self.chance(0.2 * self.wild) else "part.key, part.name"
+        chunks.append(f'for part in {table}.partition("{key}"):\n    print({shown})')
 
     def family_release(self, chunks: list[str]) -> None:
         table = self.some_table(True)
@@ -962,7 +963,7 @@ class Generator:
                         "describe"])
         if self.chance(0.25):
             chunks.append(self.pick([f"for q in {table}:\n    print(1)", f"if {value}:\n    print(1)",
-                                     f"while {value}:\n    print(1)", f"print([{value}] == [1])",
+                                     f"while {value}:\n    break", f"print([{value}] == [1])",
                                      f"print({value} in [1, 2])", f"print({table}.nosuch)", f'print({table}["a"])',
                                      f"print(1 if {value} else 2)", f"print({value} and true)",
                                      f"x_ = {{{{ {value} }}}}\nprint(1)", f"print(len(map(lambda q: 1, {value})))"]))
@@ -1002,6 +1003,10 @@ FAMILIES: dict[str, float] = {
     "compose": 30, "hole1": 14, "hole5": 10, "hole7": 8, "choicemaker": 4, "partition": 8,
     "release": 8, "private_probe": 8, "public": 3, "trees": 2,
 }
+
+
+# How likely a family's statements are to end the program with a refusal on correct code.
+REFUSAL_RANK = {"private_probe": 1, "public": 1}
 
 
 # ---------------------------------------------------------------- making a case
@@ -1063,9 +1068,11 @@ def make_case(rng: random.Random, families: dict[str, float] | None = None) -> C
     chunks.append("def twice(q):\n    return q * 2")
     names = list(families)
     weights = [families[n] for n in names]
+    drawn = [rng.choices(names, weights=weights)[0] for _ in range(rng.choice([1, 1, 2, 2, 3]))]
+    if not generator.wild:  # a clean case runs the families that end in a refusal last
+        drawn.sort(key=lambda family: REFUSAL_RANK.get(family, 0))
     choicemaker = False
-    for _ in range(rng.choice([1, 1, 2, 2, 3])):
-        family = rng.choices(names, weights=weights)[0]
+    for family in drawn:
         if family == "choicemaker":
             if choicemaker:
                 continue
