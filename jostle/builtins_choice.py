@@ -109,7 +109,12 @@ def register(builtin: Any, registry: dict[str, Any]) -> None:
             raise refuse("zeros() needs a histogram", value, span)
         if not isinstance(value, (tuple, np.ndarray)):
             raise JostleRuntimeError(f"zeros() needs a list of counts, got a {type_name(value)}", span)
-        return int(np.count_nonzero(np.asarray(value, dtype=float) == 0))
+        try:
+            counts = np.asarray(value, dtype=float)
+        except (TypeError, ValueError):
+            raise JostleRuntimeError("zeros() needs a list of numbers", span,
+                                     "pass a histogram or a list of counts, e.g. zeros([0, 3, 0])") from None
+        return int(np.count_nonzero(counts == 0))
 
     @builtin("trace", 1, privacy="choice", doc="trace(H): a record per dispatch of ChoiceMaker H (public)")
     def _trace(interp, span, maker):

@@ -413,3 +413,18 @@ def test_hole9_histogram_paths_never_run_above_the_rational_charged(monkeypatch)
     assert Fraction(seen[0]) <= Fraction(1, 10) and Fraction(seen[1]) <= Fraction(1, 10)
     assert Fraction(seen[2]) <= Fraction(1, 30)
     assert Fraction(1, 10) - Fraction(seen[0]) < Fraction(1, 10**16)  # and no lower than it must be
+
+
+def test_zeros_of_a_list_that_is_not_numbers_is_a_located_error():
+    """Found by the neighbour fuzzer: zeros(t.columns) raised a bare ValueError (exit 70)."""
+    import io
+
+    import pandas as pd
+
+    from jostle import Session
+    from jostle.errors import JostleRuntimeError
+
+    session = Session(budget=1, ledger_path=":memory:", output=io.StringIO())
+    session.bind_private("t", pd.DataFrame({"a": ["x"]}), {"a": ("categorical", ["x", "y"])})
+    with pytest.raises(JostleRuntimeError, match="list of numbers"):
+        session.run("print(zeros(t.columns))")
