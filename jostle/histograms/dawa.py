@@ -24,7 +24,7 @@ from typing import Callable
 
 import numpy as np
 
-from jostle.histograms.dawa_partition import BUCKET_PENALTY_SCALES, hilbert_order, l1_partition
+from jostle.histograms.dawa_partition import hilbert_order, l1_partition
 from jostle.histograms.greedy_h import GramForms, RowForms, greedy_hierarchy, path_sensitivity
 from jostle.histograms.measure import (NoiseSource, PrivacyLedger, check_inputs,
                                        laplace_mechanism, split_budget)
@@ -68,7 +68,7 @@ def _reduced_rows(workload: RangeWorkload, order: np.ndarray, starts: np.ndarray
 def _estimate_ordered(values: np.ndarray, forms_for: Callable[[np.ndarray], GramForms | RowForms],
                       epsilon: float, ratio: float,
                       noise: NoiseSource, ledger: PrivacyLedger, offset_divisor: int | None,
-                      granularity: int, penalty_scales: float) -> np.ndarray:
+                      granularity: int, penalty_scales: float | None) -> np.ndarray:
     """DAWA on an ordered vector; `forms_for(starts)` gives the reduced workload forms."""
     n = values.size
     budget = dawa_budget(epsilon, ratio)
@@ -99,7 +99,7 @@ def _estimate_ordered(values: np.ndarray, forms_for: Callable[[np.ndarray], Gram
 def run_dawa(x: np.ndarray, epsilon: float, workload: RangeWorkload, noise: NoiseSource,
              ledger: PrivacyLedger | None = None, ratio: float = 0.25,
              offset_divisor: int | None = None, granularity: int = 100,
-             penalty_scales: float = BUCKET_PENALTY_SCALES) -> np.ndarray:
+             penalty_scales: float | None = None) -> np.ndarray:
     """DAWA in 1D, or in 2D on the Hilbert order of the cells.
 
     Args:
@@ -107,8 +107,8 @@ def run_dawa(x: np.ndarray, epsilon: float, workload: RangeWorkload, noise: Nois
             max(1, L // offset_divisor); None means every offset (the paper's candidates).
             Defaults to None in 1D up to 8192 cells and to 16 beyond.
         penalty_scales: The partition's public per-bucket penalty in noise scales
-            (`dawa_partition`, "Bucket penalty"); a parameter for studies such as
-            benchmarks/dawa_penalty.py, which chose the default.
+            (`dawa_partition`, "Bucket penalty"); None (the default) is
+            `dawa_partition.selection_bias_scales`, which benchmarks/dawa_penalty.py chose.
     """
     x, ledger = check_inputs(x, epsilon, ledger)
     if workload is None or len(workload) == 0:
