@@ -94,6 +94,9 @@ class CorpusValue:
 
 
 # ---------------------------------------------------------------- data handed to options
+FLOAT_EXACT_WHOLE = 2 ** 52  # every whole number of at most this size is a double exactly
+
+
 def histogram_data(value: Any, span: Span, who: str) -> tuple[np.ndarray, float, Any, bool]:
     """(counts shaped as the domain, L1 sensitivity, data node, private?) of an option's input.
 
@@ -114,7 +117,11 @@ def histogram_data(value: Any, span: Span, who: str) -> tuple[np.ndarray, float,
                          "hold", value, span,
                          'pass histogram(t, "column") (or a sum or whole multiple of histograms) and scale '
                          "the released answer afterwards, which is free")
-        counts = np.asarray(value.value, dtype=float)
+        # Whole counts are held exactly (ints); the algorithms compute in doubles. Clamping each
+        # cell to +-2^52 first is 1-Lipschitz per cell (neighbours stay within l1 unit steps) and
+        # never fails, and every whole number in that range converts to a double exactly; a
+        # double conversion of larger values would round them by more than the steps allow.
+        counts = np.clip(np.asarray(value.value), -FLOAT_EXACT_WHOLE, FLOAT_EXACT_WHOLE).astype(float)
         shape = getattr(value, "shape", None)
         if shape:
             counts = counts.reshape(shape)
@@ -216,15 +223,26 @@ class BuiltinOption:
         if len(args) != 2:
             raise JostleRuntimeError(f"{who} takes 2 arguments (data, queries) but {len(args)} were given", span)
         counts, l1, node, private = histogram_data(args[0], span, who)
+        self._check_dims(counts, span, who)
         workload = _workload(args[1], counts, span, who)
         if not private:
             return counts.reshape(-1).astype(float)  # public data: the exact answer, at no cost
         budget = _budget_of(interp, kwargs, span, who)
         return self.run_private(interp, counts, l1, node, workload, budget, span)
 
+    def _check_dims(self, counts: np.ndarray, span: Span, who: str) -> None:
+        """Refuse, before any charge, a histogram of a dimension the algorithm does not take."""
+        if counts.ndim not in self.dims:
+            raise JostleRuntimeError(
+                f"{who} is defined for {' or '.join(f'{d}D' for d in self.dims)} histograms, got a "
+                f"{counts.ndim}D one", span,
+                "a 2D histogram is histogram(t, [\"a\", \"b\"]); pick an algorithm for the other "
+                "dimension (e.g. DAWA, HB or Identity take both)")
+
     def run_private(self, interp: Any, counts: np.ndarray, l1: float, node: Any, workload: Any,
                     budget: Budget, span: Span) -> np.ndarray:
         """Charge `budget`, then run the algorithm at epsilon / l1 (see the module docstring)."""
+        self._check_dims(counts, span, f"{self.name}()")
         interp.accountant.charge(budget, node, f"option {self.name}", f"{self.name} on a histogram of "
                                  f"{counts.size} cells", span)
         if l1 == 0:
@@ -961,6 +979,7 @@ class ChoiceMaker:
         if len(args) != 2:
             raise JostleRuntimeError(f"{who} takes 2 arguments (data, queries) but {len(args)} were given", span)
         counts, l1, node, private = histogram_data(args[0], span, who)
+        self._check_dims(counts, span, who)
         workload = _workload(args[1], counts, span, who)
         if not private:
             return counts.reshape(-1).astype(float)

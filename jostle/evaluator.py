@@ -73,6 +73,9 @@ class Environment:
     values: dict[str, Any] = field(default_factory=dict)
     parent: Environment | None = None
 
+    def __repr__(self) -> str:  # names only, never the values bound to them
+        return f"<scope of {len(self.values)} names>"
+
     def lookup(self, name: str) -> Any:
         env: Environment | None = self
         while env is not None:

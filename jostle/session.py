@@ -250,7 +250,7 @@ class Session:
                 [(f"the private value was made by {value.what}", value.origin)]
                 if isinstance(value, (Private, PrivateMean)) else [],
             )
-        return to_python(value)
+        return to_python(value, program.body[0].span)
 
     def _known(self) -> set[str]:
         return set(self.interpreter.globals.values)

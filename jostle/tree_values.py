@@ -95,6 +95,7 @@ class TreeModel:
     """A trained tree (or ensemble): public, usable on public tables."""
 
     jostle_type = "tree"
+    public_result = True  # a released model: Session.eval may return it to Python (jostle.values.to_python)
     learner: str
     estimator: Any
     attributes: tuple[str, ...]

@@ -52,6 +52,9 @@ class Record:
     def as_dict(self) -> dict[str, Any]:
         return dict(self.fields)
 
+    def __repr__(self) -> str:  # Jostle's text; private fields show only their description
+        return format_value(self)
+
 
 @dataclass(eq=False)
 class Closure:
@@ -63,6 +66,9 @@ class Closure:
     env: Any  # jostle.evaluator.Environment
     span: Span
     defaults: tuple[Any, ...] = ()
+
+    def __repr__(self) -> str:  # not the scope it closes over
+        return f"<function {self.name}>"
 
 
 @dataclass(eq=False)
@@ -121,6 +127,9 @@ class BoundMethod:
     target: Any
     builtin: Builtin
 
+    def __repr__(self) -> str:  # not the table it is bound to
+        return f"<method {self.builtin.name}>"
+
 
 # ---------------------------------------------------------------- private values
 @dataclass(frozen=True, eq=False)
@@ -161,6 +170,11 @@ class Private:
     def length(self) -> int:
         return len(self.value) if self.is_vector else 1
 
+    def __repr__(self) -> str:  # never the value: reprs reach error messages (issue 11)
+        return self.describe()
+
+    __str__ = __repr__
+
     def describe(self) -> str:
         shape = f"vector of {self.length}" if self.is_vector else "scalar"
         return (
@@ -185,6 +199,11 @@ class PrivateMean:
     origin: Span
     what: str
     node: DataNode
+
+    def __repr__(self) -> str:  # never the total or count: reprs reach error messages
+        return self.describe()
+
+    __str__ = __repr__
 
     def describe(self) -> str:
         return f"<private mean in [{self.lo:g}, {self.hi:g}], made at {self.origin.short} by {self.what}>"
@@ -228,6 +247,11 @@ class Table:
         """
         return Table(frame, schema or self.schema, self.private, self.name, self.node,
                      self.origin, self.key, self.stability, self.public_rows and same_rows)
+
+    def __repr__(self) -> str:  # never the rows
+        return self.describe()
+
+    __str__ = __repr__
 
     def describe(self) -> str:
         kind = "private" if self.private else "public"
@@ -291,6 +315,12 @@ class RowValues:
     sources: tuple[tuple[str, np.ndarray], ...] = ()
     missing: np.ndarray | None = None  # True on rows where an operation failed
 
+    def __repr__(self) -> str:  # never the rows: reprs reach error messages (issue 11)
+        kind = "private column" if self.private else "column"
+        return f"<{kind} '{self.column}' of the rows of {self.scope.table_name if self.scope else '?'}>"
+
+    __str__ = __repr__
+
 
 @dataclass(frozen=True)
 class RowView:
@@ -299,6 +329,11 @@ class RowView:
     table: Table
     span: Span
     scope: RowScope = field(default_factory=lambda: RowScope("?"))
+
+    def __repr__(self) -> str:  # never the rows
+        return f"<row of {self.table.name}>"
+
+    __str__ = __repr__
 
     def column(self, name: str) -> RowValues:
         spec = self.table.schema[name]
@@ -452,17 +487,44 @@ def _repr(value: Any) -> str:
     return format_value(value)
 
 
-def to_python(value: Any) -> Any:
-    """Convert a public Jostle value to a plain Python / NumPy / pandas object."""
+DATA_TYPES = (type(None), bool, int, float, str, np.generic, np.ndarray)
+
+
+def to_python(value: Any, span: Span | None = None) -> Any:
+    """Convert a public Jostle value to a plain Python / NumPy / pandas object.
+
+    Only data crosses: numbers, strings, booleans, none, released vectors, lists and records of
+    them, public tables (as a DataFrame copy), domain declarations and released models (classes
+    marked `public_result`, e.g. a trained tree, which holds only what was released). A function, bound method, module, option or
+    ChoiceMaker is refused, though public itself: it holds the scope it was made in, and that
+    scope may hold private tables (a bound `t.count` holds t), which Python code could read.
+
+    Raises:
+        PrivacyError: the value is, or holds, something that is not data.
+    """
     if isinstance(value, tuple):
-        return [to_python(v) for v in value]
+        return [to_python(v, span) for v in value]
     if isinstance(value, Record):
-        return {k: to_python(v) for k, v in value.fields}
-    if isinstance(value, Table):
+        return {k: to_python(v, span) for k, v in value.fields}
+    if isinstance(value, Table) and not value.private:
         return value.frame.copy()
+    if isinstance(value, np.ndarray) and value.dtype == object:
+        return np.asarray([to_python(v, span) for v in value.tolist()], dtype=object)
     if isinstance(value, np.generic):
         return value.item()
-    return value
+    if isinstance(value, DATA_TYPES) or getattr(value, "public_result", False):
+        return value
+    from jostle.schema import Categorical, Numeric
+
+    if isinstance(value, (Numeric, Categorical)):  # a public domain declaration
+        return value
+    from jostle.errors import PrivacyError
+
+    raise PrivacyError(
+        f"a {type_name(value)} cannot be returned to Python", span,
+        "a function, method, module, option or ChoiceMaker holds the scope it was made in, which "
+        "may hold private data; return the data you need instead (a released number, a list, a "
+        "record, a public table)")
 
 
 ROW_SCALARS = (bool, int, float, str, np.bool_, np.integer, np.floating, np.str_)
@@ -523,17 +585,19 @@ def row_apply(function: Callable[..., Any], operands: list[Any], span: Span, wha
     with np.errstate(all="ignore"):
         try:
             probe = np.asarray(function(*probe_operands))
-        except (TypeError, ValueError, ZeroDivisionError, AttributeError, OverflowError, ArithmeticError):
+        except ROW_ERRORS:
             raise JostleRuntimeError(message, span) from None
         if probe.shape != (len(joint[0]),):
             raise JostleRuntimeError(f"{what} does not give one value per row", span)
         if _huge_wholes(probe).any():  # the same limit as on public numbers (MAX_WHOLE)
             raise JostleRuntimeError(f"{what} gives a whole number of more than {MAX_WHOLE_DIGITS} digits",
                                      span, "use floats for numbers this large")
+        if _long_texts(probe).any():  # the same limit as `text * n` on public values
+            raise JostleRuntimeError(f"{what} gives a text of more than {MAX_ROW_TEXT:,} characters", span)
         arrays = [o.array if isinstance(o, RowValues) else o for o in operands]
         missing = _missing_union(columns)
         result, failed = _apply_to_rows(function, arrays, len(columns[0].array), probe)
-    huge = _huge_wholes(result)
+    huge = _huge_wholes(result) | _long_texts(result)
     if huge.any():
         failed = huge if failed is None else (failed | huge)
     if failed is not None:
@@ -557,6 +621,22 @@ def _missing_union(columns: list[RowValues]) -> np.ndarray | None:
     return np.logical_or.reduce(masks)
 
 
+# What a row's computation may raise and still be that row's own business. Not MemoryError
+# (or any other resource error): whether it happens depends on what the other rows already
+# hold, so catching it per row would let one row change another row's outcome (found by an
+# adversarial review); it propagates and ends the run, as running out of memory does anywhere.
+ROW_ERRORS = (TypeError, ValueError, ArithmeticError, AttributeError)
+MAX_ROW_TEXT = 10_000_000  # characters in one row's text, as `text * n` is capped on public values
+
+
+def _long_texts(values: np.ndarray) -> np.ndarray:
+    """Which entries are texts longer than MAX_ROW_TEXT (only object arrays hold them)."""
+    if values.dtype != object:
+        return np.zeros(values.shape, dtype=bool)
+    return np.fromiter((isinstance(v, str) and len(v) > MAX_ROW_TEXT for v in values.reshape(-1).tolist()),
+                       dtype=bool, count=values.size).reshape(values.shape)
+
+
 def _apply_to_rows(function: Callable[..., Any], arrays: list[Any], n: int,
                    probe: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
     """`function` on the rows, and the mask of rows where it failed (None: no row failed).
@@ -568,7 +648,7 @@ def _apply_to_rows(function: Callable[..., Any], arrays: list[Any], n: int,
         result = np.asarray(function(*arrays))
         if result.shape == (n,):
             return result, None
-    except Exception:  # noqa: BLE001 - any failure on the rows is the rows' business, not the program's
+    except ROW_ERRORS:
         pass
     placeholder = probe.reshape(-1)[0] if probe.size else None
     values: list[Any] = []
@@ -578,7 +658,7 @@ def _apply_to_rows(function: Callable[..., Any], arrays: list[Any], n: int,
             value = np.asarray(function(*[a[i:i + 1] if isinstance(a, np.ndarray) else a for a in arrays]))
             values.append(value.reshape(-1)[0] if value.size == 1 else placeholder)
             failed[i] = value.size != 1
-        except Exception:  # noqa: BLE001 - see above
+        except ROW_ERRORS:
             values.append(placeholder)
             failed[i] = True
     try:

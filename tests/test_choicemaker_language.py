@@ -225,7 +225,7 @@ def _tiny_training(session: Session, name: str = "H") -> None:
     from jostle.choicemaker.training import TrainingGrid
     from jostle.dispatch import CorpusValue
 
-    maker = session.eval(name)
+    maker = session.interpreter.globals.lookup(name)  # the object itself (eval returns data only)
     maker.corpus = CorpusValue(Corpus("tiny", default_corpus(1).shapes[:2]), "tiny")
     maker.grid = TrainingGrid(scales=(1000,), domains_1d=(16,), epsilons=(0.5,), repetitions=1)
 
@@ -428,3 +428,35 @@ def test_zeros_of_a_list_that_is_not_numbers_is_a_located_error():
     session.bind_private("t", pd.DataFrame({"a": ["x"]}), {"a": ("categorical", ["x", "y"])})
     with pytest.raises(JostleRuntimeError, match="list of numbers"):
         session.run("print(zeros(t.columns))")
+
+
+def test_an_option_refuses_a_histogram_of_the_wrong_dimension_before_charging():
+    """UGrid on a 1D histogram charged the budget, then failed with exit 70 (found by an
+    adversarial review): the dimension is public and is checked first."""
+    import io
+
+    import pandas as pd
+
+    from jostle import Session
+    from jostle.errors import JostleRuntimeError
+
+    session = Session(budget=3, seed=1, ledger_path=":memory:", output=io.StringIO())
+    session.bind_private("t", pd.DataFrame({"c": ["a", "b"]}), {"c": ("categorical", ["a", "b"])})
+    for option in ("UGrid", "AGrid"):
+        with pytest.raises(JostleRuntimeError, match="defined for 2D histograms"):
+            session.run(f'x = {option}(histogram(t, "c"), all_ranges(2), epsilon=1)')
+    assert len(session.ledger) == 0
+
+
+def test_whole_counts_beyond_the_doubles_are_clamped_before_an_option_reads_them():
+    """Counts are held exactly; a cell above 2^52 would round when turned into a double, by
+    more than the unit steps group privacy allows. Cells are clamped to +-2^52 (1-Lipschitz)."""
+    from jostle.dispatch import FLOAT_EXACT_WHOLE, histogram_data
+    from jostle.source import BUILTIN_SPAN
+    from jostle.values import Private
+
+    value = np.asarray([3, 2 ** 60 + 1, -(2 ** 60)], dtype=object)
+    private = Private(value, 2.0, 2.0, BUILTIN_SPAN, "h", None, integer=True)
+    counts, l1, _, is_private = histogram_data(private, BUILTIN_SPAN, "test")
+    assert is_private and l1 == 2.0
+    assert counts.tolist() == [3.0, float(FLOAT_EXACT_WHOLE), -float(FLOAT_EXACT_WHOLE)]

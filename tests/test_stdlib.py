@@ -108,7 +108,7 @@ def test_the_trees_module_defines_a_tree_choicemaker_without_training_on_import(
 
     session = Session(budget=1)
     session.run("import trees\nmaker = trees.chooser\n")
-    maker = session.eval("maker")
+    maker = session.interpreter.globals.lookup("maker")  # the object itself (eval returns data only)
     assert [o.name for o in maker.options] == ["FriedmanSchuster", "Mohammed", "RandomTrees", "PatilSingh",
                                               "FletcherIslam", "OneRule", "BinaryTree", "Majority"]
     assert maker.trained is None and maker.task == "classification"
@@ -124,7 +124,7 @@ def test_the_histograms_module_declares_its_choicemakers_lazily():
 
     session = Session(budget=1)
     session.run("import histograms\none = histograms.chooser\ntwo = histograms.chooser_2d\n")
-    one, two = session.eval("one"), session.eval("two")
+    one, two = (session.interpreter.globals.lookup(n) for n in ("one", "two"))  # the objects (eval returns data only)
     assert "DAWA" in [o.name for o in one.options] and "AGrid" in [o.name for o in two.options]
     for maker in (one, two):
         assert maker.trained is None and maker.share == Fraction(1, 100)

@@ -96,7 +96,7 @@ def _tiny_tree_choicemaker(tmp_path, monkeypatch, options: str, metafeatures: st
     monkeypatch.setenv("JOSTLE_CACHE", str(tmp_path))
     session = _session(budget=3.0)
     session.run(f"choicemaker T among {{{options}}} informed by {{{metafeatures}}} trained on tree_corpus()\n")
-    maker = session.eval("T")
+    maker = session.interpreter.globals.lookup("T")  # the object itself (eval returns data only)
     maker.corpus = CorpusValue([synthetic_task("a", 150, (2, 3, 2), 2, 1, 0.1, seed=1),
                                 synthetic_task("b", 200, (4, 4), 3, 1, 0.2, seed=2)], "tiny", task="classification")
     maker.grid = TreeGrid(epsilons=(0.5, 2.0), repetitions=1)
