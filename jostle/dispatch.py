@@ -979,7 +979,6 @@ class ChoiceMaker:
         if len(args) != 2:
             raise JostleRuntimeError(f"{who} takes 2 arguments (data, queries) but {len(args)} were given", span)
         counts, l1, node, private = histogram_data(args[0], span, who)
-        self._check_dims(counts, span, who)
         workload = _workload(args[1], counts, span, who)
         if not private:
             return counts.reshape(-1).astype(float)

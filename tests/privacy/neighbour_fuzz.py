@@ -945,13 +945,28 @@ class Generator:
                           f"{metafeature}({h}, epsilon=0.1)" if metafeature != "zeros" else f"{{{{ zeros({h}) }}}}"])
         chunks.append(f"with budget 1:\n    print(len([{call}]))")
 
+    def family_misplaced(self, chunks: list[str]) -> None:
+        """A private value where a built-in wants a public one: the error quotes the argument
+        (a bad size, column, delta, index, ...), and must show only its public description."""
+        table = self.some_table(True)
+        categorical = self.columns_of(table, ("text", "code", "mixed"))
+        numeric = self.columns_of(table, ("num",))
+        values = [f"count({table})", f"{{a: count({table})}}", f"[count({table})]"]
+        if categorical:
+            values.append(f'histogram({table}, "{categorical[0].name}")')
+        if numeric:
+            values += [f'sum({table}, "{numeric[0].name}")', f'mean({table}, "{numeric[0].name}")']
+        form = self.pick(list(MISPLACED.values()))
+        chunks.append(f"print({form.replace('%s', self.pick(values)).replace('TABLE', table)})")
+
     def family_private_probe(self, chunks: list[str]) -> None:
         """Public-only and private-aware built-ins applied to private values: refused or public,
         never depending on the rows."""
         table = self.some_table(True)
         categorical = self.columns_of(table, ("text", "code", "mixed"))
         numeric = self.columns_of(table, ("num",))
-        values = [table, f"count({table})", f"{table}.columns", f"{table}.name"]
+        values = [table, f"count({table})", f"{table}.columns", f"{table}.name", f"{{a: count({table})}}",
+                  f"[count({table}), 1]"]
         if categorical:
             values += [f'histogram({table}, "{categorical[0].name}")']
         if numeric:
@@ -960,7 +975,7 @@ class Generator:
         fn = self.pick(["print", "len", "str", "sum", "abs", "sorted", "zeros", "keys", "int", "float", "min", "max",
                         "round", "sqrt", "map(lambda q: q, %s)", "filter(lambda q: true, %s)", "%s[0]", "%s.labels",
                         "rows", "enumerate", "zip(%s, [1, 2])", "%s + [0, 0]", "-%s", "%s == %s", "%s * %s",
-                        "describe"])
+                        "describe", *MISPLACED.values()])
         if self.chance(0.25):
             chunks.append(self.pick([f"for q in {table}:\n    print(1)", f"if {value}:\n    print(1)",
                                      f"while {value}:\n    break", f"print([{value}] == [1])",
@@ -999,14 +1014,24 @@ class Generator:
         ]))
 
 
+# Built-ins that want a public argument where %s goes (TABLE: the private table): their errors
+# quote the bad argument, so a private value there must print as its description only.
+MISPLACED = {
+    "size": "all_ranges(%s)", "prefix": "prefixes(%s)", "ranges": "random_ranges(4, %s)",
+    "delta": "gaussian(1, 1, %s)", "rr": "randomized_response(TABLE, %s, 1)", "select": "TABLE.select(%s)",
+    "domain": "domain(TABLE, %s)", "digits": "round(1.5, %s)", "index": "[1, 2][%s]",
+    "field": "{a: 1}[%s]", "eps": "laplace(1, %s)", "target": "OneRule(TABLE, %s, epsilon=1)",
+    "corpus": "histogram_corpus(%s)", "rect": "random_rectangles(2, 2, %s)",
+}
+
 FAMILIES: dict[str, float] = {
     "compose": 30, "hole1": 14, "hole5": 10, "hole7": 8, "choicemaker": 4, "partition": 8,
-    "release": 8, "private_probe": 8, "public": 3, "trees": 2,
+    "release": 8, "private_probe": 8, "public": 3, "trees": 2, "misplaced": 4,
 }
 
 
 # How likely a family's statements are to end the program with a refusal on correct code.
-REFUSAL_RANK = {"private_probe": 1, "public": 1}
+REFUSAL_RANK = {"private_probe": 1, "public": 1, "misplaced": 1}
 
 
 # ---------------------------------------------------------------- making a case

@@ -201,6 +201,26 @@ def hole7() -> Reintroduced:
     return Reintroduced("7", [(builtins, "refuse_registered_private_file", unguarded)])
 
 
+def value_reprs() -> Reintroduced:
+    """Before 9a7f512: private values printed as their dataclass repr, value included, and
+    errors that quote a bad argument (`got {x!r}`) showed it (found by an adversarial review
+    after the fuzzer first ran; the `misplaced` family was added for it)."""
+    from jostle import values
+
+    def dataclass_repr(self: Any) -> str:
+        return f"{type(self).__name__}(value={getattr(self, 'value', getattr(self, 'total', None))!r})"
+
+    return Reintroduced("repr", [(values.Private, "__repr__", dataclass_repr),
+                                 (values.Private, "__str__", dataclass_repr),
+                                 (values.PrivateMean, "__repr__", dataclass_repr),
+                                 (values.PrivateMean, "__str__", dataclass_repr)])
+
+
+def test_private_reprs_reintroduced_are_found_by_the_fuzzer() -> None:
+    finding = _assert_found(value_reprs(), {"misplaced": 1})
+    assert "count(" in finding.case.source or "sum(" in finding.case.source or "histogram(" in finding.case.source
+
+
 def test_hole1_reintroduced_is_found_by_the_fuzzer() -> None:
     finding = _assert_found(hole1())  # the default mix of statements
     assert "t" in finding.case.source
