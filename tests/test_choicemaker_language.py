@@ -200,7 +200,7 @@ e = H(h, q, epsilon=0.5)
 # uncharged; they may read only public values there. Hole 4: histogram options and
 # metafeatures assume whole counts. Hole 9: the epsilon handed to an algorithm never rounds
 # above the rational charged.
-from jostle.dispatch import TRAINING_REFUSAL, WithheldRead  # noqa: E402
+from jostle.training_boundary import TRAINING_REFUSAL, WithheldRead  # noqa: E402
 from jostle.errors import PrivacyError  # noqa: E402
 
 
