@@ -31,7 +31,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from jostle import Session  # noqa: E402
-from jostle.budget import Accountant, Budget, ParallelGroup  # noqa: E402
+from jostle.privacy.budget import Accountant, Budget, ParallelGroup  # noqa: E402
 
 OLD_COMMIT = "4dbfa92"  # the accountant before incremental costs
 
@@ -39,7 +39,7 @@ OLD_COMMIT = "4dbfa92"  # the accountant before incremental costs
 def _old_budget_module():
     """The accountant as of OLD_COMMIT, loaded under another name (None if git cannot)."""
     try:
-        source = subprocess.run(["git", "show", f"{OLD_COMMIT}:jostle/budget.py"], cwd=ROOT,
+        source = subprocess.run(["git", "show", f"{OLD_COMMIT}:jostle/privacy/budget.py"], cwd=ROOT,
                                 capture_output=True, text=True, check=True).stdout
     except (OSError, subprocess.CalledProcessError):
         return None
@@ -95,7 +95,7 @@ def main() -> None:
     parser.add_argument("--file-releases", type=int, default=2_000)
     args = parser.parse_args()
     chunk = args.releases // 10
-    import jostle.budget as current
+    import jostle.privacy.budget as current
 
     report("accountant (incremental)", time_accountant(current, args.releases, chunk), chunk)
     old = _old_budget_module()

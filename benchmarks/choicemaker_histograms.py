@@ -19,16 +19,16 @@ Protocol (DPBench, Hay et al. SIGMOD 2016; Pythia, Kotsogiannis et al. SIGMOD 20
 Usage:
     python benchmarks/choicemaker_histograms.py [--data DIR] [--train-data DIR --test-data DIR]
                                                 [--quick] [--n-jobs 2]
---data defaults to $JOSTLE_DATA or ../shared/datasets and uses every .npy under
-DIR/dpbench/1D and DIR/dpbench/2D. Results: benchmarks/results/choicemaker_histograms.json
-and .png (regret by algorithm; time against domain size).
+--data defaults to $JOSTLE_DATA, else ../shared/datasets, and uses every .npy under
+DIR/dpbench/1D and DIR/dpbench/2D (benchmarks/benchmark_data.py; README.md, "Benchmarks", says
+where to get them). Results: benchmarks/results/choicemaker_histograms.json and .png (regret
+by algorithm; time against domain size); --replot JSON redraws the PNG of a results file.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 import time
 from pathlib import Path
@@ -39,12 +39,16 @@ from joblib import Parallel, delayed
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from jostle.choicemaker import (BUILTIN_METAFEATURES, BUILTIN_OPTIONS, Corpus, SimulationNoise,  # noqa: E402
-                                TrainingGrid, dispatch, dpbench_corpus, experience_table, train)
-from jostle.choicemaker.corpus import default_corpus, rebin  # noqa: E402
-from jostle.choicemaker.training import _seed, default_workload, domain_label, sample_input  # noqa: E402
-from jostle.histograms.workloads import scaled_error  # noqa: E402
+import benchmark_data  # noqa: E402  (where the shared data is; the one-line message when it is not)
+
+from jostle.learners.histograms.api import (BUILTIN_METAFEATURES, BUILTIN_OPTIONS, TrainingGrid,  # noqa: E402
+                                            dispatch, experience_table, train)
+from jostle.learners.histograms.corpus import Corpus, default_corpus, dpbench_corpus, rebin  # noqa: E402
+from jostle.learners.histograms.simulation import SimulationNoise  # noqa: E402
+from jostle.learners.histograms.task import _seed, default_workload, domain_label, sample_input  # noqa: E402
+from jostle.learners.histograms.workloads import scaled_error  # noqa: E402
 
 RESULTS = ROOT / "benchmarks" / "results"
 DEFAULT_BENCH_FEATURES = ("domain_size", "epsilon", "profile_size", "profile_uniformity",
@@ -191,51 +195,129 @@ def timing(fixed: pd.DataFrame, chosen: pd.DataFrame) -> dict:
     return out
 
 
+REGRET_AXIS_END = 7.0  # average regrets past this are cut and written out (Uniform's run to 1e4)
+
+
+def _spread(values: list[float], gap: float) -> list[float]:
+    """`values` (sorted positions of labels) moved apart to at least `gap`, keeping their order."""
+    out = list(values)
+    for i in range(1, len(out)):
+        out[i] = max(out[i], out[i - 1] + gap)
+    shift = (sum(values) - sum(out)) / len(out)  # re-centre the group on the original positions
+    return [v + shift for v in out]
+
+
+def _regret_panel(ax, block: dict, label: str, share: float, axis_end: float) -> None:
+    """Horizontal bars of average regret: the ChoiceMaker, the oracle paying its share, each fixed algorithm."""
+    fixed = sorted(block["fixed"], key=lambda o: block["fixed"][o]["avg_regret"])
+    percent = f"{share:.0%}" if share * 100 == round(share * 100) else f"{share:.1%}"
+    names = [f"ChoiceMaker\n(pays {percent} of epsilon)", f"oracle paying {percent}*"] + fixed
+    values = [block["choicemaker"]["avg_regret"], block["oracle_paying_metafeatures"]["avg_regret"]] + \
+        [block["fixed"][o]["avg_regret"] for o in fixed]
+    colours = ["tab:red", "0.55"] + ["tab:blue"] * len(fixed)
+    positions = [0, 1] + [i + 2.5 for i in range(len(fixed))]  # a gap between the two groups
+    shown = [min(v, axis_end) for v in values]
+    bars = ax.barh(positions, shown, color=colours, height=0.72)
+    for bar, value in zip(bars, values):
+        y = bar.get_y() + bar.get_height() / 2
+        if value > axis_end:  # cut: paler, with its value written at the axis end
+            bar.set_alpha(0.45)
+            ax.text(axis_end * 0.985, y, (f"{value:,.0f}" if value >= 100 else f"{value:.1f}") + " (off scale) \u2192",
+                    ha="right", va="center", fontsize=8.5, fontweight="bold",
+                    bbox=dict(boxstyle="round,pad=0.2", fc="white", ec="none", alpha=0.9))
+        else:
+            ax.text(value + axis_end * 0.01, y, f"{value:.2f}", ha="left", va="center", fontsize=8.5,
+                    bbox=dict(boxstyle="square,pad=0.1", fc="white", ec="none", alpha=0.8))
+    ax.axvline(1.0, color="black", lw=0.8)
+    ax.axvline(1.15, color="black", ls="--", lw=1, label="goal: average regret 1.15")
+    ax.set_yticks(positions, names, fontsize=8.5)
+    ax.invert_yaxis()
+    ax.set_xlim(0, axis_end)
+    ax.set_xlabel("average regret (1 = as good as the best fixed algorithm on every configuration)")
+    ax.set_title(f"{label}: average regret over {block['configurations']} configurations")
+    ax.grid(axis="x", alpha=0.3)
+    ax.legend(loc="upper right", fontsize=8.5)
+
+
+def _timing_panel(ax, table: dict, label: str, colours: dict) -> None:
+    """Seconds per run against domain size, one line per algorithm, each labelled at its right end."""
+    ends = []
+    for option, series in table.items():
+        sizes = sorted(series, key=float)
+        xs, ys = [float(s) for s in sizes], [series[s] for s in sizes]
+        highlight = option.startswith("ChoiceMaker")
+        ax.plot(xs, ys, marker="o", ms=4 if not highlight else 6, lw=1.3 if not highlight else 2.6,
+                color=colours[option], zorder=3 if highlight else 2)
+        ends.append((np.log10(ys[-1]), option, xs[-1]))
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    low, high = ax.get_ylim()
+    ends.sort()
+    placed = _spread([e[0] for e in ends], gap=(np.log10(high) - np.log10(low)) * 0.055)
+    x_end = max(e[2] for e in ends)
+    for (_, option, _), y in zip(ends, placed):
+        ax.text(x_end * 1.12, 10 ** y, option.replace(" (dispatch)", ""), va="center",
+                fontsize=8.5, color=colours[option],
+                fontweight="bold" if option.startswith("ChoiceMaker") else "normal")
+    ax.set_ylim(min(low, 10 ** min(placed) / 1.3), max(high, 10 ** max(placed) * 1.3))
+    x_start = min(float(s) for series in table.values() for s in series)
+    ax.set_xlim(x_start / 1.3, x_end * 5)
+    sizes = sorted({float(s) for series in table.values() for s in series})
+    ax.set_xticks(sizes, [f"{int(s):,}" for s in sizes])
+    ax.minorticks_off()
+    ax.set_xlabel("domain size (cells)")
+    ax.set_ylabel("seconds per run (log scale)")
+    ax.set_title(f"{label}: time against domain size (ChoiceMaker: the whole dispatch)")
+    ax.grid(alpha=0.3)
+
+
 def plot(summary: dict, times: dict, path: Path) -> None:
-    """Bar chart of average regret by algorithm (per dims), and time against domain size."""
+    """Average regret by algorithm (one panel per dimensionality) above their running times."""
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     panels = list(summary["by_dims"].items())
-    fig, axes = plt.subplots(1, len(panels) + 1, figsize=(6 * (len(panels) + 1) + 2, 4.8))
-    for ax, (label, block) in zip(axes, panels):
-        names = sorted(block["fixed"], key=lambda o: block["fixed"][o]["avg_regret"])
-        values = [block["fixed"][o]["avg_regret"] for o in names]
-        names = ["ChoiceMaker", "oracle paying mf"] + names
-        values = [block["choicemaker"]["avg_regret"],
-                  block["oracle_paying_metafeatures"]["avg_regret"]] + values
-        colours = ["tab:red", "tab:gray"] + ["tab:blue"] * (len(names) - 2)
-        ax.bar(range(len(names)), values, color=colours)
-        ax.set_yscale("log")
-        ax.axhline(1.15, color="k", linestyle="--", linewidth=1, label="goal 1.15")
-        ax.set_xticks(range(len(names)), names, rotation=60, ha="right")
-        ax.set_ylabel("average regret (log scale)")
-        ax.set_title(f"{label}: {block['configurations']} configurations")
-        for i, v in enumerate(values):
-            ax.text(i, v, f"{v:.2f}", ha="center", va="bottom", fontsize=7)
-        ax.legend(loc="upper left")
-    ax = axes[-1]
-    names = sorted({o for table in times.values() for o in table})
-    colours = dict(zip(names, plt.cm.tab20(np.linspace(0, 1, max(len(names), 2)))))
-    for label, table in times.items():
-        for option, series in table.items():
-            sizes = sorted(series, key=float)
-            ax.plot([float(s) for s in sizes], [series[s] for s in sizes], marker="o",
-                    color=colours[option], linestyle="-" if label == "1D" else "--",
-                    label=option if label == "1D" or option not in times.get("1D", {}) else None)
-    ax.set_xscale("log")
-    ax.set_yscale("log")
-    ax.set_xlabel("domain size (cells)")
-    ax.set_ylabel("seconds per run")
-    ax.set_title("time against domain size (solid 1D, dashed 2D)")
-    ax.legend(fontsize=7, loc="center left", bbox_to_anchor=(1.0, 0.5))
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
+    share = float(summary.get("mf_share", DEFAULT_MF_SHARE))
+    largest = max(v for _, b in panels for v in [b["choicemaker"]["avg_regret"]] +
+                  [f["avg_regret"] for f in b["fixed"].values()])
+    axis_end = min(REGRET_AXIS_END, largest * 1.12)
+    fig, axes = plt.subplots(2, len(panels), figsize=(7.4 * len(panels), 11.2), squeeze=False,
+                             gridspec_kw={"height_ratios": [1.15, 1]})
+    for ax, (label, block) in zip(axes[0], panels):
+        _regret_panel(ax, block, label, share, axis_end)
+    names = sorted({o for table in times.values() for o in table if not o.startswith("ChoiceMaker")})
+    colours = dict(zip(names, plt.cm.tab10(np.linspace(0, 1, 10))[:len(names)]))
+    colours.update({o: "black" for table in times.values() for o in table if o.startswith("ChoiceMaker")})
+    for ax, (label, _) in zip(axes[1], panels):
+        if label in times:
+            _timing_panel(ax, times[label], label, colours)
+        else:
+            ax.set_visible(False)
+    overall = summary["choicemaker"]["avg_regret"]
+    best = min(summary["fixed"], key=lambda o: summary["fixed"][o]["avg_regret"])
+    fig.suptitle(f"Histogram ChoiceMaker against every fixed algorithm on DPBench's shapes "
+                 f"({summary.get('protocol', 'leave-one-dataset-out')}{', quick grid' if summary.get('quick') else ''})"
+                 f"\nall {summary['configurations']} configurations: ChoiceMaker {overall:.2f}, best fixed "
+                 f"algorithm {best} {summary['fixed'][best]['avg_regret']:.2f}", fontsize=12)
+    fig.text(0.01, 0.005,
+             "Regret of an algorithm on a configuration (shape, domain, scale, epsilon) = its error / the lowest "
+             "error any fixed algorithm reached there with the whole epsilon; an oracle that knows the best "
+             "algorithm and pays nothing scores 1.\n"
+             f"* The ChoiceMaker pays {share:.0%} of epsilon for its measurements (metafeatures) out of the same "
+             "budget. 'Oracle paying' is the oracle made to pay that same share: the best fixed algorithm on each "
+             f"configuration, run with the other {1 - share:.0%}.\n"
+             "It is the best any ChoiceMaker measuring that much could do. Pale bars run past the axis end "
+             f"({axis_end:g}); their value is written in them. Dashed line: the goal, 1.15.",
+             fontsize=8.5, va="bottom")
+    fig.tight_layout(rect=(0, 0.05, 1, 0.95))
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
 
 
 def main(argv: list[str] | None = None) -> dict:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--data", default=os.environ.get("JOSTLE_DATA") or str(ROOT.parent / "shared" / "datasets"))
+    parser.add_argument("--data", default=None,
+                        help="folder holding dpbench/ (default $JOSTLE_DATA, else ../shared/datasets)")
     parser.add_argument("--train-data", help="train on DIR/dpbench shapes (with --test-data)")
     parser.add_argument("--test-data", help="evaluate on DIR/dpbench shapes (with --train-data)")
     parser.add_argument("--quick", action="store_true", help="reduced grid (minutes)")
@@ -258,8 +340,11 @@ def main(argv: list[str] | None = None) -> dict:
         parser.error("--train-data and --test-data go together")
     started = time.time()
     lodo = not args.train_data
-    train_dir = Path(args.train_data or args.data) / "dpbench"
-    test_dir = Path(args.test_data or args.data) / "dpbench"
+    needed = ["1D/*.npy", "2D/*.npy"]  # the shapes
+    train_dir = benchmark_data.require("choicemaker_histograms.py", benchmark_data.DPBENCH,
+                                       args.train_data or args.data, needed)
+    test_dir = benchmark_data.require("choicemaker_histograms.py", benchmark_data.DPBENCH,
+                                      args.test_data or args.data, needed)
     train_corpus, test_corpus = dpbench_corpus(train_dir), dpbench_corpus(test_dir)
     train_grid, eval_grid = grids(args.quick)
     options = list(BUILTIN_OPTIONS.values())

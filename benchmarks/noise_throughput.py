@@ -21,10 +21,12 @@ from typing import Callable
 import numpy as np
 import pandas as pd
 
-from jostle import Session, mechanisms
-from jostle.budget import Accountant, Budget
-from jostle.noise import Randomness, SimulationNoise
-from jostle.source import BUILTIN_SPAN
+from jostle import Session
+
+from jostle.language import mechanisms
+from jostle.privacy.budget import Accountant, Budget
+from jostle.privacy.noise import Randomness, SimulationNoise
+from jostle.diagnostics.source import BUILTIN_SPAN
 
 
 def rate(draw: Callable[[int], object], size: int, repeats: int, total: int = 100_000) -> float:

@@ -2,7 +2,7 @@
 
 The literature's study (Fletcher & Islam's survey; IBM diffprivlib's figures as reference): for
 each data set, each epsilon of a log grid from 0.01 to 10 and each repetition, a seeded 70/30
-train/test split; the learners of `jostle.choicemaker.tree_task.TREE_OPTIONS` (the five
+train/test split; the learners of `jostle.learners.trees.options.TREE_OPTIONS` (the five
 published ones, FriedmanSchuster, Mohammed, RandomTrees = Jagannathan et al., PatilSingh,
 FletcherIslam, and the family's low-budget configurations OneRule, BinaryTree, Majority) are
 trained on the training part with the whole epsilon and scored on the test part, and so is
@@ -29,19 +29,23 @@ Usage:
         --dataset  a CSV under DIR/uci and its class column (repeatable; default: the four tables)
         --quick    epsilons 0.1, 0.5, 1, 2 and 3 repetitions (under 10 minutes)
         --repetitions N (default 20), --n-jobs N (default 2)
+        --replot JSON  only redraw the PNG beside a results file (trees.json, trees_quick.json)
+Without the data it stops with one line (benchmarks/benchmark_data.py).
 Writes benchmarks/results/trees.json:
     {"<dataset>": {"<eps>": {"<learner>": mean_accuracy, ..., "choicemaker": {"pick": "<learner>",
      "accuracy": A, "picks": {...}, "metafeature_epsilon": e}}, "nonprivate": A, "reference": {...},
      "rows": n, "domains": "declared" | "from the file"},
      "_meta": {settings, timings, the ChoiceMaker's training report}}
-and benchmarks/results/trees.png (one panel per data set).
+and benchmarks/results/trees.png (one panel per data set: the ChoiceMaker with its standard
+errors, the learners it picks, the best learner in hindsight, the non-private tree and diffprivlib's
+figures in front, the other learners muted; a --quick run writes trees_quick.json and .png).
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
-import os
 import sys
 import time
 from collections import Counter
@@ -54,14 +58,15 @@ import pandas as pd
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
+import benchmark_data  # noqa: E402  (where the shared data is; the one-line message when it is not)
 from trees_learners import DATASETS as DECLARED  # noqa: E402  (declared public schemas)
 
-from jostle.choicemaker.tree_corpus import ClassificationData, train_test_split  # noqa: E402
-from jostle.choicemaker.tree_task import TREE_OPTIONS, dispatch_tree  # noqa: E402
-from jostle.choicemaker.tree_training import train_tree_choicemaker  # noqa: E402
-from jostle.noise import Randomness  # noqa: E402
-from jostle.trees import C45DecisionTreeClassifier, NumericBins, encode_features  # noqa: E402
-from jostle.trees.encoding import encode_categories  # noqa: E402
+from jostle.learners.trees.corpus import ClassificationData, train_test_split  # noqa: E402
+from jostle.learners.trees.api import dispatch_tree, train_tree_choicemaker  # noqa: E402
+from jostle.learners.trees.options import TREE_OPTIONS  # noqa: E402
+from jostle.privacy.noise import Randomness  # noqa: E402
+from jostle.learners.trees import C45DecisionTreeClassifier, NumericBins, encode_features  # noqa: E402
+from jostle.learners.trees.encoding import encode_categories  # noqa: E402
 
 RESULTS = ROOT / "benchmarks" / "results" / "trees.json"
 PLOT = ROOT / "benchmarks" / "results" / "trees.png"
@@ -76,18 +81,32 @@ MAX_TEXT_CATEGORIES = 100  # a text column with more distinct values is dropped 
 FILE_BINS = 5
 
 
-def data_folder(argument: str | None) -> Path:
-    """The folder holding the UCI CSVs: DIR/uci, or DIR itself if it holds the CSVs directly."""
-    base = Path(argument or os.environ.get("JOSTLE_DATA") or ROOT.parent / "shared" / "datasets")
-    return base / "uci" if (base / "uci").is_dir() else base
+def data_folder(argument: str | None, files: list[str], named: bool = False) -> Path:
+    """The folder holding the UCI CSVs `files` (see benchmark_data); exits with one line if one is missing.
+
+    `named`: the files were named with --dataset, so the message does not send the user to UCI for them.
+    """
+    collection = benchmark_data.UCI
+    if named:
+        collection = dataclasses.replace(
+            collection, what="the --dataset files",
+            source="where you found them (the default tables: https://archive.ics.uci.edu)")
+    return benchmark_data.require("trees.py", collection, argument, files)
+
+
+def split_dataset_argument(file_and_target: str) -> tuple[str, str]:
+    """("file.csv", "target") from "file.csv:target"."""
+    file_name, _, target = file_and_target.partition(":")
+    if not file_name or not target:
+        raise SystemExit(f"trees.py: --dataset wants FILE:TARGET (a CSV under the data folder's uci/ and "
+                         f"its class column); got {file_and_target!r}")
+    return file_name, target
 
 
 def load_dataset(folder: Path, file_and_target: str) -> tuple[ClassificationData, str]:
     """Encode a CSV with declared domains (known tables) or domains read from the file."""
-    file_name, _, target = file_and_target.partition(":")
+    file_name, target = split_dataset_argument(file_and_target)
     path = folder / file_name
-    if not path.exists() or not target:
-        raise SystemExit(f"--dataset wants FILE:TARGET with FILE under {folder}; got {file_and_target!r}")
     name = path.stem
     spec = DECLARED.get(name)
     if spec is not None and spec["file"] == file_name and spec["target"] == target:
@@ -156,6 +175,9 @@ def summarise(runs: list[dict], epsilons: list[float]) -> dict:
     for epsilon in epsilons:
         rows = [run["by_eps"][epsilon] for run in runs]
         entry = {name: float(np.mean([r[name] for r in rows])) for name in TREE_OPTIONS}
+        if len(rows) > 1:  # each learner's standard error over the repetitions (the plot's error bars)
+            entry["learner_se"] = {name: float(np.std([r[name] for r in rows], ddof=1) / np.sqrt(len(rows)))
+                                   for name in TREE_OPTIONS}
         picks = Counter(r["choicemaker"]["pick"] for r in rows)
         entry["choicemaker"] = {
             "pick": picks.most_common(1)[0][0], "accuracy": float(np.mean([r["choicemaker"]["accuracy"] for r in rows])),
@@ -226,33 +248,101 @@ def goals(results: dict, epsilons: list[float]) -> list[str]:
     return lines
 
 
-def plot(results: dict, epsilons: list[float]) -> None:
+TITLES = {"hiv1_protease_1625": "HIV-1 protease cleavage", "nursery": "Nursery",
+          "contraceptive": "Contraceptive method choice", "mushroom": "Mushroom"}
+PICK_COLOURS = ["tab:orange", "tab:blue", "tab:green", "tab:purple", "tab:brown", "tab:pink"]
+
+
+def plot(results: dict, epsilons: list[float], path: Path) -> None:
+    """Accuracy against epsilon, one panel per data set, the ChoiceMaker and its references in front.
+
+    Drawn boldly: the ChoiceMaker (black, error bars of one standard error over the repetitions;
+    each marker coloured by the learner it picked there), the learners it picks (coloured), the
+    best learner at each epsilon in hindsight (dotted), the non-private tree (dashed) and
+    diffprivlib's figures (red stars). The other learners are thin grey lines. One legend, below
+    the panels, covers them all.
+    """
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    from matplotlib.lines import Line2D
+    from matplotlib.ticker import FuncFormatter
+
     names = [n for n in results if not n.startswith("_")]
-    figure, axes = plt.subplots(1, len(names), figsize=(4.6 * len(names), 4.0), squeeze=False)
-    for axis, name in zip(axes[0], names):
+    keys = [f"{e:g}" for e in epsilons]
+    picked = sorted({p for n in names for k in keys for p in results[n][k]["choicemaker"]["picks"]},
+                    key=lambda learner: list(TREE_OPTIONS).index(learner) if learner in TREE_OPTIONS else 99)
+    colour = dict(zip(picked, PICK_COLOURS))
+    others = [learner for learner in TREE_OPTIONS if learner not in colour]
+    repetitions = results.get("_meta", {}).get("repetitions")
+    columns = 2 if len(names) > 1 else 1
+    rows = -(-len(names) // columns)
+    figure, axes = plt.subplots(rows, columns, figsize=(6.2 * columns, 4.1 * rows + 1.2), squeeze=False)
+    for axis in axes.flat[len(names):]:
+        axis.set_visible(False)
+    for axis, name in zip(axes.flat, names):
         result = results[name]
-        for learner in TREE_OPTIONS:
-            axis.plot(epsilons, [result[f"{e:g}"][learner] for e in epsilons], marker=".", lw=1, label=learner)
-        axis.plot(epsilons, [result[f"{e:g}"]["choicemaker"]["accuracy"] for e in epsilons], color="black", lw=2.5,
-                  marker="o", label="ChoiceMaker (incl. metafeatures)")
-        axis.axhline(result["nonprivate"], color="grey", ls="--", label="C4.5 depth 5 (non-private)")
-        if name in REFERENCE:
-            reference = REFERENCE[name]["diffprivlib"]
-            axis.plot(list(reference), list(reference.values()), "r*", ms=10, ls="none", label="diffprivlib best")
+        focus: list[float] = []  # the values the y range is chosen for
+        for learner in others:
+            axis.plot(epsilons, [result[k][learner] for k in keys], color="0.78", lw=0.9, zorder=1)
+        for learner in picked:
+            values = [result[k][learner] for k in keys]
+            axis.plot(epsilons, values, color=colour[learner], lw=1.4, alpha=0.85, zorder=2)
+            ses = [result[k].get("learner_se", {}).get(learner) for k in keys]
+            if all(se is not None for se in ses):  # runs that recorded the learners' standard errors
+                axis.fill_between(epsilons, np.subtract(values, ses), np.add(values, ses),
+                                  color=colour[learner], alpha=0.12, lw=0, zorder=1)
+            focus += values
+        best = [max(result[k][learner] for learner in TREE_OPTIONS) for k in keys]
+        axis.plot(epsilons, best, color="tab:purple", ls=":", lw=1.6, zorder=3)
+        accuracy = [result[k]["choicemaker"]["accuracy"] for k in keys]
+        se = [result[k]["choicemaker"].get("accuracy_se", float("nan")) for k in keys]
+        axis.errorbar(epsilons, accuracy, yerr=np.nan_to_num(se), color="black", lw=2.2, capsize=3,
+                      elinewidth=1.2, zorder=5)
+        axis.scatter(epsilons, accuracy, s=42, zorder=6, edgecolors="black", linewidths=1.0,
+                     c=[colour[result[k]["choicemaker"]["pick"]] for k in keys])
+        axis.axhline(result["nonprivate"], color="0.3", ls="--", lw=1.2, zorder=2)
+        reference = result.get("reference", {}).get("diffprivlib") or {}
+        if reference:
+            axis.plot([float(e) for e in reference], list(reference.values()), "*", color="red", ms=11,
+                      ls="none", zorder=7)
+        focus += accuracy + best + [result["nonprivate"]] + list(reference.values())
+        low, high = min(focus), max(focus)
+        margin = 0.06 * (high - low)
+        axis.set_ylim(low - margin, high + margin)
         axis.set_xscale("log")
-        axis.set_title(f"{name} ({result['rows']} rows)")
-        axis.set_xlabel("epsilon")
+        if len(epsilons) <= 6:  # a short grid: a tick at every epsilon run
+            axis.set_xticks(epsilons)
+            axis.minorticks_off()
+        axis.xaxis.set_major_formatter(FuncFormatter(lambda value, _: f"{value:g}"))
+        axis.set_title(f"{TITLES.get(name, name)} ({result['rows']:,} rows)")
+        axis.set_xlabel("epsilon (log scale)")
+        axis.set_ylabel("test accuracy")
         axis.grid(alpha=0.3)
-    axes[0][0].set_ylabel("test accuracy")
-    axes[0][-1].legend(fontsize=7, loc="lower right")
-    figure.tight_layout()
-    figure.savefig(PLOT, dpi=110)
+    handles = [
+        Line2D([], [], color="black", lw=2.2, marker="o", mfc="white", mec="black",
+               label="ChoiceMaker, +/-1 standard error" + (f" over {repetitions} splits" if repetitions else "")
+               + "\n(marker colour: the learner it picked)"),
+        *[Line2D([], [], color=colour[learner], lw=1.4, label=f"{learner} (a learner it picks)")
+          for learner in picked],
+        Line2D([], [], color="tab:purple", ls=":", lw=1.6, label="best of the 8 learners at each epsilon\n"
+               "(picked in hindsight on the test part)"),
+        Line2D([], [], color="0.78", lw=0.9,
+               label="the other learners (may run below the axis):\n" + ", ".join(others)),
+        Line2D([], [], color="0.3", ls="--", lw=1.2, label="C4.5 depth 5, not private"),
+        Line2D([], [], color="red", marker="*", ms=11, ls="none", label="diffprivlib, best of its learners"),
+    ]
+    figure.legend(handles=handles, loc="lower center", ncol=3, fontsize=8.5, frameon=False)
+    learner_se = any("learner_se" in results[n][keys[0]] for n in names)
+    figure.suptitle("Private decision trees: test accuracy against epsilon (means over 70/30 splits; "
+                    + ("shaded: +/-1 standard error of each learner)" if learner_se
+                       else "only the ChoiceMaker's standard error was recorded)"), fontsize=11)
+    figure.tight_layout(rect=(0, 1.1 / (4.1 * rows + 1.2), 1, 0.97))
+    figure.savefig(path, dpi=110)
+    plt.close(figure)
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", default=None, help="folder holding uci/ (default $JOSTLE_DATA or ../shared/datasets)")
     parser.add_argument("--dataset", action="append", default=None, metavar="FILE:TARGET",
@@ -260,13 +350,25 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="epsilons 0.1, 0.5, 1, 2; 3 repetitions")
     parser.add_argument("--repetitions", type=int, default=None, help="default 20 (3 with --quick)")
     parser.add_argument("--n-jobs", type=int, default=2, help="processes (the machine is shared: at most 2)")
-    args = parser.parse_args()
-    folder = data_folder(args.data)
+    parser.add_argument("--replot", metavar="JSON", help="only redraw the PNG of a results file (trees.json, "
+                        "trees_quick.json) beside it; runs nothing and needs no data")
+    args = parser.parse_args(argv)
+    if args.replot:
+        path = Path(args.replot)
+        results = json.loads(path.read_text())
+        plot(results, results["_meta"]["epsilons"], path.with_suffix(".png"))
+        print(f"wrote {path.with_suffix('.png')}")
+        return
+    global RESULTS, PLOT
+    if args.quick:  # a quick run never overwrites the full run's figures
+        RESULTS, PLOT = RESULTS.with_name("trees_quick.json"), PLOT.with_name("trees_quick.png")
+    requested = args.dataset or DEFAULT_DATASETS
+    folder = data_folder(args.data, [split_dataset_argument(d)[0] for d in requested], named=bool(args.dataset))
     epsilons = QUICK_EPSILONS if args.quick else FULL_EPSILONS
     # 20: with 10 the majority rate of the test parts alone moved by 0.013 on HIV-1 (0.786 for
     # splits 0-9, 0.773 for 0-29), as much as the margins the goals are about
     repetitions = args.repetitions or (3 if args.quick else 20)
-    datasets = [load_dataset(folder, d) for d in (args.dataset or DEFAULT_DATASETS)]
+    datasets = [load_dataset(folder, d) for d in requested]
 
     start = time.perf_counter()
     trained = train_tree_choicemaker(n_jobs=args.n_jobs, progress=True)  # the public corpus only
@@ -302,7 +404,7 @@ def main() -> None:
     }
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
     RESULTS.write_text(json.dumps(results, indent=1))
-    plot(results, epsilons)
+    plot(results, epsilons, PLOT)
     print(f"\nwrote {RESULTS.relative_to(ROOT)} and {PLOT.relative_to(ROOT)}")
 
 

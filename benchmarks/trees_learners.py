@@ -1,7 +1,7 @@
 """Accuracy against epsilon of the private decision-tree family on four UCI tables.
 
 For each data set, each epsilon of a log grid from 0.01 to 10, and each repetition: a random
-70/30 train/test split, then every named configuration of `jostle.trees` (Friedman & Schuster,
+70/30 train/test split, then every named configuration of `jostle.learners.trees` (Friedman & Schuster,
 Mohammed et al., Jagannathan et al., Patil & Singh, Fletcher & Islam) and the non-private C4.5
 baseline are trained on the training part and scored on the test part. Domains are *declared*
 below from the UCI documentation (numeric columns cut into public bins over a declared range);
@@ -15,7 +15,8 @@ Usage:
     python benchmarks/trees_learners.py            # 10 epsilons, 10 repetitions
     python benchmarks/trees_learners.py --quick    # 4 epsilons, 2 repetitions
     python benchmarks/trees_learners.py --tune     # score candidate defaults (training parts only)
-Data: ../shared/datasets/uci relative to the repository, or the folder in $JOSTLE_DATA.
+Data: the uci/ folder of --data DIR, else of $JOSTLE_DATA, else of ../shared/datasets (see
+benchmarks/benchmark_data.py; README.md, "Benchmarks", says where to get the tables).
 Writes benchmarks/results/trees_learners.json.
 """
 
@@ -23,17 +24,19 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
+import sys
 import time
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from jostle.trees import C45DecisionTreeClassifier, CONFIGURATIONS, NumericBins, make_learner
+from jostle.learners.trees import C45DecisionTreeClassifier, CONFIGURATIONS, NumericBins, make_learner
 
 ROOT = Path(__file__).resolve().parents[1]
-DEFAULT_DATA = ROOT.parent / "shared" / "datasets" / "uci"
+sys.path.insert(0, str(ROOT / "benchmarks"))
+import benchmark_data  # noqa: E402  (where the shared data is; the one-line message when it is not)
+
 RESULTS = ROOT / "benchmarks" / "results" / "trees_learners.json"
 TUNING = ROOT / "benchmarks" / "results" / "trees_learners_tuning.json"
 
@@ -212,16 +215,16 @@ def print_table(name: str, result: dict, epsilons: list[float]) -> None:
     print(f"{'diffprivlib best':<20}" + "".join(f"{reference.get(format(e, 'g'), float('nan')):>7.2f}" for e in epsilons))
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="4 epsilons, 2 repetitions")
     parser.add_argument("--repetitions", type=int, default=None)
     parser.add_argument("--tune", action="store_true",
                         help="score candidate defaults on validation splits of the training parts only")
-    args = parser.parse_args()
-    data_dir = Path(os.environ.get("JOSTLE_DATA", DEFAULT_DATA))
-    if not (data_dir / "nursery.csv").exists():
-        raise SystemExit(f"data not found in {data_dir}; set JOSTLE_DATA to the folder holding nursery.csv")
+    parser.add_argument("--data", default=None, help="folder holding uci/ (default $JOSTLE_DATA or ../shared/datasets)")
+    args = parser.parse_args(argv)
+    data_dir = benchmark_data.require("trees_learners.py", benchmark_data.UCI, args.data,
+                                      [spec["file"] for spec in DATASETS.values()])
     if args.tune:
         summary = tune(data_dir, args.repetitions or 3)
         TUNING.parent.mkdir(parents=True, exist_ok=True)

@@ -1,12 +1,12 @@
 """Jostle: a small language for learning from sensitive data under differential privacy.
 
-Programs are parsed (jostle.parser), checked (jostle.checker) and evaluated (jostle.evaluator)
+Programs are parsed (jostle.language.parser), checked (jostle.language.checker) and evaluated (jostle.language.evaluator)
 by an interpreter that tracks the sensitivity of every private value and charges a budget
-accountant (jostle.budget) at every release (jostle.mechanisms). Embed it with `Session`.
+accountant (jostle.privacy.budget) at every release (jostle.language.mechanisms). Embed it with `Session`.
 """
 
-from jostle.budget import Budget
-from jostle.errors import (
+from jostle.privacy.budget import Budget
+from jostle.diagnostics.errors import (
     BudgetExceeded,
     CheckError,
     DataError,
@@ -16,7 +16,7 @@ from jostle.errors import (
     PrivacyError,
     UsageError,
 )
-from jostle.schema import Categorical, Numeric, Schema
+from jostle.data.schema import Categorical, Numeric, Schema
 from jostle.session import Ledger, Session
 
 __version__ = "0.1.0"

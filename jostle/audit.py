@@ -24,7 +24,7 @@ A mechanism under audit is a *batched runner* `run(dataset, count, seed) -> outp
 independent outputs of M(dataset), reproducible from `seed`. Outputs are numbers (a 1-d array),
 vectors (an array of shape (count, d)) or anything hashable (categorical: the exponential
 mechanism's pick, the index above a threshold, a tree's structure as a string). The helpers below
-build runners from the public APIs: `release_runner` calls a `jostle.mechanisms` function on a
+build runners from the public APIs: `release_runner` calls a `jostle.language.mechanisms` function on a
 private value made by the language (optionally drawing all `count` samples in one call), and
 `session_runner` runs a whole Jostle program in `jostle.Session`s. `AuditCase` bundles a runner
 with its adversarial neighbours and claim, so auditing a new component takes a few lines; see
@@ -46,17 +46,17 @@ from typing import Any, Protocol
 import numpy as np
 from scipy import stats
 
-from jostle.budget import Accountant, Budget
-from jostle.noise import Randomness
+from jostle.privacy.budget import Accountant, Budget
+from jostle.privacy.noise import Randomness
 from jostle.session import Session
-from jostle.source import BUILTIN_SPAN
-from jostle.values import Private
+from jostle.diagnostics.source import BUILTIN_SPAN
+from jostle.language.values import Private
 
 ALPHA = 1e-6
 """Default family-wise probability that a reported lower bound exceeds the true epsilon."""
 
 SPAN = BUILTIN_SPAN
-"""The source span to pass to `jostle.mechanisms` functions called from Python."""
+"""The source span to pass to `jostle.language.mechanisms` functions called from Python."""
 
 BatchRun = Callable[[Any, int, int], Any]
 """`run(dataset, count, seed)`: `count` independent outputs of the mechanism on `dataset`."""
@@ -438,7 +438,7 @@ def audit(run: BatchRun, d: Any, d_prime: Any, claimed_epsilon: float, claimed_d
 
 # ---------------------------------------------------------------- runners
 class AuditContext:
-    """A release context for calling `jostle.mechanisms` functions directly from Python.
+    """A release context for calling `jostle.language.mechanisms` functions directly from Python.
 
     It holds seeded randomness and an accountant with a cap no audit reaches. The accountant
     only satisfies the mechanisms' charge-before-noise protocol; what is audited is the noise.
@@ -545,10 +545,20 @@ def session_runner(program: str, output: str, schema: Mapping[str, Any], run_bud
                 session.bind_private("t", frame, dict(schema), public_rows=public_rows)
                 session.run(f"audit_outputs_ = []\nfor audit_run_ in range({runs}):\n{body}\n"
                             f"    audit_outputs_ = audit_outputs_ + [{output}]\n")
-                outputs.extend(session.eval("audit_outputs_"))
+                outputs.extend(_cell_values(x) for x in session.eval("audit_outputs_"))
         return outputs
 
     return run
+
+
+def _cell_values(value: Any) -> Any:
+    """A released histogram's values: `Session.eval` labels it (a pandas Series, or a DataFrame
+    for a 2D one); the audit reads its cells as the flat, row-major vector the release made."""
+    import pandas as pd
+
+    if isinstance(value, (pd.Series, pd.DataFrame)):
+        return value.to_numpy().reshape(-1)
+    return value
 
 
 # ---------------------------------------------------------------- a registry of audits

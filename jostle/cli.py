@@ -2,7 +2,7 @@
 
     jostle run FILE [--budget E] [--delta D] [--data NAME=PATH]... [--seed N] [--ledger]
                     [--ledger-db PATH] [--trace]
-    jostle check FILE
+    jostle check FILE [--data NAME=PATH]...
     jostle repl [--budget E] ...        (also: bare `jostle`)
     jostle -c CODE [--budget E] ...
     jostle ledger [--db PATH] [show [--dataset FP] | export [--format csv|json] [--output FILE]
@@ -13,23 +13,30 @@ option given both before and after with different values, or before a command th
 take it (`check`, `ledger`), is a usage error.
 
 Exit codes: 0 success, 2 usage, 3 syntax, 4 check, 5 privacy, 6 budget, 7 runtime,
-8 data, 70 internal error (a bug in Jostle). A user error never shows a Python traceback.
+8 data, 70 internal error (a bug in Jostle), 141 output pipe closed early (`jostle run f.jst |
+head -1`: the reader stopped reading; the exit code a shell gives a tool killed by SIGPIPE,
+without a message). A user error never shows a Python traceback.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
+import re
 import sys
 import traceback
 from pathlib import Path
 from typing import Sequence
 
-from jostle.errors import InternalError, JostleError, UsageError
+from jostle.diagnostics.errors import InternalError, JostleError, UsageError
 
 EXIT_CODES = {
     "ok": 0, "usage": 2, "syntax": 3, "check": 4, "privacy": 5, "budget": 6, "runtime": 7,
     "data": 8, "internal": InternalError.exit_code,
 }
+# The reader of our output went away (a pipe closed early): what a shell reports for a tool
+# killed by SIGPIPE (128 + 13). Not an error of the user's, so not in EXIT_CODES.
+CLOSED_PIPE = 128 + 13
 
 SEED_WARNING = ("warning: --seed makes the noise reproducible; anyone who knows the seed can "
                 "remove it. Never use a seed for a real release.")
@@ -87,6 +94,10 @@ def build_parser() -> argparse.ArgumentParser:
     check = commands.add_parser("check", help="parse and check a program without touching data",
                                 allow_abbrev=False)
     check.add_argument("file", help="the program")
+    check.add_argument("--data", action="append", default=argparse.SUPPRESS, metavar="NAME=PATH",
+                       help="a private table the run will bind with --data NAME=PATH: check reads "
+                            "only its schema file (PATH.schema.json beside a CSV, or PATH itself "
+                            "if it is a .json schema file), never its rows")
     repl = commands.add_parser("repl", help="the interactive prompt", allow_abbrev=False)
     _session_options(repl)
     ledger = commands.add_parser("ledger", help="show, export, verify or reset the durable budget ledger",
@@ -106,6 +117,11 @@ def build_parser() -> argparse.ArgumentParser:
     verify = actions.add_parser("verify", help="check the hash chain and the balances", allow_abbrev=False)
     for action in (show, export, reset, verify):
         _db_option(action)
+    train = commands.add_parser("train", help="train the standard ChoiceMakers on public data and ship them "
+                                "with the package (for Jostle's developers)", allow_abbrev=False)
+    train.add_argument("--all", action="store_true", required=True,
+                       help="every ChoiceMaker the standard library declares")
+    train.add_argument("--jobs", type=int, default=-1, metavar="N", help="processes (default: every core)")
     return parser
 
 
@@ -116,15 +132,25 @@ def _merge_options(args: argparse.Namespace) -> None:
         if hasattr(args, _BEFORE + name):
             delattr(args, _BEFORE + name)
     flags = ", ".join("--" + name.replace("_", "-") for name in before)
-    if args.command in ("check", "ledger") and before:
-        allowed = {"ledger_db"} if args.command == "ledger" else set()
-        if set(before) - allowed:
+    if args.command == "train" and before:
+        raise UsageError("`jostle train` takes only --all and --jobs N",
+                         hint="it trains on public corpora and touches no private data")
+    if args.command in ("check", "ledger", "train") and before:
+        allowed = {"ledger_db": "ledger", "data": "check"}
+        refused = [name for name in before if allowed.get(name) != args.command]
+        if refused:
+            flags = ", ".join("--" + name.replace("_", "-") for name in refused)
             raise UsageError(f"`jostle {args.command}` does not take {flags}",
-                             hint="check touches no data and spends nothing" if args.command == "check"
+                             hint="check touches no data and spends nothing; it takes only --data "
+                                  "NAME=PATH, to read the table's schema" if args.command == "check"
                              else "the ledger command takes only --db PATH")
-        if not hasattr(args, "db"):
+        if args.command == "check":
+            args.data = before["data"] + getattr(args, "data", [])
+        elif not hasattr(args, "db"):
             args.db = before["ledger_db"]
         return
+    if args.command == "check" and not hasattr(args, "data"):
+        args.data = []
     if args.command is not None and args.code is not None:
         raise UsageError(f"-c CODE cannot be combined with the `{args.command}` command")
     for name, default in SESSION_OPTIONS.items():
@@ -165,11 +191,11 @@ def _session(args: argparse.Namespace):
 
 def _finish(session, args: argparse.Namespace) -> None:
     if session is not None and getattr(args, "trace", False):
-        from jostle.dispatch import ChoiceMaker, explain
+        from jostle.language.choice import ChoiceMaker, explain
 
         makers = [v for v in session.interpreter.globals.values.values() if isinstance(v, ChoiceMaker)]
         sys.stdout.flush()
-        # Post-processing of released values only (see jostle.dispatch): safe to show.
+        # Post-processing of released values only (see jostle.language.choice): safe to show.
         print("\n".join(explain(m) for m in makers) if makers else "(no ChoiceMaker in this program)")
     if session is not None and getattr(args, "ledger", False):
         sys.stdout.flush()
@@ -180,7 +206,7 @@ def _finish(session, args: argparse.Namespace) -> None:
 
 # ---------------------------------------------------------------- jostle ledger
 def _open_ledger(args: argparse.Namespace, create: bool):
-    from jostle.ledger_store import LedgerStore, resolve_ledger_path
+    from jostle.privacy.ledger_store import LedgerStore, resolve_ledger_path
 
     return LedgerStore(resolve_ledger_path(getattr(args, "db", None)), create=create)
 
@@ -189,7 +215,7 @@ def _amount(epsilon: str | None, delta: str | None) -> str:
     """An exact (epsilon, delta) pair from the store as a person would write it."""
     from fractions import Fraction
 
-    from jostle.budget import fmt
+    from jostle.privacy.budget import fmt
 
     if epsilon is None:
         return ""
@@ -207,8 +233,8 @@ def _table(header: tuple[str, ...], rows: list[tuple[str, ...]], indent: str = "
 
 
 def _show(store, dataset: str | None) -> str:
-    from jostle.budget import Budget
-    from jostle.ledger_store import summarise
+    from jostle.privacy.budget import Budget
+    from jostle.privacy.ledger_store import summarise
 
     wanted = [store.resolve(dataset).fingerprint] if dataset else None
     problems = store.verify()
@@ -246,7 +272,7 @@ def _export(store, form: str) -> str:
     import io
     import json
 
-    from jostle.ledger_store import EXPORT_FIELDS
+    from jostle.privacy.ledger_store import EXPORT_FIELDS
 
     rows = store.export_rows()
     if form == "json":
@@ -266,15 +292,15 @@ def _export(store, form: str) -> str:
 
 def ledger_command(args: argparse.Namespace) -> int:
     """`jostle ledger [show|export|reset|verify]`; returns the exit code."""
-    from jostle.errors import DataError
-    from jostle.ledger_store import MEMORY, LedgerStore
+    from jostle.diagnostics.errors import DataError
+    from jostle.privacy.ledger_store import MEMORY, LedgerStore
 
     action = args.action or "show"
     if action == "reset" and not args.yes:
         raise UsageError("`jostle ledger reset` needs --yes",
                          hint="a reset lets the data be queried again as if nothing had been released; "
                               "it is logged in the ledger")
-    from jostle.ledger_store import resolve_ledger_path
+    from jostle.privacy.ledger_store import resolve_ledger_path
 
     path = resolve_ledger_path(getattr(args, "db", None))
     try:
@@ -331,7 +357,101 @@ def _report(error: BaseException) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of the `jostle` command; returns the process exit code."""
+    """Entry point of the `jostle` command; returns the process exit code.
+
+    Output piped into a reader that stops early (`jostle run f.jst | head -1`) ends the run
+    quietly with exit code 141, as a tool killed by SIGPIPE would (see `_output_closed`).
+    """
+    try:
+        code = _main(argv)
+        sys.stdout.flush()  # a closed pipe fails here rather than at interpreter exit
+        return code
+    except BrokenPipeError:
+        return _output_closed()
+
+
+def _output_closed() -> int:
+    """The reader of our output closed the pipe: stop writing, quietly.
+
+    As the Python documentation advises (library/signal.html, "Note on SIGPIPE"), the closed
+    stream is pointed at os.devnull so that the interpreter's final flush of what is still
+    buffered fails silently instead of printing "Exception ignored ... BrokenPipeError".
+    Everything charged before is committed in the ledger; nothing is reported, because no one
+    is reading. Returns 141 (128 + SIGPIPE), what a shell shows for `yes | head -1`.
+    """
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (BrokenPipeError, ValueError):
+            try:
+                os.dup2(devnull, stream.fileno())
+            except (OSError, ValueError, AttributeError):  # not a real file (an in-process caller's buffer)
+                pass
+    os.close(devnull)
+    return CLOSED_PIPE
+
+
+def _read_program(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8")
+    except OSError as error:
+        raise UsageError(f"cannot read {path}: {error.strerror}") from None
+    except UnicodeDecodeError:
+        raise UsageError(f"{path} is not UTF-8 text", hint="save the program as UTF-8") from None
+
+
+def check_command(args: argparse.Namespace) -> int:
+    """`jostle check FILE [--data NAME=PATH]...`: parse and check, touching no data and no ledger.
+
+    A table the run will bind with `--data NAME=PATH` is known to the check when the same
+    option is given: its schema is read from the schema file (PATH.schema.json beside the CSV,
+    or PATH itself when it is a .json file), never its rows. Without a schema file the name is
+    pending, as in a run: the program must declare it (`private NAME: {...}`). Returns 0.
+    """
+    from jostle.data.schema import read_schema_file, schema_file_for
+    from jostle.diagnostics.errors import CheckError
+    from jostle.language.checker import check
+    from jostle.language.parser import parse
+    from jostle.session import Session
+
+    path = Path(args.file)
+    text = _read_program(path)
+    known: set[str] = set()
+    pending: dict[str, tuple] = {}
+    for binding in args.data:
+        name, sep, data = binding.partition("=")
+        if not sep or not name or not data:
+            raise UsageError(f"--data takes NAME=PATH, got {binding!r}",
+                             hint="for example --data patients=patients.csv")
+        if name in known or name in pending:
+            raise UsageError(f"--data {name}=... is given twice: each table is bound once",
+                             hint="give each table one --data NAME=PATH")
+        schema_file = Path(data) if data.endswith(".json") else schema_file_for(Path(data))
+        if schema_file.is_file():
+            read_schema_file(schema_file)  # a broken schema file is the same DataError a run gives
+            known.add(name)
+        else:  # the shape of Interpreter.bindings: (frame, schema, public_rows, path)
+            pending[name] = (None, None, False, data)
+    session = Session(ledger_path=":memory:")  # touches no data, no ledger
+    program = parse(text, str(path))
+    names = set(session.interpreter.globals.values) | known
+    try:
+        check(program, session.interpreter.builtins.values, names, pending)
+    except CheckError as error:
+        undefined = re.fullmatch(r"'(\w+)' is not defined", error.message)
+        if undefined and undefined.group(1) not in pending:
+            name = undefined.group(1)
+            error.notes.append((
+                f"if {name} is a private table given at run time (`jostle run {path} --data "
+                f"{name}=PATH`), give `jostle check` the same --data: it reads only the table's "
+                "schema file, never its rows", None))
+        raise
+    print(f"{path}: ok")
+    return 0
+
+
+def _main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser()
     try:
@@ -351,20 +471,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     session = None
     try:
         if args.command == "check":
-            from jostle.session import Session
-
-            path = Path(args.file)
-            try:
-                text = path.read_text(encoding="utf-8")
-            except OSError as error:
-                raise UsageError(f"cannot read {path}: {error.strerror}") from None
-            except UnicodeDecodeError:
-                raise UsageError(f"{path} is not UTF-8 text", hint="save the program as UTF-8") from None
-            Session(ledger_path=":memory:").check(text, str(path))  # touches no data, no ledger
-            print(f"{path}: ok")
-            return 0
+            return check_command(args)
         if args.command == "ledger":
             return ledger_command(args)
+        if args.command == "train":
+            from jostle.build import build_all
+
+            build_all(n_jobs=args.jobs, progress=True)
+            return 0
         if args.command == "run":
             session = _session(args)
             session.run_file(args.file)
@@ -383,10 +497,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BaseException as error:  # every error ends here: rendered, never a raw traceback
         if isinstance(error, SystemExit):
             return int(error.code or 0)
+        if isinstance(error, BrokenPipeError):  # the reader of our output went away: see main()
+            raise
         return _report(error)
     finally:
         try:
             _finish(session, args)
+        except BrokenPipeError:
+            raise
         except BaseException as error:  # pragma: no cover - printing the ledger failed
             _report(error)
 

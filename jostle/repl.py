@@ -5,7 +5,7 @@ in ':' opens a block that ends at an empty line; open brackets continue onto the
 Errors are shown with carets and the session survives them. Commands: :budget, :ledger,
 :help, :quit. History is kept in ~/.jostle_history (or $JOSTLE_HISTORY).
 
-Spending is recorded in the session's durable budget ledger (jostle.ledger_store) as it
+Spending is recorded in the session's durable budget ledger (jostle.privacy.ledger_store) as it
 happens, so a restarted REPL on the same data continues from what was spent; the banner names
 the ledger, and :budget says how much of the spending came from earlier sessions.
 """
@@ -18,7 +18,7 @@ import sys
 import traceback
 from pathlib import Path
 
-from jostle.errors import JostleError
+from jostle.diagnostics.errors import JostleError
 from jostle.session import Session
 
 BANNER = """Jostle {version}: differentially private programs. Type :help for help, :quit to leave.
@@ -90,9 +90,9 @@ class JostleConsole(code.InteractiveConsole):
         return False
 
     def execute(self, source: str, name: str) -> None:
-        from jostle.checker import check
-        from jostle.parser import parse
-        from jostle.values import format_value
+        from jostle.language.checker import check
+        from jostle.language.parser import parse
+        from jostle.language.values import format_value
 
         session = self.session
         interp = session.interpreter
@@ -107,6 +107,8 @@ class JostleConsole(code.InteractiveConsole):
             self.write(error.render() + "\n")
         except KeyboardInterrupt:
             self.write("interrupted\n")
+        except BrokenPipeError:  # no one reads the output any more: jostle.cli ends quietly
+            raise
         except Exception as error:  # a bug: say so, keep the session
             self.write(f"internal error: {type(error).__name__}: {error}\n"
                        "This is a bug in Jostle; please report it with this traceback:\n")
@@ -119,7 +121,7 @@ class JostleConsole(code.InteractiveConsole):
         return super().push(line)
 
     def command(self, text: str) -> None:
-        from jostle.builtins import describe_budget
+        from jostle.language.builtins import describe_budget
 
         word = text.split()[0]
         out = self.session.interpreter.write
@@ -167,7 +169,7 @@ def _setup_history() -> None:
 def run_repl(session: Session) -> int:
     """Run the prompt until :quit or end of input; returns the exit code."""
     from jostle import __version__
-    from jostle.builtins import describe_budget
+    from jostle.language.builtins import describe_budget
 
     if sys.stdin.isatty():
         _setup_history()

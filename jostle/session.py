@@ -3,7 +3,7 @@
 A session owns one accountant (its total budget), one source of randomness and one global
 scope; programs run in it share all three, so budget spent by one run is gone for the next.
 Spending also outlives the session: every private table bound or loaded in it is registered
-with the durable ledger (jostle.ledger_store) under a fingerprint of its contents, and every
+with the durable ledger (jostle.privacy.ledger_store) under a fingerprint of its contents, and every
 charge is committed there before noise is drawn, so a new Session on the same data continues
 from what was spent (`ledger_path=":memory:"` opts out, for tests and teaching).
 
@@ -21,22 +21,25 @@ from __future__ import annotations
 import io
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 import numpy as np
-import pandas as pd
 
-from jostle.budget import Accountant, Budget, Charge, fmt
-from jostle.builtins import infer_public_schema, make_private_table
-from jostle.checker import check
-from jostle.errors import DataError, PrivacyError, UsageError
-from jostle.evaluator import Interpreter
-from jostle.ledger_store import LedgerStore, content_digest, resolve_ledger_path
-from jostle.noise import Randomness
-from jostle.parser import parse
-from jostle.schema import Schema, numbers_where_possible, read_csv, read_schema_file, schema_file_for
-from jostle.source import BUILTIN_SPAN, Span
-from jostle.values import Private, PrivateMean, Table, format_value, is_private, to_python
+from jostle.privacy.budget import Accountant, Budget, Charge
+from jostle.privacy.ledger_text import render_ledger
+from jostle.language.builtins import infer_public_schema, make_private_table
+from jostle.language.checker import check
+from jostle.diagnostics.errors import DataError, JostleWarning, PrivacyError, UsageError
+from jostle.language.evaluator import Interpreter
+from jostle.privacy.ledger_store import LedgerStore, content_digest, resolve_ledger_path
+from jostle.privacy.noise import Randomness
+from jostle.language.parser import parse
+from jostle.data.schema import Schema, numbers_where_possible, read_csv, read_schema_file, schema_file_for
+from jostle.diagnostics.source import BUILTIN_SPAN, Span
+from jostle.language.values import Private, PrivateMean, Table, format_value, is_private, to_python
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 
 class Ledger(Sequence[Charge]):
@@ -57,38 +60,12 @@ class Ledger(Sequence[Charge]):
 
     def to_frame(self) -> pd.DataFrame:
         """One row per charge: index, mechanism, epsilon, delta, what, data, where."""
+        import pandas as pd
         columns = ["index", "mechanism", "epsilon", "delta", "what", "data", "where"]
         return pd.DataFrame([c.as_dict() for c in self._charges], columns=columns)
 
     def __str__(self) -> str:
         return render_ledger(self._charges, self.total, self.spent, self.earlier)
-
-
-def render_ledger(charges: list[Charge], total: Budget | None, spent: Budget,
-                  earlier: Budget | None = None) -> str:
-    """The ledger as an aligned text table followed by the totals.
-
-    `earlier` is what the durable ledger says was spent on the same data outside this session;
-    it is shown when it is not zero (`spent` includes it).
-    """
-    header = ("#", "where", "mechanism", "epsilon", "delta", "what", "data")
-    rows = [
-        (str(c.index), c.span.location if c.span else "", c.mechanism, fmt(c.budget.epsilon),
-         fmt(c.budget.delta) if c.budget.delta else "", c.description, c.node.label)
-        for c in charges
-    ]
-    widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(header)]
-    lines = ["  ".join(h.ljust(w) for h, w in zip(header, widths)).rstrip()]
-    lines += ["  ".join(v.ljust(w) for v, w in zip(row, widths)).rstrip() for row in rows]
-    if not rows:
-        lines.append("(no charges)")
-    summary = f"spent: {spent}"
-    if earlier is not None and (earlier.epsilon or earlier.delta):
-        summary += f" (earlier runs: {earlier}; this session: {spent - earlier})"
-    if total is not None:
-        summary += f"   total: {total}   remaining: {total - spent}"
-    lines.append(summary + "   (partitions compose in parallel: spent is not always the column sum)")
-    return "\n".join(lines)
 
 
 def _schema(schema: Any) -> Schema:
@@ -170,6 +147,7 @@ class Session:
         Raises:
             DataError: The data cannot be read or breaks the schema given (details included).
         """
+        import pandas as pd
         _check_name(name)
         path: Path | None = None
         if isinstance(data, (str, Path)):
@@ -185,18 +163,20 @@ class Session:
         else:
             raise UsageError(f"bind_private needs a DataFrame or a CSV path, got {type(data).__name__}")
         if schema is None:
-            self.interpreter.bindings[name] = (frame, None, public_rows)
+            # The path (None for a DataFrame) lets the checker's hint say where a schema can come from.
+            self.interpreter.bindings[name] = (frame, None, public_rows, path)
         else:
             table = make_private_table(self.interpreter, name, frame, _schema(schema), BUILTIN_SPAN, public_rows)
             self.interpreter.bound_tables[name] = table
             self.interpreter.globals.define(name, table)
-        # Fingerprint the raw rows, not the schema (see jostle.ledger_store); from now on every
+        # Fingerprint the raw rows, not the schema (see jostle.privacy.ledger_store); from now on every
         # charge in this session is also recorded against this data, and no program may read
         # the file (or a copy of the rows) as public: builtins.refuse_registered_private_file.
         self.accountant.register_dataset(content_digest(raw), name, [str(c) for c in frame.columns], path=path)
 
     def bind_public(self, name: str, data: Any, schema: Any = None) -> None:
         """Bind a public value: a DataFrame (a public table) or a plain Python value."""
+        import pandas as pd
         _check_name(name)
         if isinstance(data, (str, Path)) and str(data).endswith(".csv"):
             data = numbers_where_possible(read_csv(data))
@@ -234,6 +214,11 @@ class Session:
     def eval(self, expression: str) -> Any:
         """Evaluate an expression and return it as a plain Python / NumPy / pandas value.
 
+        Numbers, strings, booleans and none come back as Python values, lists as lists, records
+        as dicts, public tables as DataFrames. A released histogram (and an estimate of one, such
+        as a ChoiceMaker's answer) comes back as a pandas Series indexed by its cells, or a
+        DataFrame (rows x columns) for a 2D histogram; other vectors as NumPy arrays.
+
         Raises:
             PrivacyError: The value is private; release it inside Jostle first.
         """
@@ -250,7 +235,12 @@ class Session:
                 [(f"the private value was made by {value.what}", value.origin)]
                 if isinstance(value, (Private, PrivateMean)) else [],
             )
-        return to_python(value, program.body[0].span)
+        return to_python(value, program.body[0].span, self.interpreter.vector_labels)
+
+    @property
+    def warnings(self) -> list[JostleWarning]:
+        """Every warning the programs run in this session gave (each also written to stderr)."""
+        return list(self.interpreter.warnings)
 
     def _known(self) -> set[str]:
         return set(self.interpreter.globals.values)
@@ -286,14 +276,14 @@ class Session:
 
 
 def _check_name(name: str) -> None:
-    from jostle.parser import KEYWORDS
+    from jostle.language.parser import KEYWORDS
 
     if not isinstance(name, str) or not name.isidentifier() or name in KEYWORDS:
         raise UsageError(f"{name!r} is not a valid Jostle name")
 
 
 def _from_python(value: Any) -> Any:
-    from jostle.values import Record
+    from jostle.language.values import Record
 
     if isinstance(value, Mapping):
         return Record.of({str(k): _from_python(v) for k, v in value.items()})

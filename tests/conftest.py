@@ -32,23 +32,16 @@ def patients() -> pd.DataFrame:
 
 
 @pytest.fixture(autouse=True)
-def private_ledger(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory,
+def private_ledger(tmp_path_factory: pytest.TempPathFactory,
                    monkeypatch: pytest.MonkeyPatch) -> str:
     """Point every test (and every subprocess it starts) at its own, new budget ledger.
 
     The suite never touches ~/.local/share/jostle, and no test sees another test's spending;
-    sessions *within* one test share the ledger, as sessions of one user would.
-
-    The reference's examples (tests/test_docs.py) are the exception: the reference describes
-    each example as run on its own, and the doc tests run every example twice (two seeds) on
-    the same fixture data, so there each session gets a ledger in memory. The examples that
-    show the ledger persisting name their file explicitly (--ledger-db), which overrides this.
+    sessions *within* one test share the ledger, as sessions of one user would. (The
+    reference's examples say which ledger they use; tests/test_docs.py runs them on this one.)
     """
     home = tmp_path_factory.mktemp("ledger")
     monkeypatch.setenv("XDG_DATA_HOME", str(home / "xdg"))  # in case a test clears JOSTLE_LEDGER
-    if request.module.__name__.rpartition(".")[2] == "test_docs":
-        monkeypatch.setenv("JOSTLE_LEDGER", ":memory:")
-        return ":memory:"
     path = str(home / "ledger.sqlite")
     monkeypatch.setenv("JOSTLE_LEDGER", path)
     return path

@@ -49,9 +49,9 @@ from pathlib import Path
 import pytest
 
 import jostle.cli
-import jostle.errors
+import jostle.diagnostics.errors
 import jostle.session
-from jostle.errors import JostleError
+from jostle.diagnostics.errors import JostleError
 from tests.test_programs import Expectations, _check_run, _location, _Probe, parse_expectations
 
 BAD = Path(__file__).parent / "bad_inputs"
@@ -230,7 +230,7 @@ def test_every_case_states_an_error() -> None:
         assert expect.error is not None, f"{_rel(path)} expects no error: the corpus is of bad inputs"
         assert not _subject_problems(expect.location, expect.messages, _NAMES_DATA), _rel(path)
     for case in _command_cases():
-        assert hasattr(jostle.errors, case.error), f"{case.name}: unknown error class {case.error}"
+        assert hasattr(jostle.diagnostics.errors, case.error), f"{case.name}: unknown error class {case.error}"
         assert not _subject_problems(case.location, case.messages, _NAMES_ARGUMENT), case.name
 
 
@@ -268,7 +268,7 @@ def test_bad_program(path: Path, capsys: pytest.CaptureFixture, monkeypatch: pyt
 
 def _command_problems(case: CommandCase, code: int, out: str, err: str, error: BaseException | None,
                       db: str) -> list[str]:
-    cls = getattr(jostle.errors, case.error)
+    cls = getattr(jostle.diagnostics.errors, case.error)
     problems = []
     if "Traceback" in err:
         problems.append("a Python traceback on stderr")

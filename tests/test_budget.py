@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from jostle.budget import Accountant, Budget, ParallelGroup, cost, exact
-from jostle.errors import BudgetExceeded, JostleRuntimeError
+from jostle.privacy.budget import Accountant, Budget, ParallelGroup, cost, exact
+from jostle.diagnostics.errors import BudgetExceeded, JostleRuntimeError
 
 
 def test_exact_snaps_decimal_and_division_roundoff():
@@ -200,7 +200,7 @@ def test_incremental_costs_match_the_reference_definition(data):
 
 def test_charging_does_not_recost_the_ledger(monkeypatch):
     """Each charge is O(depth): the accountant never calls the from-scratch cost()."""
-    import jostle.budget as budget_module
+    import jostle.privacy.budget as budget_module
 
     def forbidden(charges):
         raise AssertionError("cost() re-costs the whole ledger")

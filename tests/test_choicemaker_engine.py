@@ -12,13 +12,16 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from jostle.choicemaker import (BUILTIN_METAFEATURES, BUILTIN_OPTIONS, Corpus, Metafeature,
-                                MetafeatureContext, Shape, SimulationNoise, TrainingGrid,
-                                dispatch, experience_table, measure_features, train)
-from jostle.choicemaker.corpus import default_corpus, make_input, rebin
+from jostle.choicemaker.experience import RUN_STATS
+from jostle.choicemaker.family import MetafeatureContext
 from jostle.choicemaker.model import FAMILIES
-from jostle.choicemaker.training import KEY_COLUMNS, RUN_STATS
-from jostle.histograms.workloads import prefix_1d
+from jostle.learners.histograms.api import (BUILTIN_METAFEATURES, BUILTIN_OPTIONS, Metafeature, TrainingGrid,
+                                            dispatch, experience_table, measure_features, train)
+from jostle.learners.histograms.corpus import Corpus, Shape, default_corpus, make_input, rebin
+from jostle.learners.histograms.simulation import SimulationNoise
+
+KEY_COLUMNS = ["shape", "group", "dims", "domain", "domain_size", "scale", "epsilon", "rep"]
+from jostle.learners.histograms.workloads import prefix_1d
 
 FEATURES = ["size", "domain_size", "epsilon", "scale_epsilon", "sparsity", "uniformity"]
 GRID = TrainingGrid(scales=(300, 1_000, 100_000), domains_1d=(64,), domains_2d=(),
@@ -219,7 +222,10 @@ def test_budget_is_split_equally_among_noisy_metafeatures():
     assert [w for w, _ in charges] == ["metafeature size", "metafeature sparsity", "metafeature entropy"]
     assert all(eps == pytest.approx(0.1) for _, eps in charges)
     assert measured.option_epsilon == pytest.approx(0.7)
-    assert measured.features["epsilon"] == measured.option_epsilon
+    # the plan is exact; what the Option (and the public "epsilon" metafeature) computes with is
+    # the largest float not above its part
+    assert measured.option_epsilon == Fraction(7, 10)
+    assert measured.features["epsilon"] == 0.7 and Fraction(0.7) <= Fraction(7, 10)
     assert sum(Fraction(v) for v in measured.budget_split.values()) <= Fraction(1.0)
 
 
@@ -241,7 +247,7 @@ def test_metafeature_sensitivity_claims(name, stated):
     """On neighbours (one record added) the released statistics differ by at most the stated
     L1 sensitivity; checked on the raw statistics the functions compute, recovered by
     undoing their normalisation."""
-    from jostle.choicemaker import metafeatures as mf
+    from jostle.learners.histograms import metafeatures as mf
     rng = np.random.default_rng(5)
     raw = {
         "size": lambda x: np.array([x.sum()]),
@@ -262,14 +268,14 @@ def test_metafeature_sensitivity_claims(name, stated):
         assert change <= stated(shape) + 1e-9
         worst = max(worst, change / stated(shape))
         # The feature itself runs on both (smoke check of shapes and ranges).
-        context = MetafeatureContext(shape, 1.0, 1.0)
+        context = MetafeatureContext(1.0, 1.0, facts={"domain_shape": shape})
         value = BUILTIN_METAFEATURES[name].measure(x, 1.0, FixedNoise(), context)
         assert np.isfinite(value)
     assert worst >= 0.5  # the bound is nearly reached: it is not vacuous
 
 
 def test_entropy_blocks_partition_the_domain():
-    from jostle.choicemaker.metafeatures import coarse_blocks
+    from jostle.learners.histograms.metafeatures import coarse_blocks
     x = np.arange(100.0).reshape(10, 10)
     blocks = coarse_blocks(x, 4)
     assert blocks.shape == (4, 4) and blocks.sum() == x.sum()
@@ -353,7 +359,7 @@ def test_profile_metafeatures_share_one_release_charged_once():
 
 
 def test_profile_metafeatures_are_exact_on_public_data():
-    context = MetafeatureContext((64,), 1.0, 1.0)
+    context = MetafeatureContext(1.0, 1.0, facts={"domain_shape": (64,)})
     flat = np.full(64, 5.0)
     values = {n: BUILTIN_METAFEATURES[n].measure(flat, float("inf"), None, context) for n in PROFILE}
     assert values["profile_size"] == 320.0
@@ -363,7 +369,7 @@ def test_profile_metafeatures_are_exact_on_public_data():
     assert values["profile_signal"] == 1.0  # 5 per cell > 3 / epsilon = 3
     spike = np.zeros((8, 8))
     spike[0, 0] = 40.0
-    context = MetafeatureContext((8, 8), 1.0, 1.0)
+    context = MetafeatureContext(1.0, 1.0, facts={"domain_shape": (8, 8)})
     assert BUILTIN_METAFEATURES["profile_uniformity"].measure(spike, float("inf"), None, context) == \
         pytest.approx(1 - 1 / 16)  # all mass in 1 of 16 equal blocks
     assert BUILTIN_METAFEATURES["profile_entropy"].measure(spike, float("inf"), None, context) == 0.0
@@ -378,14 +384,45 @@ def test_profile_needs_a_memo_so_it_is_never_released_twice_for_one_charge():
 
 def test_profile_sensitivity_claim():
     """The profile's blocks partition the domain: one record added changes one block by 1."""
-    from jostle.choicemaker.metafeatures import profile_release
+    from jostle.learners.histograms.metafeatures import profile_release
     rng = np.random.default_rng(11)
     for trial in range(200):
         shape = (int(rng.integers(2, 70)),) if trial % 2 else tuple(int(v) for v in rng.integers(2, 12, 2))
         x = rng.poisson(2.0, size=shape).astype(float)
         neighbour = x.copy()
         neighbour[tuple(int(rng.integers(0, s)) for s in shape)] += 1
-        first, cells = profile_release(x, float("inf"), None, MetafeatureContext(shape, 1.0))
-        second, _ = profile_release(neighbour, float("inf"), None, MetafeatureContext(shape, 1.0))
+        first, cells = profile_release(x, float("inf"), None, MetafeatureContext(1.0, facts={"domain_shape": shape}))
+        second, _ = profile_release(neighbour, float("inf"), None, MetafeatureContext(1.0, facts={"domain_shape": shape}))
         assert np.abs(first - second).sum() == 1.0
         assert cells.sum() == x.size
+
+
+def test_explain_keeps_public_facts_apart_from_noisy_metafeatures():
+    from jostle.choicemaker.dispatch import explain
+
+    trace = {"choicemaker": "H", "where": "p.jst:3:1", "choice": "DAWA", "noisy": ("sparsity",),
+             "metafeatures": {"sparsity": 0.25, "epsilon": 0.9}, "predicted_error": {"DAWA": 0.1, "MWEM": 0.2},
+             "epsilon": 1.0, "metafeature_epsilon": 0.1, "option_epsilon": 0.9, "measuring": ""}
+    lines = explain([trace]).splitlines()
+    assert lines[1] == "  metafeatures (noisy): sparsity=0.25"
+    assert lines[2] == "  public facts:         epsilon=0.9"  # the budget is public: not labelled noisy
+    assert "training found" not in explain([trace])
+
+
+def test_explain_says_why_nothing_was_measured(tmp_path):
+    """Spiky shapes at a large scale x epsilon: measuring cannot pay; explain says so with the scores."""
+    spiky = [s for s in tiny_corpus() if s.name.startswith("spiky")]
+    grid = TrainingGrid(scales=(50_000, 200_000), domains_1d=(64,), domains_2d=(), epsilons=(0.5, 1.0), repetitions=2)
+    model = train(options(), metafeatures(), Corpus("spiky", spiky), grid, mf_share=0.1, cache_dir=tmp_path,
+                  n_jobs=1, progress=False)
+    decision = model.measuring_decision(1)
+    assert decision is not None and not decision.used
+    assert set(decision.tried) == {m.name for m in metafeatures() if m.cost}
+    assert decision.without <= decision.with_metafeatures  # the reason it does not pay
+    x = make_input(spiky[0], 64, 100_000, seed=3)
+    result = dispatch(model, x, 0.8, prefix_1d(64), SimulationNoise(0))
+    assert result.trace.measuring == decision.sentence() and "did not pay" in result.trace.measuring
+    from jostle.choicemaker.dispatch import explain
+
+    text = explain([result.trace.as_dict()])
+    assert "metafeatures (noisy)" not in text and "training found:       measuring size" in text

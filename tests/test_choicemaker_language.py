@@ -14,7 +14,7 @@ import pandas as pd
 import pytest
 
 from jostle import Session
-from jostle.errors import BudgetExceeded, CheckError, JostleRuntimeError, JostleSyntaxError
+from jostle.diagnostics.errors import BudgetExceeded, CheckError, JostleRuntimeError, JostleSyntaxError
 
 SCHEMA = {"x": {"type": "numeric", "bounds": [0, 16]}}
 
@@ -200,8 +200,8 @@ e = H(h, q, epsilon=0.5)
 # uncharged; they may read only public values there. Hole 4: histogram options and
 # metafeatures assume whole counts. Hole 9: the epsilon handed to an algorithm never rounds
 # above the rational charged.
-from jostle.training_boundary import TRAINING_REFUSAL, WithheldRead  # noqa: E402
-from jostle.errors import PrivacyError  # noqa: E402
+from jostle.language.training_boundary import TRAINING_REFUSAL, WithheldRead  # noqa: E402
+from jostle.diagnostics.errors import PrivacyError  # noqa: E402
 
 
 def _neighbour_sessions(rows: int = 400, **kwargs) -> tuple[Session, Session]:
@@ -220,10 +220,10 @@ def _neighbour_sessions(rows: int = 400, **kwargs) -> tuple[Session, Session]:
 
 def _tiny_training(session: Session, name: str = "H") -> None:
     """Train ChoiceMaker `name` on two corpus shapes and one configuration (seconds, not minutes)."""
-    from jostle.choicemaker import default_corpus
-    from jostle.choicemaker.corpus import Corpus
-    from jostle.choicemaker.training import TrainingGrid
-    from jostle.dispatch import CorpusValue
+    from jostle.learners.histograms.corpus import default_corpus
+    from jostle.learners.histograms.corpus import Corpus
+    from jostle.learners.histograms.task import TrainingGrid
+    from jostle.language.values import CorpusValue
 
     maker = session.interpreter.globals.lookup(name)  # the object itself (eval returns data only)
     maker.corpus = CorpusValue(Corpus("tiny", default_corpus(1).shapes[:2]), "tiny")
@@ -358,7 +358,7 @@ def test_hole2_a_public_global_is_read_and_keys_the_experience_cache(tmp_path, m
     """Training may read public globals; the experience is keyed by their values, so the same
     source over another value retrains instead of reusing the old experience. The public
     training is the same on neighbouring tables, and only the dispatch itself is charged."""
-    from jostle.choicemaker.training import RUN_STATS
+    from jostle.choicemaker.experience import RUN_STATS
 
     monkeypatch.setenv("JOSTLE_CACHE", str(tmp_path))
     computed = []
@@ -399,8 +399,8 @@ def test_hole4_a_scaled_histogram_is_refused_by_metafeatures_options_and_choicem
 
 def test_hole9_histogram_paths_never_run_above_the_rational_charged(monkeypatch):
     """float(1/10) is above 1/10; the algorithm gets the largest float not above epsilon / l1."""
-    from jostle.choicemaker.metafeatures import Metafeature
-    from jostle.choicemaker.options import HistogramOption
+    from jostle.learners.histograms.metafeatures import Metafeature
+    from jostle.learners.histograms.options import HistogramOption
 
     seen = []
     run, measure = HistogramOption.run, Metafeature.measure
@@ -422,7 +422,7 @@ def test_zeros_of_a_list_that_is_not_numbers_is_a_located_error():
     import pandas as pd
 
     from jostle import Session
-    from jostle.errors import JostleRuntimeError
+    from jostle.diagnostics.errors import JostleRuntimeError
 
     session = Session(budget=1, ledger_path=":memory:", output=io.StringIO())
     session.bind_private("t", pd.DataFrame({"a": ["x"]}), {"a": ("categorical", ["x", "y"])})
@@ -438,7 +438,7 @@ def test_an_option_refuses_a_histogram_of_the_wrong_dimension_before_charging():
     import pandas as pd
 
     from jostle import Session
-    from jostle.errors import JostleRuntimeError
+    from jostle.diagnostics.errors import JostleRuntimeError
 
     session = Session(budget=3, seed=1, ledger_path=":memory:", output=io.StringIO())
     session.bind_private("t", pd.DataFrame({"c": ["a", "b"]}), {"c": ("categorical", ["a", "b"])})
@@ -451,12 +451,37 @@ def test_an_option_refuses_a_histogram_of_the_wrong_dimension_before_charging():
 def test_whole_counts_beyond_the_doubles_are_clamped_before_an_option_reads_them():
     """Counts are held exactly; a cell above 2^52 would round when turned into a double, by
     more than the unit steps group privacy allows. Cells are clamped to +-2^52 (1-Lipschitz)."""
-    from jostle.dispatch import FLOAT_EXACT_WHOLE, histogram_data
-    from jostle.source import BUILTIN_SPAN
-    from jostle.values import Private
+    from jostle.learners.histograms.language import FLOAT_EXACT_WHOLE, histogram_data
+    from jostle.diagnostics.source import BUILTIN_SPAN
+    from jostle.language.values import Private
 
     value = np.asarray([3, 2 ** 60 + 1, -(2 ** 60)], dtype=object)
     private = Private(value, 2.0, 2.0, BUILTIN_SPAN, "h", None, integer=True)
     counts, l1, _, is_private = histogram_data(private, BUILTIN_SPAN, "test")
     assert is_private and l1 == 2.0
     assert counts.tolist() == [3.0, float(FLOAT_EXACT_WHOLE), -float(FLOAT_EXACT_WHOLE)]
+
+
+def test_the_docs_explain_sample_is_the_real_output(tmp_path, monkeypatch):
+    """docs/language.md shows what `jostle run examples/choicemaker.jst --seed 1` really prints
+    (the ChoiceMaker ships pre-trained, so this runs in seconds; regenerate the block when the
+    algorithms or the shipped models change)."""
+    import contextlib
+    import io
+    import re
+    from pathlib import Path
+
+    from jostle import cli
+
+    root = Path(__file__).resolve().parents[1]
+    monkeypatch.setenv("JOSTLE_CACHE", str(tmp_path))
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):
+        code = cli.main(["run", str(root / "examples" / "choicemaker.jst"), "--seed", "1", "--ledger-db", ":memory:"])
+    assert code == 0
+    printed = out.getvalue()
+    real = printed[printed.index("H at "):printed.index("chosen:")].rstrip("\n")
+    real = real.replace(str(root / "examples") + "/", "examples/")
+    docs = (root / "docs" / "language.md").read_text()
+    sample = re.search(r"<!-- explain-sample -->\n```text\n(.*?)\n```", docs, re.S).group(1)
+    assert sample == real

@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import os
+import re
+import shlex
+import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from jostle.errors import (
+from jostle.diagnostics.errors import (
     BudgetExceeded,
     CheckError,
     DataError,
@@ -49,6 +52,143 @@ def test_quickstart_example_runs():
     assert "patients (noisy):" in result.stdout
     assert "spent: 1.0 of 1.0" in result.stdout
     assert "remaining: epsilon=0" in result.stdout
+
+
+# ---------------------------------------------------------------- a newcomer's first runs
+def _readme_quickstart_command() -> list[str]:
+    """The `jostle ...` part of the README's main command (after `pip install -e . &&`)."""
+    section = (ROOT / "README.md").read_text(encoding="utf-8").split("## Quickstart", 1)[1].split("\n## ", 1)[0]
+    lines = [line for line in re.findall(r"```sh\n(.*?)\n```", section, re.S) if "quickstart.jst" in line]
+    assert len(lines) == 1, lines
+    install, _, command = lines[0].partition(" && ")
+    assert install == "python -m pip install -e ." and command.startswith("jostle run ")
+    return shlex.split(command)
+
+
+def _fresh_home(tmp_path: Path) -> dict[str, str]:
+    """The environment of a new user: an empty home, no ledger or cache chosen by the tests."""
+    home = tmp_path / "home"
+    home.mkdir()
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("JOSTLE_LEDGER", "JOSTLE_CACHE", "XDG_DATA_HOME", "XDG_CACHE_HOME")}
+    return dict(env, HOME=str(home), JOSTLE_HISTORY=os.devnull)
+
+
+def _as_installed(command: list[str]) -> list[str]:
+    """`jostle ...` as the installed console script (beside this Python), else `python -m jostle`."""
+    script = Path(sys.executable).with_name("jostle")
+    launcher = [str(script)] if script.is_file() else [sys.executable, "-m", "jostle"]
+    assert command[0] == "jostle"
+    return launcher + command[1:]
+
+
+def _shape(output: str) -> list[str]:
+    """The output with its numbers replaced: what two runs with different noise share."""
+    return [re.sub(r"-?\d+(\.\d+)?(e-?\d+)?", "N", line) for line in output.splitlines()]
+
+
+def test_the_readme_quickstart_command_succeeds_every_time(tmp_path):
+    env = _fresh_home(tmp_path)
+    command = _as_installed(_readme_quickstart_command())
+    runs = [subprocess.run(command, capture_output=True, text=True, cwd=ROOT, env=env, timeout=300)
+            for _ in range(2)]
+    for run in runs:
+        assert run.returncode == 0, run.stderr
+        assert "Traceback" not in run.stderr and "budget exceeded" not in run.stderr
+        assert "spent: 1.0 of 1.0" in run.stdout and "remaining: epsilon=0" in run.stdout
+    assert _shape(runs[0].stdout) == _shape(runs[1].stdout)
+    assert len(runs[0].stdout.splitlines()) > 15  # the results and the ledger
+    # The teaching run kept its ledger in memory: nothing was written to the user's ledger.
+    assert not (Path(env["HOME"]) / ".local" / "share" / "jostle" / "ledger.sqlite").exists()
+
+
+def test_the_durable_ledger_still_refuses_a_second_run_and_names_the_teaching_options(tmp_path):
+    env = _fresh_home(tmp_path)
+
+    def run(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", "jostle", *args], capture_output=True, text=True,
+                              cwd=ROOT, env=env, timeout=300)
+
+    first, second = run("run", "examples/quickstart.jst"), run("run", "examples/quickstart.jst")
+    assert first.returncode == 0, first.stderr
+    assert (Path(env["HOME"]) / ".local" / "share" / "jostle" / "ledger.sqlite").is_file()
+    assert second.returncode == BudgetExceeded.exit_code
+    assert "remains of the lifetime budget of the data 'patients'" in second.stderr
+    assert "patients (noisy):" not in second.stdout  # nothing was released
+    assert "--ledger-db :memory:" in second.stderr and "Traceback" not in second.stderr
+    reset = re.search(r"`(jostle ledger reset --dataset [0-9a-f]{12} --yes)`", second.stderr)
+    assert reset, second.stderr
+    # The hint's reset is a command that works (and is logged); after it the data runs again.
+    written_off = run(*shlex.split(reset.group(1))[1:], "--reason", "teaching")
+    assert written_off.returncode == 0 and "reset dataset" in written_off.stdout, written_off.stderr
+    assert run("run", "examples/quickstart.jst").returncode == 0
+    shown = run("ledger", "show")
+    assert "teaching (by" in shown.stdout and "1 resets" in shown.stdout
+
+
+# ---------------------------------------------------------------- output piped into a reader that stops early
+PIPE_PROGRAM = "with budget 0.5:\n    n = {{ count(people) }}\nfor i in range(30000):\n    print(i)\n"
+
+
+def test_piping_into_head_exits_quietly(data):
+    program = write(data / "many.jst", PIPE_PROGRAM)
+    jostle_command = shlex.join([sys.executable, "-m", "jostle", "run", str(program), "--budget", "1",
+                                 "--data", f"people={data / 'people.csv'}", "--ledger"])
+    result = subprocess.run(["bash", "-c", f'{jostle_command} | head -n 1; echo "status=${{PIPESTATUS[0]}}" >&2'],
+                            capture_output=True, text=True, cwd=ROOT, timeout=300,
+                            env=dict(os.environ, JOSTLE_HISTORY=os.devnull))
+    assert result.stdout == "0\n"
+    assert result.stderr.strip() == "status=141", result.stderr  # nothing else: no traceback, no message
+
+
+@pytest.mark.parametrize("args", [
+    ["-c", "for i in range(30000):\n    print(i)\n"],
+    ["repl"],
+])
+def test_a_reader_that_closes_early_gets_a_quiet_exit(args):
+    stdin = "for i in range(30000):\n    print(i)\n\n" if args == ["repl"] else ""
+    process = subprocess.Popen([sys.executable, "-m", "jostle", *args], stdin=subprocess.PIPE,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=ROOT,
+                               env=dict(os.environ, JOSTLE_HISTORY=os.devnull))
+    assert process.stdin is not None and process.stdout is not None and process.stderr is not None
+    process.stdin.write(stdin.encode())
+    process.stdin.close()
+    first = process.stdout.readline()
+    process.stdout.close()  # the reader goes away while the program still prints
+    error = process.stderr.read().decode()
+    assert process.wait(timeout=300) == 141, error
+    assert first.rstrip().endswith(b"0"), first  # the prompts, if any, then the first number
+    assert "Traceback" not in error and "internal error" not in error and "Exception ignored" not in error
+
+
+# ---------------------------------------------------------------- jostle check and tables bound at run time
+def test_check_knows_a_table_given_with_data_from_its_schema_file_only(data):
+    program = write(data / "p.jst", "with budget 0.5:\n    print({{ count(people) }})\n")
+    alone = jostle("check", str(program))
+    assert alone.returncode == CheckError.exit_code
+    assert "'people' is not defined" in alone.stderr
+    assert "give `jostle check` the same --data" in alone.stderr
+    for binding in (f"people={data / 'people.csv'}", f"people={data / 'people.schema.json'}"):
+        for args in (["check", str(program), "--data", binding], ["--data", binding, "check", str(program)]):
+            result = jostle(*args)
+            assert result.returncode == 0 and result.stdout == f"{program}: ok\n", result.stderr
+    # Only the schema is read: rows that no run could read do not matter to check.
+    (data / "people.csv").write_bytes(b"\xff\xfe not a csv \x00\n")
+    assert jostle("check", str(program), "--data", f"people={data / 'people.csv'}").returncode == 0
+
+
+def test_check_with_data_but_no_schema_file_asks_for_one(data):
+    program = write(data / "p.jst", "with budget 0.5:\n    print({{ count(other) }})\n")
+    result = jostle("check", str(program), "--data", f"other={data / 'other.csv'}")
+    assert result.returncode == CheckError.exit_code
+    assert "'other' is bound but has no schema" in result.stderr and "other.schema.json" in result.stderr
+    declared = write(data / "d.jst", "private other: {x: numeric(0, 1)}\nwith budget 0.5:\n    print({{ count(other) }})\n")
+    assert jostle("check", str(declared), "--data", f"other={data / 'other.csv'}").returncode == 0
+    write(data / "bad.schema.json", "{not json")
+    broken = jostle("check", str(program), "--data", f"other={data / 'bad.schema.json'}")
+    assert broken.returncode == DataError.exit_code and "is not valid JSON" in broken.stderr
+    assert jostle("check", str(program), "--data", "other").returncode == UsageError.exit_code
+    assert jostle("check", str(program), "--budget", "1").returncode == UsageError.exit_code
 
 
 def test_run_with_data_and_schema_file(data):
@@ -232,7 +372,7 @@ def _spend(data: Path, db: Path, epsilon: float) -> bool:
 
 
 def _events(db: Path) -> list[dict]:
-    from jostle.ledger_store import LedgerStore
+    from jostle.privacy.ledger_store import LedgerStore
 
     with LedgerStore(db) as store:
         return store.events()
@@ -379,3 +519,21 @@ def test_hole9_a_later_budget_does_not_raise_the_lifetime_budget(data):
     assert jostle("run", str(program), "--data", people, "--ledger-db", db).returncode == BudgetExceeded.exit_code
     shown = jostle("ledger", "--db", db, "show")
     assert "lifetime budget epsilon=1" in shown.stdout
+
+
+# ---------------------------------------------------------------- packaging
+def test_the_package_declares_its_licence_and_the_sdist_carries_what_the_tests_read():
+    import tomllib
+
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    assert project["license"] == "MIT" and project["license-files"] == ["LICENSE"]
+    assert (ROOT / "LICENSE").read_text(encoding="utf-8").startswith("MIT License")
+    changelog = (ROOT / "CHANGELOG.md").read_text(encoding="utf-8")
+    assert all(f"### Issue {n}:" in changelog for n in (2, 3, 4, 5, 11, 12, 13))
+    manifest = (ROOT / "MANIFEST.in").read_text(encoding="utf-8").split()
+    grafted = {manifest[i + 1] for i, word in enumerate(manifest) if word == "graft"}
+    # Every top-level folder the tests read from, beside the package itself.
+    read = {"docs", "examples", "tests", "benchmarks", "grammar", "stdlib"}
+    assert read <= grafted, read - grafted
+    for name in ("LICENSE", "CHANGELOG.md", "README.md"):
+        assert name in manifest

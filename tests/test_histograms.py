@@ -1,4 +1,4 @@
-"""Tests of the DP histogram family (jostle.histograms): shapes, budgets, noise-free limits,
+"""Tests of the DP histogram family (jostle.learners.histograms): shapes, budgets, noise-free limits,
 exact least squares, workload arithmetic, and statistical accuracy claims over fixed seeds."""
 
 from __future__ import annotations
@@ -10,24 +10,24 @@ import numpy as np
 import pytest
 from scipy import stats
 
-import jostle.histograms as H
-from jostle import safe_noise
-from jostle.histograms import data, measure, mwem, tree, workloads
-from jostle.histograms.basic import run_identity, run_uniform
-from jostle.histograms.dawa import run_dawa
-from jostle.histograms.dawa_partition import candidate_deviations, hilbert_order, l1_partition
-from jostle.histograms.greedy_h import GramForms, RowForms, greedy_hierarchy, path_sensitivity
-from jostle.histograms.hierarchical import hb_branching_1d, hb_tree
-from jostle.histograms.wavelet import haar_forward, privelet_sensitivity
-from jostle.histograms.workloads import as_grid
-from jostle.noise import Randomness
+import jostle.learners.histograms as H
+from jostle.privacy import safe_noise
+from jostle.learners.histograms import data, measure, mwem, tree, workloads
+from jostle.learners.histograms.basic import run_identity, run_uniform
+from jostle.learners.histograms.dawa import run_dawa
+from jostle.learners.histograms.dawa_partition import candidate_deviations, hilbert_order, l1_partition
+from jostle.learners.histograms.greedy_h import GramForms, RowForms, greedy_hierarchy, path_sensitivity
+from jostle.learners.histograms.hierarchical import hb_branching_1d, hb_tree
+from jostle.learners.histograms.wavelet import haar_forward, privelet_sensitivity
+from jostle.learners.histograms.workloads import as_grid
+from jostle.privacy.noise import Randomness
 from tests.test_safe_noise import log_likelihood_ratio, units_of
 
 
 class NumpyNoise:
     """A seeded numpy-backed simulation source (float Laplace and Gumbel draws)."""
 
-    simulation_only = True  # jostle.safe_noise: the fast floating-point path
+    simulation_only = True  # jostle.privacy.safe_noise: the fast floating-point path
 
     def __init__(self, seed: int) -> None:
         self.rng = np.random.default_rng(seed)
@@ -268,7 +268,7 @@ def test_privelet_sensitivity_is_the_max_column_norm(shape):
 # --- AHP -------------------------------------------------------------------------------------
 
 def test_ahp_pruned_scan_gives_the_exact_best_cluster_costs():
-    from jostle.histograms.ahp import _best_cluster_costs
+    from jostle.learners.histograms.ahp import _best_cluster_costs
     rng = np.random.default_rng(3)
     noise_cost = 2.0 / 0.3 ** 2
     for _ in range(5):
@@ -425,7 +425,7 @@ def test_uniform_beats_identity_on_uniform_data_at_small_epsilon():
 # --- exact releases on Randomness ------------------------------------------------------------
 
 def plan_of(charge: measure.Charge, length: int):
-    """The public plan a charge's noisy vector was drawn with (jostle.safe_noise)."""
+    """The public plan a charge's noisy vector was drawn with (jostle.privacy.safe_noise)."""
     if charge.mechanism == "noisy-min partition":  # DAWA's per-score noise
         return safe_noise.score_plan(charge.sensitivity, charge.epsilon)
     return safe_noise.vector_plan(length, charge.sensitivity, charge.epsilon)
@@ -494,7 +494,7 @@ def test_exact_releases_are_attainable_on_every_neighbour(name, x):
 
 
 def grid_steps(values: np.ndarray, grid: Fraction) -> np.ndarray:
-    from jostle.grid_release import snap
+    from jostle.privacy.grid_release import snap
     return snap(values, grid).astype(object)
 
 
@@ -627,7 +627,7 @@ def test_hole8_dawa_partition_noise_scale():
 
 
 def test_hole8_dawa_partition_dp_is_exact_and_breaks_ties_by_the_longest_bucket():
-    from jostle.histograms.dawa_partition import _cheapest_partition
+    from jostle.learners.histograms.dawa_partition import _cheapest_partition
     # integer costs; four partitions cost 13: at each end the longest cheapest last bucket wins
     costs = [(1, 1, [2, 3, 7, 1]), (2, 1, [5, 11, 8]), (4, 1, [100])]
     assert _cheapest_partition(4, costs).tolist() == [0, 2]
@@ -668,7 +668,7 @@ def test_hole8_dawa_penalty_is_the_selection_bias_of_the_candidate_lengths():
     number of candidate lengths (chosen on the offline public corpus by
     benchmarks/dawa_penalty.py, not on DPBench). Closed form against a seeded Monte Carlo
     (tolerance 5 standard errors), and the default is what l1_partition uses."""
-    from jostle.histograms.dawa_partition import selection_bias_scales
+    from jostle.learners.histograms.dawa_partition import selection_bias_scales
     assert selection_bias_scales(1) == 0 and selection_bias_scales(2) == Fraction(3, 4)
     rng = np.random.default_rng(11)
     for m in (3, 9, 13):

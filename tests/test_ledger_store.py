@@ -20,7 +20,7 @@ import pandas as pd
 import pytest
 
 from jostle import BudgetExceeded, Session, UsageError
-from jostle.ledger_store import MEMORY, LedgerStore, content_digest, resolve_ledger_path
+from jostle.privacy.ledger_store import MEMORY, LedgerStore, content_digest, resolve_ledger_path
 from tests.conftest import PATIENT_SCHEMA, make_patients
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -361,7 +361,7 @@ def test_reset_needs_confirmation_and_leaves_an_audit_row(tmp_path):
 def test_charges_about_unregistered_data_are_still_recorded(tmp_path):
     """A release about private data that no table registered (a bare accountant here) is
     recorded against a shared stand-in dataset rather than lost."""
-    from jostle.budget import Accountant, Budget
+    from jostle.privacy.budget import Accountant, Budget
 
     with LedgerStore(tmp_path / "ledger.sqlite") as store:
         for _ in range(2):

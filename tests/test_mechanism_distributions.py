@@ -9,9 +9,9 @@ probability at most about 1e-6; a wrong calibration (e.g. a noise scale off by a
 factor) fails it with overwhelming probability at the sample sizes used.
 
 Private values are made *by the language* (``count(t)``, ``histogram(t, "grp")`` ...) in a
-Session, and the release functions of ``jostle.mechanisms`` (exactly what the built-ins call)
+Session, and the release functions of ``jostle.language.mechanisms`` (exactly what the built-ins call)
 are then invoked many times with a small release context holding a fresh
-``jostle.budget.Accountant`` per draw, because looping inside Jostle is far too slow for tens of
+``jostle.privacy.budget.Accountant`` per draw, because looping inside Jostle is far too slow for tens of
 thousands of draws. ``test_language_release_is_the_mechanism`` checks that ``Session.eval``
 routes each built-in to that very function with the same arguments.
 """
@@ -27,12 +27,16 @@ import pandas as pd
 import pytest
 from scipy import integrate, optimize, stats
 
-from jostle import Session, grid_release, mechanisms
-from jostle.budget import Accountant, Budget
-from jostle.errors import PrivacyError
-from jostle.noise import Randomness, gaussian_sigma
-from jostle.sensitivity import private_vector
-from jostle.source import BUILTIN_SPAN
+from jostle import Session
+
+from jostle.privacy import grid_release
+
+from jostle.language import mechanisms
+from jostle.privacy.budget import Accountant, Budget
+from jostle.diagnostics.errors import PrivacyError
+from jostle.privacy.noise import Randomness, gaussian_sigma
+from jostle.language.sensitivity import private_vector
+from jostle.diagnostics.source import BUILTIN_SPAN
 
 ALPHA = 1e-6
 Z_CRIT = float(stats.norm.isf(ALPHA / 2))  # two-sided z critical value at ALPHA
@@ -360,7 +364,7 @@ def test_gaussian_count_uses_the_analytic_sigma() -> None:
     assert pvalue > ALPHA, f"the noise variance is not sigma^2 = {sigma**2:.4g} (p={pvalue:.3g})"
 
 
-GAUSSIAN_VECTORS = {  # expression, true values, how neighbours differ (see jostle.grid_release)
+GAUSSIAN_VECTORS = {  # expression, true values, how neighbours differ (see jostle.privacy.grid_release)
     "histogram (one cell moves)": ('histogram(t, "grp")', [5, 0, 12, 3]),
     "real vector (several cells move)": (
         '[sum(t.where(lambda r: r.grp == "a"), "age"), sum(t.where(lambda r: r.grp == "c"), "age")]', None),

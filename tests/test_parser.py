@@ -6,9 +6,9 @@ import dataclasses
 
 import pytest
 
-from jostle import ast_nodes as A
-from jostle.errors import JostleSyntaxError
-from jostle.parser import parse
+from jostle.language import ast_nodes as A
+from jostle.diagnostics.errors import JostleSyntaxError
+from jostle.language.parser import parse
 
 PROGRAM = '''\
 # a comment

@@ -36,12 +36,14 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from jostle import Session, mechanisms
-from jostle.budget import Accountant, Budget
-from jostle.errors import BudgetExceeded
-from jostle.grid_release import LaplacePlan, laplace_plan
-from jostle.noise import Randomness, SimulationNoise
-from jostle.source import BUILTIN_SPAN
+from jostle import Session
+
+from jostle.language import mechanisms
+from jostle.privacy.budget import Accountant, Budget
+from jostle.diagnostics.errors import BudgetExceeded
+from jostle.privacy.grid_release import LaplacePlan, laplace_plan
+from jostle.privacy.noise import Randomness, SimulationNoise
+from jostle.diagnostics.source import BUILTIN_SPAN
 
 ALPHA = 1e-6
 CAP = Budget(Fraction(10**9), Fraction(1, 2))

@@ -148,7 +148,7 @@ def test_hole9_float_epsilon_never_runs_above_the_charged_rational():
     rational ran at more than was charged. safe_noise now runs at the double below it."""
     from fractions import Fraction
 
-    from jostle import safe_noise
+    from jostle.privacy import safe_noise
 
     for charged in (Fraction(1, 10), Fraction(1, 3), Fraction(2, 7), Fraction(7, 10**6), Fraction(1, 2)):
         assert safe_noise._epsilon(float(charged)) <= charged
@@ -164,7 +164,7 @@ def test_hole9_quantile_declares_the_quantile_sensitivity(monkeypatch):
     (n = #(x <= c) + #(x > c)), so it declares max(q, 1 - q), and the language's tracker,
     which sees the two disjoint counts, agrees: the utilities' tracked sensitivity is at most
     the declared one (exponential would refuse otherwise)."""
-    from jostle import mechanisms
+    from jostle.language import mechanisms
 
     seen = []
     original = mechanisms.exponential

@@ -9,7 +9,7 @@ Each program states what it must do in comments (full-line comments only):
         one per line printed on stdout, in order; the printed lines must equal them exactly.
         (`# expect:` with nothing after it expects an empty line.)
     # expect error: <ErrorClass> at <line>:<col>
-        the run must fail with that jostle.errors class, located there. `at NAME.jst:<line>:<col>`
+        the run must fail with that jostle.diagnostics.errors class, located there. `at NAME.jst:<line>:<col>`
         also checks the file (for errors inside imported modules); `at -` means the error is
         about no place in the program (e.g. a bad --data binding) and has no location.
     # expect message: <substring>
@@ -47,9 +47,9 @@ from pathlib import Path
 import pytest
 
 import jostle.cli
-import jostle.errors
+import jostle.diagnostics.errors
 import jostle.session
-from jostle.errors import JostleError
+from jostle.diagnostics.errors import JostleError
 
 PROGRAMS = Path(__file__).parent / "programs"
 
@@ -102,7 +102,7 @@ def parse_expectations(path: Path) -> Expectations:
         elif _ANY_EXPECT.match(line):
             raise AssertionError(f"{path.name}:{number}: malformed expectation: {line.strip()}")
     if expect.error is not None:
-        assert hasattr(jostle.errors, expect.error), f"{path.name}: unknown error class {expect.error}"
+        assert hasattr(jostle.diagnostics.errors, expect.error), f"{path.name}: unknown error class {expect.error}"
     return expect
 
 
@@ -140,8 +140,8 @@ class _Probe:
     NO_STATEMENT_CHECK = {"While", "For", "WithBudget"}  # their errors may follow a run of the body
 
     def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
-        from jostle.evaluator import Interpreter
-        from jostle.values import Builtin
+        from jostle.language.evaluator import Interpreter
+        from jostle.language.values import Builtin
 
         self.sessions: list[jostle.session.Session] = []
         self.errors: list[BaseException] = []
@@ -229,7 +229,7 @@ def _check_run(path: Path, expect: Expectations, code: int, stdout: str, stderr:
     problems = []
     if "Traceback" in stderr:
         problems.append("a Python traceback on stderr")
-    want = getattr(jostle.errors, expect.error).exit_code if expect.error else 0
+    want = getattr(jostle.diagnostics.errors, expect.error).exit_code if expect.error else 0
     if code != want:
         problems.append(f"exit code {code}, expected {want}")
     lines = stdout.splitlines()
@@ -280,7 +280,7 @@ def test_program(path: Path, capsys: pytest.CaptureFixture, monkeypatch: pytest.
     elif error is not None:
         problems.append(f"unexpected {type(error).__name__}: {error}")
 
-    if isinstance(error, jostle.errors.BudgetExceeded) and getattr(error, "_golden_release", None) is None:
+    if isinstance(error, jostle.diagnostics.errors.BudgetExceeded) and getattr(error, "_golden_release", None) is None:
         problems.append("BudgetExceeded was raised outside any release, so the ledger was not checked")
     if error is not None:
         for tag in ("_golden_release", "_golden_statement"):

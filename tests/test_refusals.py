@@ -3,7 +3,7 @@
 A refusal is a PrivacyError or a BudgetExceeded: the program asked for something the privacy
 rules forbid. Each must carry a hint saying what to write instead. This walks the source of
 the package and checks that every place that builds one passes a hint (the `refuse` helper of
-jostle.sensitivity always does: its hint defaults to "release it first ..."), and that the
+jostle.language.sensitivity always does: its hint defaults to "release it first ..."), and that the
 hints the golden programs meet are rendered.
 """
 

@@ -23,7 +23,7 @@ import pandas as pd
 import pytest
 
 from jostle import Session
-from jostle.errors import JostleError, PrivacyError
+from jostle.diagnostics.errors import JostleError, PrivacyError
 
 SCHEMA = {"name": ("categorical", ["alice", "bob", "carol", "dave"]), "age": ("numeric", 0, 100)}
 
@@ -212,7 +212,7 @@ def test_hole5_a_memory_error_on_a_row_is_not_caught_per_row():
     """Catching MemoryError per row would let rows change each other's outcome (whether row i
     runs out of memory depends on what earlier rows hold): it must propagate, not be a missing
     value. Found by an adversarial review."""
-    from jostle.values import ROW_ERRORS, _apply_to_rows
+    from jostle.language.values import ROW_ERRORS, _apply_to_rows
 
     assert not issubclass(MemoryError, ROW_ERRORS)
 
@@ -254,7 +254,7 @@ def test_error_messages_never_show_a_private_value(program):
 
 
 def test_reprs_of_private_values_are_descriptions():
-    from jostle.values import Private, PrivateMean, Record
+    from jostle.language.values import Private, PrivateMean, Record
 
     big, _ = neighbours()
     session = Session(budget=1.0, seed=3, output=io.StringIO(), ledger_path=":memory:")

@@ -1,4 +1,4 @@
-"""Tests of jostle.safe_noise: which path a noise source takes, the grid releases of real vectors
+"""Tests of jostle.privacy.safe_noise: which path a noise source takes, the grid releases of real vectors
 (on the public grid, every output possible on a neighbour, likelihood ratio within e^eps), the
 exact exponential mechanism's law (chi-squared at alpha 1e-6), the simulation path's formulas,
 and the rounded-up noise scale."""
@@ -12,9 +12,9 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from jostle import grid_release, safe_noise
-from jostle.choicemaker.simulation import SimulationNoise as LightSimulationNoise
-from jostle.noise import Randomness, SimulationNoise
+from jostle.privacy import grid_release, safe_noise
+from jostle.learners.histograms.simulation import SimulationNoise as LightSimulationNoise
+from jostle.privacy.noise import Randomness, SimulationNoise
 
 ALPHA = 1e-6
 

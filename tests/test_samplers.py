@@ -1,5 +1,5 @@
-"""Statistical and exactness tests of the exact samplers (jostle.exact_samplers), the grid
-releases (jostle.grid_release) and the discrete Gaussian calibration (jostle.gaussian_privacy).
+"""Statistical and exactness tests of the exact samplers (jostle.privacy.exact_samplers), the grid
+releases (jostle.privacy.grid_release) and the discrete Gaussian calibration (jostle.privacy.gaussian_privacy).
 
 Every statistical test compares a sampler with its exact law at significance ALPHA = 1e-6:
 binomial tests for Bernoulli draws, chi-squared tests on integer cells for the discrete
@@ -23,11 +23,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats
 
-from jostle import exact_samplers
-from jostle.gaussian_privacy import (calibrate_discrete_gaussian, discrete_gaussian_delta_1d, gaussian_sigma,
+from jostle.privacy import exact_samplers
+from jostle.privacy.gaussian_privacy import (calibrate_discrete_gaussian, discrete_gaussian_delta_1d, gaussian_sigma,
                                      integer_sigma2, zcdp_delta)
-from jostle.grid_release import gaussian_plan, laplace_plan, snap
-from jostle.noise import Randomness, SimulationNoise
+from jostle.privacy.grid_release import gaussian_plan, laplace_plan, snap
+from jostle.privacy.noise import Randomness, SimulationNoise
 
 ALPHA = 1e-6
 SOURCES = {"seeded": 20240611, "secure": None}

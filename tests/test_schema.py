@@ -9,8 +9,8 @@ import pandas as pd
 import pytest
 
 from jostle import DataError, Session
-from jostle.errors import JostleError
-from jostle.schema import (
+from jostle.diagnostics.errors import JostleError
+from jostle.data.schema import (
     DATA_LOG, Categorical, Numeric, Schema, conform, load_schema_file, read_csv, read_csv_file, read_schema_file,
 )
 

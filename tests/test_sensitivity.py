@@ -1,4 +1,4 @@
-"""The sensitivity rules (jostle/sensitivity.py and jostle/tables.py), checked on values
+"""The sensitivity rules (jostle/language/sensitivity.py and jostle/language/tables.py), checked on values
 the evaluator makes, and the refusals for operations whose sensitivity is unknown."""
 
 from __future__ import annotations
@@ -59,7 +59,7 @@ def test_sum_sensitivity_uses_the_larger_bound_magnitude():
 
 def test_list_of_private_scalars_has_l1_sum_and_l2_root_sum_of_squares(session):
     value = private(session, "[count(t), 2 * count(t), 0]")
-    from jostle.sensitivity import private_vector
+    from jostle.language.sensitivity import private_vector
 
     vector = private_vector(list(value), session.interpreter.globals.lookup("_probe")[0].origin)
     assert vector.l1 == 3
@@ -110,9 +110,9 @@ import pandas as pd  # noqa: E402
 from hypothesis import HealthCheck, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
-from jostle import mechanisms  # noqa: E402
+from jostle.language import mechanisms  # noqa: E402
 from jostle.audit import SPAN, AuditContext, private_value  # noqa: E402
-from jostle.sensitivity import exact_sum, sqrt_up, up  # noqa: E402
+from jostle.language.sensitivity import exact_sum, sqrt_up, up  # noqa: E402
 
 FLOAT_SCHEMA = {"age": {"type": "numeric", "bounds": [0, 100]},
                 "name": {"type": "categorical", "values": ["a", "b"]}}

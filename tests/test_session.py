@@ -30,13 +30,53 @@ def session(patients):
     return s
 
 
-def test_released_values_come_back_as_python_and_numpy(session):
+def test_released_values_come_back_as_python_and_pandas(session):
     session.run("with budget 0.5:\n    n = {{ count(patients) }}\n    h = {{ histogram(patients, 'sex') }}")
     n = session.eval("n")
     h = session.eval("h")
     assert isinstance(n, int)
-    assert isinstance(h, np.ndarray) and h.shape == (2,)
+    # A released histogram is a Series indexed by its cells (the public domain), named after its column.
+    assert isinstance(h, pd.Series) and list(h.index) == ["F", "M"] and h.index.name == "sex"
+    assert h.dtype.kind == "i" and len(h) == 2
     assert session.eval("[1, {a: 2}]") == [1, {"a": 2}]
+    # It stays labelled wherever it goes; a vector computed from it is a plain array.
+    listed = session.eval("[h, {cells: h}]")
+    assert isinstance(listed[0], pd.Series) and isinstance(listed[1]["cells"], pd.Series)
+    doubled = session.eval("h * 2")
+    assert isinstance(doubled, np.ndarray) and list(doubled) == [2 * v for v in h]
+
+
+def test_released_2d_histogram_is_a_frame_and_3d_a_multiindex(session):
+    session.run("h2 = laplace(histogram(patients, 'sex', 'smoker'), 0.2)\n"
+                "h3 = geometric(histogram(patients, 'smoker', 'sex', 'smoker'), 0.2)")
+    h2 = session.eval("h2")
+    assert isinstance(h2, pd.DataFrame) and h2.shape == (2, 2)
+    assert list(h2.index) == ["F", "M"] and list(h2.columns) == ["yes", "no"]
+    assert (h2.index.name, h2.columns.name) == ("sex", "smoker")
+    h3 = session.eval("h3")
+    assert isinstance(h3, pd.Series) and h3.index.names == ["smoker", "sex", "smoker"]
+    assert list(h3.index)[:2] == [("yes", "F", "yes"), ("yes", "F", "no")] and len(h3) == 8
+
+
+def test_labels_are_the_public_domain_and_private_vectors_stay_refused(session):
+    """The labels are the schema's categories in order, whatever the rows hold; a private
+    histogram is still refused, and an exact public histogram is labelled the same way."""
+    session.bind_private("none_smoke", pd.DataFrame({"smoker": ["no"] * 5}),
+                         {"smoker": ("categorical", ["yes", "no", "sometimes"])})
+    session.run("e = geometric(histogram(none_smoke, 'smoker'), 0.1)\nraw = histogram(patients, 'sex')")
+    assert list(session.eval("e").index) == ["yes", "no", "sometimes"]
+    with pytest.raises(PrivacyError):
+        session.eval("raw")
+    session.bind_public("pub", pd.DataFrame({"g": ["a", "b", "a"]}), {"g": ("categorical", ["b", "a", "c"])})
+    exact = session.eval("histogram(pub, 'g')")
+    assert exact.to_dict() == {"b": 1, "a": 2, "c": 0}
+
+
+def test_an_estimate_of_a_histogram_keeps_its_cells(session):
+    """A learner's estimate of a histogram's cells (an Option run on it) comes back labelled."""
+    session.run("est = Identity(histogram(patients, 'smoker'), all_ranges(2), epsilon=0.1)")
+    estimate = session.eval("est")
+    assert isinstance(estimate, pd.Series) and list(estimate.index) == ["yes", "no"]
 
 
 def test_private_values_never_reach_python(session):
@@ -104,8 +144,11 @@ def test_no_budget_means_no_release(patients):
 def test_bind_private_without_schema_needs_a_declaration(patients):
     s = Session(budget=1, seed=2, output=io.StringIO())
     s.bind_private("p", patients)
-    with pytest.raises(CheckError, match="bound but has no schema"):
+    with pytest.raises(CheckError, match="bound but has no schema") as caught:
         s.run("n = count(p)")
+    # Bound from a DataFrame: the hint names schema= and the declaration, not a schema file.
+    assert "schema=" in caught.value.hint and "private p:" in caught.value.hint
+    assert "schema file" not in caught.value.hint and ".schema.json" not in caught.value.hint
     s.run('private p: {age: numeric(0, 100), sex: categorical(["F", "M"])}\n'
           "with budget 0.5:\n    n = {{ count(p) }}")
     assert abs(s.eval("n") - len(patients)) < 200
@@ -265,3 +308,105 @@ def test_the_curator_declares_a_public_row_count_in_the_schema_file(tmp_path):
     assert s.interpreter.globals.lookup("survey").public_rows
     s.run("r = randomized_response(survey, 'answer', 1)")
     assert len(s.eval("r")) == 3
+
+
+def test_a_csv_bound_without_a_schema_file_names_the_file_it_looked_for(tmp_path):
+    (tmp_path / "visits.csv").write_text("age\n30\n")
+    s = Session(budget=1, ledger_path=":memory:", output=io.StringIO())
+    s.bind_private("v", tmp_path / "visits.csv")
+    with pytest.raises(CheckError) as caught:
+        s.run("n = count(v)")
+    assert str(tmp_path / "visits.schema.json") in caught.value.hint
+
+
+def test_a_curators_data_error_has_no_fake_location(patients):
+    """An error about data bound from Python is about no place in a program: its text starts
+    with the message, not with `<builtin>:0:0:`."""
+    s = Session(budget=1, ledger_path=":memory:")
+    bad = patients.assign(sex=["X"] + list(patients["sex"][1:]))
+    with pytest.raises(DataError) as caught:
+        s.bind_private("p", bad, PATIENT_SCHEMA)
+    assert str(caught.value).startswith("table 'p', column 'sex', row 1")
+    assert "<builtin>" not in str(caught.value) and "<builtin>" not in caught.value.render()
+
+
+def test_bind_public_reads_a_csv_path(tmp_path):
+    (tmp_path / "rates.csv").write_text("region,rate\nnorth,0.5\nsouth,1.5\n")
+    s = Session(budget=1, ledger_path=":memory:")
+    s.bind_public("rates", tmp_path / "rates.csv")
+    s.bind_public("again", str(tmp_path / "rates.csv"))
+    assert s.eval("sum(rates, 'rate')") == 2.0
+    assert s.eval("again").to_dict("list") == {"region": ["north", "south"], "rate": [0.5, 1.5]}
+    assert len(s.ledger) == 0
+
+
+CATEGORY_TYPO = """
+with budget 1:
+    for part in t.partition("sex"):
+        n = {{ count(part.where(lambda r: r.smoker == "Yes")) }}
+    m = {{ count(t.where(lambda r: r.smoker in ["yes", "sometimes"])) }}
+    k = {{ count(t.where(lambda r: r.smoker != "no")) }}
+"""
+
+
+def _warnings_on(frame: pd.DataFrame) -> list[str]:
+    s = Session(budget=1, seed=3, ledger_path=":memory:", output=io.StringIO())
+    s.interpreter.on_warning = lambda warning: None  # kept in s.warnings, not written to stderr
+    s.bind_private("t", frame, PATIENT_SCHEMA)
+    s.run(CATEGORY_TYPO, "typo.jst")
+    return [warning.render() for warning in s.warnings]
+
+
+def test_a_category_outside_the_public_domain_is_warned_about_from_the_schema_alone(patients):
+    """`r.smoker == "Yes"` where the schema lists "yes": a warning, once (not once per part),
+    located, with the categories and a guess; never for a listed category. The same program on
+    other rows (none at all, or none of the compared category) gives exactly the same warnings."""
+    warnings = _warnings_on(patients)
+    assert len(warnings) == 2, warnings
+    first, second = warnings
+    assert first.startswith("warning: 'Yes' is not a category of column 'smoker': "
+                            "the comparison is false on every row")
+    assert "--> typo.jst:4:43" in first and "did you mean 'yes'?" in first
+    assert "['yes', 'no']" in first and "public schema" in first
+    assert second.startswith("warning: 'sometimes' is not a category of column 'smoker': no row holds it")
+    assert _warnings_on(patients.iloc[:0]) == warnings
+    assert _warnings_on(patients.assign(smoker="no")) == warnings
+
+
+def test_warnings_go_to_stderr_by_default_and_are_not_errors(patients, capsys):
+    s = Session(budget=1, seed=3, ledger_path=":memory:", output=io.StringIO())
+    s.bind_private("t", patients, PATIENT_SCHEMA)
+    s.run('with budget 1:\n    n = {{ count(t.where(lambda r: r.sex == "female")) }}')
+    err = capsys.readouterr().err
+    assert err.startswith("warning: 'female' is not a category of column 'sex'") and "^" in err
+    assert isinstance(s.eval("n"), int) and len(s.warnings) == 1
+
+
+def test_a_release_inside_the_standard_library_is_located_at_the_users_call(patients):
+    """stats.private_mean releases in stdlib/stats.jst; the ledger (and the durable ledger)
+    place the charge at the user's call, keeping the library line as `library_span`."""
+    s = Session(budget=1, seed=3, ledger_path=":memory:", output=io.StringIO())
+    s.bind_private("t", patients, PATIENT_SCHEMA)
+    program = ("import stats\n"
+               "def average(table):\n"
+               "    return stats.private_mean(table, 'age', 0.25)\n"
+               "m = average(t)\n"
+               "q = stats.private_median(t, 'age', 0.25)\n")
+    s.run(program, "study.jst")
+    charges = list(s.ledger)
+    assert [c.span.location for c in charges] == ["study.jst:3:12", "study.jst:5:5"]
+    assert all(Path(c.library_span.source.name).name == "stats.jst" for c in charges)
+    assert "stats.jst" not in str(s.ledger)
+    with pytest.raises(BudgetExceeded) as caught:
+        s.run("z = stats.private_mean(t, 'age', 1)", "again.jst")
+    assert caught.value.span.location == "again.jst:1:5"
+    assert "stats.jst" in caught.value.render()
+
+
+def test_a_release_in_a_users_own_module_stays_where_it_is_written(tmp_path, patients):
+    (tmp_path / "mine.jst").write_text("def noisy(t):\n    return laplace(count(t), 0.5)\n")
+    s = Session(budget=1, seed=3, ledger_path=":memory:", output=io.StringIO(), search_path=[tmp_path])
+    s.bind_private("t", patients, PATIENT_SCHEMA)
+    s.run("import mine\nn = mine.noisy(t)\n", "main.jst")
+    (charge,) = list(s.ledger)
+    assert charge.span.location.endswith("mine.jst:2:12") and charge.library_span is None

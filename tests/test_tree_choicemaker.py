@@ -1,4 +1,4 @@
-"""Tests of the decision-tree ChoiceMaker (jostle.choicemaker.tree_task / tree_training / tree_corpus).
+"""Tests of the decision-tree ChoiceMaker (the tree family on the one engine, jostle.learners.trees).
 
 Everything runs on small synthetic tasks with a temporary cache: no ../shared, no network.
 """
@@ -12,13 +12,20 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from jostle.choicemaker.tree_corpus import (ClassificationData, additive_prior_corpus, encode_public_frame,
+from jostle.learners.trees.corpus import (ClassificationData, additive_prior_corpus, encode_public_frame,
                                             synthetic_task, synthetic_tree_corpus, train_test_split)
-from jostle.choicemaker.tree_task import (TREE_METAFEATURES, TREE_OPTIONS, BudgetGuard, TreeBudgetError,
-                                          dispatch_tree, measure_tree_features)
-from jostle.choicemaker.tree_training import (DEFAULT_METAFEATURES, TREE_RUN_STATS, TreeGrid, train_tree_choicemaker,
-                                              tree_experience_table)
-from jostle.noise import Randomness, SimulationNoise
+from jostle.choicemaker.dispatch import BudgetGuard, ChoiceBudgetError as TreeBudgetError
+from jostle.choicemaker.experience import RUN_STATS as TREE_RUN_STATS, experience_table
+from jostle.learners.trees.api import dispatch_tree, measure_tree_features, train_tree_choicemaker
+from jostle.learners.trees.family import FAMILY
+from jostle.learners.trees.metafeatures import TREE_METAFEATURES
+from jostle.learners.trees.options import TREE_OPTIONS
+from jostle.learners.trees.task import DEFAULT_METAFEATURES, TreeGrid
+
+
+def tree_experience_table(options, metafeatures, corpus, grid, mf_share, cache_dir, n_jobs, progress):
+    return experience_table(FAMILY, options, metafeatures, corpus, grid, mf_share, cache_dir, n_jobs, progress)
+from jostle.privacy.noise import Randomness, SimulationNoise
 
 TINY_GRID = TreeGrid(epsilons=(0.5, 2.0), repetitions=1)
 
@@ -61,7 +68,7 @@ def test_experience_is_cached_and_reused(tmp_path):
     computed = TREE_RUN_STATS["pieces_computed"]
     first = tree_experience_table(options, features, corpus, TINY_GRID, 0.1, tmp_path, 1, False)
     assert TREE_RUN_STATS["pieces_computed"] == computed + 2
-    assert len(list((tmp_path / "tree_experience").glob("*.csv"))) == 2
+    assert len(list((tmp_path / "experience" / "trees").glob("*.pkl"))) == 2
     second = tree_experience_table(options, features, corpus, TINY_GRID, 0.1, tmp_path, 1, False)
     assert TREE_RUN_STATS["pieces_computed"] == computed + 2  # nothing recomputed
     pd.testing.assert_frame_equal(first, second)
@@ -111,10 +118,11 @@ def trained(tmp_path_factory):
                                     cache_dir=tmp_path_factory.mktemp("cache"), n_jobs=1, progress=False)
     # force the measured mode so that dispatch measures noisy metafeatures
     from jostle.choicemaker.model import FittedMetaModel, training_matrix
-    from jostle.choicemaker.tree_training import _model_view
-    view = _model_view(result.experience[result.experience["mode"] == "measured"])
-    model = FittedMetaModel.fit(training_matrix(view, names, list(result.options)), "forest_regret")
-    result.model, result.metafeatures, result.mf_share = model, [TREE_METAFEATURES[n] for n in names], 0.1
+    view = result.experience[result.experience["mode"] == "measured"]
+    model = FittedMetaModel.fit(training_matrix(view, names, list(result.options), list(FAMILY.config_columns)),
+                                "forest_regret")
+    result.models, result.modes = {None: model}, {None: "measured"}
+    result.metafeatures, result.mf_share = [TREE_METAFEATURES[n] for n in names], 0.1
     return result
 
 
@@ -136,9 +144,11 @@ def test_dispatch_charges_before_every_draw_and_stays_within_epsilon(trained):
         # the metafeature share is split equally among the two noisy metafeatures
         assert result.budget_split["metafeature size"] == pytest.approx(0.05 * epsilon)
         assert result.budget_split["metafeature class_balance"] == pytest.approx(0.05 * epsilon)
-        model, choice, _, _, split = result  # also a tuple
-        assert choice == result.choice and split == result.budget_split
-        predictions = model.predict(data.X)
+        # the chosen learner is charged its whole part once, before it runs (its own ledger keeps
+        # it within that part), so the charges are exactly the plan
+        assert [c for _, c in events if _ == "charge"][-1] == f"option {result.choice}"
+        assert sum(Fraction(c) for c in charges) == sum(result.budget_split.values()) == Fraction(epsilon)
+        predictions = result.model.predict(data.X)
         assert predictions.shape == (data.n_rows,) and set(predictions) <= {0, 1}
 
 
@@ -277,7 +287,7 @@ def test_public_frame_encoding_bins_numeric_columns_and_keeps_categories():
 def test_the_additive_prior_is_seeded_and_spans_weak_to_strong_signal():
     """The generated prior is the same on every call and covers both regimes it is there for:
     tasks where a non-private tree barely beats the majority class and tasks it almost solves."""
-    from jostle.trees import C45DecisionTreeClassifier
+    from jostle.learners.trees import C45DecisionTreeClassifier
 
     first, again, other = additive_prior_corpus(8), additive_prior_corpus(8), additive_prior_corpus(8, seed=1)
     assert all(np.array_equal(a.X, b.X) and np.array_equal(a.y, b.y) for a, b in zip(first, again))
@@ -302,7 +312,7 @@ def test_classification_data_rejects_codes_outside_the_domain():
 
 
 def test_measuring_pays_only_when_clearly_better_over_the_groups():
-    from jostle.choicemaker.tree_training import measuring_pays
+    from jostle.choicemaker.model import measuring_pays
     public = pd.Series([0.30, 0.20, 0.40, 0.25, 0.35], index=list("abcde"))
     assert measuring_pays(public - 0.02, public)  # better in every group
     assert not measuring_pays(public + 0.02, public)
@@ -317,7 +327,7 @@ def test_a_choicemaker_informed_only_by_noisy_metafeatures(tmp_path):
                                     cache_dir=tmp_path, n_jobs=1, progress=False)
     assert result.mode in ("measured", "public")
     if result.mode == "public":
-        assert result.model.family == "best_fixed" and result.mf_share == 0.0
+        assert result.model.family == "best_fixed" and result.metafeature_share() == 0.0
     charges = []
     outcome = dispatch_tree(result, corpus[0], 1.0, SimulationNoise(2), lambda eps, what: charges.append(eps))
     assert outcome.choice in ("FriedmanSchuster", "Mohammed")

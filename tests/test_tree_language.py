@@ -8,8 +8,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from jostle import Session
-from jostle.errors import BudgetExceeded, JostleRuntimeError, PrivacyError
+from jostle import Categorical, Schema, Session
+from jostle.diagnostics.errors import BudgetExceeded, JostleRuntimeError, PrivacyError
 
 SCHEMA = {
     "a": {"type": "categorical", "values": ["x", "y", "z"]},
@@ -82,16 +82,17 @@ def test_a_tree_prints_readably():
     session = _session()
     session.run('m = FriedmanSchuster(cats, "label", epsilon=2)\ntext = str(m)\n')
     text = session.eval("text")
-    assert text.startswith("FriedmanSchuster tree for 'label' (epsilon 2)")
+    assert text.startswith("FriedmanSchuster for 'label' (epsilon 2)")
+    assert "tree tree" not in text.lower()
     assert "a = x" in text
 
 
 def _tiny_tree_choicemaker(tmp_path, monkeypatch, options: str, metafeatures: str):
     """A session (budget 3) with a ChoiceMaker T over `options`, declared on tree_corpus() but
     trained on two tiny synthetic tasks and a two-epsilon grid (fast), caching under tmp_path."""
-    from jostle.choicemaker.tree_corpus import synthetic_task
-    from jostle.choicemaker.tree_training import TreeGrid
-    from jostle.dispatch import CorpusValue
+    from jostle.learners.trees.corpus import synthetic_task
+    from jostle.learners.trees.task import TreeGrid
+    from jostle.language.values import CorpusValue
 
     monkeypatch.setenv("JOSTLE_CACHE", str(tmp_path))
     session = _session(budget=3.0)
@@ -112,7 +113,7 @@ def test_a_tree_choicemaker_dispatches_within_its_budget(tmp_path, monkeypatch):
     spent = sum((c.budget.epsilon for c in session.ledger), Fraction(0))
     assert 0 < spent <= 2
     # Every charge is the ChoiceMaker's (its metafeatures, when it measures them, then the learner).
-    assert all(c.description.endswith("for T") for c in session.ledger)
+    assert all(c.description.startswith("T(") for c in session.ledger)
     trace = session.eval("trace(T)")[0]
     assert trace["metafeature_epsilon"] + trace["option_epsilon"] == pytest.approx(float(spent))
     assert session.eval("choice") in ("FriedmanSchuster", "RandomTrees")
@@ -140,17 +141,49 @@ def test_a_choicemaker_tree_prints_the_tables_names_and_labels(tmp_path, monkeyp
 def test_hole9_a_tree_option_never_runs_above_the_rational_charged(monkeypatch):
     """Issue 11, hole 9: float(1/10) is above 1/10; the learner gets the largest float not above
     the epsilon charged (as the ChoiceMaker's tree path already did)."""
-    import jostle.trees
+    import jostle.learners.trees
 
     seen = []
-    make_learner = jostle.trees.make_learner
+    make_learner = jostle.learners.trees.make_learner
 
     def spy(configuration, epsilon, **kwargs):
         seen.append(epsilon)
         return make_learner(configuration, epsilon, **kwargs)
 
-    monkeypatch.setattr(jostle.trees, "make_learner", spy)
+    monkeypatch.setattr(jostle.learners.trees, "make_learner", spy)
     session = _session()
     session.run('m = FriedmanSchuster(cats, "label", epsilon=0.1)\n')
     assert session.ledger[0].budget.epsilon == Fraction(1, 10)
     assert len(seen) == 1 and Fraction(seen[0]) <= Fraction(1, 10)
+
+
+def test_an_option_written_in_jostle_joins_a_tree_choicemaker(tmp_path, monkeypatch):
+    """`option` works for any family: over tree learners it is trained on the tree corpus (its
+    arguments are a private table of codes and the class column) and dispatched like the built-ins."""
+    from jostle.choicemaker.experience import RUN_STATS
+    from jostle.language.values import CorpusValue
+    from jostle.learners.trees.corpus import synthetic_tree_corpus
+    from jostle.learners.trees.task import TreeGrid
+
+    monkeypatch.setenv("JOSTLE_CACHE", str(tmp_path))
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame({"a": rng.choice(["x", "y", "z"], 300), "b": rng.choice(["p", "q"], 300)})
+    frame["label"] = np.where((frame["a"] == "x") | (rng.random(300) < 0.1), "yes", "no")
+    schema = Schema.of({"a": Categorical(["x", "y", "z"]), "b": Categorical(["p", "q"]),
+                        "label": Categorical(["no", "yes"])})
+    session = Session(budget=2.0, ledger_path=":memory:", seed=3)
+    session.bind_private("t", frame, schema)
+    session.run("option Vote(db, target):\n    answer:\n        return Majority(db, target)\n"
+                "choicemaker T among {Vote, FriedmanSchuster} informed by {epsilon} trained on tree_corpus()\n")
+    maker = session.interpreter.globals.lookup("T")
+    assert maker.family.name == "trees"
+    maker.corpus = CorpusValue(synthetic_tree_corpus(sizes=(150, 300), seeds=1), "tiny", task="classification")
+    maker.grid = TreeGrid(epsilons=(0.5, 2.0), repetitions=1)
+    before = RUN_STATS["pieces_computed"]
+    session.run('m = T(t, "label", epsilon=1.0)\n')
+    assert RUN_STATS["pieces_computed"] > before  # trained, Vote included
+    assert set(maker.trained.experience["option"]) == {"Vote", "FriedmanSchuster"}
+    assert maker.trained.experience.loc[maker.trained.experience["option"] == "Vote", "error"].between(0, 1).all()
+    trace = session.eval("trace(T)")[0]
+    assert trace["choice"] in ("Vote", "FriedmanSchuster") and set(trace["predicted_error"]) == {"Vote", "FriedmanSchuster"}
+    assert sum(c.budget.epsilon for c in session.ledger) <= 1

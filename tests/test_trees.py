@@ -1,4 +1,4 @@
-"""Tests of jostle.trees: the private decision-tree family and the C4.5 baseline.
+"""Tests of jostle.learners.trees: the private decision-tree family and the C4.5 baseline.
 
 Synthetic categorical data made here (no ../shared): attribute a0 decides the class (with 10%
 label noise), the other attributes are independent noise. Randomness comes from seeded
@@ -18,15 +18,15 @@ from sklearn.base import clone
 from sklearn.utils.estimator_checks import (check_get_params_invariance, check_parameters_default_constructible,
                                             check_set_params)
 
-from jostle.noise import Randomness
-from jostle.trees.configurations import CHOICE_POINTS
-from jostle.trees import (CONFIGURATIONS, BudgetExceededError, C45DecisionTreeClassifier, DPDecisionTreeClassifier,
+from jostle.privacy.noise import Randomness
+from jostle.learners.trees.configurations import CHOICE_POINTS
+from jostle.learners.trees import (CONFIGURATIONS, BudgetExceededError, C45DecisionTreeClassifier, DPDecisionTreeClassifier,
                           NumericBins, PrivacyLedger, encode_features, make_learner)
-from jostle.trees.accounting import plan_tree_budget
-from jostle.trees.pruning import pessimistic_extra_errors
-from jostle import safe_noise
-from jostle.trees.releases import exponential_mechanism, noisy_counts
-from jostle.trees.utilities import UTILITY_IS_MONOTONE, split_utility, utility_sensitivity
+from jostle.learners.trees.accounting import plan_tree_budget
+from jostle.learners.trees.pruning import pessimistic_extra_errors
+from jostle.privacy import safe_noise
+from jostle.learners.trees.releases import exponential_mechanism, noisy_counts
+from jostle.learners.trees.utilities import UTILITY_IS_MONOTONE, split_utility, utility_sensitivity
 
 LABEL_NOISE = 0.1
 N_ATTRIBUTES = 5
@@ -440,7 +440,7 @@ def test_printout_is_readable(data):
     X, y, _, _ = data
     text = make_learner("friedman_schuster", 5.0, domains=DOMAINS, classes=CLASSES, random_state=0).fit(X, y).to_text()
     lines = text.splitlines()
-    assert lines[0].startswith("Friedman & Schuster tree 1/1:") and "epsilon" in lines[0]
+    assert lines[0].startswith("Friedman & Schuster: ") and "epsilon" in lines[0] and "tree tree" not in lines[0]
     assert "a0 = x: low  [low " in text and "a0 = z: high" in text
     exact = C45DecisionTreeClassifier(domains=DOMAINS, classes=CLASSES).fit(X, y).to_text()
     assert [line.split(":")[0] for line in exact.splitlines()[1:]] == ["a0 = x", "a0 = y", "a0 = z"]

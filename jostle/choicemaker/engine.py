@@ -1,20 +1,24 @@
-"""The ChoiceMaker engine: train a meta-model on public experience, then dispatch privately.
+"""Training a ChoiceMaker of any learner family: experience, meta-model selection, payoff.
 
-`train(options, metafeatures, corpus, grid)` builds (or loads) the experience table
-(`training.experience_table`), and for each histogram dimensionality in it selects a meta-model
-family by leave-one-dataset-out validation and fits it (`model.select_family`,
-`model.FittedMetaModel`). If validation shows that the metafeatures do not pay for their share
-of the budget (`model.metafeatures_pay_off`), that dimensionality's ChoiceMaker measures
-nothing and runs the best fixed Option with the whole epsilon. Fitted models are cached next to the experience, keyed by the
-table's content hash, so re-running a program neither reruns the Options nor refits.
+`train(family, options, metafeatures, corpus, grid, mf_share, ...)` builds (or loads) the
+experience table (`experience.experience_table`), then for each segment of the family (a
+histogram dimensionality; one segment for most families) and each of the family's modes selects
+a meta-model family by leave-one-dataset-out validation (`model.select_family`) and decides
+whether measuring metafeatures pays for its share of the budget (`decide_measuring`):
 
-`dispatch(trained, x, epsilon, workload, noise, charge)` is the private run: it splits epsilon
-into the metafeature share (`trained.metafeature_share(dims)`) and the Option's share, measures the metafeatures (charging each
-noisy one before it is measured), predicts every Option's error, charges the Option's share
-and runs the predicted best Option. The charges add up to epsilon exactly as rationals or to
-a few ulps less (`jostle.histograms.measure.split_budget`), never more.
-Privacy: sequential composition of the metafeature releases and the Option's release; the
-choice itself is post-processing of released metafeatures.
+  * payoff rule "credit" (errors that scale about as 1/epsilon, e.g. Laplace-based histogram
+    algorithms): measuring pays unless the best fixed Option, credited the share it saves,
+    does at least as well as the selected meta-model (`model.metafeatures_pay_off`); if not,
+    that segment measures nothing and runs the best fixed Option with the whole budget;
+  * payoff rule "paired" (errors with no such scaling, e.g. tree accuracies): the "public"
+    mode (free metafeatures only, whole budget to the Option) is validated beside the
+    "measured" one, and measuring is kept only if its held-out errors are clearly lower
+    (`model.measuring_pays`).
+Both decisions are made on public data only, so they cost no privacy. Fitted models are cached
+next to the experience, keyed by the table's content hash, so re-running neither reruns the
+Options nor refits.
+
+The private run is `dispatch.dispatch`.
 """
 
 from __future__ import annotations
@@ -23,73 +27,157 @@ import hashlib
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Hashable, Mapping
 
-import joblib
 import numpy as np
 import pandas as pd
 
-from jostle.choicemaker.corpus import Corpus
-from jostle.choicemaker.metafeatures import (BUILTIN_METAFEATURES, DEFAULT_METAFEATURES,
-                                             measure_features)
-from jostle.choicemaker.model import (FAMILIES, FittedMetaModel, input_matrix,
-                                      metafeatures_pay_off, select_family, training_matrix)
-from jostle.choicemaker.options import BUILTIN_OPTIONS, option_dims
-from jostle.choicemaker.training import (RUN_STATS, TrainingGrid, default_cache_dir,
-                                         experience_digest, experience_table)
+from jostle.choicemaker.experience import (FEATURE_PREFIX, RUN_STATS, default_cache_dir, experience_digest,
+                                           experience_table, public_metafeatures)
+from jostle.choicemaker.family import Family
+from jostle.choicemaker.model import (FAMILIES, FittedMetaModel, input_matrix, lodo_chosen_errors,
+                                      measuring_pays, metafeatures_pay_off, select_family, training_matrix)
 
-MODEL_VERSION = "2"
-ChargeFunction = Callable[[float, str], None]
+MODEL_VERSION = "3"
+
+
+@dataclass(frozen=True)
+class MeasuringDecision:
+    """Whether measuring the noisy metafeatures paid on the public corpus, and by how much.
+
+    Attributes:
+        tried: The noisy metafeatures training measured.
+        share: The share of the budget they would cost.
+        used: Whether the ChoiceMaker measures them.
+        score_name: What the two scores are (lower is better).
+        with_metafeatures: The held-out score of choosing with them (at the option's budget).
+        without: The held-out score of the alternative (`alternative` says what it is).
+        alternative: The alternative in words.
+    """
+
+    tried: tuple[str, ...]
+    share: float
+    used: bool
+    score_name: str
+    with_metafeatures: float
+    without: float
+    alternative: str
+
+    def sentence(self) -> str:
+        """The decision in words, for `explain`."""
+        names = ", ".join(self.tried)
+        verdict = "paid" if self.used else "did not pay"
+        return (f"measuring {names} with {self.share:.0%} of the budget {verdict} on the public corpus: "
+                f"{self.score_name} {self.with_metafeatures:.3g} with them, {self.without:.3g} for "
+                f"{self.alternative}")
 
 
 @dataclass
 class TrainedChoiceMaker:
-    """A trained ChoiceMaker.
+    """A ChoiceMaker trained on public data, for one family.
 
     Attributes:
-        options: Name -> Option object.
-        metafeatures: The metafeatures the models read (in input order).
-        mf_share: Share of epsilon spent on metafeatures (as in training).
-        models: Dimensionality -> fitted meta-model.
-        experience: The experience table (one row per training run).
-        model_report: LODO scores of every family per dimensionality (`selected` marks the
-            family that was fitted; `metafeatures_used` is False where the best fixed Option
-            runs with the whole budget instead).
+        family: The learner family.
+        options: Name -> Option.
+        metafeatures: Every metafeature training measured (in input order).
+        mf_share: Share of epsilon spent on metafeatures where measuring pays.
+        models: Segment -> fitted meta-model (its `features` are what it reads; empty when the
+            best fixed Option runs with the whole budget).
+        modes: Segment -> "measured" or "public" (the mode whose model was kept).
+        experience: The experience table.
+        report: LODO scores of every meta-model family per segment and mode (`selected` marks
+            the fitted one).
         experience_from_cache / model_from_cache: Whether training reused the cache.
     """
 
+    family: Family
     options: dict[str, Any]
     metafeatures: list[Any]
     mf_share: float
-    models: dict[int, FittedMetaModel]
+    models: dict[Hashable, FittedMetaModel]
+    modes: dict[Hashable, str]
     experience: pd.DataFrame = field(repr=False)
-    model_report: pd.DataFrame = field(repr=False)
+    report: pd.DataFrame = field(repr=False)
     experience_from_cache: bool = False
     model_from_cache: bool = False
+    origin: str = "trained"  # "shipped" (package data), "trained" (now or from the user's cache)
 
     @property
     def feature_names(self) -> list[str]:
+        """The metafeatures read where there is one segment (else all of them)."""
+        if len(self.models) == 1:
+            return [m.name for m in self.metafeatures_for(next(iter(self.models)))]
         return [m.name for m in self.metafeatures]
 
-    def _model(self, dims: int | None) -> FittedMetaModel:
-        if dims is None:
+    @property
+    def model(self) -> FittedMetaModel:
+        """The meta-model of a single-segment family."""
+        return self.model_for(None)
+
+    @property
+    def mode(self) -> str:
+        """The mode of a single-segment family ("measured" or "public")."""
+        return self.modes[self._segment(None)]
+
+    @property
+    def model_report(self) -> pd.DataFrame:
+        return self.report
+
+    def _segment(self, segment: Hashable) -> Hashable:
+        if segment is None and None not in self.models:
             if len(self.models) != 1:
-                raise ValueError(f"trained for {sorted(self.models)}D histograms: say which (dims=)")
-            return next(iter(self.models.values()))
-        if dims not in self.models:
-            raise ValueError(f"this ChoiceMaker was not trained on {dims}D histograms "
-                             f"(trained: {sorted(self.models)})")
-        return self.models[dims]
+                raise ValueError(f"trained for {self.segment_names()}: say which")
+            return next(iter(self.models))
+        if segment not in self.models:
+            raise ValueError(f"this ChoiceMaker was not trained on {self.family.segment_label(segment)} inputs "
+                             f"(trained: {self.segment_names()})")
+        return segment
 
-    def metafeatures_for(self, dims: int | None = None) -> list[Any]:
-        """The metafeatures to measure for a `dims`-dimensional input: none when training
-        found that they do not pay for their share of the budget."""
-        model = self._model(dims)
-        return [m for m in self.metafeatures if m.name in model.features]
+    def segment_names(self) -> str:
+        return ", ".join(self.family.segment_label(s) or "all" for s in sorted(self.models, key=str))
 
-    def metafeature_share(self, dims: int | None = None) -> float:
-        """The share of epsilon to spend on metafeatures for a `dims`-dimensional input."""
-        return self.mf_share if self.metafeatures_for(dims) else 0.0
+    def model_for(self, segment: Hashable = None) -> FittedMetaModel:
+        """The fitted meta-model of a segment (ValueError, before any charge, if untrained)."""
+        return self.models[self._segment(segment)]
+
+    def metafeatures_for(self, segment: Hashable = None) -> list[Any]:
+        """The metafeatures to measure for an input of `segment` (none where measuring does not pay)."""
+        names = set(self.model_for(segment).features)
+        return [m for m in self.metafeatures if m.name in names]
+
+    def metafeature_share(self, segment: Hashable = None) -> float:
+        """The share of epsilon spent on metafeatures for an input of `segment`."""
+        return self.mf_share if any(m.cost for m in self.metafeatures_for(segment)) else 0.0
+
+    def measuring_decision(self, segment: Hashable = None) -> MeasuringDecision | None:
+        """What training found about measuring the noisy metafeatures on inputs of `segment`
+        (a public fact about the public corpus: showing it costs nothing); None if none were tried."""
+        segment = self._segment(segment)
+        noisy = tuple(m.name for m in self.metafeatures if m.cost)
+        if not noisy:
+            return None
+        report = self.report
+        column = self.family.segment_column
+        if column is not None and column in report.columns:
+            report = report[report[column] == segment]
+        used = bool(self.models[segment].features) and any(
+            m.cost for m in self.metafeatures if m.name in self.models[segment].features)
+        if self.family.payoff_rule == "paired":
+            errors = report.dropna(subset=["lodo_mean_error"]).set_index("mode")["lodo_mean_error"]
+            if "measured" not in errors or "public" not in errors:
+                return None
+            return MeasuringDecision(noisy, self.mf_share, used, "held-out mean error", float(errors["measured"]),
+                                     float(errors["public"]), "choosing without them (whole budget to the option)")
+        scores = report.set_index("family")["lodo_avg_regret"]
+        chosen = report.loc[report["selected"], "lodo_avg_regret"]
+        if "best_fixed" not in scores or chosen.empty or not np.isfinite(scores).all():
+            return None
+        best = self.models[segment].options[int(np.argmin(self.models[segment].model.scores(np.zeros((1, 1)))[0]))] \
+            if not used else None
+        return MeasuringDecision(noisy, self.mf_share, used, "held-out average regret", float(chosen.iloc[0]),
+                                 float(scores["best_fixed"]) * (1.0 - self.mf_share),
+                                 f"always running {best or 'the best single option'} with the whole budget "
+                                 f"(its regret credited for the {self.mf_share:.0%} it saves)")
 
     def _inputs(self, features: Mapping[str, float], model: FittedMetaModel) -> np.ndarray:
         if not model.features:
@@ -99,155 +187,136 @@ class TrainedChoiceMaker:
             raise KeyError(f"missing metafeatures {missing}")
         return input_matrix({f: float(features[f]) for f in model.features}, model.features)
 
-    def predict(self, features: Mapping[str, float], dims: int | None = None) -> dict[str, float]:
-        """Predicted scaled error of every Option for these metafeature values."""
-        model = self._model(dims)
+    def predict(self, features: Mapping[str, float], segment: Hashable = None) -> dict[str, float]:
+        """Predicted error of every Option for these (released) metafeature values."""
+        model = self.model_for(segment)
         errors = model.predicted_errors(self._inputs(features, model))[0]
         return {name: float(e) for name, e in zip(model.options, errors)}
 
-    def choose(self, features: Mapping[str, float],
-               dims: int | None = None) -> tuple[str, dict[str, float]]:
-        """The Option the meta-model picks, and every Option's predicted error."""
-        model = self._model(dims)
+    def choose(self, features: Mapping[str, float], segment: Hashable = None) -> tuple[str, dict[str, float]]:
+        """The Option the meta-model picks, and every Option's predicted error (post-processing)."""
+        model = self.model_for(segment)
         index = int(model.choose(self._inputs(features, model))[0])
-        return model.options[index], self.predict(features, dims)
+        return model.options[index], self.predict(features, segment)
 
 
-@dataclass(frozen=True)
-class DispatchResult:
-    """What `dispatch` released and how.
-
-    Attributes:
-        answer: The chosen Option's estimate of the histogram.
-        choice: Name of the Option that ran.
-        features: Released metafeature values.
-        predictions: Predicted error of every Option.
-        budget_split: Description -> epsilon of every charge made (they add up to epsilon).
-    """
-
-    answer: np.ndarray
-    choice: str
-    features: dict[str, float]
-    predictions: dict[str, float]
-    budget_split: dict[str, float]
-
-
-def _as_options(options: Any) -> dict[str, Any]:
-    if options is None:
-        options = list(BUILTIN_OPTIONS.values())
-    if isinstance(options, Mapping):
-        options = list(options.values())
-    resolved = {}
-    for option in options:
-        if isinstance(option, str):
-            from jostle.choicemaker.options import get_option
-            option = get_option(option)
-        if option.name in resolved:
-            raise ValueError(f"two options are called {option.name!r}")
-        resolved[option.name] = option
-    return resolved
-
-
-def _as_metafeatures(metafeatures: Any) -> list[Any]:
-    if metafeatures is None:
-        metafeatures = DEFAULT_METAFEATURES
-    if isinstance(metafeatures, Mapping):
-        metafeatures = list(metafeatures.values())
-    out = [BUILTIN_METAFEATURES[m] if isinstance(m, str) else m for m in metafeatures]
-    if len({m.name for m in out}) != len(out):
-        raise ValueError("metafeature names must be distinct")
+def resolve(items: Any, registry: Mapping[str, Any], default: tuple[str, ...] | list[str]) -> list[Any]:
+    """Objects from names of `registry` (case-insensitive) or objects; distinct names."""
+    items = list(default) if items is None else items
+    if isinstance(items, Mapping):
+        items = list(items.values())
+    lower = {name.lower(): value for name, value in registry.items()}
+    out = []
+    for item in items:
+        if isinstance(item, str):
+            if item.lower() not in lower:
+                raise KeyError(f"unknown name {item!r}; known: {', '.join(registry)}")
+            item = lower[item.lower()]
+        out.append(item)
+    if len({i.name for i in out}) != len(out):
+        raise ValueError("names must be distinct")
     return out
 
 
-def train(options: Any = None, metafeatures: Any = None, corpus: Corpus | None = None,
-          grid: TrainingGrid | None = None, mf_share: float = 0.1,
-          cache_dir: str | Path | None = None, n_jobs: int = -1, progress: bool = True,
-          families: tuple[str, ...] = FAMILIES, selection_folds: int | None = None,
-          error: str = "scaled_l1") -> TrainedChoiceMaker:
-    """Train a ChoiceMaker (reusing cached experience and models when nothing changed).
+def decide_measuring(family: Family, candidates: dict[str, tuple[Any, FittedMetaModel, pd.Series]],
+                     mf_share: float) -> str:
+    """Which mode to keep for a segment (see the module docstring): "measured" or "public"."""
+    if family.payoff_rule == "paired":
+        if "measured" in candidates and "public" in candidates and \
+                measuring_pays(candidates["measured"][2], candidates["public"][2]):
+            return "measured"
+        return "public" if "public" in candidates else "measured"
+    return "measured"
+
+
+def _fit_segment(family: Family, experience: pd.DataFrame, option_names: list[str], features: list[Any],
+                 mf_share: float, families: tuple[str, ...], threads: int,
+                 selection_folds: int | None) -> tuple[FittedMetaModel, str, pd.DataFrame]:
+    candidates: dict[str, tuple[Any, FittedMetaModel, pd.Series]] = {}
+    reports = []
+    for mode in family.modes:
+        mode_features = features if mode == "measured" else public_metafeatures(features)
+        if mode == "measured" and family.payoff_rule == "paired" and not any(m.cost for m in features):
+            continue  # nothing to pay for: the public mode is the same choice
+        subset = experience[experience["mode"] == mode]
+        names = [m.name for m in mode_features]
+        if not names:  # no metafeature: one constant input, so only the best fixed Option
+            subset, names = subset.assign(**{FEATURE_PREFIX + "constant": 0.0}), ["constant"]
+        data = training_matrix(subset, names, option_names, list(family.config_columns))
+        selected, report = select_family(data, families, threads, selection_folds)
+        if family.payoff_rule == "credit":
+            use = names != ["constant"] and metafeatures_pay_off(report, mf_share)
+            model = FittedMetaModel.fit(data, selected, threads, use)
+            reports.append(report.assign(mode=mode, metafeatures_used=use))
+            candidates[mode] = (data, model, pd.Series(dtype=float))
+        else:
+            errors = lodo_chosen_errors(selected, data, threads, selection_folds)
+            model = FittedMetaModel.fit(data, selected, threads, names != ["constant"])
+            candidates[mode] = (data, model, errors)
+            reports.append(report.assign(mode=mode, lodo_mean_error=np.where(report["selected"],
+                                                                             float(errors.mean()), np.nan)))
+    mode = decide_measuring(family, candidates, mf_share)
+    report = pd.concat(reports, ignore_index=True)
+    report["selected"] = report["selected"] & (report["mode"] == mode)
+    return candidates[mode][1], mode, report
+
+
+def train(family: Family, options: Any = None, metafeatures: Any = None, corpus: Any = None,
+          grid: Any = None, mf_share: float = 0.1, cache_dir: str | Path | None = None, n_jobs: int = -1,
+          progress: bool = True, families: tuple[str, ...] = FAMILIES,
+          selection_folds: int | None = None,
+          before_training: Callable[[int], None] | None = None) -> TrainedChoiceMaker:
+    """Train a ChoiceMaker of `family` (reusing cached experience and models when nothing changed).
 
     Args:
-        options: Option objects or built-in names (default: every built-in Option).
-        metafeatures: Metafeature objects or built-in names (default: every built-in).
-        corpus: Public shapes (default: `default_corpus()` for the Options' dimensionalities).
-        grid: Training configurations (default: `TrainingGrid.quick()`).
-        mf_share: Share of epsilon spent on metafeatures, in training and at run time.
+        family: The learner family (`families.get("histograms")`, ...).
+        options: Options or names of the family's built-in Options (default: all of them).
+        metafeatures: Metafeatures or built-in names (default: `family.default_metafeatures`).
+        corpus: Public tasks (default: `family.default_corpus(options)`).
+        grid: Training configurations (default: `family.default_grid()`).
+        mf_share: Share of epsilon spent on noisy metafeatures, in training and at run time.
         cache_dir: Cache folder (default $JOSTLE_CACHE or ~/.cache/jostle).
-        n_jobs: Processes for running the Options (-1: all cores).
-        progress: Show a progress bar while building the experience.
-        families: Meta-model families to choose from.
-        selection_folds: None for leave-one-dataset-out model selection; an int k for k
-            folds of whole groups (cheaper when there are many groups).
-        error: The error measure, "scaled_l1" (DPBench's) or "scaled_l2".
+        n_jobs: Processes for building the experience (-1: all cores).
+        progress: Show a progress bar.
+        families: Meta-model families to choose from (`model.FAMILIES`).
+        selection_folds: None for leave-one-dataset-out; k for k folds of whole groups.
+        before_training: Called with the number of experience pieces to run, before running
+            them (not called when everything is cached).
     """
-    option_map = _as_options(options)
-    features = _as_metafeatures(metafeatures)
-    if corpus is None:
-        from jostle.choicemaker.corpus import default_corpus
-        dims = sorted({d for o in option_map.values() for d in option_dims(o)})
-        corpus = default_corpus(tuple(dims))
-    grid = grid or TrainingGrid.quick()
+    option_list = resolve(options, family.options(), list(family.options()))
+    features = resolve(metafeatures, family.metafeatures(), family.default_metafeatures)
+    corpus = family.default_corpus(option_list) if corpus is None else corpus
+    grid = grid or family.default_grid()
     computed_before = RUN_STATS["pieces_computed"]
-    experience = experience_table(list(option_map.values()), features, corpus, grid, mf_share,
-                                  cache_dir, n_jobs, progress, error)
+    experience = experience_table(family, option_list, features, corpus, grid, mf_share, cache_dir, n_jobs,
+                                  progress, before_training)
     experience_from_cache = RUN_STATS["pieces_computed"] == computed_before
-    names = [f.name for f in features]
-    folder = (Path(cache_dir) if cache_dir is not None else default_cache_dir()) / "models"
-    key_text = "|".join([MODEL_VERSION, experience_digest(experience), ",".join(names),
-                         ",".join(families), str(selection_folds), repr(float(mf_share))])
-    path = folder / f"{hashlib.sha256(key_text.encode()).hexdigest()[:24]}.joblib"
+    folder = (Path(cache_dir) if cache_dir is not None else default_cache_dir()) / "models" / family.name
+    key = "|".join([MODEL_VERSION, family.fingerprint, experience_digest(experience),
+                    ",".join(m.name for m in features), ",".join(families), str(selection_folds),
+                    repr(float(mf_share))])
+    path = folder / f"{hashlib.sha256(key.encode()).hexdigest()[:24]}.joblib"
+    import joblib
+
     model_from_cache = path.exists()
     if model_from_cache:
-        models, report = joblib.load(path)
+        models, modes, report = joblib.load(path)
     else:
-        models, reports = {}, []
-        for dims in sorted(experience["dims"].unique()):
-            subset = experience[experience["dims"] == dims]
-            dims_options = [o for o in option_map if int(dims) in option_dims(option_map[o])]
-            data = training_matrix(subset, names, dims_options)
-            family, report = select_family(data, families, max(n_jobs, 1), selection_folds)
-            use = metafeatures_pay_off(report, mf_share)
-            models[int(dims)] = FittedMetaModel.fit(data, family, max(n_jobs, 1), use)
-            reports.append(report.assign(dims=int(dims), metafeatures_used=use))
+        models, modes, reports = {}, {}, []
+        threads = max(n_jobs, 1)
+        column = family.segment_column
+        segments = sorted(experience[column].unique()) if column else [None]
+        for segment in segments:
+            subset = experience if column is None else experience[experience[column] == segment]
+            segment = None if column is None else segment.item() if hasattr(segment, "item") else segment
+            names = [o.name for o in option_list if segment in family.segments(o)]
+            models[segment], modes[segment], report = _fit_segment(
+                family, subset, names, features, mf_share, families, threads, selection_folds)
+            reports.append(report if column is None else report.assign(**{column: segment}))
         report = pd.concat(reports, ignore_index=True)
         folder.mkdir(parents=True, exist_ok=True)
         temporary = path.with_suffix(f".tmp{os.getpid()}")
-        joblib.dump((models, report), temporary)
+        joblib.dump((models, modes, report), temporary)
         temporary.replace(path)
-    return TrainedChoiceMaker(option_map, features, mf_share, models, experience, report,
-                              experience_from_cache, model_from_cache)
-
-
-def dispatch(trained: TrainedChoiceMaker, x: np.ndarray, epsilon: float, workload: Any,
-             noise: Any, charge: ChargeFunction | None = None,
-             option_noise: Callable[[str], Any] | None = None) -> DispatchResult:
-    """Choose and run the best Option privately, spending exactly `epsilon` in total.
-
-    Args:
-        trained: A trained ChoiceMaker.
-        x: The private count vector/grid.
-        epsilon: The whole budget (metafeatures plus the chosen Option).
-        workload: The range queries (Options such as MWEM and DAWA use them).
-        noise: Source of randomness (`jostle.noise.Randomness()` for real releases).
-        charge: `charge(epsilon, description)`, called before every noisy measurement and
-            before the Option runs; it should raise if the budget cannot pay.
-        option_noise: `option_noise(name)` gives the noise source of the chosen Option's run
-            (default: `noise`). Benchmarks on public data pass the seed each fixed algorithm
-            ran with (common random numbers); the choice never sees the Option's noise.
-    """
-    x = np.asarray(x, dtype=float)
-    if not (np.isfinite(epsilon) and epsilon > 0):
-        raise ValueError(f"epsilon must be positive and finite, got {epsilon}")
-    trained._model(x.ndim)  # fails before any charge if x's dimensionality is unknown
-    measured = measure_features(trained.metafeatures_for(x.ndim), x, float(epsilon),
-                                trained.metafeature_share(x.ndim), noise, charge)
-    choice, predictions = trained.choose(measured.features, x.ndim)
-    option = trained.options[choice]
-    if charge is not None:
-        charge(measured.option_epsilon, f"option {choice}")
-    answer = option.run(x, measured.option_epsilon, workload,
-                        noise if option_noise is None else option_noise(choice))
-    split = {k: v for k, v in measured.budget_split.items() if k != "option"}
-    split[f"option {choice}"] = measured.option_epsilon
-    return DispatchResult(np.asarray(answer, dtype=float), choice, measured.features,
-                          predictions, split)
+    return TrainedChoiceMaker(family, {o.name: o for o in option_list}, features, float(mf_share), models, modes,
+                              experience, report, experience_from_cache, model_from_cache)

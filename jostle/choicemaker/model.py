@@ -37,10 +37,9 @@ from sklearn.neighbors import KNeighborsRegressor
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import QuantileTransformer
 
-from jostle.choicemaker.training import FEATURE_PREFIX
+from jostle.choicemaker.experience import FEATURE_PREFIX
 
 REGRET_CAP = 10.0
-CONFIG_COLUMNS = ["shape", "group", "domain", "scale", "epsilon"]
 
 
 @dataclass
@@ -83,20 +82,24 @@ def input_matrix(columns: Mapping[str, Any], features: list[str]) -> np.ndarray:
     return np.column_stack(values)
 
 
-def training_matrix(experience: pd.DataFrame, features: list[str],
-                    options: list[str] | None = None) -> TrainingMatrix:
-    """Pivot a (single-dimensionality) experience table into a `TrainingMatrix`."""
+def training_matrix(experience: pd.DataFrame, features: list[str], options: list[str] | None,
+                    config_columns: list[str]) -> TrainingMatrix:
+    """Pivot the experience of one segment and mode into a `TrainingMatrix`.
+
+    `config_columns` identify a configuration (its first is the task's name, its second the
+    leave-one-dataset-out group); errors are averaged over the configuration's repetitions.
+    """
     options = options or sorted(experience["option"].unique())
     columns = [FEATURE_PREFIX + f for f in features]
     missing = [c for c in columns if c not in experience.columns]
     if missing:
         raise ValueError(f"the experience table has no metafeature columns {missing}")
-    keys = CONFIG_COLUMNS + ["rep"]
+    keys = list(config_columns) + ["rep"]
     wide = experience.pivot_table(index=keys + columns, columns="option", values="error",
                                   aggfunc="first", observed=True)
     wide = wide.reindex(columns=options).dropna().reset_index()
     errors = wide[options].to_numpy(float)
-    config = wide.groupby(CONFIG_COLUMNS, sort=False, observed=True).ngroup().to_numpy()
+    config = wide.groupby(list(config_columns), sort=False, observed=True).ngroup().to_numpy()
     mean_error = pd.DataFrame(errors).groupby(config).transform("mean").to_numpy()
     mean_error = np.maximum(mean_error, 1e-300)
     regret = np.minimum(mean_error / mean_error.min(axis=1, keepdims=True), REGRET_CAP)
@@ -309,3 +312,28 @@ class FittedMetaModel:
     def choose(self, X: np.ndarray) -> np.ndarray:
         """Index of the chosen Option for each row (the family's own decision rule)."""
         return self.model.choose(X)
+
+
+def lodo_chosen_errors(family: str, data: TrainingMatrix, n_jobs: int = 1, folds: int | None = None) -> pd.Series:
+    """Mean error of the Options `family` chooses for held-out groups (leave-one-dataset-out),
+    one value per group (the groups are the independent units of a comparison)."""
+    chosen = np.empty(len(data.X))
+    if len(np.unique(data.groups)) < 2:  # nothing to hold out: the in-sample oracle
+        chosen[:] = data.errors.min(axis=1)
+    else:
+        for held_out in group_folds(data.groups, folds):
+            model = make_family(family, n_jobs).fit(data.rows(~held_out))
+            picks = model.choose(data.X[held_out])
+            chosen[held_out] = data.errors[held_out][np.arange(int(held_out.sum())), picks]
+    return pd.Series(chosen).groupby(data.groups).mean()
+
+
+def measuring_pays(measured: pd.Series, public: pd.Series, z: float = 2.0) -> bool:
+    """Whether the measured mode's held-out errors beat the public mode's clearly: the mean of
+    the per-group differences is below zero by more than z standard errors. Otherwise the
+    cheaper public mode is kept (it spends nothing on metafeatures)."""
+    difference = (measured - public).dropna()
+    if len(difference) < 2:
+        return bool(difference.mean() < 0) if len(difference) else False
+    standard_error = float(difference.std(ddof=1) / np.sqrt(len(difference)))
+    return float(difference.mean()) < -z * max(standard_error, 1e-12)

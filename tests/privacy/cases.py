@@ -1,6 +1,6 @@
 """The registry of privacy audits: one `AuditCase` per component, run by test_audits.py.
 
-Each case names a component (a mechanism called through `jostle.mechanisms`, or a Jostle
+Each case names a component (a mechanism called through `jostle.language.mechanisms`, or a Jostle
 program run through `jostle.Session`), a pair of neighbouring tables that is a worst case for
 it (one row added, at a bound, flipping an argmax, or just at a threshold), and the epsilon (and
 delta) it claims. The auditor (`jostle.audit`) must not find a lower bound above the claim.
@@ -18,9 +18,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from jostle import mechanisms
+from jostle.language import mechanisms
 from jostle.audit import SPAN, AuditCase, AuditContext, private_value, release_runner, session_runner
-from jostle.budget import Budget
+from jostle.privacy.budget import Budget
 
 SCHEMA = {"age": ("numeric", 0, 100), "grp": ("categorical", ["a", "b", "c"])}
 

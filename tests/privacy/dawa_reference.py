@@ -3,7 +3,7 @@ calibrate it, for the privacy audit's negative control (issue 11, hole 8).
 
 Each candidate bucket of length >= 2 gets Laplace(2 / eps1) noise on dev(b) + 1/eps2 (the
 monotone report-noisy-min scale), single cells get none, and every noisy cost is clipped below
-at 1/eps2. jostle.histograms.dawa_partition explains why this is not eps1-DP; the audit in
+at 1/eps2. jostle.learners.histograms.dawa_partition explains why this is not eps1-DP; the audit in
 tests/privacy/learner_cases.py catches it on the pair x = [25]*7 + [10] + [0]*7 against one
 more record in cell 7. Exact noise source as in the real code (grid plan of sensitivity 2).
 Test-only code: never used for a release.
@@ -19,9 +19,9 @@ from unittest import mock
 
 import numpy as np
 
-from jostle import grid_release, safe_noise
-from jostle.histograms import dawa
-from jostle.histograms.dawa_partition import _cheapest_partition, candidate_deviations
+from jostle.privacy import grid_release, safe_noise
+from jostle.learners.histograms import dawa
+from jostle.learners.histograms.dawa_partition import _cheapest_partition, candidate_deviations
 
 
 def reference_l1_partition(x: np.ndarray, eps1: float, eps2: float, noise, ledger,

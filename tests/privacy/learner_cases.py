@@ -3,7 +3,7 @@ ChoiceMaker dispatch, and the private decision-tree learners.
 
 Same contract as cases.py (test_audits.py runs both registries): neighbours one row apart,
 chosen to be a worst case, and the epsilon the component claims. Every algorithm registered in
-jostle.histograms and every named tree configuration gets an audit automatically.
+jostle.learners.histograms and every named tree configuration gets an audit automatically.
 """
 
 from __future__ import annotations
@@ -14,9 +14,9 @@ import numpy as np
 import pandas as pd
 
 from jostle.audit import AuditCase, Categories, Orthants, Projection, session_runner
-from jostle.histograms import ALGORITHMS, prefix_1d
-from jostle.noise import Randomness
-from jostle.trees import CONFIGURATIONS, make_learner
+from jostle.learners.histograms import ALGORITHMS, prefix_1d
+from jostle.privacy.noise import Randomness
+from jostle.learners.trees import CONFIGURATIONS, make_learner
 
 HISTOGRAM_SAMPLES = 3_000
 SLOW_HISTOGRAM_SAMPLES = 1_500  # algorithms that take ~1 ms or more per run
@@ -35,7 +35,7 @@ def cell_and_total(cell: int) -> Projection:
 
 
 def histogram_runner(name: str, **params: Any) -> Any:
-    """`count` runs of a jostle.histograms algorithm on a count vector (sensitivity 1)."""
+    """`count` runs of a jostle.learners.histograms algorithm on a count vector (sensitivity 1)."""
     algorithm = ALGORITHMS[name]
 
     def run(x: np.ndarray, count: int, seed: int) -> np.ndarray:
@@ -226,7 +226,7 @@ def dawa_pair_runner(reference: bool = False) -> Any:
     def run(x: np.ndarray, count: int, seed: int) -> np.ndarray:
         from contextlib import nullcontext
 
-        from jostle.histograms.dawa import run_dawa
+        from jostle.learners.histograms.dawa import run_dawa
         workload, noise = prefix_1d(x.size), Randomness(seed)
         with reference_partition() if reference else nullcontext():
             return np.array([run_dawa(x, 1.0, workload, noise, ratio=0.95) for _ in range(count)])
@@ -251,26 +251,27 @@ if _os.environ.get("JOSTLE_AUDIT_THOROUGH", "").strip().lower() not in ("", "0",
 
 
 # ---------------------------------------------------------------- issue 11: whole counts (hole 4)
-# Histogram metafeatures run at epsilon / l1 on whole-count vectors (jostle.dispatch.histogram_data,
+# Histogram metafeatures run at epsilon / l1 on whole-count vectors (jostle.language.choice.histogram_data,
 # hole 4). Each noisy built-in metafeature is audited on its own at epsilon 1 on the 1D pair (a
 # row added to an empty cell moves the counts, the total and the number of empty cells at once).
 def metafeature_runner(name: str, scale: float = 1.0, epsilon: float = 1.0) -> Any:
     """`count` measurements of a built-in metafeature of x * scale, run at epsilon / scale (the
     epsilon / l1 rule: l1 = scale for a scaled histogram), each with a fresh context."""
-    from jostle.choicemaker.metafeatures import BUILTIN_METAFEATURES, MetafeatureContext
+    from jostle.choicemaker.family import MetafeatureContext
+    from jostle.learners.histograms.metafeatures import BUILTIN_METAFEATURES
 
     feature = BUILTIN_METAFEATURES[name]
 
     def run(x: np.ndarray, count: int, seed: int) -> np.ndarray:
         noise = Randomness(seed)
         values = np.asarray(x, dtype=float) * scale
-        return np.array([feature.measure(values, epsilon / scale, noise, MetafeatureContext(x.shape, epsilon, epsilon))
+        return np.array([feature.measure(values, epsilon / scale, noise, MetafeatureContext(epsilon, epsilon, facts={"domain_shape": x.shape}))
                          for _ in range(count)])
     return run
 
 
 def _noisy_metafeatures() -> list[str]:
-    from jostle.choicemaker.metafeatures import BUILTIN_METAFEATURES
+    from jostle.learners.histograms.metafeatures import BUILTIN_METAFEATURES
 
     return [name for name, feature in BUILTIN_METAFEATURES.items() if feature.cost]
 

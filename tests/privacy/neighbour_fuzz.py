@@ -71,7 +71,7 @@ import numpy as np
 import pandas as pd
 
 from jostle import Session
-from jostle.errors import JostleError
+from jostle.diagnostics.errors import JostleError
 
 # ---------------------------------------------------------------- configuration
 DEFAULT_SECONDS = 60.0
@@ -1110,8 +1110,8 @@ def make_case(rng: random.Random, families: dict[str, float] | None = None) -> C
 # ---------------------------------------------------------------- the tiny ChoiceMaker corpus
 def tiny_corpus() -> Any:
     """Four public shapes (two near-flat, two spiky) for training ChoiceMakers quickly."""
-    from jostle.choicemaker import Corpus, Shape
-    from jostle.dispatch import CorpusValue
+    from jostle.learners.histograms.corpus import Corpus, Shape
+    from jostle.language.values import CorpusValue
 
     shapes = []
     for seed in range(2):
@@ -1124,7 +1124,7 @@ def tiny_corpus() -> Any:
 
 
 def tiny_grid() -> Any:
-    from jostle.choicemaker import TrainingGrid
+    from jostle.learners.histograms.task import TrainingGrid
 
     return TrainingGrid(scales=(500,), domains_1d=(HISTOGRAM_CELLS,), domains_2d=(), epsilons=(1.0,),
                         repetitions=1)
@@ -1133,7 +1133,7 @@ def tiny_grid() -> Any:
 @contextlib.contextmanager
 def tiny_training(cache: Path) -> Iterator[None]:
     """ChoiceMakers train on TINY_GRID with a fresh cache folder (and show no progress bar)."""
-    from jostle.choicemaker.training import TrainingGrid
+    from jostle.learners.histograms.task import TrainingGrid
 
     original = TrainingGrid.__dict__["quick"]
     previous = os.environ.get("JOSTLE_CACHE")
@@ -1257,9 +1257,9 @@ def run_case(case: Case, which: int, workspace: Workspace, timeout: float = RUN_
     """
     private = case.neighbour(which)
     workspace.prepare(case, private)
-    seen = _Observed()
-    first: list[tuple[str, tuple]] = []
     cache = Path(tempfile.mkdtemp(prefix="cache-", dir=workspace.root))
+    seen = _Observed(cache)
+    first: list[tuple[str, tuple]] = []
     try:
         with _time_limit(timeout), warnings.catch_warnings(record=True) as caught, tiny_training(cache), \
                 contextlib.redirect_stdout(seen.stdout), contextlib.redirect_stderr(seen.stderr):
@@ -1296,11 +1296,16 @@ def run_case(case: Case, which: int, workspace: Workspace, timeout: float = RUN_
 class _Observed:
     """The channels a run writes to: print's output, stdout, stderr and Python warnings."""
 
-    def __init__(self) -> None:
+    def __init__(self, cache: Path | None = None) -> None:
         self.output, self.stdout, self.stderr = io.StringIO(), io.StringIO(), io.StringIO()
         self.warnings: list[warnings.WarningMessage] = []
+        self.cache = cache  # each run gets its own empty cache folder: its name is the harness's, not the data's
 
     def text(self) -> str:
+        text = self._text()
+        return text.replace(str(self.cache), "$JOSTLE_CACHE") if self.cache is not None else text
+
+    def _text(self) -> str:
         text = self.output.getvalue()
         for label, extra in (("stdout", self.stdout.getvalue()), ("stderr", self.stderr.getvalue()),
                              ("warnings", "".join(f"{w.category.__name__}: {w.message}\n" for w in self.warnings))):
@@ -1606,7 +1611,8 @@ def run_cli(case: Case, which: int, workspace: Workspace) -> tuple[int, str, str
         code = EXIT_TIMEOUT
     finally:
         shutil.rmtree(cache, ignore_errors=True)
-    return code, out.getvalue(), err.getvalue()
+    # each run gets its own empty cache folder: its name is the harness's, not the data's
+    return code, out.getvalue().replace(str(cache), "$JOSTLE_CACHE"), err.getvalue().replace(str(cache), "$JOSTLE_CACHE")
 
 
 def cli_case(case: Case) -> Case:

@@ -15,7 +15,7 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from jostle import mechanisms
+from jostle.language import mechanisms
 from jostle.audit import (
     SPAN,
     AuditContext,
@@ -32,7 +32,7 @@ from jostle.audit import (
     replicate,
     session_runner,
 )
-from jostle.errors import BudgetExceeded
+from jostle.diagnostics.errors import BudgetExceeded
 from tests.privacy.cases import COUNTS, SCHEMA, SUMS, table
 
 

@@ -312,7 +312,7 @@ def test_hole9_the_lifetime_budget_of_a_dataset_never_rises(plan: list) -> None:
     the last reset under which something was charged."""
     import tempfile
 
-    from jostle.ledger_store import LedgerStore
+    from jostle.privacy.ledger_store import LedgerStore
 
     frame = pd.DataFrame({"age": [30.0, 40.0], "g": ["a", "b"], "h": ["x", "y"]})
     with tempfile.TemporaryDirectory() as folder:

@@ -121,7 +121,7 @@ def _assert_found(hole: Reintroduced, families: dict[str, float] | None = None) 
 def hole1() -> Reintroduced:
     """Before 80e768c: columns of any table's rows combined in a row function (no row scopes),
     and a row function's result was taken whatever rows it came from, a public vector too."""
-    from jostle import tables, values
+    from jostle.language import tables, values
 
     fixed_result = tables.row_result
 
@@ -144,8 +144,8 @@ def hole5() -> Reintroduced:
     """Before 80e768c: probes of equal length paired index by index (missing 0 ** -1 when
     0 and -1 sit at the same index of two domains), and an operation failing on some rows
     raised, as did a whole number too large for a float in a numeric derive."""
-    from jostle import tables, values
-    from jostle.errors import JostleRuntimeError
+    from jostle.language import tables, values
+    from jostle.diagnostics.errors import JostleRuntimeError
 
     def old_joint_probe(columns: list[Any]) -> tuple[list[np.ndarray], tuple]:
         probes = [np.asarray(c.probe) for c in columns]
@@ -176,7 +176,7 @@ def hole5() -> Reintroduced:
 def hole2() -> Reintroduced:
     """Before 4547a58: ChoiceMaker training ran the options' and metafeatures' own closures,
     over the program's whole scope (private globals included), unchecked."""
-    from jostle import dispatch
+    from jostle.language import choice as dispatch
 
     def itself(self: Any, memo: Any = None) -> Any:
         return self
@@ -193,7 +193,7 @@ def hole2() -> Reintroduced:
 def hole7() -> Reintroduced:
     """Before a9b63e7: load_public and load(..., public_rows=true) read any file, the one bound
     as the private table included."""
-    from jostle import builtins
+    from jostle.language import builtins
 
     def unguarded(interp: Any, span: Any, file: Any, frame: Any, use: str) -> None:
         return None
@@ -205,7 +205,7 @@ def value_reprs() -> Reintroduced:
     """Before 9a7f512: private values printed as their dataclass repr, value included, and
     errors that quote a bad argument (`got {x!r}`) showed it (found by an adversarial review
     after the fuzzer first ran; the `misplaced` family was added for it)."""
-    from jostle import values
+    from jostle.language import values
 
     def dataclass_repr(self: Any) -> str:
         return f"{type(self).__name__}(value={getattr(self, 'value', getattr(self, 'total', None))!r})"
@@ -242,8 +242,8 @@ def test_hole7_reintroduced_is_found_by_the_fuzzer() -> None:
 
 # ---------------------------------------------------------------- the harness
 def test_generated_programs_parse_and_vary() -> None:
-    from jostle.errors import JostleSyntaxError
-    from jostle.parser import parse
+    from jostle.diagnostics.errors import JostleSyntaxError
+    from jostle.language.parser import parse
 
     rng = random.Random(SEED)
     sources = [make_case(rng).source for _ in range(300)]

@@ -1,0 +1,63 @@
+"""Building package data: the shipped, pre-trained ChoiceMakers (`jostle train --all`).
+
+Trains, on the public corpora, every ChoiceMaker the standard library declares (`stdlib/*.jst`:
+`histograms`, `trees`, and each new family's module), through the same language values a
+program gets, so the request keys match exactly what `import histograms` will ask for; then
+writes each as package data (`jostle.choicemaker.pretrained.save_shipped`). It runs the
+standard library in a scratch session with no private data: nothing here reads private data.
+"""
+
+from __future__ import annotations
+
+import importlib
+import time
+from pathlib import Path
+from typing import Any, Callable
+
+from jostle.choicemaker import engine
+from jostle.choicemaker.pretrained import request_key, save_shipped
+
+
+def standard_choicemakers() -> list[tuple[str, Any]]:
+    """(stdlib module, ChoiceMaker value) for every ChoiceMaker the standard library declares."""
+    from jostle.language.choice import ChoiceMaker
+    from jostle.session import Session
+
+    stdlib = Path(importlib.import_module("jostle.stdlib").__file__).parent
+    found = []
+    for path in sorted(stdlib.glob("*.jst")):
+        session = Session()
+        session.run(f"import {path.stem}\n")
+        module = session.interpreter.globals.lookup(path.stem)
+        for name, value in module.env.values.items():
+            if isinstance(value, ChoiceMaker) and value.corpus is not None:
+                found.append((f"{path.stem}.{name}", value))
+    return found
+
+
+def build_all(n_jobs: int = -1, progress: bool = True, out: Callable[[str], None] = print) -> list[Path]:
+    """Train every standard ChoiceMaker and write it as package data (`jostle train --all`).
+
+    Files of earlier builds that no standard ChoiceMaker requests any more are removed.
+    """
+    written: list[Path] = []
+    for label, maker in standard_choicemakers():
+        family = maker.family
+        options, metafeatures = maker.engine_parts()
+        grid = maker.grid or family.default_grid()
+        corpus = maker.corpus.corpus
+        key = request_key(family, options, metafeatures, corpus, grid, float(maker.share))
+        start = time.perf_counter()
+        trained = engine.train(family, options, metafeatures, corpus, grid, float(maker.share), n_jobs=n_jobs,
+                               progress=progress)
+        seconds = time.perf_counter() - start
+        path = save_shipped(trained, key, maker.corpus.description, seconds)
+        written.append(path)
+        out(f"{label}: {family.name}, {len(options)} options, modes {sorted(set(trained.modes.values()))}, "
+            f"trained in {seconds:.0f} s -> {path} ({path.stat().st_size / 1e6:.1f} MB)")
+    for folder in {p.parent for p in written}:
+        for stale in folder.glob("*.joblib"):
+            if stale not in written:
+                stale.unlink()
+                out(f"removed stale {stale}")
+    return written

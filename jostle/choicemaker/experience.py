@@ -1,0 +1,157 @@
+"""The experience table: every Option of a family run on every public training input, scored.
+
+For each task of a public corpus, each piece of it (`Family.pieces`, the cache unit) and each
+seeded instance drawn from the piece (`Family.instances`), and for each mode of the family:
+  1. the metafeatures are measured WITH simulated noise at the budget they get at run time, by
+     the code path of `dispatch` (`measurement.measure_features`); mode "public" measures only
+     the free metafeatures and gives the Option the whole budget;
+  2. every Option runs with the budget left for it (`Family.run_option`) and is scored by the
+     family's error measure (`Family.error`).
+Everything here runs on public data with the family's seeded simulation noise, never on
+private data and never with a secure noise source.
+
+The table is data: one pickle per piece under `<cache>/experience/<family>/`, named by a content
+hash of the family's code, the task, the piece, the Options, the metafeatures, the grid and the
+share, so re-running reuses it and adding a task runs only that task. The work is spread over
+processes with joblib and shows a tqdm progress bar.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import time
+import warnings
+from pathlib import Path
+from typing import Any, Callable
+
+import pandas as pd
+
+from jostle.choicemaker.family import Family, fingerprint, stable_seed
+from jostle.choicemaker.measurement import measure_features
+from jostle.privacy.budget import floor_float
+
+EXPERIENCE_VERSION = "3"
+FEATURE_PREFIX = "mf_"
+
+# Pieces computed (not loaded from the cache) in this process, per family; tests and callers
+# read it to see whether training reused the cache.
+RUN_STATS: dict[str, int] = {"pieces_computed": 0, "pieces_loaded": 0}
+
+
+def default_cache_dir() -> Path:
+    """$JOSTLE_CACHE, or ~/.cache/jostle."""
+    return Path(os.environ.get("JOSTLE_CACHE") or Path.home() / ".cache" / "jostle")
+
+
+def digest(parts: list[str]) -> str:
+    """A short content hash of text parts."""
+    return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:16]
+
+
+def public_metafeatures(metafeatures: list[Any]) -> list[Any]:
+    """The free metafeatures that need nothing released first (what mode "public" measures)."""
+    return [m for m in metafeatures if not m.cost and not getattr(m, "requires", ())]
+
+
+def run_piece(family: Family, task: Any, piece: Any, options: list[Any], metafeatures: list[Any],
+              grid: Any, mf_share: float) -> pd.DataFrame:
+    """Experience rows of one piece: every instance, mode and Option."""
+    rows = []
+    free = public_metafeatures(metafeatures)
+    for instance in family.instances(task, piece, grid):
+        for mode in family.modes:
+            features = list(metafeatures) if mode == "measured" else free
+            share = mf_share if mode == "measured" and any(m.cost for m in features) else 0.0
+            prefix = (*instance.seed_parts, mode) if len(family.modes) > 1 else tuple(instance.seed_parts)
+            measured = measure_features(family, features, instance.data, instance.epsilon, share,
+                                        family.simulation_noise(stable_seed(*prefix, "features")))
+            option_epsilon = floor_float(measured.option_epsilon)
+            common = {**instance.columns, "mode": mode, "option_epsilon": option_epsilon}
+            common.update({FEATURE_PREFIX + k: v for k, v in measured.features.items()})
+            for option in options:
+                noise = family.simulation_noise(stable_seed(*prefix, option.name))
+                start = time.perf_counter()
+                result = family.run(option, instance.data, option_epsilon, noise, measured.features)
+                seconds = time.perf_counter() - start
+                rows.append({**common, "option": option.name, "error": float(family.error(instance, result)),
+                             "seconds": seconds, "failed": bool(family.failed(result))})
+    return pd.DataFrame(rows)
+
+
+def _picklable(objects: list[Any]) -> bool:
+    """Whether joblib's worker processes can receive `objects` (joblib pickles with cloudpickle)."""
+    try:
+        import cloudpickle as pickler
+    except ImportError:
+        import pickle as pickler
+    try:
+        pickler.dumps(objects)
+        return True
+    except Exception:
+        return False
+
+
+def experience_table(family: Family, options: list[Any], metafeatures: list[Any], corpus: Any,
+                     grid: Any, mf_share: float = 0.1, cache_dir: str | Path | None = None,
+                     n_jobs: int = -1, progress: bool = True,
+                     before_training: Callable[[int], None] | None = None) -> pd.DataFrame:
+    """Build (or load from the cache) the experience table of `options` on `corpus`.
+
+    Returns:
+        One row per (instance, mode, Option) with the instance's columns, mode,
+        option_epsilon, mf_<feature> for every measured metafeature (NaN where a mode does not
+        measure it), option, error, seconds and failed.
+    """
+    folder = (Path(cache_dir) if cache_dir is not None else default_cache_dir()) / "experience" / family.name
+    folder.mkdir(parents=True, exist_ok=True)
+    common = [EXPERIENCE_VERSION, family.fingerprint, digest([family.option_fingerprint(o) for o in options]),
+              digest([fingerprint(m) for m in metafeatures]), grid.digest(), repr(float(mf_share))]
+    pieces: list[pd.DataFrame] = []
+    todo = []
+    for task in corpus:
+        for label, piece in family.pieces(task, grid, options):
+            piece_options = family.piece_options(task, piece, options)
+            if not piece_options:
+                continue
+            key = digest([*common, task.content_hash(), label])
+            path = folder / f"{key}.pkl"
+            if path.exists():
+                pieces.append(pd.read_pickle(path))
+                RUN_STATS["pieces_loaded"] += 1
+            else:
+                todo.append((path, task, piece, piece_options))
+    if todo:
+        if before_training is not None:
+            before_training(len(todo))
+        if n_jobs != 1 and not _picklable([t[3] for t in todo] + list(metafeatures)):
+            warnings.warn("options or metafeatures cannot be sent to worker processes; training in this process")
+            n_jobs = 1
+        from joblib import Parallel, delayed
+        from tqdm.auto import tqdm
+
+        todo.sort(key=lambda item: -family.piece_cost(item[1], item[2]))  # big pieces first
+        jobs = (delayed(run_piece)(family, task, piece, piece_options, metafeatures, grid, mf_share)
+                for _, task, piece, piece_options in todo)
+        bar = tqdm(total=len(todo), desc=f"{family.name} ChoiceMaker training", unit="piece",
+                   disable=not progress)
+        for (path, *_), frame in zip(todo, Parallel(n_jobs=n_jobs, return_as="generator")(jobs)):
+            temporary = path.with_suffix(f".tmp{os.getpid()}")
+            frame.to_pickle(temporary)
+            temporary.replace(path)  # atomic: a crash never leaves half a piece
+            pieces.append(frame)
+            RUN_STATS["pieces_computed"] += 1
+            bar.update(1)
+        bar.close()
+    if not pieces:
+        raise ValueError("no experience: the corpus has no task that any option handles")
+    table = pd.concat(pieces, ignore_index=True)
+    keys = [c for c in (*family.config_columns, family.segment_column, "rep", "mode", "option")
+            if c is not None and c in table.columns]
+    return table.sort_values(keys, kind="stable").reset_index(drop=True)
+
+
+def experience_digest(table: pd.DataFrame) -> str:
+    """Content hash of an experience table (for caching fitted models)."""
+    hashed = pd.util.hash_pandas_object(table, index=False).to_numpy()
+    return hashlib.sha256(hashed.tobytes() + ",".join(table.columns).encode()).hexdigest()[:24]

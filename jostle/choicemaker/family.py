@@ -1,0 +1,299 @@
+"""The family interface: what a learner family tells the one ChoiceMaker engine.
+
+A *family* is a kind of private learning task (histograms of counts answering a workload;
+classification trees learned from a table; later rule lists, ILP, redescriptions, SuLQ learners)
+together with the Options that solve it. The engine (`experience`, `model`, `engine`,
+`dispatch`) is written once and reads a family only through this interface:
+
+  * what an Option consumes and produces: `run_option(option, data, epsilon, noise, released)`
+    runs one Option privately on the family's input (`data`) and returns its result;
+  * its error measure: `error(instance, result)` scores a result on a public training instance
+    (lower is better; `error_name` says what it is);
+  * its public training tasks: `default_corpus()`, `pieces(task, grid)` (the cache units) and
+    `instances(task, piece, grid)` (seeded public inputs drawn from a task);
+  * its metafeatures: `metafeatures()` (public ones and noisy ones; noisy ones sharing one
+    release name a `release` and are charged once), `default_metafeatures`, and
+    `context(data, option_epsilon, total_epsilon)`, the public facts a metafeature may read;
+  * its Options: `options()` and `segments(option)` / `segment_of(data)` (histograms keep one
+    meta-model per dimensionality, other families one for all inputs);
+  * how measuring is judged worth its budget (`payoff_rule`, see `engine`);
+  * how a result prints: `describe(result)`.
+
+Families are discovered, not registered (`families.discover`): every package under
+`jostle.learners` with a `family` module exposing `FAMILY` is one. A family's language values
+live in its `language` module, which the language layer imports by name.
+
+Every part states its cost before anything runs: the plan (`measurement.plan_budget`) gives
+each noisy metafeature unit and the chosen Option an exact epsilon, and a family's Option run with
+budget e is e-DP (its privacy map is the identity, as in OpenDP's measurements), so the engine
+charges e before it runs and the dispatch's charges equal the plan, exactly.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import zlib
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import Any, Hashable, Iterable, Mapping, Protocol, Sequence, runtime_checkable
+
+
+@runtime_checkable
+class Option(Protocol):
+    """An algorithm the ChoiceMaker may choose: a name and a fingerprint (for the cache).
+
+    The family's `run_option` knows how to run it.
+    """
+
+    name: str
+
+    @property
+    def fingerprint(self) -> str: ...
+
+
+@runtime_checkable
+class Metafeature(Protocol):
+    """A named summary of the family's input.
+
+    Attributes:
+        name: Feature name (an experience column `mf_<name>`, a meta-model input).
+        cost: True if it reads the private data and must be given epsilon.
+        release: Name of a shared noisy release it post-processes ("" for none): metafeatures
+            with the same release are one budget unit, charged once per dispatch.
+        requires: Names of metafeatures measured earlier in the same call that it post-processes.
+    """
+
+    name: str
+    cost: bool
+
+    def measure(self, data: Any, epsilon_mf: float, noise: Any, context: Any) -> float: ...
+
+
+@dataclass(frozen=True)
+class Instance:
+    """One public training input drawn from a corpus task.
+
+    Attributes:
+        columns: Experience-table columns identifying it (the family's `config_columns`,
+            its `segment_column`, and `rep`).
+        data: The input the Options and metafeatures read (public).
+        epsilon: The whole budget of the simulated ChoiceMaker call.
+        seed_parts: Text parts of the seeds of its noise (the engine appends the mode and
+            "features" or the Option's name), so a rerun draws the same noise.
+        evaluation: What `error` scores a result against (e.g. the workload, the test rows).
+    """
+
+    columns: Mapping[str, Any]
+    data: Any
+    epsilon: float
+    seed_parts: tuple
+    evaluation: Any = None
+
+
+@dataclass(frozen=True)
+class MetafeatureContext:
+    """Public facts a metafeature may read during one measurement.
+
+    Attributes:
+        epsilon: The budget the chosen Option will run with (public).
+        total_epsilon: The whole budget of the ChoiceMaker call (public).
+        released: Metafeatures released earlier in the same call (post-processing may use them).
+        releases: Shared releases made during this measurement (release key -> noisy values);
+            each is released once and charged once; a fresh context starts empty.
+        facts: Family-specific public facts (e.g. the histogram's domain shape).
+    """
+
+    epsilon: float
+    total_epsilon: float = 0.0
+    released: dict = field(default_factory=dict, compare=False, repr=False)
+    releases: dict = field(default_factory=dict, compare=False, repr=False)
+    facts: Mapping[str, Any] = field(default_factory=dict, compare=False)
+
+    @property
+    def domain_shape(self) -> tuple[int, ...]:
+        return tuple(self.facts.get("domain_shape", ()))
+
+
+class Family(ABC):
+    """A learner family, as the ChoiceMaker engine sees it (see the module docstring).
+
+    Class attributes:
+        name: The family's name (its folder under `jostle.learners`).
+        task: The language's name for its corpora and Options ("histogram", "classification").
+        error_name: What `error` measures, for reports.
+        config_columns: Experience columns that identify a configuration; errors are averaged
+            over its repetitions (the first is the task's name, the second its LODO group).
+        segment_column: Experience column of the segment (None: one meta-model for all inputs).
+        modes: Experience modes: "measured" (metafeatures at their share, Option with the rest)
+            and, for the "paired" payoff rule, "public" (free metafeatures only, whole budget).
+        payoff_rule: "credit" (errors scale as 1/epsilon: best-fixed's regret is credited the
+            share it saves) or "paired" (both modes are validated and measuring is kept only if
+            it is clearly better); see `engine.decide_measuring`.
+        default_metafeatures: The metafeatures a ChoiceMaker of this family reads by default.
+        language_module: The module holding the family's language values.
+        seconds_per_piece: Rough time of one experience piece on one core, to tell a user how
+            long training will take.
+    """
+
+    name: str = ""
+    task: str = ""
+    error_name: str = "error"
+    config_columns: tuple[str, ...] = ()
+    segment_column: str | None = None
+    modes: tuple[str, ...] = ("measured",)
+    payoff_rule: str = "credit"
+    default_metafeatures: tuple[str, ...] = ()
+    language_module: str = ""
+    seconds_per_piece: float = 5.0  # rough time of one experience piece on one core (for messages)
+
+    # ------------------------------------------------------------------ Options and metafeatures
+    @abstractmethod
+    def options(self) -> Mapping[str, Any]:
+        """Name -> built-in Option of the family."""
+
+    @abstractmethod
+    def metafeatures(self) -> Mapping[str, Any]:
+        """Name -> built-in metafeature of the family."""
+
+    def segments(self, option: Any) -> tuple[Hashable, ...]:
+        """The segments an Option handles (default: the single segment None)."""
+        return (None,)
+
+    def segment_of(self, data: Any) -> Hashable:
+        """The segment of an input (default: the single segment None)."""
+        return None
+
+    def segment_label(self, segment: Hashable) -> str:
+        """How a segment reads in messages."""
+        return "" if segment is None else str(segment)
+
+    # ------------------------------------------------------------------ public training tasks
+    @abstractmethod
+    def default_corpus(self, options: Sequence[Any]) -> Sequence[Any]:
+        """The bundled public tasks (each with `name`, `group` and `content_hash()`)."""
+
+    @abstractmethod
+    def default_grid(self) -> Any:
+        """The default training grid (an object with `digest()`)."""
+
+    def pieces(self, task: Any, grid: Any, options: Sequence[Any]) -> list[tuple[str, Any]]:
+        """The cache units of one task: (label, piece) pairs (default: the whole task, once)."""
+        return [("all", None)]
+
+    def piece_options(self, task: Any, piece: Any, options: Sequence[Any]) -> list[Any]:
+        """The Options that run on a piece (default: all of them)."""
+        return list(options)
+
+    def piece_cost(self, task: Any, piece: Any) -> float:
+        """Rough relative cost of a piece, to schedule big ones first (default: equal)."""
+        return 1.0
+
+    @abstractmethod
+    def instances(self, task: Any, piece: Any, grid: Any) -> Iterable[Instance]:
+        """The public training inputs of a piece, seeded (same on every machine and run)."""
+
+    # ------------------------------------------------------------------ running and scoring
+    @abstractmethod
+    def context(self, data: Any, option_epsilon: float, total_epsilon: float) -> MetafeatureContext:
+        """The public facts the metafeatures of one measurement read."""
+
+    def run(self, option: Any, data: Any, epsilon: float, noise: Any, released: Mapping[str, float]) -> Any:
+        """Run any Option of the family (what the engine calls): a built-in one through
+        `run_option`; one written in Jostle (it has `run_in_language`) in a scratch interpreter
+        on the family's language values of `data` (`<family>.language.training_arguments`)."""
+        runner = getattr(option, "run_in_language", None)
+        if runner is not None:
+            return runner(self, data, epsilon, noise)
+        return self.run_option(option, data, epsilon, noise, released)
+
+    def metafeature_input(self, data: Any) -> Any:
+        """What the metafeatures read of an input (default: the input itself)."""
+        return data
+
+    @abstractmethod
+    def run_option(self, option: Any, data: Any, epsilon: float, noise: Any,
+                   released: Mapping[str, float]) -> Any:
+        """Run `option` on `data` with `epsilon` (already charged by the caller).
+
+        `released` holds the metafeatures released in the same call; an Option may reuse them
+        (post-processing). The result is the family's release (an estimate, a model).
+        """
+
+    @abstractmethod
+    def error(self, instance: Instance, result: Any) -> float:
+        """The error of a result on a public training instance (lower is better)."""
+
+    def failed(self, result: Any) -> bool:
+        """Whether a result is unusable (scored by `error` all the same)."""
+        return False
+
+    def simulation_noise(self, seed: int) -> Any:
+        """The seeded, fast, NOT secure noise the Options draw from on public training data."""
+        from jostle.privacy.noise import SimulationNoise
+
+        return SimulationNoise(seed)
+
+    @abstractmethod
+    def neighbouring_inputs(self, seed: int) -> tuple[Any, Any]:
+        """Two small PUBLIC inputs that are neighbours (one record added or removed), for the
+        conformance suite's zero-spend neighbour rule and audits."""
+
+    def describe(self, result: Any) -> str:
+        """A short printout of a result."""
+        return repr(result)
+
+    def option_fingerprint(self, option: Any) -> str:
+        """What the experience cache keys an Option on (default: its `fingerprint`)."""
+        return fingerprint(option)
+
+    @property
+    def fingerprint(self) -> str:
+        """Identity of the family's code for caches and shipped models (default: its source)."""
+        return f"{self.name}|{source_digest(type(self))}"
+
+
+def fingerprint(obj: Any) -> str:
+    """Cache identity of an Option or metafeature: its `fingerprint` attribute if it has one,
+    otherwise its name and the source of its `run`/`measure` method."""
+    value = getattr(obj, "fingerprint", None)
+    if isinstance(value, str):
+        return value
+    method = getattr(obj, "run", None) or getattr(obj, "measure", None)
+    return f"{getattr(obj, 'name', repr(obj))}|{source_digest(method) if method else type(obj).__qualname__}"
+
+
+def source_digest(obj: Any) -> str:
+    """A short hash of the source of the module defining `obj` (its qualified name if unavailable).
+
+    Hashing the module's source too makes caches notice edits to the helpers of an algorithm.
+    """
+    import inspect
+
+    try:
+        module = inspect.getmodule(obj)
+        text = inspect.getsource(module) if module is not None else inspect.getsource(obj)
+        text += getattr(obj, "__qualname__", "")
+    except (OSError, TypeError):
+        text = f"{getattr(obj, '__module__', '')}.{getattr(obj, '__qualname__', repr(obj))}"
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def stable_seed(*parts: Any) -> int:
+    """A 32-bit seed from the parts' text (the same on every machine and run)."""
+    return zlib.crc32("|".join(str(p) for p in parts).encode())
+
+
+def exact(value: Any) -> Fraction:
+    """A budget as an exact rational: a float is its exact binary value (never more than the
+    caller's own accountant holds). What a computation uses is the largest float not above a
+    rational part (`floor_float`), so it never spends more than was charged."""
+    return value if isinstance(value, Fraction) else Fraction(value)
+
+
+def exact_share(value: Any) -> Fraction:
+    """A share of a budget (a design choice, not a budget) as an exact rational: a float is read
+    as its shortest decimal, so a share of 0.1 splits epsilon into exact tenths."""
+    if isinstance(value, float):
+        return Fraction(repr(value))
+    return exact(value)

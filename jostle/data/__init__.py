@@ -1,0 +1,1 @@
+"""Data under a public schema: column specs and their checks, reading tables."""

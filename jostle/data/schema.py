@@ -1,0 +1,584 @@
+"""Public schemas and the loading of private tables under them.
+
+A schema declares every column's domain, and it is *public*: bounds and category lists come
+from the person writing the program or the schema file, never from the private data.
+
+Who sees a data error depends on who declared the schema (docs/threat_model.md, "Loading data"):
+
+  * **The curator's schema** (`Session.bind_private(name, data, schema)`, or a schema file
+    beside a file bound with `--data`): the table is conformed *strictly*, at bind time,
+    before any program runs, and a value that breaks the schema is a DataError naming the
+    table, the column, the row and the value. It is raised to the curator, in Python or on
+    the command line that binds the data; no program is involved.
+  * **The program's schema** (`private t: {...}` on data bound without one, or
+    `load(path, schema)` in a program): the program's author chooses the schema and must not
+    learn about the rows from whether or how they fit it. The table is conformed *totally*,
+    by rules that never fail on a row: what a rule cannot fix drops the row (a row maps to at
+    most one row, so dropping is 1-stable and counts keep sensitivity 1). Nothing about the
+    rows reaches the program; the curator may read how many rows were dropped, per column,
+    from the Python logger "jostle.data" (`DATA_LOG`), which has no handler unless the
+    embedding application configures logging: the `jostle` command configures none.
+
+The rules (the only ones; both policies apply them alike, except as said):
+  * numeric values outside [lo, hi] are clamped to the nearest bound;
+  * a missing value (empty cell, NaN) or a category outside the declared list is replaced by
+    the column's declared `default` if it has one; otherwise it is an error naming the column,
+    the row and the value (curator), or the row is dropped (program);
+  * text in a numeric column that is not a number: the same (default, else error or drop);
+  * a column the schema declares but the data lacks is an error (column names are the
+    header, the same on neighbouring tables, so this error is data-independent); extra
+    columns are ignored (they are not part of the table).
+
+CSV files are parsed by one reader (`read_csv_file`) for every route: RFC 4180 records
+(Python's csv module), UTF-8 with an optional byte-order mark. A record the reader cannot use
+(not UTF-8, a stray quote, more fields than the header) is a *problem*: the curator's and the
+public routes refuse the file and name the line (`read_csv`), the program's route drops the
+record (`CsvFile.rows_for_program`), which again is 1-stable at the level of records.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import logging
+import math
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Mapping
+
+import numpy as np
+
+from jostle.diagnostics.errors import DataError
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+
+MAX_BOUND = 1e12  # see jostle.language.sensitivity: keeps every private value far from overflow
+
+# The curator's channel for what a program-declared schema did to the rows (counts only). A
+# NullHandler keeps Python's last-resort handler from printing it on stderr, where the
+# program's author may read it; an application that configures logging receives it.
+DATA_LOG = logging.getLogger("jostle.data")
+DATA_LOG.addHandler(logging.NullHandler())
+
+
+@dataclass(frozen=True)
+class Numeric:
+    """A numeric column with public bounds [lo, hi]."""
+
+    lo: float
+    hi: float
+    default: float | None = None
+    integer: bool = False
+
+    def __post_init__(self) -> None:
+        for bound in (self.lo, self.hi):
+            if isinstance(bound, bool) or not isinstance(bound, (int, float)) or not math.isfinite(bound):
+                raise DataError(f"numeric bounds must be finite numbers, got {bound!r}")
+            if abs(bound) > MAX_BOUND:
+                raise DataError(
+                    f"numeric bound {bound!r} is beyond +/-{MAX_BOUND:g}",
+                    hint="rescale the column (e.g. thousands instead of units); huge bounds make "
+                    "sums overflow in ways that could depend on the data",
+                )
+        if self.lo > self.hi:
+            raise DataError(f"numeric bounds [{self.lo}, {self.hi}] are reversed", hint="write numeric(lo, hi) with lo <= hi")
+        if self.default is not None:
+            if isinstance(self.default, bool) or not isinstance(self.default, (int, float)) \
+                    or not math.isfinite(self.default):
+                raise DataError(f"the default of a numeric column must be a finite number, got {self.default!r}",
+                                hint=f"write e.g. numeric({_number(self.lo)}, {_number(self.hi)}, "
+                                f"default={_number(self.lo)})")
+            if not (self.lo <= self.default <= self.hi):
+                raise DataError(f"default {self.default} lies outside the bounds [{self.lo}, {self.hi}]")
+        if self.integer:
+            if math.ceil(self.lo) > math.floor(self.hi):
+                raise DataError(f"no whole number lies within the bounds [{self.lo}, {self.hi}] of an "
+                                "integer column", hint="widen the bounds or drop integer=true")
+            if self.default is not None and not float(self.default).is_integer():
+                raise DataError(f"the default {self.default} of an integer column is not a whole number")
+
+    @property
+    def magnitude(self) -> float:
+        """max(|lo|, |hi|): how much one row can move a sum of this column."""
+        return max(abs(self.lo), abs(self.hi))
+
+    def conform(self, values: np.ndarray) -> np.ndarray:
+        """Clamp values into the column's domain (and round them for an integer column).
+
+        An integer column rounds first and then clamps to the whole numbers within the
+        bounds, [ceil(lo), floor(hi)], so that no value ever lies outside the declared bounds
+        (rounding after clamping could turn 11.5 into 12 under a bound of 11.5).
+        """
+        if not self.integer:
+            return np.clip(values, self.lo, self.hi)  # infinities clamp to the bounds too
+        with np.errstate(invalid="ignore"):
+            return np.clip(np.round(values), math.ceil(self.lo), math.floor(self.hi))
+
+    def describe(self) -> str:
+        extra = "".join([
+            f", default={_number(self.default)}" if self.default is not None else "",
+            ", integer=true" if self.integer else "",
+        ])
+        return f"numeric({_number(self.lo)}, {_number(self.hi)}{extra})"
+
+    def __str__(self) -> str:
+        return self.describe()
+
+
+@dataclass(frozen=True)
+class Categorical:
+    """A categorical column with its public list of values."""
+
+    values: tuple
+    default: Any = None
+
+    def __post_init__(self) -> None:
+        if len(self.values) == 0:
+            raise DataError("a categorical column needs at least one value")
+        if len(set(self.values)) != len(self.values):
+            raise DataError(f"categorical values repeat: {list(self.values)}")
+        if self.default is not None and self.default not in self.values:
+            raise DataError(f"default {self.default!r} is not one of the values {list(self.values)}")
+
+    def describe(self) -> str:
+        extra = f", default={self.default!r}" if self.default is not None else ""
+        return f"categorical({list(self.values)}{extra})"
+
+    def __str__(self) -> str:
+        return self.describe()
+
+
+ColumnSpec = Numeric | Categorical
+
+
+def _number(value: float) -> str:
+    """A bound as a person writes it: 0 rather than 0.0, 0.5 as is."""
+    number = float(value)
+    return str(int(number)) if number.is_integer() and abs(number) < 1e16 else repr(number)
+
+
+def numbers_where_possible(frame: pd.DataFrame) -> pd.DataFrame:
+    """Columns of a PUBLIC text frame that parse wholly as numbers become numeric.
+
+    Used only for public tables read without a schema (their domains are then read off their
+    contents, which is allowed because they are public); a column with any cell that is not a
+    number stays text.
+    """
+    import pandas as pd
+    out = {}
+    for name in frame.columns:
+        try:
+            out[name] = pd.to_numeric(frame[name])
+        except (TypeError, ValueError):
+            out[name] = frame[name]
+    return pd.DataFrame(out, index=frame.index)
+
+
+@dataclass(frozen=True)
+class Schema:
+    """An ordered mapping of column names to their public domains."""
+
+    columns: tuple[tuple[str, ColumnSpec], ...]
+
+    @classmethod
+    def of(cls, mapping: Mapping[str, Any]) -> Schema:
+        """Build a schema from column specs, JSON-style dicts or (kind, ...) tuples."""
+        if not mapping:
+            raise DataError("a schema needs at least one column")
+        return cls(tuple((str(name), column_spec(spec, str(name))) for name, spec in mapping.items()))
+
+    @property
+    def names(self) -> list[str]:
+        return [name for name, _ in self.columns]
+
+    def __contains__(self, name: str) -> bool:
+        return any(n == name for n, _ in self.columns)
+
+    def __getitem__(self, name: str) -> ColumnSpec:
+        for n, spec in self.columns:
+            if n == name:
+                return spec
+        raise KeyError(name)
+
+    def select(self, names: list[str]) -> Schema:
+        return Schema(tuple((n, self[n]) for n in names))
+
+    def with_column(self, name: str, spec: ColumnSpec) -> Schema:
+        """This schema with column `name` replaced in place, or added at the end."""
+        if name in self:
+            return Schema(tuple((n, spec if n == name else s) for n, s in self.columns))
+        return Schema(self.columns + ((name, spec),))
+
+    def describe(self) -> str:
+        return "{" + ", ".join(f"{n}: {s.describe()}" for n, s in self.columns) + "}"
+
+
+def column_spec(spec: Any, name: str = "?") -> ColumnSpec:
+    """Interpret one column's declaration.
+
+    Accepts a Numeric/Categorical, a JSON-style dict ({"type": "numeric", "bounds": [lo, hi]},
+    {"type": "categorical", "values": [...]}, optional "default"), or a tuple
+    ("numeric", lo, hi) / ("categorical", [values]).
+    """
+    if isinstance(spec, (Numeric, Categorical)):
+        return spec
+    try:
+        if isinstance(spec, Mapping):
+            kind = spec.get("type")
+            if kind == "numeric":
+                lo, hi = spec["bounds"]
+                integer = spec.get("integer", False)
+                if not isinstance(integer, bool):  # bool("false") would be True
+                    raise DataError(f"column '{name}': \"integer\" must be true or false, got {integer!r}")
+                return Numeric(lo, hi, spec.get("default"), integer)
+            if kind == "categorical":
+                return Categorical(_category_list(spec["values"], name), spec.get("default"))
+            raise DataError(f"column '{name}': unknown type {kind!r}", hint="use \"numeric\" or \"categorical\"")
+        if isinstance(spec, tuple) and spec:
+            if spec[0] == "numeric" and len(spec) == 3:
+                return Numeric(spec[1], spec[2])
+            if spec[0] == "categorical" and len(spec) == 2:
+                return Categorical(_category_list(spec[1], name))
+    except (KeyError, TypeError, ValueError) as error:
+        raise DataError(f"column '{name}': invalid declaration {spec!r} ({error})") from None
+    except DataError as error:  # a bad domain (reversed bounds, ...): say which column
+        if not error.message.startswith(f"column '{name}'"):
+            error.message = f"column '{name}': {error.message}"
+            error.args = (error.message,)
+        raise
+    raise DataError(
+        f"column '{name}': invalid declaration {spec!r}",
+        hint='declare numeric columns as {"type": "numeric", "bounds": [lo, hi]} and categorical '
+        'ones as {"type": "categorical", "values": [...]}',
+    )
+
+
+def _category_list(values: Any, name: str) -> tuple:
+    """A declared list of categories (a string is not a list of its characters)."""
+    if not isinstance(values, (list, tuple)):
+        raise DataError(f"column '{name}': the categorical values must be a list, got {values!r}",
+                        hint='write "values": ["a", "b", ...]')
+    return tuple(values)
+
+
+def load_schema_file(path: Path) -> Schema:
+    """Read a JSON schema file: {"column": {"type": ..., ...}, ...}."""
+    return read_schema_file(path)[0]
+
+
+def read_schema_file(path: Path) -> tuple[Schema, bool]:
+    """Read a JSON schema file and whether it declares the number of rows public.
+
+    The file is the curator's: {"column": {...}, ...}, or {"columns": {...}} optionally with
+    "public_rows": true (the row count is public, e.g. survey respondents; only the curator
+    can declare it, see docs/threat_model.md).
+    """
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except OSError as error:
+        raise DataError(f"cannot read schema file {path}: {error.strerror}") from None
+    except UnicodeDecodeError as error:
+        raise DataError(f"cannot read schema file {path}: it is not UTF-8 text ({error.reason} at byte "
+                        f"{error.start})", hint="save the schema file as UTF-8") from None
+    except json.JSONDecodeError as error:
+        raise DataError(f"schema file {path} is not valid JSON: {error.msg} at line {error.lineno}") from None
+    if not isinstance(data, dict):
+        raise DataError(f"schema file {path} must hold a JSON object of columns")
+    columns = data.get("columns", data)
+    if not isinstance(columns, dict):
+        raise DataError(f"schema file {path}: \"columns\" must be a JSON object of columns, "
+                        f"got a {type(columns).__name__}")
+    public_rows = data.get("public_rows", False) if "columns" in data else False
+    if not isinstance(public_rows, bool):
+        raise DataError(f"schema file {path}: \"public_rows\" must be true or false, got {public_rows!r}")
+    extra = sorted(set(data) - {"columns", "public_rows"}) if "columns" in data else []
+    if extra:
+        raise DataError(f"schema file {path}: unknown key {extra[0]!r} beside \"columns\"",
+                        hint='the keys are "columns" and "public_rows"')
+    try:
+        return Schema.of(columns), public_rows
+    except DataError as error:  # errors from a file have no place in a program: name the file
+        error.message = f"schema file {path}: {error.message}"
+        error.args = (error.message,)
+        raise
+
+
+def schema_file_for(csv_path: Path) -> Path:
+    """Where a schema file beside a data file is looked for: data.csv -> data.schema.json."""
+    return csv_path.with_name(csv_path.stem + ".schema.json")
+
+
+@dataclass(frozen=True)
+class CsvFile:
+    """A CSV file as read: its header, its usable records, and the problems of the others.
+
+    Attributes:
+        path: The file.
+        frame: The usable records as a frame of text cells (a cell missing from a short record
+            is None).
+        problems: One message per unusable record, naming its line: these describe the rows,
+            so they are for the curator only.
+        lines: The 1-based line on which each record of `frame` starts.
+    """
+
+    path: Path
+    frame: pd.DataFrame
+    problems: tuple[str, ...] = ()
+    lines: tuple[int, ...] = field(default=(), repr=False)
+    encoding_problem: str | None = None
+
+    def checked(self) -> pd.DataFrame:
+        """The frame, or a DataError naming the first problem (the curator's and public routes)."""
+        if self.encoding_problem is not None:
+            raise DataError(f"cannot read data file {self.path}: {self.encoding_problem}",
+                            hint="save the file as UTF-8")
+        if self.problems:
+            more = f" (and {len(self.problems) - 1} more)" if len(self.problems) > 1 else ""
+            raise DataError(f"data file {self.path} is not valid CSV: {self.problems[0]}{more}",
+                            hint="fix the file: each record needs as many fields as the header, "
+                            "quotes must be closed, and the text must be UTF-8")
+        return self.frame
+
+    def rows_for_program(self, table: str) -> pd.DataFrame:
+        """The frame with unusable records dropped (the program's route: never an error).
+
+        Dropping a record is 1-stable (a record gives at most one row). How many were dropped
+        goes to the curator's logger `DATA_LOG` only.
+        """
+        if self.problems:
+            DATA_LOG.warning("table '%s' (%s): %d unusable CSV records dropped", table, self.path,
+                             len(self.problems))
+        return self.frame
+
+
+def _decode(raw: bytes) -> tuple[str, str | None]:
+    """UTF-8 text (a byte-order mark removed), and a problem if some bytes are not UTF-8.
+
+    Bytes that are not UTF-8 become lone surrogates (U+DC80..U+DCFF, which no UTF-8 text
+    holds), so the rest of the file still reads and each record holding one is a problem of
+    its own (see `read_csv_file`).
+    """
+    try:
+        return raw.decode("utf-8-sig"), None
+    except UnicodeDecodeError as error:
+        return (raw.decode("utf-8-sig", errors="surrogateescape"),
+                f"it is not UTF-8 text ({error.reason} at byte {error.start})")
+
+
+def _undecodable(cells: list[str]) -> bool:
+    """True if a record holds a byte that was not UTF-8 (see `_decode`)."""
+    return any("\udc80" <= ch <= "\udcff" for cell in cells for ch in cell)
+
+
+def _header_names(fields: list[str]) -> list[str]:
+    """Column names as pandas gives them: blanks as 'Unnamed: i', repeats as 'a.1', 'a.2'."""
+    names: list[str] = []
+    seen: Counter = Counter()
+    for index, name in enumerate(fields):
+        name = name if name.strip() else f"Unnamed: {index}"
+        candidate = name
+        while candidate in names:
+            seen[name] += 1
+            candidate = f"{name}.{seen[name]}"
+        names.append(candidate)
+    return names
+
+
+def read_csv_file(path: str | Path) -> CsvFile:
+    """Read a CSV file into text columns (typing happens under the schema), never failing on a row.
+
+    The header is the first non-blank record; blank lines are skipped. A record is unusable,
+    and listed in `problems` instead of the frame, when it holds bytes that are not UTF-8, a
+    quote that is not closed properly, or more fields than the header. A record with fewer
+    fields is padded with missing cells. Leading spaces of fields are skipped.
+
+    Raises:
+        DataError: The file cannot be read, or has no header (or an unusable one). These do
+            not depend on the rows: a header is the same on neighbouring tables.
+    """
+    import pandas as pd
+    path = Path(path)
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        raise DataError(f"data file {path} does not exist") from None
+    except OSError as error:
+        raise DataError(f"cannot read data file {path}: {error.strerror or error}") from None
+    text, undecodable = _decode(raw)
+    reader = csv.reader(io.StringIO(text, newline=""), skipinitialspace=True, strict=True)
+    header: list[str] | None = None
+    records: list[list[str | None]] = []
+    starts: list[int] = []
+    problems: list[str] = []
+    while True:
+        start = reader.line_num + 1
+        try:
+            record = next(reader)
+        except StopIteration:
+            break
+        except csv.Error as error:
+            if header is None:
+                raise DataError(f"the header of data file {path} (line {start}) is not valid CSV: {error}",
+                                hint="fix the file's first line") from None
+            problems.append(f"the record on line {start} is malformed ({error})")
+            continue
+        if not record or (len(record) == 1 and not record[0].strip()):
+            continue  # a blank line
+        if header is None:
+            if undecodable and _undecodable(record):
+                raise DataError(f"cannot read data file {path}: {undecodable}", hint="save the file as UTF-8")
+            header = _header_names(record)
+            continue
+        if undecodable and _undecodable(record):
+            problems.append(f"the record on line {start} is not UTF-8 text")
+            continue
+        if len(record) > len(header):
+            problems.append(f"line {start} has {len(record)} fields, the header has {len(header)}")
+            continue
+        records.append(record + [None] * (len(header) - len(record)))
+        starts.append(start)
+    if header is None:
+        raise DataError(f"data file {path} is empty", hint="a CSV needs at least a header row")
+    frame = pd.DataFrame(records, columns=header, dtype=object) if records else \
+        pd.DataFrame({name: pd.Series([], dtype=object) for name in header})
+    return CsvFile(path, frame, tuple(problems), tuple(starts), undecodable)
+
+
+def read_csv(path: str | Path) -> pd.DataFrame:
+    """Read a CSV file as text columns, refusing a file with any unusable record.
+
+    For the curator's and the public routes, where naming the line of a bad record is fine.
+    The program's route uses `read_csv_file(path).rows_for_program(name)`.
+
+    Raises:
+        DataError: The file cannot be read, is empty, or has an unusable record (named).
+    """
+    return read_csv_file(path).checked()
+
+
+def _is_missing(value: Any) -> bool:
+    if value is None:
+        return True
+    if isinstance(value, str):
+        return value.strip() == "" or value.strip().lower() in ("na", "nan", "null")
+    import pandas as pd
+
+    try:
+        return bool(pd.isna(value))
+    except (TypeError, ValueError):
+        return False
+
+
+def _match_category(value: Any, values: tuple) -> tuple[bool, Any]:
+    """Match a raw cell against the declared categories, allowing '1' to match 1."""
+    if value in values:
+        return True, value
+    text = str(value).strip()
+    for candidate in values:
+        if str(candidate) == text:
+            return True, candidate
+        if isinstance(candidate, (int, float)) and not isinstance(candidate, bool):
+            try:
+                if float(text) == float(candidate):
+                    return True, candidate
+            except ValueError:
+                pass
+    return False, None
+
+
+def can_drop_rows(schema: Schema) -> list[str]:
+    """The columns whose values can fail the schema: those without a default.
+
+    Under a program's schema a row failing such a column is dropped (`conform`, strict=False),
+    so the number of rows of the result is private even if that of the input was public.
+    Numeric columns fail only on missing or unreadable cells (out-of-range values clamp).
+    """
+    return [name for name, spec in schema.columns if spec.default is None]
+
+
+def conform(frame: pd.DataFrame, schema: Schema, table: str, strict: bool = True) -> pd.DataFrame:
+    """Apply the schema's rules to a raw frame, giving the table Jostle computes on.
+
+    Args:
+        frame: The raw rows (text cells, or typed cells from a DataFrame).
+        schema: The public schema.
+        table: The table's name, for messages.
+        strict: True for a schema the curator gave (and for public tables): a value that
+            breaks the schema is a DataError naming the row and the value. False for a schema
+            the program declared: such a row is dropped instead (1-stable), and only the
+            number of dropped rows per column goes to the curator's logger `DATA_LOG`.
+            The result, and every error, is then independent of the rows' values.
+
+    Raises:
+        DataError: A declared column is missing (both modes; the header is public), or, when
+            strict, a value breaks the schema and the column has no default. The message
+            names the table, the column and the (1-based) row.
+    """
+    import pandas as pd
+    missing = [name for name in schema.names if name not in frame.columns]
+    if missing:
+        raise DataError(
+            f"table '{table}' has no column {', '.join(repr(m) for m in missing)}",
+            hint=f"its columns are {list(map(str, frame.columns))}; fix the schema or the file",
+        )
+    out = {}
+    keep = np.ones(len(frame), dtype=bool)
+    failures: Counter = Counter()
+
+    def fail(name: str, row: int, message: str, hint: str) -> None:
+        if strict:
+            raise DataError(f"table '{table}', column '{name}', row {row + 1}: the value {message}", hint=hint)
+        keep[row] = False
+        failures[name] += 1
+
+    for name, spec in schema.columns:
+        raw = frame[name].tolist()
+        if isinstance(spec, Numeric):
+            values = np.empty(len(raw), dtype=float)
+            for i, cell in enumerate(raw):
+                number: float | None
+                if _is_missing(cell):
+                    number = None
+                    problem = "is missing"
+                else:
+                    try:
+                        number = float(cell)
+                        problem = ""
+                        if math.isnan(number):
+                            number, problem = None, "is NaN"
+                    except (TypeError, ValueError):
+                        number, problem = None, f"{cell!r} is not a number"
+                if number is None:
+                    if spec.default is None:
+                        fail(name, i, problem, f"fix the data, or declare a default for '{name}' "
+                             f"(e.g. numeric({_number(spec.lo)}, {_number(spec.hi)}, default={_number(spec.lo)}))")
+                        number = spec.lo  # a placeholder: the row is dropped
+                    else:
+                        number = float(spec.default)
+                values[i] = number
+            out[name] = spec.conform(values)
+        else:
+            cells = []
+            for i, cell in enumerate(raw):
+                ok, value = (False, None) if _is_missing(cell) else _match_category(cell, spec.values)
+                if not ok:
+                    if spec.default is None:
+                        what = "is missing" if _is_missing(cell) else f"{cell!r} is not one of {list(spec.values)}"
+                        fail(name, i, what, "fix the data, add the value to the column's categories, or "
+                             f"declare a default for '{name}'")
+                        value = spec.values[0]  # a placeholder: the row is dropped
+                    else:
+                        value = spec.default
+                cells.append(value)
+            out[name] = pd.Series(cells, dtype=object)
+    result = pd.DataFrame(out, index=pd.RangeIndex(len(frame)))
+    if strict or keep.all():
+        return result
+    DATA_LOG.warning("table '%s': %d of %d rows dropped by the schema the program declared (%s)", table,
+                     int((~keep).sum()), len(frame),
+                     ", ".join(f"column '{n}': {k} values outside its domain" for n, k in failures.items()))
+    return result[keep].reset_index(drop=True)

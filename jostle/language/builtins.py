@@ -1,0 +1,749 @@
+"""The registry of built-in functions: one entry per name, with arity and privacy behaviour.
+
+Privacy behaviours (the `privacy` field of each entry):
+  * "public"   only public arguments; any private argument is refused (print, sqrt, range...).
+  * "aware"    accepts private values and propagates sensitivity (abs, sum, len of a vector).
+  * "table"    a table operation: private tables in, private tables out (where, partition...).
+  * "aggregate" a private table in, a private value out (count, sum, mean, histogram).
+  * "release"  a private value in, a public value out, charging the budget (laplace...).
+  * "row"      elementwise on private columns inside row functions too (sqrt, log, exp...).
+  * "data"     makes tables or schemas from public inputs (load, numeric, categorical).
+  * "budget"   reads the accountant (ledger, spent, remaining); public by construction.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Callable
+
+import numpy as np
+
+from jostle.language import mechanisms, tables
+from jostle.privacy.budget import fmt
+from jostle.diagnostics.errors import DataError, JostleRuntimeError, PrivacyError
+from jostle.privacy.ledger_store import content_digest
+from jostle.data.schema import (
+    Categorical, Numeric, Schema, can_drop_rows, conform, load_schema_file, numbers_where_possible, read_csv,
+    read_csv_file, schema_file_for,
+)
+from jostle.language.sensitivity import private_abs, private_sum, private_vector, refuse
+from jostle.diagnostics.source import Span
+from jostle.language.values import (
+    BoundMethod,
+    Builtin,
+    Closure,
+    Private,
+    PrivateMean,
+    Record,
+    RowValues,
+    Table,
+    MAX_WHOLE,
+    MAX_WHOLE_DIGITS,
+    format_value,
+    is_private,
+    row_apply,
+    type_name,
+)
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+REGISTRY: dict[str, Builtin] = {}
+VARIADIC = -1
+
+# Method names on tables -> the built-in they call with the table as first argument.
+TABLE_METHODS = {
+    "where": "where", "select": "select", "derive": "derive", "bin": "bin",
+    "partition": "partition", "groupby": "groupby", "count": "count", "sum": "sum",
+    "mean": "mean", "histogram": "histogram", "randomized_response": "randomized_response",
+}
+
+
+def builtin(name: str, min_args: int, max_args: int | None = None, privacy: str = "public",
+            keywords: tuple[str, ...] = (), doc: str = "") -> Callable:
+    """Register `function(interp, span, *args, **kwargs)` as the built-in `name`."""
+    if max_args is None:
+        most: int | None = min_args
+    elif max_args == VARIADIC:
+        most = None
+    else:
+        most = max_args
+
+    def register(function: Callable) -> Callable:
+        REGISTRY[name] = Builtin(name, function, min_args, most, keywords, privacy, doc)
+        return function
+    return register
+
+
+
+def _refuse_private(name: str, args: tuple, span: Span, where: str | None = None) -> None:
+    for arg in args:
+        if is_private(arg):
+            message = where or f"{name}() cannot take a private value"
+            raise refuse(message, arg, span)
+
+
+def _number(value: Any, name: str, span: Span) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
+        raise JostleRuntimeError(f"{name}() needs a number, got a {type_name(value)}", span)
+    return value
+
+
+def _sequence(value: Any, name: str, span: Span) -> list:
+    if isinstance(value, tuple):
+        return list(value)
+    if isinstance(value, np.ndarray):
+        return [v.item() if isinstance(v, np.generic) else v for v in value]
+    if isinstance(value, str):
+        return list(value)
+    raise JostleRuntimeError(f"{name}() needs a list, got a {type_name(value)}", span)
+
+
+# ---------------------------------------------------------------- output
+@builtin("print", 0, VARIADIC, doc="print(values...) writes public values on one line")
+def _print(interp, span, *args):
+    _refuse_private("print", args, span, "a private value cannot be printed")
+    interp.write(" ".join(format_value(a) for a in args) + "\n")
+
+
+@builtin("str", 1, doc="str(x) is the text of a public value")
+def _str(interp, span, value):
+    _refuse_private("str", (value,), span, "a private value cannot be turned into text")
+    return format_value(value)
+
+
+# ---------------------------------------------------------------- numbers
+def _math(name: str, function: Callable[[float], float], domain: Callable[[float], bool], hint: str) -> None:
+    @builtin(name, 1, privacy="row", doc=f"{name}(x) for a public number x")
+    def apply(interp, span, value):
+        if isinstance(value, RowValues):
+            return row_apply(lambda a: getattr(np, name)(a.astype(float)), [value], span, f"{name}()")
+        if isinstance(value, (Private, PrivateMean)):
+            raise refuse(f"{name}() of a private value has no known sensitivity", value, span)
+        if isinstance(value, np.ndarray):
+            with np.errstate(all="ignore"):
+                return getattr(np, name)(value.astype(float))
+        number = _number(value, name, span)
+        if not domain(number):
+            raise JostleRuntimeError(f"{name}() is undefined at {format_value(number)}", span, hint)
+        try:
+            return function(number)
+        except OverflowError:
+            raise JostleRuntimeError(f"{name}({format_value(number)}) overflows", span) from None
+
+
+_math("sqrt", math.sqrt, lambda x: x >= 0, "sqrt needs a number >= 0")
+_math("log", math.log, lambda x: x > 0, "log needs a number > 0")
+_math("exp", math.exp, lambda x: True, "")
+
+
+@builtin("abs", 1, privacy="row", doc="abs(x); on a private value keeps its sensitivity")
+def _abs(interp, span, value):
+    if isinstance(value, Private):
+        return private_abs(value, span)
+    if isinstance(value, RowValues):
+        return row_apply(np.abs, [value], span, "abs()")
+    _refuse_private("abs", (value,), span)
+    if isinstance(value, np.ndarray):
+        return np.abs(value)
+    return abs(_number(value, "abs", span))
+
+
+@builtin("round", 1, 2, privacy="row", doc="round(x[, digits])")
+def _round(interp, span, value, digits=0):
+    if isinstance(value, RowValues):
+        return row_apply(lambda a: np.round(a.astype(float), int(digits)), [value], span, "round()")
+    _refuse_private("round", (value, digits), span)
+    if isinstance(value, np.ndarray):
+        return np.round(value, int(digits))
+    number = _number(value, "round", span)
+    if not math.isfinite(number):
+        return number
+    return round(number) if digits == 0 else round(number, int(_number(digits, "round", span)))
+
+
+@builtin("float", 1, doc="float(x) converts a public number or numeric text")
+def _float(interp, span, value):
+    _refuse_private("float", (value,), span)
+    try:
+        return float(value)
+    except (TypeError, ValueError, OverflowError):
+        raise JostleRuntimeError(f"cannot turn {_shorten(format_value(value))!r} into a number", span) from None
+
+
+@builtin("int", 1, doc="int(x) truncates a public number towards zero")
+def _int(interp, span, value):
+    _refuse_private("int", (value,), span)
+    try:
+        return int(float(value)) if isinstance(value, str) else int(value)
+    except (TypeError, ValueError, OverflowError):
+        raise JostleRuntimeError(f"cannot turn {_shorten(format_value(value))!r} into a whole number", span) from None
+
+
+def _shorten(text: str, limit: int = 60) -> str:
+    """A value's text cut short for an error message."""
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _extreme(name: str, pick: Callable) -> None:
+    @builtin(name, 1, VARIADIC, doc=f"{name}(list) or {name}(a, b, ...) of public numbers")
+    def apply(interp, span, *args):
+        items = _sequence(args[0], name, span) if len(args) == 1 else list(args)
+        for item in items:
+            if is_private(item):
+                raise refuse(f"{name}() of private values has no sensitivity Jostle tracks", item, span,
+                             "release the values first")
+        if not items:
+            raise JostleRuntimeError(f"{name}() of an empty list", span)
+        try:
+            return pick(items)
+        except TypeError:
+            raise JostleRuntimeError(f"{name}() needs values that can be compared", span) from None
+
+
+_extreme("min", min)
+_extreme("max", max)
+
+
+# ---------------------------------------------------------------- lists and records
+@builtin("len", 1, privacy="aware", doc="len(x): length of a list, string, record or public table")
+def _len(interp, span, value):
+    if isinstance(value, Private):
+        return value.length  # the length of a private vector comes from its public domain
+    if isinstance(value, Table):
+        if value.private:
+            raise PrivacyError(
+                "the number of rows of a private table is private", span,
+                "use count(t), which is private, and release it: {{ count(t) }}",
+            )
+        return len(value.frame)
+    if isinstance(value, (RowValues, PrivateMean)):
+        raise refuse("len() of private data would reveal it", value, span)
+    if isinstance(value, Record):
+        return len(value.fields)
+    if isinstance(value, (tuple, str, np.ndarray)):
+        return len(value)
+    raise JostleRuntimeError(f"len() needs a list, string or record, got a {type_name(value)}", span)
+
+
+@builtin("range", 1, 3, doc="range(stop) or range(start, stop[, step]) over public whole numbers")
+def _range(interp, span, *args):
+    _refuse_private("range", args, span, "a private value cannot be a loop bound")
+    for arg in args:
+        if isinstance(arg, bool) or not isinstance(arg, (int, np.integer)) and not (
+                isinstance(arg, float) and arg.is_integer()):
+            raise JostleRuntimeError(f"range() needs whole numbers, got {format_value(arg)}", span)
+    ints = [int(a) for a in args]
+    if len(ints) == 3 and ints[2] == 0:
+        raise JostleRuntimeError("range() step must not be zero", span)
+    result = range(*ints)
+    try:
+        too_long = len(result) > 10_000_000
+    except OverflowError:  # len() of a range longer than sys.maxsize
+        too_long = True
+    if too_long:
+        raise JostleRuntimeError("range() is longer than 10 million", span)
+    return tuple(result)
+
+
+@builtin("sum", 1, 2, privacy="aware",
+         doc="sum(list), sum(private vector), or sum(table, column) (sensitivity max(|lo|, |hi|))")
+def _sum(interp, span, value, column=None):
+    if column is not None or isinstance(value, Table):
+        if column is None:
+            raise JostleRuntimeError("sum(table, column) needs the column to sum", span)
+        return tables.total(value, column, span)
+    if isinstance(value, Private):
+        return private_sum(value, span)
+    if isinstance(value, tuple) and any(isinstance(v, Private) for v in value):
+        return private_sum(private_vector(list(value), span), span)
+    _refuse_private("sum", (value,), span)
+    items = _sequence(value, "sum", span)
+    if not all(isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, bool) for v in items):
+        raise JostleRuntimeError("sum() needs numbers", span)
+    try:
+        result = sum(items) if items else 0
+    except OverflowError:  # a huge whole number meeting a float
+        raise JostleRuntimeError("sum() overflowed", span) from None
+    if isinstance(result, int) and abs(result) >= MAX_WHOLE:
+        raise JostleRuntimeError(f"sum() gives a whole number of more than {MAX_WHOLE_DIGITS} digits", span)
+    return result
+
+
+@builtin("mean", 1, 2, privacy="aggregate",
+         doc="mean(list) of public numbers, or mean(table, column): a private mean to release")
+def _mean(interp, span, value, column=None):
+    if column is not None or isinstance(value, Table):
+        if column is None:
+            raise JostleRuntimeError("mean(table, column) needs the column", span)
+        return tables.mean(value, column, span)
+    _refuse_private("mean", (value,), span)
+    items = _sequence(value, "mean", span)
+    if not items:
+        raise JostleRuntimeError("mean() of an empty list", span)
+    if not all(isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, bool) for v in items):
+        raise JostleRuntimeError("mean() needs numbers", span)
+    return float(np.mean(np.asarray(items, dtype=float)))
+
+
+@builtin("append", 2, doc="append(list, x) returns a new list with x at the end")
+def _append(interp, span, items, value):
+    return tuple(_sequence(items, "append", span)) + (value,)
+
+
+@builtin("concat", 2, doc="concat(a, b) joins two lists")
+def _concat(interp, span, first, second):
+    return tuple(_sequence(first, "concat", span)) + tuple(_sequence(second, "concat", span))
+
+
+@builtin("sorted", 1, doc="sorted(list) of public values")
+def _sorted(interp, span, items):
+    _refuse_private("sorted", (items,), span)
+    try:
+        return tuple(sorted(_sequence(items, "sorted", span)))
+    except TypeError:
+        raise JostleRuntimeError("sorted() needs values that can be compared", span) from None
+
+
+@builtin("reversed", 1, doc="reversed(list)")
+def _reversed(interp, span, items):
+    return tuple(reversed(_sequence(items, "reversed", span)))
+
+
+@builtin("zip", 2, doc="zip(a, b): list of [a_i, b_i] pairs")
+def _zip(interp, span, first, second):
+    return tuple((a, b) for a, b in zip(_sequence(first, "zip", span), _sequence(second, "zip", span)))
+
+
+@builtin("enumerate", 1, doc="enumerate(list): list of [index, item] pairs")
+def _enumerate(interp, span, items):
+    return tuple((i, v) for i, v in enumerate(_sequence(items, "enumerate", span)))
+
+
+@builtin("map", 2, privacy="aware", doc="map(function, list)")
+def _map(interp, span, function, items):
+    return tuple(interp.call(function, [item], span) for item in _sequence(items, "map", span))
+
+
+@builtin("filter", 2, doc="filter(function, list) keeps items where function(item) is true")
+def _filter(interp, span, function, items):
+    from jostle.language.operators import truth
+
+    return tuple(item for item in _sequence(items, "filter", span)
+                 if truth(interp.call(function, [item], span), span, "a filter condition"))
+
+
+@builtin("keys", 1, doc="keys(record): its field names")
+def _keys(interp, span, record):
+    if not isinstance(record, Record):
+        raise JostleRuntimeError(f"keys() needs a record, got a {type_name(record)}", span)
+    return tuple(record.keys())
+
+
+# ---------------------------------------------------------------- schemas and data
+@builtin("numeric", 2, keywords=("default", "integer"), privacy="data",
+         doc="numeric(lo, hi, default=none, integer=false): a numeric column's public bounds")
+def _numeric(interp, span, lo, hi, default=None, integer=False):
+    _refuse_private("numeric", (lo, hi, default), span, "a column's bounds must be public")
+    if default is not None:
+        _number(default, "numeric", span)
+    try:
+        return Numeric(_number(lo, "numeric", span), _number(hi, "numeric", span), default, bool(integer))
+    except DataError as error:
+        error.span = span
+        raise
+
+
+@builtin("categorical", 1, keywords=("default",), privacy="data",
+         doc="categorical([values...], default=none): a categorical column's public values")
+def _categorical(interp, span, values, default=None):
+    _refuse_private("categorical", (values, default), span, "a column's categories must be public")
+    if isinstance(values, str):  # not the list of its characters
+        raise JostleRuntimeError("categorical() needs a list of values, got a string", span,
+                                 f'write categorical([{values!r}]) for a single category')
+    try:
+        return Categorical(tuple(_sequence(values, "categorical", span)), default)
+    except DataError as error:
+        error.span = span
+        raise
+
+
+def schema_from_value(value: Any, span: Span) -> Schema:
+    """A Jostle record {col: numeric(...), ...} (or a Schema) as a Schema."""
+    if isinstance(value, Schema):
+        return value
+    if not isinstance(value, Record):
+        raise JostleRuntimeError(
+            f"a schema is a record of column domains, got a {type_name(value)}", span,
+            'write {age: numeric(0, 120), sex: categorical(["F", "M"])}',
+        )
+    for name, spec in value.fields:
+        if not isinstance(spec, (Numeric, Categorical)):
+            raise JostleRuntimeError(f"column '{name}' must be declared with numeric(...) or categorical(...)", span)
+    try:
+        return Schema.of(value.as_dict())
+    except DataError as error:
+        error.span = error.span or span
+        raise
+
+
+def _resolve_path(interp, span: Span, path: Any) -> Path:
+    if not isinstance(path, str):
+        raise JostleRuntimeError(f"a file path is a string, got a {type_name(path)}", span)
+    candidate = Path(path)
+    if not candidate.is_absolute() and not span.source.name.startswith("<"):
+        beside = Path(span.source.name).parent / candidate
+        if beside.exists():
+            return beside
+    return candidate
+
+
+def make_private_table(interp, name: str, frame: pd.DataFrame, schema: Schema, span: Span,
+                       public_rows: bool = False, strict: bool = True) -> Table:
+    """A private table: `frame` conformed to `schema` (see jostle.data.schema.conform).
+
+    Args:
+        strict: True when the curator gave the schema (a breaking value is a DataError naming
+            it, raised to the curator at bind time); False when the program declared it (such
+            rows are dropped and nothing about them reaches the program).
+    """
+    if public_rows and not strict:
+        refuse_dropping_public_rows(name, schema, span)
+    try:
+        conformed = conform(frame, schema, name, strict=strict)
+    except DataError as error:
+        error.span = error.span or span
+        raise
+    return Table(conformed, schema, True, name, interp.accountant.root, span, public_rows=public_rows)
+
+
+def refuse_dropping_public_rows(name: str, schema: Schema, span: Span) -> None:
+    """A table whose row count is public cannot take a program's schema that may drop rows.
+
+    Under a program's schema a row that breaks a column without a default is dropped, which
+    makes the number of rows private. The refusal depends only on the schema, never on the rows.
+    """
+    columns = can_drop_rows(schema)
+    if columns:
+        raise DataError(
+            f"the number of rows of '{name}' is public, but the schema declared here would drop "
+            f"the rows whose {', '.join(repr(c) for c in columns)} break it, which would make "
+            "the number private", span,
+            "declare a default for each of those columns, e.g. categorical([...], default=...) "
+            "or numeric(lo, hi, default=...), so that every row is kept",
+        )
+
+
+def refuse_registered_private_file(interp, span: Span, file: Path, frame: pd.DataFrame | None,
+                                   use: str) -> None:
+    """Refuse to read as public a file that holds data registered as private in the session.
+
+    The one guard of hole 7 (issue 11): `load_public(path)` and `load(path, schema,
+    public_rows=true)` would otherwise let a program reopen the curator's private file and read
+    its rows, or declare its row count public. Called twice by each reader:
+      * before reading (`frame` is None): the path, resolved (symlinks) and compared with every
+        registered file, also as the same inode (hard links). Nothing of the file is read, so
+        no parse error about its rows can reach the program;
+      * after reading (`frame` given): nothing more. Comparing the rows read with the private
+        rows (by a content digest) would catch an exact copy elsewhere on disk, but then the
+        refusal would depend on the private rows: a program could write its guess of the whole
+        table to a file and learn from the refusal whether the guess is exact, which on two
+        neighbouring tables gives different outcomes with no charge. So the guard decides on
+        the binding (path and inode) only, which the rows do not change. Copies of private
+        data that the curator leaves readable are the curator's to protect
+        (docs/threat_model.md, "Loading data").
+
+    Raises:
+        PrivacyError: The file is (a copy of) registered private data.
+    """
+    sources = interp.accountant.private_sources
+    if not sources:
+        return
+    match = None
+    if frame is None:
+        resolved = file.resolve()
+        for source in sources:
+            if source.path is None:
+                continue
+            if source.path == resolved or (resolved.exists() and source.path.exists()
+                                           and resolved.samefile(source.path)):
+                match = source
+                break
+    if match is not None:
+        raise PrivacyError(
+            f"{use} cannot read {file}: it holds the private table '{match.label}' of this session",
+            span,
+            f"use the private table through releases ({{{{ count({match.label}) }}}}), or read the "
+            "file as private with load(path, schema); only the data's curator can declare its row "
+            "count public (Session.bind_private(..., public_rows=True), or \"public_rows\": true "
+            "in its schema file)",
+        )
+
+
+@builtin("load", 2, keywords=("public_rows",), privacy="data",
+         doc='load("file.csv", {col: numeric(lo, hi), ...}) reads a private table under a public schema')
+def _load(interp, span, path, schema, public_rows=False):
+    """A private table read by the program, under the program's schema.
+
+    The program's author chose the file and the schema, so the table is read totally: records
+    the CSV reader cannot use and rows that break the schema are dropped, and no error depends
+    on the rows (jostle.data.schema). The exception is public_rows=true, the program's claim that
+    the row count is public: it is refused for data registered as private in the session
+    (`refuse_registered_private_file`), so the file is one the program could read with
+    load_public, and it is read strictly, like a public file (dropping rows would make the
+    count private).
+    """
+    _refuse_private("load", (path, schema, public_rows), span)
+    schema = schema_from_value(schema, span)
+    file = _resolve_path(interp, span, path)
+    if not isinstance(public_rows, bool):
+        raise JostleRuntimeError(f"public_rows must be true or false, got {format_value(public_rows)}", span)
+    declared_public = public_rows
+    if declared_public:
+        refuse_registered_private_file(interp, span, file, None, "load(..., public_rows=true)")
+    try:
+        read = read_csv_file(file)
+    except DataError as error:
+        error.span = span
+        raise
+    name = Path(path).stem
+    if declared_public:
+        refuse_registered_private_file(interp, span, file, read.frame, "load(..., public_rows=true)")
+        try:
+            frame = read.checked()
+        except DataError as error:
+            error.span = span
+            raise
+    else:
+        frame = read.rows_for_program(name)
+    table = make_private_table(interp, name, frame, schema, span, declared_public, strict=declared_public)
+    # From now on the file is private in this session, and charges are recorded against it.
+    interp.accountant.register_dataset(content_digest(read.frame), name, [str(c) for c in read.frame.columns],
+                                       path=file)
+    return table
+
+
+@builtin("load_public", 1, 2, privacy="data",
+         doc='load_public("file.csv"[, schema]) reads a public table (its values are not protected)')
+def _load_public(interp, span, path, schema=None):
+    file = _resolve_path(interp, span, path)
+    refuse_registered_private_file(interp, span, file, None, "load_public()")
+    try:
+        read = read_csv_file(file)
+    except DataError as error:
+        error.span = span
+        raise
+    refuse_registered_private_file(interp, span, file, read.frame, "load_public()")
+    try:
+        frame = read.checked()  # a public file: its problems may be named
+        if schema is not None:
+            schema = schema_from_value(schema, span)
+            frame = conform(frame, schema, Path(path).stem)
+        else:
+            frame = numbers_where_possible(frame) if len(frame) else frame
+            schema = infer_public_schema(frame)
+    except DataError as error:
+        error.span = error.span or span
+        raise
+    return Table(frame, schema, False, Path(path).stem, interp.accountant.root, span)
+
+
+def infer_public_schema(frame: pd.DataFrame) -> Schema:
+    """Domains of a *public* table read off its contents (never done for private tables)."""
+    import pandas as pd
+    columns = {}
+    for name in frame.columns:
+        series = frame[name]
+        if pd.api.types.is_numeric_dtype(series) and len(series):
+            columns[str(name)] = Numeric(float(series.min()), float(series.max()))
+        else:
+            columns[str(name)] = Categorical(tuple(dict.fromkeys(series.tolist())) or ("",))
+    return Schema.of(columns)
+
+
+def bind_declared_table(interp, name: str, schema_value: Any, span: Span) -> Table:
+    """`private NAME: schema` -- the table bound from outside under NAME, with this schema.
+
+    The program declared the schema, so the rows are conformed totally (jostle.data.schema.conform
+    with strict=False): nothing the program sees depends on whether or how rows fit it.
+    """
+    schema = schema_from_value(schema_value, span)
+    if name in interp.bound_tables:
+        table = interp.bound_tables[name]
+        if table.schema != schema:
+            raise DataError(
+                f"the schema declared for '{name}' differs from the one it was bound with", span,
+                f"bound with {table.schema.describe()}",
+            )
+        return table
+    if name not in interp.bindings:
+        raise DataError(
+            f"no data is bound to the private table '{name}'", span,
+            f"run with --data {name}=FILE.csv, or call session.bind_private(\"{name}\", frame, schema)",
+        )
+    frame, _, public_rows = interp.bindings[name][:3]
+    table = make_private_table(interp, name, frame, schema, span, public_rows, strict=False)
+    interp.bound_tables[name] = table
+    return table
+
+
+# ---------------------------------------------------------------- table operations
+@builtin("where", 2, privacy="table", doc="where(t, lambda r: condition) keeps matching rows")
+def _where(interp, span, table, predicate):
+    return tables.where(table, predicate, span, interp.call)
+
+
+@builtin("select", 2, VARIADIC, privacy="table", doc='select(t, "col", ...) or select(t, ["a", "b"])')
+def _select(interp, span, table, *columns):
+    names = columns[0] if len(columns) == 1 else tuple(columns)
+    return tables.select(table, names, span)
+
+
+@builtin("derive", 4, privacy="table",
+         doc='derive(t, "name", lambda r: ..., numeric(lo, hi)) adds a column with a public domain')
+def _derive(interp, span, table, name, function, domain):
+    return tables.derive(table, name, function, domain, span, interp.call)
+
+
+@builtin("bin", 3, keywords=("name",), privacy="table",
+         doc='bin(t, "col", [edges...], name=none) turns a numeric column into public bins')
+def _bin(interp, span, table, column, edges, name=None):
+    _refuse_private("bin", (edges,), span, "bin edges must be public")
+    return tables.bin_column(table, column, edges, span, name)
+
+
+@builtin("partition", 2, privacy="table",
+         doc='partition(t, "col"): one part per public value; parts compose in parallel')
+def _partition(interp, span, table, columns):
+    return tables.partition(table, columns, span)
+
+
+@builtin("groupby", 2, VARIADIC, privacy="table", doc='groupby(t, "a", "b", ...) like partition over several columns')
+def _groupby(interp, span, table, *columns):
+    names = columns[0] if len(columns) == 1 else tuple(columns)
+    return tables.partition(table, names, span)
+
+
+@builtin("count", 1, privacy="aggregate", doc="count(t): rows of t (private: sensitivity 1)")
+def _count(interp, span, table):
+    return tables.count(table, span)
+
+
+@builtin("histogram", 2, VARIADIC, privacy="aggregate",
+         doc='histogram(t, "col", ...): counts over the public domain (sensitivity 1)')
+def _histogram(interp, span, table, *columns):
+    names = columns[0] if len(columns) == 1 else tuple(columns)
+    counts = tables.histogram(table, names, span)
+    if isinstance(counts, np.ndarray):  # a public table's exact counts: label them as a release is
+        interp.vector_labels.remember(counts, tables.histogram_cells(table, names, span))
+    return counts
+
+
+@builtin("bounds", 2, privacy="data", doc='bounds(t, "col"): the public [lo, hi] a numeric column was declared with')
+def _bounds(interp, span, table, column):
+    if not isinstance(table, Table):
+        raise JostleRuntimeError(f"bounds() needs a table, got a {type_name(table)}", span)
+    spec = tables._need_column(table, column, span, numeric=True)
+    return (spec.lo, spec.hi)
+
+
+@builtin("domain", 2, privacy="data", doc='domain(t, "col"): the public values a categorical column was declared with')
+def _domain(interp, span, table, column):
+    if not isinstance(table, Table):
+        raise JostleRuntimeError(f"domain() needs a table, got a {type_name(table)}", span)
+    spec = tables._need_column(table, column, span, numeric=False)
+    return tuple(spec.values)
+
+
+@builtin("rows", 1, doc="rows(t): the rows of a public table as records")
+def _rows(interp, span, table):
+    if not isinstance(table, Table):
+        raise JostleRuntimeError(f"rows() needs a table, got a {type_name(table)}", span)
+    return tuple(interp._iterate(table, span))
+
+
+# ---------------------------------------------------------------- releases
+@builtin("laplace", 2, privacy="release", doc="laplace(x, eps): x + Laplace(sensitivity / eps)")
+def _laplace(interp, span, value, epsilon):
+    return mechanisms.laplace(interp, value, epsilon, span)
+
+
+@builtin("geometric", 2, privacy="release", doc="geometric(x, eps): integer x + two-sided geometric noise")
+def _geometric(interp, span, value, epsilon):
+    return mechanisms.geometric(interp, value, epsilon, span)
+
+
+@builtin("gaussian", 3, privacy="release", doc="gaussian(x, eps, delta): x + N(0, sigma^2), analytic calibration")
+def _gaussian(interp, span, value, epsilon, delta):
+    return mechanisms.gaussian(interp, value, epsilon, delta, span)
+
+
+@builtin("exponential", 4, privacy="release",
+         doc="exponential(candidates, utility, eps, sensitivity): a candidate chosen privately")
+def _exponential(interp, span, candidates, utility, epsilon, sensitivity):
+    if is_private(candidates):
+        raise refuse("the candidates of exponential must be public", candidates, span)
+    items = _sequence(candidates, "exponential", span)
+    if not items:
+        raise JostleRuntimeError("exponential needs at least one candidate", span)
+    if not isinstance(utility, (Closure, Builtin, BoundMethod)):
+        raise JostleRuntimeError("exponential's utility must be a function of a candidate", span)
+    scores = [interp.call(utility, [item], span) for item in items]
+    return mechanisms.exponential(interp, tuple(items), scores, epsilon, sensitivity, span)
+
+
+@builtin("report_noisy_max", 2, privacy="release", doc="report_noisy_max(scores, eps): index of the noisy maximum")
+def _report_noisy_max(interp, span, scores, epsilon):
+    return mechanisms.report_noisy_max(interp, scores, epsilon, span)
+
+
+@builtin("above_threshold", 3, privacy="release",
+         doc="above_threshold(queries, threshold, eps): index of the first query above, or none")
+def _above_threshold(interp, span, queries, threshold, epsilon):
+    return mechanisms.above_threshold(interp, queries, threshold, epsilon, span)
+
+
+@builtin("randomized_response", 3, privacy="release",
+         doc='randomized_response(t, "col", eps): one noisy response per row (needs public_rows)')
+def _randomized_response(interp, span, table, column, epsilon):
+    return mechanisms.randomized_response(interp, table, column, epsilon, span)
+
+
+# ---------------------------------------------------------------- the budget
+@builtin("ledger", 0, privacy="budget", doc="ledger(): every charge so far, as records")
+def _ledger(interp, span):
+    return tuple(Record.of(entry.as_dict()) for entry in interp.accountant.ledger)
+
+
+@builtin("spent", 0, privacy="budget", doc="spent(): epsilon spent so far")
+def _spent(interp, span):
+    return float(interp.accountant.spent.epsilon)
+
+
+@builtin("remaining", 0, privacy="budget", doc="remaining(): epsilon left of the total budget, or none")
+def _remaining(interp, span):
+    remaining = interp.accountant.remaining
+    return float(remaining.epsilon) if remaining is not None else None
+
+
+def describe_budget(interp) -> str:
+    """A one-paragraph account of the budget: total, spent, remaining."""
+    accountant = interp.accountant
+    spent = accountant.spent
+    if accountant.total is None:
+        return f"spent {spent}; no total budget is set"
+    remaining = accountant.remaining
+    text = f"total {accountant.cap}; spent {spent}; remaining {remaining}"
+    if accountant.cap != accountant.total.cap:
+        text += f" (the data's lifetime budget, below this session's {accountant.total.cap})"
+    return text
+
+
+__all__ = ["REGISTRY", "TABLE_METHODS", "fmt", "describe_budget"]
+
+
+# The ChoiceMaker's built-ins and every learner family's (discovered, not listed here).
+from jostle.language.builtins_choice import register as _register_choicemaker  # noqa: E402
+
+_register_choicemaker(builtin, REGISTRY)

@@ -1,0 +1,46 @@
+"""Built-ins of the ChoiceMaker: `trace`, `explain`, the metafeature names, and every family's own.
+
+Registered into the same registry as every other built-in (`jostle.language.builtins.REGISTRY`):
+
+  * each learner family's built-ins, from its language module's `register(builtin, registry)`
+    (the histogram algorithms and workloads, the tree learners and `predict`, corpora, ...);
+    families are discovered (`jostle.choicemaker.families`), so a new family needs no line here;
+  * one `BuiltinMetafeature` per metafeature name, holding each family's version of it
+    (`size` is a histogram's noisy total and a table's noisy row count);
+  * `trace(H)` (the list of dispatch records) and `explain(H)` (the same, as text).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from jostle.choicemaker import families
+from jostle.diagnostics.errors import JostleRuntimeError
+from jostle.language.choice import BuiltinMetafeature, ChoiceMaker, explain, family_language
+from jostle.language.values import type_name
+
+
+def register(builtin: Any, registry: dict[str, Any]) -> None:
+    """Add the ChoiceMaker's and every family's built-ins to `registry` (called once)."""
+    versions: dict[str, dict[str, Any]] = {}
+    for family in families.discover().values():
+        family_language(family).register(builtin, registry)
+        for name, metafeature in family.metafeatures().items():
+            versions.setdefault(name, {})[family.name] = metafeature
+    for name, by_family in versions.items():
+        registry[name] = BuiltinMetafeature(name, by_family)
+
+    @builtin("trace", 1, privacy="choice", doc="trace(H): a record per dispatch of ChoiceMaker H (public)")
+    def _trace(interp, span, maker):
+        if not isinstance(maker, ChoiceMaker):
+            raise JostleRuntimeError(f"trace() needs a ChoiceMaker, got a {type_name(maker)}", span)
+        return tuple(maker.traces)
+
+    @builtin("explain", 1, privacy="choice", doc="explain(H): the dispatches of ChoiceMaker H as text")
+    def _explain(interp, span, maker):
+        if not isinstance(maker, ChoiceMaker):
+            raise JostleRuntimeError(f"explain() needs a ChoiceMaker, got a {type_name(maker)}", span)
+        return explain(maker)
+
+
+__all__ = ["register"]

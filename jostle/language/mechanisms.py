@@ -1,0 +1,486 @@
+"""Release mechanisms: the only ways a private value becomes public.
+
+Each mechanism (1) validates its arguments and works out, from public inputs only, how it will
+add noise (grid, noise scale, calibration), (2) charges the accountant, which refuses an
+over-budget request, and only then (3) draws noise. Public inputs pass through unchanged and
+cost nothing.
+
+All noise is exact: integers drawn by the Canonne-Kamath-Steinke samplers (CKS 2020, "The
+Discrete Gaussian for Differential Privacy", Algorithms 1-3; jostle.privacy.exact_samplers) from the
+secure source (or a seed, for tests). Real values are released on a public power-of-two grid:
+snapped to it, given integer noise in grid steps, and scaled back (jostle.privacy.grid_release, whose
+docstring has the argument that rounding to the grid turns sensitivity D into at most
+ceil(D/g) steps for a scalar, floor(D/g) + n for a length-n vector in L1, D/g + sqrt(n) in L2,
+and exactly D/g for integer values on a grid g <= 1; the noise is calibrated to that). So no
+output is impossible on a neighbouring dataset (the floating-point Laplace weakness, Mironov
+2012). The calibrations, with their sources:
+
+  * laplace(x, eps)             discrete Laplace of scale S/eps grid steps, S the grid L1
+                                sensitivity; grid 2^-20 of min(l1/eps, l1/n) (integers: of
+                                l1/eps, at most 1). Laplace mechanism of Dwork, McSherry,
+                                Nissim & Smith 2006 on the grid; discrete Laplace P(k) ~
+                                exp(-|k| eps / S) gives ratio <= e^eps for shifts <= S.
+                                A mean: sum of (x - mid) and count, each at eps/2 on its own
+                                grid, then mid + sum / max(count, 1) clamped (post-processing).
+  * geometric(x, eps)           exact discrete Laplace P(k) ~ exp(-eps |k| / l1) on the integers
+                                (the two-sided geometric mechanism, Ghosh, Roughgarden &
+                                Sundararajan 2009), with Python integers when the noise is huge.
+  * gaussian(x, eps, delta)     discrete Gaussian on a grid 2^-12 of l2 (of l2 / sqrt(n) for a
+                                real length-n vector) (CKS 2020). sigma is
+                                certified at the exact value used: for one-axis shifts (scalars;
+                                integer vectors with l1 < 2 such as histograms) by CKS Thm 7's
+                                exact delta, maximised over every integer shift, with rigorous
+                                tail bounds (within 1e-4 of the analytic sigma of Balle & Wang
+                                2018 for eps <= 10, 0.5% at eps = 1000); for other vectors by
+                                zCDP (CKS Prop. 5 and Cor. 13: 4-11% more sigma for eps in
+                                0.01..10, 1% at 1000). jostle.privacy.gaussian_privacy has the proofs;
+                                any eps works (no overflow).
+  * exponential(c, u, eps, D)   P(c) ~ exp(eps u(c) / (2D)) (McSherry & Talwar 2007), sampled
+                                exactly by rejection: a uniform candidate r is accepted with
+                                probability exp(-eps (u* - u(r)) / (2D)) (CKS Alg. 1 on the
+                                utilities' exact rational values), u* the largest utility.
+  * report_noisy_max(s, eps)    argmax (first index on ties) of snap(s_i) + discrete Laplace of
+                                scale 2S/eps, S = ceil(D/g) the grid per-score sensitivity, D the
+                                largest per-score sensitivity (Dwork & Roth 2014, Sec. 3.3; the
+                                2D form holds without monotonicity; the proof only uses
+                                P[Z >= z + 2S] >= e^-eps P[Z >= z], true on the integers).
+                                Scale S/eps when the scores are MONOTONE (every score moves in
+                                the same direction when a row is added: counts, histograms;
+                                `Private.direction`, tracked by jostle.language.sensitivity): Dwork &
+                                Roth 2014, Claim 3.9, whose proof uses only c_j <= c'_j <=
+                                c_j + D for all j (or the reverse) and P[Z >= z + S] >=
+                                e^-eps P[Z >= z]; with first-index tie-breaking the winner's
+                                threshold argument holds for ties too, and snapping to the grid
+                                is non-decreasing, so it keeps the shifts monotone.
+  * above_threshold(q, T, eps)  AboveThreshold on the grid: snap(T) + discrete Laplace(2S/eps),
+                                each snap(q_i) + discrete Laplace(4S/eps); the index of the
+                                first query at or above, or none (Dwork & Roth 2014, Alg. 1;
+                                the proof's shifts by S and 2S are integer shifts here).
+  * randomized_response(t, c, eps)  keep each row's value with probability
+                                e^eps / (e^eps + k - 1), else report one of the k - 1 others
+                                uniformly (Warner 1965; k-ary form of Kairouz et al. 2016),
+                                sampled exactly by rejection: a uniform proposal is accepted if
+                                it is the truth, else with probability exp(-eps) (CKS Alg. 1).
+
+Floating point: private values are held exactly (ints and Fractions, jostle.language.sensitivity) and
+their sensitivities are rounded up, so the sensitivity a mechanism calibrates to bounds the
+value it snaps; only the released number is rounded to a double, after the noise
+(post-processing, saturating to inf rather than raising). A tracked sensitivity of exactly 0
+means the value is the same on all neighbours (it is exact), so it is released as it is. Public
+inputs (scores, utilities, thresholds, sensitivities) are validated, finiteness included,
+BEFORE anything is charged. Private values are exact and finite, so no mechanism tests them
+(such a test would be a data-dependent refusal). Every calibration uses the charged epsilon,
+the exact rational of the `Budget`, never a double rounded from it. Rejection samplers take a
+data-dependent number of steps; Jostle does not defend against timing side channels.
+"""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+from functools import lru_cache
+from typing import Any, Protocol
+
+import numpy as np
+
+from jostle.privacy import grid_release
+from jostle.privacy.budget import Accountant, Budget, Charge, DataNode, common_node
+from jostle.diagnostics.errors import JostleRuntimeError, PrivacyError
+from jostle.privacy.noise import NoiseSource, power_of_two_at_most
+from jostle.language.sensitivity import Exact, as_floats, exact_number, exact_value, private_vector, refuse, up
+from jostle.diagnostics.source import Span
+from jostle.language.values import Private, PrivateMean, Table, type_name
+
+
+class ReleaseContext(Protocol):
+    accountant: Accountant
+    randomness: NoiseSource
+
+
+def _epsilon(value: Any, span: Span, name: str = "epsilon") -> Budget:
+    if isinstance(value, (Private, PrivateMean)):
+        raise refuse(f"{name} must be public", value, span, "budgets are public parameters: write a number")
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating, Fraction)):
+        raise JostleRuntimeError(f"{name} must be a number, got a {type_name(value)}", span)
+    if isinstance(value, float) and not math.isfinite(value):
+        raise JostleRuntimeError(f"{name} must be finite, got {value}", span)
+    budget = Budget.of(float(value) if isinstance(value, (np.floating, np.integer)) else value)
+    if budget.epsilon <= 0:
+        raise JostleRuntimeError(f"{name} must be greater than 0, got {value}", span,
+                                 "a release with epsilon 0 would be pure noise")
+    return budget
+
+
+def _as_private(value: Any, span: Span) -> Any:
+    """Lists holding private scalars become one private vector; other values pass."""
+    if isinstance(value, tuple) and any(isinstance(v, Private) for v in value):
+        return private_vector(list(value), span)
+    return value
+
+
+def _public_passthrough(value: Any, span: Span, what: str) -> Any:
+    if isinstance(value, tuple):
+        return np.asarray(value, dtype=float)
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.ndarray, np.integer, np.floating)):
+        raise JostleRuntimeError(f"{what} releases a number or a vector, got a {type_name(value)}", span)
+    return value
+
+
+def _charge(ctx: ReleaseContext, budget: Budget, node: DataNode, mechanism: str, what: str, span: Span) -> Charge:
+    return ctx.accountant.charge(budget, node, mechanism, what, span)
+
+
+def _shape_like(value: Private, released: np.ndarray) -> Any:
+    """A vector release stays a vector; a scalar one becomes a Python number."""
+    if value.is_vector:
+        return released
+    item = released[0]
+    return float(item) if isinstance(item, (float, np.floating)) else int(item)
+
+
+def laplace(ctx: ReleaseContext, value: Any, epsilon: Any, span: Span, mechanism: str = "laplace") -> Any:
+    """Release `value` with discretised Laplace noise of scale l1 / epsilon (see the module docstring)."""
+    budget = _epsilon(epsilon, span)
+    value = _as_private(value, span)
+    if isinstance(value, PrivateMean):
+        return _release_mean(ctx, value, budget, span, mechanism)
+    if not isinstance(value, Private):
+        return _public_passthrough(value, span, mechanism)
+    plan = None
+    if value.l1 > 0:
+        plan = grid_release.laplace_plan(value.l1, budget.epsilon, value.length, value.integer, value.is_vector)
+    _charge(ctx, budget, value.node, mechanism, value.what, span)
+    if plan is None:  # exact sensitivity 0: the exact value is the same on every neighbour
+        return as_floats(exact_value(value.value))
+    return _shape_like(value, grid_release.release_laplace(ctx.randomness, value.value, plan))
+
+
+def _release_mean(ctx: ReleaseContext, value: PrivateMean, budget: Budget, span: Span, mechanism: str) -> float:
+    """Noisy sum of (x - mid) and noisy count [sens 1], each at eps/2, both on their grids; then
+    the post-processing mid + noisy_sum / max(noisy_count, 1), clamped.
+
+    The sum's sensitivity is the largest |x - mid| for x in [lo, hi], max(hi - mid, mid - lo),
+    computed exactly from the double mid that jostle.language.tables subtracted and rounded up (the
+    rounding of (lo + hi) / 2 can make one side exceed (hi - lo) / 2); the sum itself is exact.
+    """
+    half = budget.epsilon / 2
+    midpoint = (value.lo + value.hi) / 2  # the double jostle.language.tables.mean subtracted
+    exact_mid = Fraction(midpoint)
+    half_range = up(max(Fraction(value.hi) - exact_mid, exact_mid - Fraction(value.lo)))
+    sum_plan = grid_release.laplace_plan(half_range, half, 1, False, False) if half_range > 0 else None
+    count_plan = grid_release.laplace_plan(1.0, half, 1, True, False)
+    _charge(ctx, budget, value.node, mechanism, value.what, span)
+    noisy_sum = float(grid_release.release_laplace(ctx.randomness, value.total, sum_plan)[0]) if sum_plan \
+        else as_floats(value.total)
+    noisy_count = float(grid_release.release_laplace(ctx.randomness, value.count, count_plan)[0])
+    return float(np.clip(midpoint + noisy_sum / max(noisy_count, 1.0), value.lo, value.hi))
+
+
+def geometric(ctx: ReleaseContext, value: Any, epsilon: Any, span: Span, mechanism: str = "geometric") -> Any:
+    """Release an integer-valued `value` with exact two-sided geometric (discrete Laplace) noise."""
+    budget = _epsilon(epsilon, span)
+    value = _as_private(value, span)
+    if isinstance(value, PrivateMean):
+        raise JostleRuntimeError("geometric releases integer values; a mean is not one", span,
+                                 "use laplace(m, eps) for a mean")
+    if not isinstance(value, Private):
+        return _public_passthrough(value, span, "geometric")
+    if not value.integer or not float(value.l1).is_integer():
+        raise JostleRuntimeError(
+            f"geometric needs an integer-valued private value, and {value.what} is not one", span,
+            "use laplace(x, eps) for real values",
+        )
+    sensitivity = int(float(value.l1))
+    _charge(ctx, budget, value.node, mechanism, value.what, span)
+    units = grid_release.snap(value.value, Fraction(1))  # exact integers (they are on the grid 1)
+    if sensitivity > 0:
+        # P(k) ~ exp(-|k| eps / l1): shifting by at most l1 changes each probability by <= e^eps.
+        units = grid_release.add(units, ctx.randomness.discrete_laplace(sensitivity / budget.epsilon, units.size))
+    if value.is_vector:
+        return units
+    return int(units[0])
+
+
+def gaussian(ctx: ReleaseContext, value: Any, epsilon: Any, delta: Any, span: Span) -> Any:
+    """Release `value` with discrete Gaussian noise certified for (epsilon, delta) on its L2 sensitivity."""
+    budget = _epsilon(epsilon, span)
+    if isinstance(delta, bool) or not isinstance(delta, (int, float)) or not 0 < delta < 1:
+        raise JostleRuntimeError(f"delta must be a number in (0, 1), got {delta!r}", span)
+    budget = Budget.of(budget.epsilon, delta)
+    value = _as_private(value, span)
+    if isinstance(value, PrivateMean):
+        raise JostleRuntimeError("gaussian does not release a mean", span,
+                                 "release sum and count, or use laplace(m, eps)")
+    if not isinstance(value, Private):
+        return _public_passthrough(value, span, "gaussian")
+    plan = None
+    if value.l2 > 0:  # the calibration depends on public parameters only: done before charging
+        plan = grid_release.gaussian_plan(value.l1, value.l2, budget.epsilon, budget.delta, value.length,
+                                          value.integer, value.is_vector)
+    _charge(ctx, budget, value.node, "gaussian", value.what, span)
+    if plan is None:  # exact sensitivity 0: the exact value is the same on every neighbour
+        return as_floats(exact_value(value.value))
+    return _shape_like(value, grid_release.release_gaussian(ctx.randomness, value.value, plan))
+
+
+class _Scores:
+    """Validated scores of a selection: their exact values, the largest per-score sensitivity,
+    the data they depend on (None if all public) and whether they are monotone.
+
+    `units` is what `grid_release.snap` takes: a private vector's own array (int64, doubles or
+    exact Python numbers; snapping is exact for each), or an array of the exact numbers.
+    """
+
+    def __init__(self, units: np.ndarray, sensitivity: float, node: DataNode | None, monotone: bool) -> None:
+        self.units = units
+        self.sensitivity = sensitivity
+        self.node = node
+        self.monotone = monotone
+
+    def __len__(self) -> int:
+        return len(self.units)
+
+    def values(self) -> list[Exact]:
+        """The exact scores as Python ints and Fractions."""
+        return [exact_number(v) for v in self.units.tolist()]
+
+    def first_max(self) -> int:
+        """The first index of the largest score."""
+        values = self.values()
+        return max(range(len(values)), key=lambda i: values[i])
+
+
+_NOUNS = {"exponential": "utility", "above_threshold": "query"}
+
+
+def _public_score(item: Any, span: Span, what: str, index: int) -> Exact:
+    """A public score as an exact number; NaN and infinities are refused (before any charge)."""
+    if isinstance(item, (float, np.floating)) and not math.isfinite(float(item)):
+        noun = _NOUNS.get(what, "score")
+        raise JostleRuntimeError(
+            f"{what}: {noun} {index} is {float(item)}, not a finite number", span,
+            f"check how {noun} {index} is computed (an overflow to inf, or inf - inf, gives such a "
+            "value) and keep it finite; nothing was charged",
+        )
+    return exact_number(item)
+
+
+def _scores(values: Any, span: Span, what: str) -> _Scores:
+    """The scores of a selection (a private vector or a list of numbers and private scalars),
+    validated without looking at private data: only public inputs can be refused here."""
+    if isinstance(values, Private):
+        if not values.is_vector:
+            raise JostleRuntimeError(f"{what} needs a list of scores, got a private scalar", span)
+        return _Scores(np.asarray(values.value), values.l1, values.node, values.direction != 0)
+    if not isinstance(values, (tuple, list, np.ndarray)):
+        raise JostleRuntimeError(f"{what} needs a list of scores, got a {type_name(values)}", span)
+    numbers: list[Exact] = []
+    sensitivity, nodes, directions = 0.0, [], set()
+    for index, item in enumerate(list(values)):
+        if isinstance(item, Private):
+            if item.is_vector:
+                raise JostleRuntimeError(f"{what} needs one number per candidate, got a vector", span)
+            numbers.append(exact_number(item.value))
+            sensitivity = max(sensitivity, item.l1)
+            nodes.append(item.node)
+            directions.add(item.direction)
+        elif isinstance(item, PrivateMean):
+            raise JostleRuntimeError(f"{what} cannot score with a private mean", span)
+        elif isinstance(item, (int, float, np.integer, np.floating)) and not isinstance(item, (bool, np.bool_)):
+            numbers.append(_public_score(item, span, what, index))
+        else:
+            raise JostleRuntimeError(f"{what} scores must be numbers, got a {type_name(item)}", span)
+    units = np.empty(len(numbers), dtype=object)
+    units[:] = numbers
+    # Public scores are constants, which move in every direction at once: they do not break
+    # monotonicity; the private ones must all move the same way.
+    monotone = len(directions) == 1 and 0 not in directions
+    return _Scores(units, sensitivity, common_node(nodes) if nodes else None, monotone)
+
+
+def exponential(ctx: ReleaseContext, candidates: Any, utilities: list[Any], epsilon: Any,
+                sensitivity: Any, span: Span) -> Any:
+    """Pick a candidate with probability proportional to exp(eps * u / (2 * sensitivity)), exactly.
+
+    Everything public is checked before the charge: epsilon, the declared sensitivity (a
+    positive finite number at least the utilities' tracked sensitivity, with no tolerance: the
+    tracked bound is already rounded up), and each public utility (finite). The utilities are
+    the exact held values, so the tracked sensitivity bounds what is sampled from.
+    """
+    budget = _epsilon(epsilon, span)
+    if isinstance(sensitivity, (Private, PrivateMean)):
+        raise refuse("the sensitivity of exponential must be public", sensitivity, span,
+                     "a sensitivity is a public bound on how much one row can move the utility: write a number")
+    if isinstance(sensitivity, bool) or not isinstance(sensitivity, (int, float, np.integer, np.floating)) \
+            or not math.isfinite(float(sensitivity)) or not sensitivity > 0:
+        raise JostleRuntimeError("exponential needs a positive finite public sensitivity", span,
+                                 "the sensitivity bounds how much one row can move any utility, e.g. 1 for counts")
+    scores = _scores(list(utilities), span, "exponential")
+    if len(scores) != len(candidates):
+        raise JostleRuntimeError("exponential needs one utility per candidate", span)
+    declared = Fraction(exact_number(sensitivity))
+    if Fraction(scores.sensitivity) > declared:
+        raise PrivacyError(
+            f"the utility's tracked sensitivity is {scores.sensitivity:g}, "
+            f"larger than the declared {float(sensitivity):g}", span,
+            f"declare sensitivity={scores.sensitivity!r} (or more)",
+        )
+    if scores.node is None:  # every utility is public: the best candidate is public too
+        return candidates[scores.first_max()]
+    coefficient = budget.epsilon / (2 * declared)  # P(c) ~ exp(eps u(c) / (2D))
+    _charge(ctx, budget, scores.node, "exponential", f"exponential over {len(candidates)} candidates", span)
+    return candidates[_exponential_index(ctx.randomness, scores.values(), coefficient)]
+
+
+def _exponential_index(noise: NoiseSource, utilities: list[Exact], coefficient: Fraction) -> int:
+    """An index i with probability proportional to exp(coefficient * utilities[i]), exactly, on
+    the exact utilities: a uniform proposal i is accepted with probability
+    exp(-coefficient (u* - u_i)) (CKS 2020, Algorithm 1), u* the largest; the best is always
+    accepted. Proposals are drawn in batches of up to 64, as `Randomness.exponential_index`
+    does (the same draws for utilities that are doubles)."""
+    best = max(utilities)
+    n = len(utilities)
+    while True:
+        for index in noise.integers_below(n, min(n, 64)).tolist():
+            gamma = coefficient * (best - utilities[index])
+            if gamma == 0 or bool(noise.bernoulli_exp(gamma, 1)[0]):
+                return int(index)
+
+
+@lru_cache(maxsize=1024)
+def _score_grid(sensitivity: float, epsilon: Fraction) -> tuple[Fraction, int]:
+    """The public grid for scores of per-score sensitivity D (2^-20 of min(2D/eps, D)) and
+    the per-score sensitivity in grid steps, ceil(D / g) (see jostle.privacy.grid_release)."""
+    d = Fraction(float(sensitivity))
+    grid = power_of_two_at_most(min(2 * d / epsilon, d)) / 2**grid_release.LAPLACE_BITS
+    steps = d / grid
+    return grid, -((-steps.numerator) // steps.denominator)
+
+
+def _first_max(values: np.ndarray) -> int:
+    if values.dtype == object:
+        return max(range(len(values)), key=lambda i: values[i])  # max() keeps the first
+    return int(np.argmax(values))
+
+
+def report_noisy_max(ctx: ReleaseContext, scores: Any, epsilon: Any, span: Span) -> int:
+    """Index of the largest score after discrete Laplace noise on each, on a grid: scale 2S/eps
+    in grid steps, or S/eps when the scores are monotone (see the module docstring)."""
+    budget = _epsilon(epsilon, span)
+    if not isinstance(scores, (Private, tuple, list, np.ndarray)):
+        raise JostleRuntimeError(f"report_noisy_max needs a list of scores, got a {type_name(scores)}", span)
+    checked = _scores(scores, span, "report_noisy_max")
+    if len(checked) == 0:
+        raise JostleRuntimeError("report_noisy_max needs at least one score", span)
+    if checked.node is None:
+        return checked.first_max()
+    plan = _score_grid(checked.sensitivity, budget.epsilon) if checked.sensitivity > 0 else None
+    _charge(ctx, budget, checked.node, "report_noisy_max", f"noisy max of {len(checked)} scores", span)
+    if plan is None:  # exact sensitivity 0: the scores are the same on every neighbour
+        return checked.first_max()
+    grid, steps = plan
+    units = grid_release.snap(checked.units, grid)
+    # Monotone scores: Lap(S/eps) (Dwork & Roth 2014, Claim 3.9); otherwise Lap(2S/eps).
+    scale = (steps if checked.monotone else 2 * steps) / budget.epsilon
+    noisy = grid_release.add(units, ctx.randomness.discrete_laplace(scale, units.size))
+    return _first_max(noisy)
+
+
+def above_threshold(ctx: ReleaseContext, queries: Any, threshold: Any, epsilon: Any, span: Span) -> int | None:
+    """AboveThreshold (sparse vector) on a grid: index of the first query above a noisy threshold."""
+    budget = _epsilon(epsilon, span)
+    if isinstance(threshold, (Private, PrivateMean)):
+        raise refuse("the threshold of above_threshold must be public", threshold, span,
+                     "use a public threshold, or release the value first and use the released number")
+    if isinstance(threshold, bool) or not isinstance(threshold, (int, float, np.integer, np.floating)):
+        raise JostleRuntimeError("the threshold must be a number", span)
+    if not math.isfinite(float(threshold)):
+        raise JostleRuntimeError("the threshold must be finite", span, "write a finite number; nothing was charged")
+    if not isinstance(queries, (Private, tuple, list, np.ndarray)):
+        raise JostleRuntimeError("above_threshold needs a list of queries", span)
+    checked = _scores(queries, span, "above_threshold")
+    limit = exact_number(threshold)
+    if checked.node is None:
+        return next((i for i, v in enumerate(checked.values()) if v >= limit), None)
+    plan = _score_grid(checked.sensitivity, budget.epsilon) if checked.sensitivity > 0 else None
+    _charge(ctx, budget, checked.node, "above_threshold", f"sparse vector over {len(checked)} queries", span)
+    if plan is None:  # exact sensitivity 0: the queries are the same on every neighbour
+        return next((i for i, v in enumerate(checked.values()) if v >= limit), None)
+    grid, steps = plan
+    eps = budget.epsilon
+    noisy_threshold = int(grid_release.add(grid_release.snap(limit, grid),
+                                           ctx.randomness.discrete_laplace(2 * steps / eps, 1))[0])
+    units = grid_release.snap(checked.units, grid)
+    noisy = grid_release.add(units, ctx.randomness.discrete_laplace(4 * steps / eps, units.size))
+    for index, value in enumerate(noisy.tolist()):
+        if value >= noisy_threshold:
+            return index
+    return None
+
+
+def release_default(ctx: ReleaseContext, value: Any, budget: Budget, span: Span) -> Any:
+    """The `{{ expr }}` release: geometric for integer values, Laplace otherwise."""
+    value = _as_private(value, span)
+    epsilon = budget.epsilon
+    if isinstance(value, Private) and value.integer and float(value.l1).is_integer():
+        return geometric(ctx, value, epsilon, span, mechanism="{{ }} geometric")
+    if isinstance(value, (Private, PrivateMean)):
+        return laplace(ctx, value, epsilon, span, mechanism="{{ }} laplace")
+    return value
+
+
+def randomized_response(ctx: ReleaseContext, table: Any, column: Any, epsilon: Any, span: Span) -> tuple:
+    """k-ary randomized response on a categorical column of a table with a public row count.
+
+    Each response satisfies eps-local DP for its row's value. The list of responses has one
+    entry per row, so it also reveals the number of rows; under Jostle's add/remove privacy unit
+    that count is private, so randomized response is only allowed on a table bound with
+    `public_rows=True` (the number of respondents is public, as in a survey) and not on a table
+    filtered by where (its size would reveal how many rows matched).
+    """
+    budget = _epsilon(epsilon, span)
+    if not isinstance(table, Table):
+        raise JostleRuntimeError(f"randomized_response needs a table, got a {type_name(table)}", span)
+    if not isinstance(column, str) or column not in table.schema:
+        raise JostleRuntimeError(f"table '{table.name}' has no column {column!r}", span)
+    spec = table.schema[column]
+    from jostle.data.schema import Categorical
+
+    if not isinstance(spec, Categorical):
+        raise JostleRuntimeError(f"randomized_response needs a categorical column; '{column}' is numeric", span,
+                                 f"bin it first: t.bin(\"{column}\", [edges...])")
+    values = list(spec.values)
+    if not table.private:
+        return tuple(table.frame[column].tolist())
+    if not getattr(table, "public_rows", False):
+        raise PrivacyError(
+            "randomized_response releases one response per row, which reveals the number of rows",
+            span,
+            "bind the table with public_rows=True when its row count is public (e.g. the number "
+            "of survey respondents), and apply it to the whole table",
+        )
+    _charge(ctx, budget, table.node, "randomized_response", f"randomized_response({table.name}, '{column}')", span)
+    k = len(values)
+    index = {v: i for i, v in enumerate(values)}
+    truth = np.fromiter((index[v] for v in table.frame[column].tolist()), dtype=np.int64, count=len(table.frame))
+    if k == 1:
+        return tuple(values[i] for i in truth)
+    answers = _randomized_responses(ctx.randomness, truth, k, budget.epsilon)
+    return tuple(values[i] for i in answers)
+
+
+def _randomized_responses(noise: NoiseSource, truth: np.ndarray, k: int, epsilon: Fraction) -> np.ndarray:
+    """Each row answers its true index with probability e^eps / (e^eps + k - 1) and each other
+    index with probability 1 / (e^eps + k - 1), exactly: a uniform proposal among the k values
+    is accepted if it is the truth, else with probability exp(-eps) (weights 1 and e^-eps)."""
+    answers = np.empty(truth.size, dtype=np.int64)
+    pending = np.arange(truth.size)
+    while pending.size:
+        proposal = noise.integers_below(k, pending.size)
+        accept = proposal == truth[pending]
+        others = np.nonzero(~accept)[0]
+        if others.size:
+            accept[others] = noise.bernoulli_exp(epsilon, others.size)
+        answers[pending[accept]] = proposal[accept]
+        pending = pending[~accept]
+    return answers

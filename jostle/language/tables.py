@@ -1,0 +1,354 @@
+"""Table operations and aggregates, with the stability and sensitivity rules they obey.
+
+Every transformation here is 1-stable under the privacy unit (adding or removing one input
+row adds or removes at most one output row, or one row of one part):
+  * where(pred), select(cols), derive(name, fn, domain), bin(col, edges): row by row;
+  * partition(col) / groupby(cols): each row goes to exactly one part, chosen by its value in
+    the column's *public* domain (every domain value gets a part, even an empty one, so the
+    set of parts reveals nothing).
+Aggregates over a table of stability s (always 1 today) are private values with L1
+sensitivity:
+  * count(t)          s * 1                     (one row more or less)
+  * sum(t, c)         s * max(|lo|, |hi|)      (the added/removed row's clamped value)
+  * mean(t, c)        released as sum of (x - mid) [s * (hi - lo) / 2] over count [s]
+  * histogram(t, cs)  s * 1 in L1 and L2        (the row lands in exactly one cell)
+On a public table they are exact public numbers.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from fractions import Fraction
+from typing import Any, Callable
+
+import numpy as np
+
+from jostle.diagnostics.errors import JostleRuntimeError, PrivacyError
+from jostle.data.schema import Categorical, ColumnSpec, Numeric, Schema
+from jostle.language.sensitivity import exact_sum, refuse, up
+from jostle.diagnostics.source import Span
+from jostle.language.values import (
+    ROW_SCALARS, CellLabels, Private, PrivateMean, RowScope, RowValues, RowView, Table, format_value, type_name,
+)
+
+
+def _need_table(value: Any, what: str, span: Span) -> Table:
+    if not isinstance(value, Table):
+        raise JostleRuntimeError(f"{what} needs a table, got a {type_name(value)}", span)
+    return value
+
+
+def _need_column(table: Table, name: Any, span: Span, numeric: bool | None = None) -> ColumnSpec:
+    if not isinstance(name, str):
+        raise JostleRuntimeError(f"a column is named by a string, got a {type_name(name)}", span)
+    if name not in table.schema:
+        raise JostleRuntimeError(
+            f"table '{table.name}' has no column '{name}'", span,
+            f"its columns are {table.schema.names}",
+        )
+    spec = table.schema[name]
+    if numeric is True and not isinstance(spec, Numeric):
+        raise JostleRuntimeError(
+            f"column '{name}' is categorical; this needs a numeric column", span
+        )
+    if numeric is False and not isinstance(spec, Categorical):
+        raise JostleRuntimeError(
+            f"column '{name}' is numeric; bin it into public bins first: "
+            f"t.bin(\"{name}\", [edges...])", span,
+        )
+    return spec
+
+
+def _column_list(columns: Any, span: Span) -> list[str]:
+    if isinstance(columns, str):
+        return [columns]
+    if isinstance(columns, tuple) and all(isinstance(c, str) for c in columns):
+        return list(columns)
+    raise JostleRuntimeError(
+        f"columns are given as a string or a list of strings, got a {type_name(columns)}", span
+    )
+
+
+# ---------------------------------------------------------------- row functions
+def row_result(result: Any, scope: RowScope, n: int, span: Span) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """A row function's result as (value per row, value on the public probe, missing rows).
+
+    Accepted: a column computed from the row the function was given (same scope), or a
+    public scalar (the same for every row). Refused, whatever the rows hold: another table's
+    column, a public list or vector (it would be matched to the rows by position, so its
+    length would be compared with the private row count), a private aggregate, anything else.
+    """
+    if isinstance(result, RowValues):
+        if result.scope is not scope:
+            raise PrivacyError(
+                "a row function can only combine the columns of the row it is given", span,
+                "this result is a column of another table's rows: compute it in that table's "
+                "own row function",
+                [(f"the column '{result.column}' comes from the rows of "
+                  f"{result.scope.table_name if result.scope else '?'}", result.origin)])
+        missing = result.missing if result.missing is not None else np.zeros(n, dtype=bool)
+        return np.asarray(result.array), np.asarray(result.probe), missing
+    if isinstance(result, (Private, PrivateMean)):
+        raise refuse(
+            "a private aggregate cannot be used inside a row function (for example as a filter "
+            "threshold): thresholds must be public", result, span,
+            "use a public threshold, or release the aggregate first and use the released number",
+        )
+    if isinstance(result, ROW_SCALARS) or result is None:
+        dtype = object if isinstance(result, (str, np.str_)) or result is None else None
+        return np.full(n, result, dtype=dtype), np.full(1, result, dtype=dtype), np.zeros(n, dtype=bool)
+    raise JostleRuntimeError(
+        f"a row function must give one value per row, computed from the row's columns, "
+        f"got a {'public list' if isinstance(result, (tuple, np.ndarray)) else type_name(result)}", span,
+        "return an expression of the row, e.g. lambda r: r.age * 2; a list is never matched to "
+        "rows by position")
+
+
+def _call_on_rows(table: Table, function: Any, span: Span, call: Callable) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Call a row function on a fresh row scope of `table` and check what it gives."""
+    scope = RowScope(table.name)
+    return row_result(call(function, [RowView(table, span, scope)], span), scope, len(table.frame), span)
+
+
+def where(table: Any, predicate: Any, span: Span, call: Callable) -> Table:
+    """Keep the rows for which `predicate(r)` is true (1-stable; missing rows are dropped)."""
+    table = _need_table(table, "where", span)
+    mask, probe, missing = _call_on_rows(table, predicate, span, call)
+    if probe.dtype != bool:  # decided on the public probe only
+        raise JostleRuntimeError("a where predicate must give true or false for each row", span,
+                                 "compare a column, e.g. lambda r: r.age >= 18")
+    keep = _as_bool(mask) & ~missing
+    return table.derived(table.frame[keep].reset_index(drop=True), same_rows=False)
+
+
+def _as_bool(values: np.ndarray) -> np.ndarray:
+    """Row values of a predicate whose probe is boolean, as booleans (anything else: false)."""
+    if values.dtype == bool:
+        return values
+    return np.fromiter((v is True or v is np.True_ for v in values.tolist()), dtype=bool, count=len(values))
+
+
+def select(table: Any, columns: Any, span: Span) -> Table:
+    """Keep only the named columns (1-stable)."""
+    table = _need_table(table, "select", span)
+    names = _column_list(columns, span)
+    for name in names:
+        _need_column(table, name, span)
+    repeated = sorted({name for name in names if names.count(name) > 1})
+    if repeated:  # a repeated column would be summed twice under one column's sensitivity
+        raise JostleRuntimeError(f"select names the column {', '.join(map(repr, repeated))} more than once", span,
+                                 "name each column once")
+    return table.derived(table.frame[names], table.schema.select(names))
+
+
+def derive(table: Any, name: Any, function: Any, domain: Any, span: Span, call: Callable) -> Table:
+    """Add column `name` = function(r), under the public `domain` (1-stable).
+
+    Numeric results are clamped to the declared bounds (NaN takes the default, or the lower
+    bound when none is declared). Categorical results outside the declared values take the
+    declared default, which is required: an error here would depend on private data.
+    """
+    import pandas as pd
+    table = _need_table(table, "derive", span)
+    if not isinstance(name, str):
+        raise JostleRuntimeError("derive needs the new column's name as a string", span)
+    if not isinstance(domain, (Numeric, Categorical)):
+        raise JostleRuntimeError(
+            "derive needs the new column's public domain: numeric(lo, hi) or categorical([...])",
+            span,
+        )
+    if isinstance(domain, Categorical) and domain.default is None:
+        raise JostleRuntimeError(
+            "a derived categorical column needs a default for values outside its domain", span,
+            "write categorical([...], default=...)",
+        )
+    n = len(table.frame)
+    values, probe, missing = _call_on_rows(table, function, span, call)
+    if isinstance(domain, Numeric):
+        try:
+            probe.astype(float)  # decided on public values only: see RowValues
+        except (TypeError, ValueError, OverflowError):
+            raise JostleRuntimeError("a numeric derived column needs numbers", span) from None
+        numbers = _as_floats(values)  # a row that is not a float (e.g. a huge whole number) is NaN
+        fallback = domain.default if domain.default is not None else domain.lo
+        numbers = np.where(np.isnan(numbers) | missing, fallback, numbers)
+        column = domain.conform(numbers)  # clamp (and round, for an integer domain): 1-stable per row
+    else:
+        allowed = set(domain.values)
+        column = pd.Series([v if v in allowed and not gone else domain.default
+                            for v, gone in zip(values.tolist(), missing.tolist())], dtype=object)
+    frame = table.frame.copy()
+    frame[name] = column if n else pd.Series([], dtype=float if isinstance(domain, Numeric) else object)
+    return table.derived(frame, table.schema.with_column(name, domain))
+
+
+def _as_floats(values: np.ndarray) -> np.ndarray:
+    """Row values as floats; a row that does not convert (overflow, a string) becomes NaN."""
+    try:
+        return values.astype(float)
+    except (TypeError, ValueError, OverflowError):
+        pass
+
+    def one(value: Any) -> float:
+        try:
+            return float(value)
+        except (TypeError, ValueError, OverflowError):
+            return math.nan
+
+    return np.fromiter((one(v) for v in values.tolist()), dtype=float, count=len(values))
+
+
+def bin_column(table: Any, column: Any, edges: Any, span: Span, name: Any = None) -> Table:
+    """Replace numeric `column` by public bins given by increasing `edges` (1-stable).
+
+    A value v goes to bin i when edges[i] <= v < edges[i+1] (the last bin is closed); values
+    outside [edges[0], edges[-1]] go to the first or last bin. Labels are "[a, b)".
+    """
+    import pandas as pd
+    table = _need_table(table, "bin", span)
+    _need_column(table, column, span, numeric=True)
+    if not isinstance(edges, (tuple, np.ndarray)) or len(edges) < 2:
+        raise JostleRuntimeError("bin needs a list of at least two edges", span)
+    if not all(isinstance(e, (int, float, np.integer, np.floating)) and not isinstance(e, bool) for e in edges):
+        raise JostleRuntimeError("bin edges must be numbers", span, 'write e.g. t.bin("age", [0, 18, 65, 100])')
+    cuts = np.asarray(edges, dtype=float)
+    if np.any(np.diff(cuts) <= 0) or not np.all(np.isfinite(cuts)):
+        raise JostleRuntimeError("bin edges must be finite and strictly increasing", span)
+    labels = tuple(
+        f"[{format_value(edges[i])}, {format_value(edges[i + 1])}{']' if i == len(cuts) - 2 else ')'}"
+        for i in range(len(cuts) - 1)
+    )
+    target = column if name is None else name
+    if not isinstance(target, str):
+        raise JostleRuntimeError("bin's name must be a string", span)
+    index = np.clip(np.searchsorted(cuts, table.frame[column].to_numpy(dtype=float), side="right") - 1,
+                    0, len(labels) - 1)
+    frame = table.frame.copy()
+    frame[target] = pd.Series(np.asarray(labels, dtype=object)[index] if len(index) else [], dtype=object)
+    return table.derived(frame, table.schema.with_column(target, Categorical(labels)))
+
+
+def partition(table: Any, columns: Any, span: Span) -> tuple[Table, ...]:
+    """Split a table into disjoint parts, one per value of the columns' public domains.
+
+    Parts are returned in domain order; each part's `key` is the value (or a list of values
+    for several columns). Charges on different parts compose in parallel.
+    """
+    table = _need_table(table, "partition", span)
+    names = _column_list(columns, span)
+    if not names:
+        raise JostleRuntimeError("partition needs at least one column", span,
+                                 'write e.g. partition(t, "region") or partition(t, ["region", "sex"])')
+    specs = [_need_column(table, name, span, numeric=False) for name in names]
+    keys = list(itertools.product(*(spec.values for spec in specs)))
+    if len(keys) > 100_000:
+        raise JostleRuntimeError(f"partition would make {len(keys)} parts; the limit is 100000", span)
+    group_node = None
+    if table.private:
+        from jostle.privacy.budget import ParallelGroup
+
+        group_node = ParallelGroup(table.node, ",".join(names))
+    if len(names) == 1:
+        groups = table.frame.groupby(names[0], sort=False).indices
+        lookup = {(k,): v for k, v in groups.items()}
+    else:
+        lookup = table.frame.groupby(names, sort=False).indices
+    parts = []
+    for key in keys:
+        rows = lookup.get(key, np.array([], dtype=int))
+        frame = table.frame.iloc[rows].reset_index(drop=True)
+        public_key = key[0] if len(key) == 1 else tuple(key)
+        node = group_node.part(format_value(public_key)) if group_node is not None else table.node
+        label = ", ".join(f"{n}={format_value(k)}" for n, k in zip(names, key))
+        parts.append(Table(frame, table.schema, table.private, f"{table.name}[{label}]", node, span,
+                           public_key, table.stability))
+    return tuple(parts)
+
+
+# ---------------------------------------------------------------- aggregates
+def count(table: Any, span: Span) -> Private | int:
+    table = _need_table(table, "count", span)
+    n = len(table.frame)
+    if not table.private:
+        return n
+    return Private(n, float(table.stability), float(table.stability), span,
+                   f"count({table.name})", table.node, integer=True, direction=1)
+
+
+def total(table: Any, column: Any, span: Span) -> Private | float:
+    table = _need_table(table, "sum", span)
+    spec = _need_column(table, column, span, numeric=True)
+    values = table.frame[column].to_numpy(dtype=float)
+    if not table.private:
+        return float(values.sum())
+    # Summed exactly (a float sum's rounding would move it by more than the bound, Casacuberta
+    # et al. 2022); the bound, rounded up, is then the exact sum's sensitivity.
+    sensitivity = up(table.stability * Fraction(spec.magnitude))
+    direction = 1 if spec.lo >= 0 else -1 if spec.hi <= 0 else 0
+    return Private(exact_sum(values), sensitivity, sensitivity, span, f"sum({table.name}, '{column}')",
+                   table.node, integer=spec.integer, direction=direction)
+
+
+def mean(table: Any, column: Any, span: Span) -> PrivateMean | float | None:
+    table = _need_table(table, "mean", span)
+    spec = _need_column(table, column, span, numeric=True)
+    values = table.frame[column].to_numpy(dtype=float)
+    if not table.private:
+        return float(values.mean()) if len(values) else None
+    midpoint = (spec.lo + spec.hi) / 2
+    # sum of (x - midpoint), exactly (see total); jostle.language.mechanisms bounds each term by
+    # max(hi - midpoint, midpoint - lo) in exact rationals.
+    return PrivateMean(exact_sum(values) - len(values) * Fraction(midpoint), len(values), spec.lo, spec.hi,
+                       span, f"mean({table.name}, '{column}')", table.node)
+
+
+def histogram_cells(table: Any, columns: Any, span: Span) -> CellLabels:
+    """The public labels of `histogram(table, columns)`'s cells (row-major), its shape and axes."""
+    table = _need_table(table, "histogram", span)
+    names = _column_list(columns, span)
+    specs = [_need_column(table, name, span, numeric=False) for name in names]
+    return CellLabels(_cell_labels(specs), tuple(len(s.values) for s in specs) if len(specs) == 2 else None,
+                      tuple(names))
+
+
+def _cell_labels(specs: list[Categorical]) -> tuple:
+    return tuple(key[0] if len(key) == 1 else tuple(key)
+                 for key in itertools.product(*(spec.values for spec in specs)))
+
+
+def histogram(table: Any, columns: Any, span: Span) -> Private | np.ndarray:
+    """Counts over the product of the columns' public domains, in row-major order."""
+    table = _need_table(table, "histogram", span)
+    names = _column_list(columns, span)
+    if not names:
+        raise JostleRuntimeError("histogram needs at least one column", span,
+                                 'write e.g. histogram(t, "region") or histogram(t, ["region", "sex"])')
+    specs = [_need_column(table, name, span, numeric=False) for name in names]
+    sizes = [len(spec.values) for spec in specs]
+    cells = int(np.prod(sizes))
+    if cells > 10_000_000:
+        raise JostleRuntimeError(f"the histogram would have {cells} cells; the limit is 10 million", span)
+    flat = np.zeros(len(table.frame), dtype=np.int64)
+    for name, spec, size in zip(names, specs, sizes):
+        position = {value: i for i, value in enumerate(spec.values)}
+        codes = np.fromiter((position[v] for v in table.frame[name].tolist()), dtype=np.int64,
+                            count=len(table.frame))
+        flat = flat * size + codes
+    counts = np.bincount(flat, minlength=cells).astype(np.int64)
+    if not table.private:
+        return counts
+    return Private(counts, float(table.stability), float(table.stability), span,
+                   f"histogram({table.name}, {names})", table.node, integer=True, labels=_cell_labels(specs),
+                   direction=1, shape=tuple(sizes) if len(sizes) == 2 else None, axes=tuple(names))
+
+
+def check_public_threshold(value: Any, span: Span) -> None:
+    if isinstance(value, (Private, PrivateMean)):
+        raise refuse("a private value cannot be a filter threshold", value, span)
+
+
+__all__ = [
+    "where", "select", "derive", "bin_column", "partition", "count", "total", "mean",
+    "histogram", "Schema", "PrivacyError",
+]

@@ -1,0 +1,475 @@
+"""The training boundary: what Jostle code may read while a ChoiceMaker trains on public data.
+
+A ChoiceMaker learns which option to run by running every option and metafeature on the
+public corpus, in a scratch interpreter, uncharged (jostle.language.choice, jostle.choicemaker). That
+is sound only if the code under training can see nothing private: what it computes there
+shapes the predicted errors, the choice, the trace, error messages and the experience cache,
+none of which is charged (issue 11, hole 2). This module holds the scratch interpreter and the
+copies that make this so: `public_environment` copies a scope keeping only public values,
+`check_public_reads` refuses private reads in the text with their location, and
+`public_digest` keys the experience cache by the code and the public values it reads.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import numpy as np
+
+from jostle.language import ast_nodes as A
+from jostle.privacy.budget import Accountant, Budget
+from jostle.diagnostics.errors import JostleError, PrivacyError
+from jostle.diagnostics.source import Span
+from jostle.language.values import Closure, Private, Record, is_private, type_name
+
+
+@contextmanager
+def _located(span: Span) -> Iterator[None]:
+    """Give an error raised without a location (a withheld name read deep in a call) `span`."""
+    try:
+        yield
+    except JostleError as error:
+        if error.span is None:
+            error.span = span
+        raise
+
+
+def scratch_interpreter(noise: Any, interpreter_class: Any) -> Any:
+    """An interpreter for running Jostle options/metafeatures on PUBLIC training data.
+
+    It has its own accountant (a large cap: the data is public, the noise only simulates what a
+    private run would see) and the given simulation noise; output is discarded. Its built-ins
+    are `public_builtin`s: the ones that read files refuse (a module imported during training
+    cannot load the session's data either). What the code under training may read of the
+    program is decided by `public_environment`. `interpreter_class` is the program's own
+    interpreter class (handed down by the value that runs, so this module, which the
+    evaluator's values import, never imports the evaluator: no import cycle).
+    """
+    from jostle.privacy.noise import SimulationNoise
+
+    if not hasattr(noise, "discrete_laplace"):  # the engine's light simulation source
+        noise = SimulationNoise(int(np.asarray(noise.uniform(1)).ravel()[0] * 2**31))
+    scratch = interpreter_class(Accountant(Budget.of(10**9)), noise, output=io.StringIO())
+    values = scratch.builtins.values
+    for name in list(values):
+        values[name] = public_builtin(values[name])
+    return scratch
+
+
+def _training_private(x: np.ndarray, interp: Any) -> Private:
+    """A public training histogram dressed as a private one (sensitivity 1), so that the code
+    under training releases it with the same noise it would get on private data."""
+    from jostle.diagnostics.source import BUILTIN_SPAN
+
+    counts = np.asarray(x, dtype=float)
+    return Private(counts.reshape(-1), 1.0, 1.0, BUILTIN_SPAN, "training histogram", interp.accountant.root,
+                   integer=True, shape=counts.shape if counts.ndim == 2 else None)
+
+
+# ---------------------------------------------------------------- the training boundary
+# A ChoiceMaker learns which option to run by running every option and metafeature on the
+# public corpus, in a scratch interpreter, uncharged. That is sound only if the code under
+# training can see nothing private: what it computes there shapes the predicted errors, the
+# choice, the trace, error messages and the experience cache, none of which is charged. So
+# the code is never run in the program's environment: `public_environment` copies the scope
+# a closure closes over keeping only public values (recursively: the closures, options and
+# modules it can reach are copied the same way) and WITHHOLDS every private one. Reading a
+# withheld name raises `withheld_error`, whose message names the variable and its kind (both
+# fixed by the program text, never by the rows), so whether and how training fails depends
+# only on public values and the public corpus. `check_public_reads` finds such reads in the
+# text first and refuses them with their location, when the ChoiceMaker is built and again
+# when it trains; the copied environment is what makes a read it cannot see (a dynamic path)
+# fail too. The experience cache is keyed by `public_digest`: the code and every public value
+# it reads, so a changed public global retrains.
+
+TRAINING_REFUSAL = "an option's training run can only read public values"
+TRAINING_HINT = ("a ChoiceMaker trains its options and metafeatures on the public corpus, not on the "
+                 "session's data: read the data only through the parameter (db), make any other value "
+                 "the code reads public, or pass it as a parameter")
+# Built-ins that read files (a private CSV among them): refused inside a training run.
+FILE_READERS = frozenset({"load", "load_public", "dpbench_corpus"})
+
+
+class _Withheld(Exception):
+    """Internal: a value that cannot enter a training run, and why (a public description)."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+class WithheldRead(PrivacyError):
+    """Training code read a name `public_environment` withheld (`name`, described by `reason`)."""
+
+    def __init__(self, name: str, reason: str, span: Span | None = None, who: str = "") -> None:
+        reader = f"{who} reads '{name}', which is {reason}" if who else f"'{name}' is {reason}"
+        super().__init__(f"{TRAINING_REFUSAL}: {reader}", span, TRAINING_HINT)
+        self.name = name
+        self.reason = reason
+
+
+def withheld_error(name: str, reason: str, span: Span | None = None, who: str = "") -> WithheldRead:
+    """The refusal of reading a withheld name: its text depends on the program only."""
+    return WithheldRead(name, reason, span, who)
+
+
+class PublicValues(dict):
+    """The bindings of a scope copied by `public_environment`.
+
+    `withheld` maps each private name left out to a public description of it. Looking such a
+    name up (`name in values`, which `Environment.lookup` asks at every level, or
+    `values[name]`, which module attribute reads use) raises `withheld_error` instead of
+    falling through to an outer scope or to "not defined".
+    """
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.withheld: dict[str, str] = {}
+
+    def __contains__(self, name: object) -> bool:
+        if dict.__contains__(self, name):
+            return True
+        if name in self.withheld:
+            raise withheld_error(str(name), self.withheld[str(name)])
+        return False
+
+    def __missing__(self, name: str) -> Any:
+        if name in self.withheld:
+            raise withheld_error(name, self.withheld[name])
+        raise KeyError(name)
+
+
+_REFUSING_BUILTINS: dict[str, Any] = {}
+
+
+def public_builtin(builtin: Any) -> Any:
+    """`builtin` itself, or for a built-in that reads files a stand-in that refuses to."""
+    from jostle.language.values import Builtin
+
+    if not isinstance(builtin, Builtin) or builtin.name not in FILE_READERS:
+        return builtin
+    name = builtin.name
+    if name not in _REFUSING_BUILTINS:
+
+        def refuse_file(interp: Any, span: Span, *args: Any, **kwargs: Any) -> Any:
+            raise PrivacyError(f"{TRAINING_REFUSAL}: {name}() reads files, which may hold the session's data",
+                               span, TRAINING_HINT)
+
+        _REFUSING_BUILTINS[name] = Builtin(name, refuse_file, builtin.min_args, builtin.max_args,
+                                           builtin.keywords, builtin.privacy, builtin.doc)
+    return _REFUSING_BUILTINS[name]
+
+
+def public_environment(env: Any, memo: dict[int, Any] | None = None) -> Any:
+    """THE training boundary: a copy of scope `env` (and its parents) holding public values only.
+
+    Every binding is copied by `_public_value`: public numbers, strings, lists, records and
+    tables as they are; closures, options, ChoiceMakers and modules as copies whose own scopes
+    went through here; built-ins that read files as refusing stand-ins. Every private value
+    (a private table, value, column, or a list or record holding one; a function whose default
+    is private; anything of a kind not known to be public) is withheld: its name is kept in
+    `PublicValues.withheld` with a public description, and reading it raises. The copy is a
+    snapshot: later assignments to the program's globals do not reach it.
+
+    Args:
+        env: A `jostle.language.evaluator.Environment` (or None).
+        memo: id -> copy of the scopes, closures and modules copied so far (cycles, sharing).
+
+    Returns:
+        The copied Environment, or None for None.
+    """
+    if env is None:
+        return None
+    memo = {} if memo is None else memo
+    if id(env) in memo:
+        return memo[id(env)]
+    values = PublicValues()
+    copy = type(env)(values, None)
+    memo[id(env)] = copy
+    memo.setdefault(-1, []).append(env)  # keep every original alive while ids are in use
+    copy.parent = public_environment(env.parent, memo)
+    if isinstance(env.values, PublicValues):
+        values.withheld.update(env.values.withheld)
+    for name, value in list(env.values.items()):
+        try:
+            values[name] = _public_value(value, memo)
+        except _Withheld as why:
+            values.withheld[name] = why.reason
+    return copy
+
+
+def _reason(value: Any) -> str:
+    if isinstance(value, (tuple, np.ndarray)):
+        return "a list holding private values"
+    if isinstance(value, Record):
+        return "a record holding private values"
+    return f"a {type_name(value)}"
+
+
+def _public_value(value: Any, memo: dict[int, Any]) -> Any:
+    """`value` as a training run may see it, or _Withheld (see `public_environment`)."""
+    from jostle.language.values import BoundMethod, Builtin, Module, RowValues, RowView, Table
+
+    if value is None or isinstance(value, (bool, int, float, str, np.generic)):
+        return value
+    if is_private(value):
+        raise _Withheld(_reason(value))
+    if isinstance(value, np.ndarray):
+        if value.dtype.kind != "O":
+            return value
+        return np.array([_public_value(v, memo) for v in value.ravel()], dtype=object).reshape(value.shape)
+    if isinstance(value, tuple):
+        return tuple(_public_value(v, memo) for v in value)
+    if isinstance(value, Record):
+        return Record(tuple((k, _public_value(v, memo)) for k, v in value.fields))
+    if isinstance(value, (Table, RowValues, RowView)):
+        return value  # public (is_private is False)
+    if isinstance(value, Closure):
+        return _public_closure(value, memo)
+    if isinstance(value, Builtin):
+        return public_builtin(value)
+    if isinstance(value, BoundMethod):
+        return BoundMethod(_public_value(value.target, memo), public_builtin(value.builtin))
+    if isinstance(value, Module):
+        if id(value) not in memo:
+            memo[id(value)] = Module(value.name, public_environment(value.env, memo))
+            memo.setdefault(-1, []).append(value)
+        return memo[id(value)]
+    if hasattr(type(value), "training_copy"):  # Jostle-defined options, metafeatures, ChoiceMakers
+        return value.training_copy(memo)
+    if getattr(type(value), "public_stateless", False):
+        return value  # built-in options and metafeatures, workloads, corpora, released models
+    raise _Withheld(f"a {type_name(value)}, which a training run cannot copy")
+
+
+def public_value(value: Any, memo: dict[int, Any]) -> Any:
+    """`value` as a training run may see it (see `public_environment`); raises if withheld."""
+    return _public_value(value, memo)
+
+
+def _public_closure(closure: Closure, memo: dict[int, Any]) -> Closure:
+    if id(closure) in memo:
+        return memo[id(closure)]
+    try:
+        defaults = tuple(_public_value(d, memo) for d in closure.defaults)
+    except _Withheld:
+        raise _Withheld("a function whose default value is private") from None
+    env = public_environment(closure.env, memo)
+    if id(closure) not in memo:  # (copying its scope may have copied it already)
+        memo[id(closure)] = Closure(closure.name, closure.params, closure.body, env, closure.span, defaults)
+        memo.setdefault(-1, []).append(closure)
+    return memo[id(closure)]
+
+
+def public_closure(closure: Closure, memo: dict[int, Any] | None = None, who: str = "") -> Closure:
+    """A copy of `closure` whose scope is `public_environment(closure.env)`.
+
+    Raises:
+        PrivacyError: The closure itself cannot be copied (a private default value).
+    """
+    try:
+        return _public_closure(closure, {} if memo is None else memo)
+    except _Withheld as why:
+        raise PrivacyError(f"{TRAINING_REFUSAL}: {who or closure.name} is {why.reason}", closure.span,
+                           TRAINING_HINT) from None
+
+
+def _free_reads(params: tuple[A.Param, ...], body: Any) -> list[A.Expr]:
+    """The Name reads (and `name.attr` reads) of a function body that resolve outside it.
+
+    Parameters, names the body assigns (its locals) and the parameters and locals of nested
+    functions are bound inside; everything else is looked up in the closure's scope. (A local
+    read before its assignment also falls through to the scope at run time; the copied scope
+    refuses it then, so missing it here only moves the refusal later.)
+    """
+    from dataclasses import fields
+
+    from jostle.language.ast_nodes import assigned_names as _assigned
+
+    reads: list[A.Expr] = []
+
+    def walk(node: Any, bound: frozenset[str]) -> None:
+        if isinstance(node, A.Name):
+            if node.id not in bound:
+                reads.append(node)
+            return
+        if isinstance(node, A.Attribute) and isinstance(node.target, A.Name) and node.target.id not in bound:
+            reads.append(node)
+            return
+        if isinstance(node, A.Lambda):
+            inner = bound | {p.name for p in node.params}
+            for p in node.params:
+                if p.default is not None:
+                    walk(p.default, bound)
+            walk(node.body, inner)
+            return
+        if isinstance(node, (A.Def, A.OptionDef)):
+            for p in node.params:
+                if p.default is not None:
+                    walk(p.default, bound)
+            inner = bound | {p.name for p in node.params}
+            bodies = [node.body] if isinstance(node, A.Def) else [node.answer, node.predict or ()]
+            for part in bodies:
+                walk(part, inner | _assigned(part))
+            return
+        if isinstance(node, tuple):
+            for item in node:
+                walk(item, bound)
+            return
+        if isinstance(node, A.Node):
+            for f in fields(node):
+                if f.name != "span":
+                    walk(getattr(node, f.name), bound)
+
+    top = frozenset(p.name for p in params) | (_assigned(body) if isinstance(body, tuple) else set())
+    walk(body, frozenset(top))
+    return reads
+
+
+def _resolve(env: Any, read: A.Expr) -> tuple[str, Any]:
+    """(name, value) of a free read in scope `env`; raises KeyError if undefined, PrivacyError
+    if withheld. For `m.attr` of a module m, the value is the attribute's."""
+    from jostle.language.values import Module
+
+    if isinstance(read, A.Name):
+        return read.id, env.lookup(read.id)
+    target = env.lookup(read.target.id)
+    if isinstance(target, Module):
+        return f"{read.target.id}.{read.name}", target.env.values[read.name]
+    return read.target.id, target
+
+
+def check_public_reads(closure: Closure, who: str) -> None:
+    """Refuse, with its location, a read of a withheld name by a training copy `closure` or by
+    any function, option or module it reads (statically, through the names in the text).
+
+    Raises:
+        PrivacyError: The first such read, located at the name.
+    """
+    seen: set[int] = set()
+
+    def visit(function: Closure, via: str) -> None:
+        if id(function) in seen:
+            return
+        seen.add(id(function))
+        for read in _free_reads(function.params, function.body):
+            label = read.id if isinstance(read, A.Name) else f"{read.target.id}.{read.name}"
+            try:
+                _, value = _resolve(function.env, read)
+            except KeyError:
+                continue  # not defined (yet): the checker's and the evaluator's business
+            except WithheldRead as error:
+                raise withheld_error(label, error.reason, read.span, who + via) from None
+            for inner, name in _functions_of(value):
+                visit(inner, via or f" (through {name})")
+
+    visit(closure, "")
+
+
+def _functions_of(value: Any) -> list[tuple[Closure, str]]:
+    """The closures a value read by training code may run (with a name for messages)."""
+    if isinstance(value, Closure):
+        return [(value, value.name)]
+    if hasattr(type(value), "training_functions"):  # Jostle-defined options, metafeatures, ChoiceMakers
+        return [pair for function, label in value.training_functions() for pair in _functions_of_part(function, label)]
+    if isinstance(value, (tuple, Record)):
+        items = value if isinstance(value, tuple) else [v for _, v in value.fields]
+        return [pair for item in items for pair in _functions_of(item)]
+    return []
+
+
+def _functions_of_part(function: Any, label: str) -> list[tuple[Closure, str]]:
+    return [(function, label)] if isinstance(function, Closure) else _functions_of(function)
+
+
+def _ast_text(node: Any) -> str:
+    """A node's structure without its spans (where it sits in the file does not matter)."""
+    from dataclasses import fields
+
+    if isinstance(node, A.Node):
+        parts = [_ast_text(getattr(node, f.name)) for f in fields(node) if f.name != "span"]
+        return f"{type(node).__name__}({','.join(parts)})"
+    if isinstance(node, tuple):
+        return "(" + ",".join(_ast_text(item) for item in node) + ")"
+    return repr(node)
+
+
+def public_digest(closure: Closure) -> str:
+    """A hash of a training copy's code and of every public value it reads (transitively).
+
+    The experience cache is keyed by it: training a closure over public globals depends on
+    their values, so another value retrains instead of reusing experience computed with the
+    old one. Withheld names enter by name and description only (public facts).
+    """
+    from jostle.language.values import Builtin, BoundMethod, Module, Table
+
+    seen: dict[int, str] = {}
+
+    def of_function(function: Closure) -> str:
+        key = id(function)
+        if key in seen:
+            return seen[key]
+        seen[key] = f"recursive {function.name}"
+        parts = [function.name, _ast_text(function.params), _ast_text(function.body),
+                 of_value(function.defaults)]
+        for read in _free_reads(function.params, function.body):
+            label = read.id if isinstance(read, A.Name) else f"{read.target.id}.{read.name}"
+            try:
+                _, value = _resolve(function.env, read)
+                parts.append(f"{label}={of_value(value)}")
+            except KeyError:
+                parts.append(f"{label} undefined")
+            except WithheldRead as error:
+                parts.append(f"{label} withheld: {error.reason}")
+        seen[key] = hashlib.sha256("\n".join(parts).encode()).hexdigest()
+        return seen[key]
+
+    def of_value(value: Any) -> str:
+        if value is None or isinstance(value, (bool, int, float, str, np.generic)):
+            return f"{type(value).__name__}:{value!r}"
+        if isinstance(value, np.ndarray):
+            if value.dtype.kind == "O":
+                return "array(" + ",".join(of_value(v) for v in value.ravel()) + f"){value.shape}"
+            return f"array:{value.dtype}:{value.shape}:{hashlib.sha256(value.tobytes()).hexdigest()}"
+        if isinstance(value, tuple):
+            return "(" + ",".join(of_value(v) for v in value) + ")"
+        if isinstance(value, Record):
+            return "{" + ",".join(f"{k}:{of_value(v)}" for k, v in value.fields) + "}"
+        if isinstance(value, Closure):
+            return "function:" + of_function(value)
+        if isinstance(value, Builtin):
+            return f"builtin:{value.name}"
+        if isinstance(value, BoundMethod):
+            return f"method:{value.builtin.name}:{of_value(value.target)}"
+        if isinstance(value, Module):
+            key = id(value)
+            if key not in seen:
+                seen[key] = f"module {value.name}"
+                items = sorted((k, v) for k, v in value.env.values.items())
+                withheld = sorted(getattr(value.env.values, "withheld", {}).items())
+                seen[key] = hashlib.sha256(repr([(k, of_value(v)) for k, v in items] + withheld)
+                                           .encode()).hexdigest()
+            return f"module:{value.name}:{seen[key]}"
+        if isinstance(value, Table):
+            rows = _table_digest(value.frame)
+            return f"table:{value.name}:{value.schema.describe()}:{rows}"
+        if hasattr(type(value), "digest_text"):  # Jostle-defined options, metafeatures, ChoiceMakers
+            return value.digest_text(of_value, of_function)
+        fingerprint = getattr(value, "fingerprint", None)
+        if isinstance(fingerprint, str):
+            return f"{type(value).__name__}:{fingerprint}"
+        return f"{type(value).__name__}:{value}"
+
+    return of_function(closure)
+
+
+def _table_digest(frame: Any) -> str:
+    """A content hash of a public table's rows."""
+    import pandas as pd
+
+    hashed = pd.util.hash_pandas_object(frame, index=False).to_numpy()
+    return hashlib.sha256(hashed.tobytes() + ",".join(map(str, frame.columns)).encode()).hexdigest()

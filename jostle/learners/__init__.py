@@ -1,0 +1,1 @@
+"""Learner families. Each sub-package is one family, whole: its algorithms, its Options and metafeatures, its task and corpus, its language values and its estimators. Families are discovered (`jostle.choicemaker.families`), never registered by hand."""

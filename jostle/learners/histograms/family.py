@@ -1,0 +1,146 @@
+"""The histogram family as the ChoiceMaker engine sees it (DPBench's task).
+
+Input: a count vector or grid `x` (whole counts; one record changes one cell by 1) plus a
+workload of range queries. Options: the algorithms of `registry.ALGORITHMS` (`options`).
+Error: DPBench's scaled error of the workload's answers. Segments: the dimensionality (1D and
+2D inputs get their own meta-models). Payoff rule "credit": the algorithms are Laplace-based,
+so their errors scale about as 1/epsilon (see `jostle.choicemaker.engine`).
+
+`HISTOGRAM_FAMILY` uses the L1 error; `HistogramFamily("scaled_l2")` the L2 one.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Hashable, Iterable, Mapping, Sequence
+
+import numpy as np
+
+from jostle.choicemaker.family import Family, Instance, MetafeatureContext
+from jostle.learners.histograms.options import BUILTIN_OPTIONS, option_dims
+from jostle.learners.histograms.task import ERROR_MEASURES, TrainingGrid, instances
+
+
+class HistogramData:
+    """A histogram input: the counts and the workload its answers are judged on."""
+
+    __slots__ = ("x", "workload")
+
+    def __init__(self, x: np.ndarray, workload: Any) -> None:
+        self.x = np.asarray(x, dtype=float)
+        self.workload = workload
+
+    def __reduce__(self) -> tuple:
+        return HistogramData, (self.x, self.workload)
+
+
+class HistogramFamily(Family):
+    """Histograms of counts answering range workloads (see the module docstring)."""
+
+    name = "histograms"
+    task = "histogram"
+    config_columns = ("shape", "group", "domain", "scale", "epsilon")
+    segment_column = "dims"
+    modes = ("measured",)
+    payoff_rule = "credit"
+    default_metafeatures = ("size", "domain_size", "epsilon", "sparsity", "uniformity", "roughness", "entropy")
+    seconds_per_piece = 1.5  # measured: 0.8 s (1D) to 2.4 s (2D) per piece per core, jostle train --all
+    language_module = "jostle.learners.histograms.language"
+
+    def __init__(self, error: str = "scaled_l1") -> None:
+        if error not in ERROR_MEASURES:
+            raise ValueError(f"unknown error measure {error!r}; use one of {sorted(ERROR_MEASURES)}")
+        self.error_measure = error
+        self.error_name = f"{error} (DPBench's per-query {ERROR_MEASURES[error].upper()} error over the scale)"
+
+    def __reduce__(self) -> tuple:
+        return HistogramFamily, (self.error_measure,)
+
+    @property
+    def fingerprint(self) -> str:
+        return f"{super().fingerprint}|{self.error_measure}"
+
+    def options(self) -> Mapping[str, Any]:
+        return BUILTIN_OPTIONS
+
+    def metafeatures(self) -> Mapping[str, Any]:
+        from jostle.learners.histograms.metafeatures import BUILTIN_METAFEATURES
+
+        return BUILTIN_METAFEATURES
+
+    def segments(self, option: Any) -> tuple[Hashable, ...]:
+        return option_dims(option)
+
+    def segment_of(self, data: Any) -> Hashable:
+        return int(np.ndim(data.x if isinstance(data, HistogramData) else data))
+
+    def segment_label(self, segment: Hashable) -> str:
+        return f"{segment}D" if segment is not None else ""
+
+    def default_corpus(self, options: Sequence[Any]) -> Sequence[Any]:
+        from jostle.learners.histograms.corpus import default_corpus
+
+        dims = sorted({d for o in options for d in option_dims(o)})
+        return default_corpus(tuple(dims))
+
+    def default_grid(self) -> TrainingGrid:
+        return TrainingGrid.quick()
+
+    def pieces(self, task: Any, grid: Any, options: Sequence[Any]) -> list[tuple[str, Any]]:
+        return [("x".join(map(str, domain)), domain) for domain in grid.domains(task.dims)]
+
+    def piece_options(self, task: Any, piece: Any, options: Sequence[Any]) -> list[Any]:
+        return [o for o in options if task.dims in option_dims(o)]
+
+    def piece_cost(self, task: Any, piece: Any) -> float:
+        return float(np.prod(piece))
+
+    def instances(self, task: Any, piece: Any, grid: Any) -> Iterable[Instance]:
+        for instance in instances(task, piece, grid):
+            workload, scale = instance.evaluation
+            yield Instance(instance.columns, HistogramData(instance.data, workload), instance.epsilon,
+                           instance.seed_parts, scale)
+
+    def context(self, data: Any, option_epsilon: float, total_epsilon: float) -> MetafeatureContext:
+        x = data.x if isinstance(data, HistogramData) else np.asarray(data)
+        return MetafeatureContext(option_epsilon, total_epsilon, facts={"domain_shape": tuple(np.shape(x))})
+
+    def metafeature_input(self, data: Any) -> Any:
+        return data.x if isinstance(data, HistogramData) else np.asarray(data, dtype=float)
+
+    def run_option(self, option: Any, data: Any, epsilon: float, noise: Any, released: Mapping[str, float]) -> Any:
+        estimate = option.run(data.x, epsilon, data.workload, noise)
+        return np.asarray(estimate, dtype=float).reshape(np.shape(data.x))
+
+    def failed(self, result: Any) -> bool:
+        return not bool(np.all(np.isfinite(result)))
+
+    def error(self, instance: Instance, result: Any) -> float:
+        from jostle.learners.histograms.workloads import scaled_error
+
+        data = instance.data
+        if self.failed(result):  # a non-finite estimate is scored as releasing nothing
+            result = np.zeros_like(data.x)
+        return float(scaled_error(data.workload, data.x, result, scale=float(instance.evaluation),
+                                  norm=ERROR_MEASURES[self.error_measure]))
+
+    def simulation_noise(self, seed: int) -> Any:
+        from jostle.learners.histograms.simulation import SimulationNoise
+
+        return SimulationNoise(seed)
+
+    def neighbouring_inputs(self, seed: int) -> tuple[Any, Any]:
+        from jostle.learners.histograms.workloads import prefix_1d
+
+        rng = np.random.default_rng(seed)
+        x = rng.integers(0, 20, size=16).astype(float)
+        y = x.copy()
+        y[int(rng.integers(0, 16))] += 1  # one record added to one cell
+        workload = prefix_1d(16)
+        return HistogramData(x, workload), HistogramData(y, workload)
+
+    def describe(self, result: Any) -> str:
+        values = np.asarray(result, dtype=float)
+        return f"estimate of {values.size} cells, total {values.sum():.6g}"
+
+
+FAMILY = HistogramFamily()

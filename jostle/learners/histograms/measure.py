@@ -1,0 +1,179 @@
+"""Noisy measurements for the histogram algorithms, each charged to a ledger first.
+
+Every histogram algorithm in this package draws all of its randomness through a `noise`
+object: `jostle.privacy.noise.Randomness` for releases, or a simulation source on public data (see
+`jostle.privacy.safe_noise`, which makes every draw and holds the privacy argument). The helpers here
+pair each draw with a privacy charge:
+
+* `laplace_mechanism`: values + Laplace(sensitivity / epsilon) noise. With L1 sensitivity
+  Delta of the measured vector, this is epsilon-DP (Dwork, McSherry, Nissim, Smith 2006). On an
+  exact source the vector is released on a public power-of-two grid with exact discrete
+  Laplace noise (`safe_noise.release_vector`), so no output is impossible on a neighbouring
+  histogram; the values may be real (wavelet coefficients, weighted totals).
+* `exponential_mechanism`: index i with probability proportional to
+  exp(epsilon * u_i / (2 Delta_u)), McSherry & Talwar's exponential mechanism, epsilon-DP when
+  each score u_i has sensitivity Delta_u. Sampled exactly on an exact source
+  (`safe_noise.choose_exponential`), by Gumbel-max in simulation.
+
+The privacy unit is one record added or removed, so a histogram (or any set of disjoint cell
+groups) has L1 sensitivity 1. A `PrivacyLedger` holds the epsilon an algorithm was given; a
+charge that would push the exact (rational) sum of charges past it raises
+`HistogramBudgetError` *before* any noise is drawn. Sequential composition: charges add up.
+A ledger made with `keep_releases=True` also keeps every noisy vector with its public grid
+(for audits and tests).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import Protocol
+
+import numpy as np
+
+from jostle.privacy import safe_noise
+
+
+class NoiseSource(Protocol):
+    """What the algorithms need from a source of randomness: `jostle.privacy.noise.Randomness` (exact:
+    discrete_laplace, exponential_index) or a simulation source (laplace, gumbel), see
+    `jostle.privacy.safe_noise.is_simulation`."""
+
+    def laplace(self, scale: float, size: int) -> np.ndarray: ...
+
+    def uniform(self, size: int) -> np.ndarray: ...
+
+
+class HistogramBudgetError(ValueError):
+    """An algorithm tried to spend more epsilon than it was given (nothing was drawn)."""
+
+
+@dataclass(frozen=True)
+class Charge:
+    """One noisy measurement: what, which mechanism, its epsilon and its sensitivity."""
+
+    label: str
+    mechanism: str
+    epsilon: float
+    sensitivity: float
+
+
+@dataclass(frozen=True)
+class Release:
+    """One noisy vector an algorithm drew (kept when the ledger asks for it).
+
+    Attributes:
+        label: The charge's label.
+        grid: The public grid every value lies on (an exact source), or None (simulation).
+        values: The noisy values.
+    """
+
+    label: str
+    grid: Fraction | None
+    values: np.ndarray
+
+
+@dataclass
+class PrivacyLedger:
+    """Charges of one algorithm run, capped at the epsilon the run was given.
+
+    Args:
+        limit: The epsilon the algorithm may spend in total.
+        keep_releases: Keep every noisy vector in `releases` (audits and tests).
+    """
+
+    limit: float
+    charges: list[Charge] = field(default_factory=list)
+    keep_releases: bool = False
+    releases: list[Release] = field(default_factory=list)
+    _total: Fraction = field(default=Fraction(0), init=False, repr=False)
+
+    @property
+    def spent(self) -> float:
+        return float(self._total)
+
+    def record(self, label: str, grid: Fraction | None, values: np.ndarray) -> None:
+        """Keep a noisy vector, if this ledger keeps them."""
+        if self.keep_releases:
+            self.releases.append(Release(label, grid, np.array(values, dtype=float, copy=True)))
+
+    def charge(self, label: str, mechanism: str, epsilon: float, sensitivity: float) -> None:
+        """Record a charge, refusing it if the exact running sum would exceed the limit."""
+        if not (epsilon > 0 and np.isfinite(epsilon)):
+            raise HistogramBudgetError(f"{label}: epsilon must be positive and finite, got {epsilon}")
+        total = self._total + Fraction(epsilon)
+        if total > Fraction(self.limit):
+            raise HistogramBudgetError(
+                f"{label}: charging {epsilon} would spend {float(total)} > limit {self.limit}")
+        self._total = total
+        self.charges.append(Charge(label, mechanism, float(epsilon), float(sensitivity)))
+
+
+def split_budget(epsilon: float, shares: dict[str, float]) -> dict[str, float]:
+    """Split epsilon into named parts proportional to `shares` (which must sum to 1).
+
+    The parts are floats whose exact sum is <= epsilon: the last part is epsilon minus the
+    others, nudged down by ulps if rounding would make the exact sum exceed epsilon.
+    """
+    if not shares or any(v < 0 for v in shares.values()):
+        raise ValueError("shares must be non-negative and non-empty")
+    if abs(sum(shares.values()) - 1.0) > 1e-9:
+        raise ValueError(f"shares must sum to 1, got {sum(shares.values())}")
+    names = list(shares)
+    parts = {name: epsilon * shares[name] for name in names[:-1]}
+    last = epsilon - sum(parts.values())
+    while Fraction(last) + sum((Fraction(v) for v in parts.values()), Fraction(0)) > Fraction(epsilon):
+        last = float(np.nextafter(last, 0.0))
+    parts[names[-1]] = max(last, 0.0)
+    return parts
+
+
+def laplace_mechanism(values: np.ndarray, sensitivity: float, epsilon: float, noise: NoiseSource,
+                      ledger: PrivacyLedger, label: str) -> np.ndarray:
+    """Release `values` (a vector of L1 sensitivity `sensitivity`) with Laplace noise.
+
+    The grid is planned from public inputs (length, sensitivity, epsilon), then `epsilon` is
+    charged to the ledger, then the noise is drawn (`safe_noise.release_vector`: exact
+    discrete Laplace(sensitivity / epsilon) on that grid, or float Laplace in simulation).
+    """
+    values = np.asarray(values, dtype=float)
+    exact = values.size > 0 and not safe_noise.is_simulation(noise)
+    plan = None
+    if exact and epsilon > 0 and np.isfinite(epsilon):  # else the charge below refuses epsilon
+        plan = safe_noise.vector_plan(values.size, sensitivity, epsilon)
+    ledger.charge(label, "laplace", epsilon, sensitivity)
+    if values.size == 0:
+        return values.copy()
+    if plan is None:
+        noisy = safe_noise.release_vector(noise, values, sensitivity, epsilon)
+    else:
+        noisy = safe_noise.release_planned(noise, values, plan)
+    ledger.record(label, plan.grid if plan else None, noisy)
+    return noisy
+
+
+def exponential_mechanism(scores: np.ndarray, sensitivity: float, epsilon: float,
+                          noise: NoiseSource, ledger: PrivacyLedger, label: str) -> int:
+    """Index chosen with probability proportional to exp(epsilon * score / (2 sensitivity)).
+
+    Scores of -inf are ineligible (which ones must be public). Charges `epsilon` first, then
+    samples with `safe_noise.choose_exponential` (exact on an exact source).
+    """
+    scores = np.asarray(scores, dtype=float).ravel()
+    if not np.any(scores > -np.inf):
+        raise ValueError("the exponential mechanism needs at least one candidate")
+    safe_noise.is_simulation(noise)  # an unusable source is refused before charging
+    ledger.charge(label, "exponential", epsilon, sensitivity)
+    return safe_noise.choose_exponential(noise, scores, sensitivity, epsilon)
+
+
+def check_inputs(x: np.ndarray, epsilon: float, ledger: PrivacyLedger | None) -> tuple[np.ndarray, PrivacyLedger]:
+    """Validate a histogram and epsilon; return x as floats and the ledger to charge."""
+    x = np.asarray(x, dtype=float)
+    if x.ndim not in (1, 2) or x.size == 0:
+        raise ValueError(f"a histogram must be a non-empty 1D or 2D array, got shape {x.shape}")
+    if not np.all(np.isfinite(x)):
+        raise ValueError("histogram counts must be finite")
+    if not (epsilon > 0 and np.isfinite(epsilon)):
+        raise ValueError(f"epsilon must be positive and finite, got {epsilon}")
+    return x, (ledger if ledger is not None else PrivacyLedger(float(epsilon)))

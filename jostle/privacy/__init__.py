@@ -1,0 +1,1 @@
+"""The privacy runtime: budgets and the accountant, the durable ledger, exact samplers, noise sources, safe (grid) releases and Gaussian calibration. It knows nothing of the language or of learners."""

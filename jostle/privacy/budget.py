@@ -1,0 +1,662 @@
+"""Privacy budgets and the accountant that charges them.
+
+Budgets are immutable and exact: epsilon and delta are `fractions.Fraction`s, so an equal
+split of a budget (1/3 + 1/3 + 1/3) is never refused because of floating-point drift. A float
+the user writes is snapped to the nearest simple rational within a relative 1e-12 (0.1 becomes
+exactly 1/10; 1/3 computed as 0.333... becomes 1/3). Noise is calibrated with the *snapped*
+value, so what is charged is exactly what the noise provides.
+
+Accounting follows PINQ's agents (McSherry, SIGMOD 2009):
+  * sequential composition: charges against the same data add up;
+  * parallel composition: the parts of one `partition` are disjoint, so one individual's row
+    lies in at most one part and the parts together cost the maximum over parts
+    (McSherry 2009, Theorem 4);
+  * capped contexts: `with budget b:` (and a program's `budget b` statement) cap what their
+    body may spend; every open context and the session total are checked. A context only
+    caps: every release also needs a total (from --budget, Session(budget=) or a program's
+    `budget` statement), otherwise separate `with budget` blocks would add up without bound.
+A charge is checked against every limit *before* it is recorded, and every mechanism charges
+before it draws noise, so an over-budget request fails with nothing released.
+
+Costs are kept incrementally (`CostTree`): every node of the partition tree holds the running
+cost of its subtree and every parallel group the running maximum over its parts, so a charge
+is checked and recorded in O(depth of the partition tree), not by re-costing the ledger.
+
+With a durable store (jostle.privacy.ledger_store) the session total is the *lifetime* budget of the
+data: each charge is also checked against, and committed to, the store's balance of every
+private dataset registered in the session, before noise is drawn. What is stored per charge
+is the rise of the session's composed cost, so spending composes sequentially across runs and
+processes. The store also fixes each dataset's lifetime budget at its first charge; a session's
+total can lower it but never raise it (`Accountant.cap`, `LedgerStore.limit`).
+
+The accountant also remembers, in memory only, every private source registered in the session
+(`PrivateSource`: name, content digest, columns, file), so that no program of the session can
+read that data back as public (jostle.language.builtins.refuse_registered_private_file).
+
+The privacy unit throughout is one row of a private table: neighbouring datasets differ by
+adding or removing one row. All private tables bound in one session are treated as data about
+the same individuals, so they share one budget.
+"""
+
+from __future__ import annotations
+
+import math
+import uuid
+from collections import defaultdict
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from fractions import Fraction
+from pathlib import Path
+from typing import Iterator
+
+from jostle.diagnostics.errors import BudgetExceeded, JostleRuntimeError
+from jostle.privacy.ledger_store import ChargeRecord, DatasetInfo, LedgerRefusal, LedgerStore
+from jostle.diagnostics.source import Span
+
+# The key under which charges about private data that no table registered are recorded.
+UNIDENTIFIED_DATA = b"jostle: private data that was not registered with the ledger"
+
+_SNAP_DENOMINATOR = 10**9
+_SNAP_TOLERANCE = 1e-12
+
+
+def exact(value: float | int | str | Fraction, what: str = "epsilon") -> Fraction:
+    """Turn a user-supplied number into the exact rational the accountant uses.
+
+    Floats are snapped to the simplest nearby rational (denominator <= 1e9) when one lies
+    within a relative 1e-12, which undoes decimal and division round-off; otherwise the float's
+    exact binary value is kept.
+
+    Raises:
+        JostleRuntimeError: The value is not a finite, non-negative number.
+    """
+    if isinstance(value, bool):
+        raise JostleRuntimeError(f"{what} must be a number, not a boolean")
+    if isinstance(value, Fraction):
+        result = value
+    elif isinstance(value, int):
+        result = Fraction(value)
+    elif isinstance(value, str):
+        try:
+            result = Fraction(value)
+        except (ValueError, ZeroDivisionError):
+            raise JostleRuntimeError(f"{what} must be a number, got {value!r}") from None
+    else:
+        try:
+            number = float(value)
+        except (TypeError, ValueError):
+            raise JostleRuntimeError(f"{what} must be a number, got {value!r}") from None
+        if not math.isfinite(number):
+            raise JostleRuntimeError(f"{what} must be finite, got {number}")
+        result = Fraction(number)
+        snapped = result.limit_denominator(_SNAP_DENOMINATOR)
+        if abs(snapped - result) <= _SNAP_TOLERANCE * abs(result):
+            result = snapped
+    if result < 0:
+        raise JostleRuntimeError(f"{what} must not be negative, got {float(result)}")
+    return result
+
+
+def fmt(value: Fraction) -> str:
+    """Show a budget quantity the way a person would write it, to 6 significant digits
+    (0.25, 1e-05, 1/3 -> 0.333333). For a quantity that must read exactly, use `fmt_exact`."""
+    value = Fraction(value)
+    if value.denominator == 1:
+        return str(value.numerator)
+    return f"{float(value):.6g}"
+
+
+def fmt_exact(value: Fraction) -> str:
+    """Like `fmt`, but never approximate: the shortest decimal of up to 15 significant digits
+    that reads back as exactly `value` (0.25, 1e-09, 0.999999999), else the fraction (1/3). A
+    fraction with a denominator over 10^12, which only an unsnapped float makes, is written as
+    `fmt`'s text marked approximate ("~0.1")."""
+    value = Fraction(value)
+    text = fmt(value)
+    if value.denominator == 1:
+        return text
+    for digits in range(6, 16):
+        decimal = f"{float(value):.{digits}g}"
+        if Fraction(decimal) == value:
+            return decimal
+    if value.denominator <= 10**12:
+        return f"{value.numerator}/{value.denominator}"
+    return "~" + text
+
+
+@dataclass(frozen=True, order=False)
+class Budget:
+    """An immutable (epsilon, delta) privacy budget with exact arithmetic."""
+
+    epsilon: Fraction
+    delta: Fraction = Fraction(0)
+
+    @classmethod
+    def of(cls, epsilon: float | int | str | Fraction, delta: float | int | str | Fraction = 0) -> Budget:
+        """Build a budget from user input, validating it (epsilon >= 0, 0 <= delta < 1)."""
+        eps = exact(epsilon, "epsilon")
+        dlt = exact(delta, "delta")
+        if dlt >= 1:
+            raise JostleRuntimeError(f"delta must be below 1, got {float(dlt)}")
+        return cls(eps, dlt)
+
+    @classmethod
+    def zero(cls) -> Budget:
+        return cls(Fraction(0), Fraction(0))
+
+    def __add__(self, other: Budget) -> Budget:
+        return Budget(self.epsilon + other.epsilon, self.delta + other.delta)
+
+    def __sub__(self, other: Budget) -> Budget:
+        return Budget(self.epsilon - other.epsilon, self.delta - other.delta)
+
+    def __truediv__(self, parts: int) -> Budget:
+        return Budget(self.epsilon / parts, self.delta / parts)
+
+    def covers(self, other: Budget) -> bool:
+        """True if `other` fits within this budget in both epsilon and delta."""
+        return other.epsilon <= self.epsilon and other.delta <= self.delta
+
+    def join(self, other: Budget) -> Budget:
+        """Componentwise maximum: the cost of two parallel (disjoint) branches."""
+        return Budget(max(self.epsilon, other.epsilon), max(self.delta, other.delta))
+
+    def __str__(self) -> str:
+        """`epsilon=E` or `epsilon=E, delta=D`, each written exactly (see `fmt_exact`)."""
+        if self.delta:
+            return f"epsilon={fmt_exact(self.epsilon)}, delta={fmt_exact(self.delta)}"
+        return f"epsilon={fmt_exact(self.epsilon)}"
+
+
+# ---------------------------------------------------------------- the data tree
+@dataclass(eq=False)
+class DataNode:
+    """A node of the partition tree: the whole data, or one part of a `partition`.
+
+    Tables derived by where/select/derive/bin share their parent's node (their rows are a
+    subset of it); only `partition` makes new nodes, one per public key, grouped in a
+    `ParallelGroup` whose cost is the maximum over its parts.
+    """
+
+    label: str
+    parent: DataNode | None = None
+    group: ParallelGroup | None = None
+
+    def path(self) -> list[DataNode]:
+        node, chain = self, []
+        while node is not None:
+            chain.append(node)
+            node = node.parent
+        return chain[::-1]
+
+
+@dataclass(eq=False)
+class ParallelGroup:
+    """The parts of one partition of `parent`: they compose in parallel."""
+
+    parent: DataNode
+    column: str
+    parts: list[DataNode] = field(default_factory=list)
+
+    def part(self, key: object) -> DataNode:
+        prefix = "" if self.parent.parent is None else self.parent.label + ", "
+        node = DataNode(f"{prefix}{self.column}={key}", self.parent, self)
+        self.parts.append(node)
+        return node
+
+
+def common_node(nodes: list[DataNode]) -> DataNode:
+    """The deepest node that is an ancestor (or equal) of all `nodes`.
+
+    A value computed from several parts is charged there: charging an ancestor counts the
+    charge in every part below it, which over-approximates and so is always sound.
+    """
+    paths = [n.path() for n in nodes]
+    common = paths[0][0]
+    for level in zip(*paths):
+        if all(n is level[0] for n in level):
+            common = level[0]
+        else:
+            break
+    return common
+
+
+# ---------------------------------------------------------------- ledger
+@dataclass(frozen=True)
+class Charge:
+    """One entry of the ledger: a release and what it cost."""
+
+    index: int
+    budget: Budget
+    mechanism: str
+    description: str
+    span: Span | None
+    node: DataNode = field(repr=False, compare=False)
+    # Where the release was written, when that is library code entered from `span` (the
+    # user's call, e.g. of stats.private_mean); None when the release is written at `span`.
+    library_span: Span | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def line(self) -> int | None:
+        return self.span.line if self.span is not None else None
+
+    def as_dict(self) -> dict:
+        return {
+            "index": self.index,
+            "mechanism": self.mechanism,
+            "epsilon": float(self.budget.epsilon),
+            "delta": float(self.budget.delta),
+            "what": self.description,
+            "data": self.node.label,
+            "where": self.span.location if self.span is not None else "",
+        }
+
+
+def cost(charges: list[Charge]) -> Budget:
+    """What a set of charges costs under sequential and parallel composition.
+
+    The reference definition, recomputed from scratch; the accountant keeps the same quantity
+    incrementally in a `CostTree` (the tests check that the two agree).
+    """
+    if not charges:
+        return Budget.zero()
+    own: dict[DataNode, Budget] = defaultdict(Budget.zero)
+    children: dict[DataNode, dict[ParallelGroup, set[DataNode]]] = defaultdict(lambda: defaultdict(set))
+    root = None
+    for c in charges:
+        own[c.node] = own[c.node] + c.budget
+        node = c.node
+        while node.parent is not None:
+            assert node.group is not None
+            children[node.parent][node.group].add(node)
+            node = node.parent
+        root = node
+
+    def node_cost(node: DataNode) -> Budget:
+        total = own.get(node, Budget.zero())
+        for parts in children.get(node, {}).values():
+            widest = Budget.zero()
+            for part in parts:
+                widest = widest.join(node_cost(part))
+            total = total + widest
+        return total
+
+    assert root is not None
+    return node_cost(root)
+
+
+class CostTree:
+    """The composed cost of a growing set of charges, updated in O(depth) per charge.
+
+    For every node it keeps the running cost of its subtree (its own charges, plus, for each
+    partition of it, the most any one part costs) and for every parallel group the running
+    maximum over its parts. Costs only grow, so adding `b` at a node raises that node's cost
+    by `b`, its group's maximum by max(0, new part cost - old maximum) componentwise, and so
+    on up to the root: exactly the change `cost()` would compute from scratch.
+    """
+
+    def __init__(self) -> None:
+        self._node_cost: dict[DataNode, Budget] = {}
+        self._group_max: dict[ParallelGroup, Budget] = {}
+        self.total = Budget.zero()
+
+    def _walk(self, budget: Budget, node: DataNode, apply: bool) -> Budget:
+        rise = budget
+        while True:
+            if apply:
+                self._node_cost[node] = self._node_cost.get(node, Budget.zero()) + rise
+            if node.parent is None:
+                break
+            group = node.group
+            assert group is not None
+            widest = self._group_max.get(group, Budget.zero())
+            part = self._node_cost.get(node, Budget.zero()) + (Budget.zero() if apply else rise)
+            wider = widest.join(part)
+            rise = wider - widest
+            if apply:
+                self._group_max[group] = wider
+            if not (rise.epsilon or rise.delta):
+                return rise
+            node = node.parent
+        # Separate roots (none today) would be separate data: their costs simply add.
+        if apply:
+            self.total = self.total + rise
+        return rise
+
+    def rise(self, budget: Budget, node: DataNode) -> Budget:
+        """How much charging `budget` at `node` would add to the total (nothing is changed)."""
+        return self._walk(budget, node, apply=False)
+
+    def add(self, budget: Budget, node: DataNode) -> Budget:
+        """Charge `budget` at `node`; returns the rise of the total."""
+        return self._walk(budget, node, apply=True)
+
+
+@dataclass(eq=False)
+class BudgetContext:
+    """An open cap: the session total, a program's `budget`, or a `with budget` block."""
+
+    cap: Budget
+    label: str
+    span: Span | None
+    releases: int = 0
+    charges: list[Charge] = field(default_factory=list)
+    tree: CostTree = field(default_factory=CostTree, repr=False)
+
+    @property
+    def spent(self) -> Budget:
+        """What the charges made in this context cost together."""
+        return self.tree.total
+
+    @property
+    def per_release(self) -> Budget | None:
+        """What each `{{ }}` written directly in this context's body is allotted."""
+        if self.releases <= 0:
+            return Budget(self.cap.epsilon, Fraction(0))
+        return Budget(self.cap.epsilon / self.releases, Fraction(0))
+
+
+@dataclass(frozen=True)
+class PrivateSource:
+    """Data registered as private in a session (bound by the curator or load()ed as private).
+
+    Kept in memory only, never shown: jostle.language.builtins.refuse_registered_private_file compares
+    the files a program reads as public against these.
+
+    Attributes:
+        label: The table's name.
+        digest: jostle.privacy.ledger_store.content_digest of its raw rows.
+        columns: Its column names (public: the header).
+        path: The resolved path of the file it was read from, if any.
+    """
+
+    label: str
+    digest: bytes
+    columns: frozenset[str]
+    path: Path | None = None
+
+
+class Accountant:
+    """Charges releases against the session total, every open budget context and the store.
+
+    Args:
+        total: The session's total budget, or None to let the program's `budget` statement set it.
+        store: A durable ledger (jostle.privacy.ledger_store); None keeps the accounting in memory.
+        session_id: How this session's charges are labelled in the store (random by default).
+    """
+
+    def __init__(self, total: Budget | None = None, store: LedgerStore | None = None,
+                 session_id: str | None = None) -> None:
+        self.root = DataNode("all rows")
+        self.total: BudgetContext | None = (
+            BudgetContext(total, "the session budget", None) if total is not None else None
+        )
+        self.ledger: list[Charge] = []
+        self._stack: list[BudgetContext] = []
+        self._tree = CostTree()
+        self.store = store
+        self.session_id = session_id or uuid.uuid4().hex
+        self.datasets: dict[str, DatasetInfo] = {}
+        self.private_sources: list[PrivateSource] = []
+        # The user's call through which library code (the standard library) is running, set by
+        # the evaluator: a release written in the library is located there (see `charge`).
+        self.call_site: Span | None = None
+
+    # ---------------------------------------------------------- datasets
+    def register_dataset(self, digest: bytes, label: str, columns: list[str] | tuple[str, ...] = (),
+                         path: Path | None = None) -> str | None:
+        """Make a private table's data known: from now on every charge is also recorded
+        against it in the store, and no program of the session may read it as public.
+        Returns its fingerprint (None without a store).
+
+        Args:
+            digest: jostle.privacy.ledger_store.content_digest of the raw table.
+            label: The table's name, for people reading the ledger.
+            columns: Its column names (public).
+            path: The file it was read from, if any.
+        """
+        if digest != UNIDENTIFIED_DATA:
+            resolved = path.resolve() if path is not None else None
+            self.private_sources.append(PrivateSource(label, digest, frozenset(map(str, columns)), resolved))
+        if self.store is None:
+            return None
+        info = self.store.register(digest, label, columns)
+        self.datasets.setdefault(info.fingerprint, info)
+        return info.fingerprint
+
+    # ---------------------------------------------------------- queries
+    @property
+    def session_spent(self) -> Budget:
+        """What this session's charges cost together."""
+        return self._tree.total
+
+    @property
+    def spent(self) -> Budget:
+        """What is spent against the data: this session's cost, or with a store the largest
+        balance (componentwise) of the registered datasets, which includes earlier runs."""
+        spent = self._tree.total
+        if self.store is not None:
+            for fingerprint in self.datasets:
+                spent = spent.join(Budget(*self.store.balance(fingerprint)))
+        return spent
+
+    @property
+    def earlier(self) -> Budget:
+        """What was spent against the data outside this session (earlier runs, other processes)."""
+        return self.spent - self.session_spent
+
+    @property
+    def lifetime(self) -> Budget | None:
+        """The smallest lifetime budget the store holds for the registered datasets, if any.
+
+        A dataset's lifetime budget is fixed by the first session that charges it and can only
+        shrink (jostle.privacy.ledger_store.LedgerStore.limit): a larger session total does not raise it.
+        """
+        if self.store is None:
+            return None
+        limit: Budget | None = None
+        for fingerprint in self.datasets:
+            found = self.store.limit(fingerprint)
+            if found is not None:
+                budget = Budget(*found)
+                limit = budget if limit is None else Budget(min(limit.epsilon, budget.epsilon),
+                                                            min(limit.delta, budget.delta))
+        return limit
+
+    @property
+    def cap(self) -> Budget | None:
+        """What the data may spend in all: the session total, lowered to the lifetime budget."""
+        if self.total is None:
+            return None
+        lifetime = self.lifetime
+        if lifetime is None:
+            return self.total.cap
+        return Budget(min(self.total.cap.epsilon, lifetime.epsilon), min(self.total.cap.delta, lifetime.delta))
+
+    @property
+    def remaining(self) -> Budget | None:
+        cap = self.cap
+        if cap is None:
+            return None
+        return cap - self.spent
+
+    @property
+    def innermost(self) -> BudgetContext | None:
+        return self._stack[-1] if self._stack else None
+
+    def set_total(self, budget: Budget, span: Span | None) -> None:
+        """Set the session total (from a program's `budget` statement when none was given)."""
+        self.total = BudgetContext(budget, f"the budget set at {span.location}" if span else "the budget", span)
+
+    # ---------------------------------------------------------- contexts
+    @contextmanager
+    def context(self, cap: Budget, label: str, span: Span | None, releases: int) -> Iterator[BudgetContext]:
+        """Open a capped context for the duration of a `with budget` body or a program."""
+        ctx = BudgetContext(cap, label, span, releases)
+        self._stack.append(ctx)
+        try:
+            yield ctx
+        finally:
+            popped = self._stack.pop()
+            assert popped is ctx
+
+    # ---------------------------------------------------------- charging
+    def check(self, budget: Budget, node: DataNode, span: Span | None = None) -> None:
+        """Raise BudgetExceeded if charging `budget` against `node` would break a limit of
+        this session (the store's balances are checked when the charge is committed)."""
+        if self.total is None:
+            # A `with budget` block only caps: without a total, blocks would add up unbounded.
+            raise BudgetExceeded(
+                "no privacy budget has been set",
+                span,
+                "give one with --budget E on the command line, Session(budget=E) in Python, "
+                "or a `budget E` statement at the top of the program",
+            )
+        for ctx in [*reversed(self._stack), self.total]:
+            tree = self._tree if ctx is self.total else ctx.tree
+            before = tree.total
+            after = before + tree.rise(budget, node)
+            for quantity in ("epsilon", "delta"):
+                new, cap = getattr(after, quantity), getattr(ctx.cap, quantity)
+                if new <= cap:
+                    continue
+                requested = getattr(budget, quantity)
+                # Most this charge could be and still fit (parallel parts may absorb some of it).
+                remaining = max(Fraction(0), requested - (new - cap))
+                where = f" ({ctx.span.location})" if ctx.span is not None else ""
+                raise BudgetExceeded(
+                    f"this release needs {quantity} {fmt(requested)} but only {fmt(remaining)} "
+                    f"remains of {ctx.label}{where}: requested {fmt(requested)}, "
+                    f"remaining {fmt(remaining)}, difference {fmt(requested - remaining)}",
+                    span,
+                    "nothing was released and nothing was spent; lower the release's "
+                    f"{quantity}, or give the program more budget"
+                    + (f" (spent so far: {fmt(getattr(before, quantity))})" if (before.epsilon or before.delta) else ""),
+                    requested=requested,
+                    remaining=remaining,
+                    quantity=quantity,
+                )
+
+    def charge(
+        self,
+        budget: Budget,
+        node: DataNode,
+        mechanism: str,
+        description: str,
+        span: Span | None,
+    ) -> Charge:
+        """Record a release's cost after checking every limit. Call *before* drawing noise.
+
+        With a store, the charge is committed to it (durably) before this returns.
+
+        Raises:
+            BudgetExceeded: Some limit would be exceeded; nothing is recorded.
+            DataError: The store cannot be written; nothing is recorded.
+        """
+        library_span = None
+        if self.call_site is not None and span is not None:
+            # Written in library code: the user's call is where it happens for its author, and
+            # what the ledger shows; the library's line is kept as a note.
+            span, library_span = self.call_site, span
+        if budget.epsilon == 0 and budget.delta == 0:
+            raise JostleRuntimeError(
+                "a release needs a positive epsilon", span, "pass an epsilon greater than 0",
+                _library_note(library_span),
+            )
+        try:
+            self.check(budget, node, span)
+        except BudgetExceeded as error:
+            error.notes.extend(_library_note(library_span))
+            raise
+        assert self.total is not None
+        entry = Charge(len(self.ledger) + 1, budget, mechanism, description, span, node, library_span)
+        if self.store is not None:
+            if not self.datasets:
+                # Private data reached a release without being registered (a way of making
+                # private tables that does not call register_dataset): charge a shared
+                # stand-in, which over-reports rather than lose the spending.
+                self.register_dataset(UNIDENTIFIED_DATA, "(data not identified)")
+            self._commit(entry, self._tree.rise(budget, node))
+        self.ledger.append(entry)
+        self._tree.add(budget, node)
+        for ctx in self._stack:
+            ctx.charges.append(entry)
+            ctx.tree.add(budget, node)
+        return entry
+
+    def _commit(self, entry: Charge, rise: Budget) -> None:
+        """Check `rise` against every registered dataset's balance and commit it (atomically)."""
+        assert self.store is not None and self.total is not None
+        record = ChargeRecord(
+            self.session_id, entry.index, (entry.budget.epsilon, entry.budget.delta), entry.mechanism,
+            entry.description, entry.node.label, entry.span.location if entry.span is not None else "",
+        )
+        cap = self.total.cap
+        try:
+            self.store.record(list(self.datasets), (rise.epsilon, rise.delta), (cap.epsilon, cap.delta), record)
+        except LedgerRefusal as refusal:
+            requested = getattr(entry.budget, refusal.quantity)
+            remaining = max(Fraction(0), requested - (refusal.balance + refusal.rise - refusal.total))
+            name = refusal.dataset.label
+            where = (f"dataset {refusal.dataset.short} in the ledger {self.store.path}; "
+                     "see `jostle ledger show`")
+            if refusal.lifetime:
+                # The lifetime budget was fixed by an earlier session: a larger total given now
+                # (--budget, Session(budget=), a program's `budget`) cannot raise it.
+                hint = (f"nothing was released and nothing was spent; the data's lifetime "
+                        f"{refusal.quantity} is {fmt(refusal.total)}, fixed when it was first "
+                        f"charged, and a larger --budget or `budget` statement does not raise it "
+                        f"({fmt(refusal.balance)} is spent; {where}). ")
+            else:
+                hint = (f"nothing was released and nothing was spent; {fmt(refusal.balance)} of its "
+                        f"total {fmt(refusal.total)} was already spent, by earlier runs or other "
+                        f"processes ({where}). ")
+            hint += teaching_options(refusal.dataset.short)
+            raise BudgetExceeded(
+                f"this release needs {refusal.quantity} {fmt(requested)} but only {fmt(remaining)} "
+                f"remains of the lifetime budget of the data '{name}': "
+                f"requested {fmt(requested)}, remaining {fmt(remaining)}, "
+                f"difference {fmt(requested - remaining)}",
+                entry.span,
+                hint,
+                _library_note(entry.library_span),
+                requested=requested,
+                remaining=remaining,
+                quantity=refusal.quantity,
+            ) from None
+
+
+def teaching_options(dataset: str) -> str:
+    """What a refusal caused by earlier spending says about running again.
+
+    Real data stays refused: only its curator may write a balance off, and that is logged. For
+    teaching or synthetic data (the bundled examples) two ways on are named: a ledger that
+    lives in memory for one run, and a logged reset of this dataset.
+    """
+    return ("On teaching data, run with `--ledger-db :memory:` (Session(ledger_path=\":memory:\") "
+            "in Python; nothing persists) or write the balance off with "
+            f"`jostle ledger reset --dataset {dataset} --yes` (logged); on real data, only its "
+            "curator should")
+
+
+def _library_note(library_span: Span | None) -> list[tuple[str, Span | None]]:
+    """The note naming where in library code a release relocated to the user's call is written."""
+    return [("the release itself is written in the standard library", library_span)] \
+        if library_span is not None else []
+
+
+def floor_float(value: Fraction) -> float:
+    """The largest float not above the exact rational `value`."""
+    approximation = float(value)
+    if Fraction(approximation) > value:
+        approximation = math.nextafter(approximation, -math.inf)
+    return approximation
+
+
+def ceil_float(value: Fraction) -> float:
+    """The smallest float not below the exact rational `value` (what an outside accountant
+    is charged: rounding up never under-reports a cost)."""
+    approximation = float(value)
+    if Fraction(approximation) < value:
+        approximation = math.nextafter(approximation, math.inf)
+    return approximation
