@@ -1,0 +1,138 @@
+"""Privacy accounting of one DP-BRL fit: the budget split and the ledger charged before noise.
+
+Privacy unit: one row added to or removed from the training table.
+
+A private fit with budget eps runs three mechanisms in sequence (sequential composition, their
+epsilons add up):
+  1. antecedent mining (`mining.mine_private`): eps_mine (0 when the antecedents come from the
+     public schema);
+  2. the choice of the rule list (`search.exponential_mechanism_list`): eps_select;
+  3. the point estimates: Laplace (two-sided geometric) noise on the capture counts, eps_estimate.
+The split is (1, 1, 1) / 3 by default (Belardo 2018), any positive weights otherwise; the parts
+are exact rationals whose sum is eps exactly (the last part is eps minus the others).
+
+`FitLedger.charge(part, description)` is called before each step draws noise. It refuses (before
+anything is drawn) a charge that would take the fit past its epsilon, reports the amount to the
+caller's `charge` callback (an outside accountant: the Jostle evaluator's, or the ChoiceMaker's
+guard), and returns the epsilon the step calibrates its noise to: the largest double not above
+the part (`floor_float`), which is also exactly what is reported, so the reported charges add up
+to at most eps and no step runs above what it reported.
+
+Fits given neither `budget=` nor `charge=` are recorded by `default_budget()`, which has no
+total and warns when fits add up (as `jostle.learners.trees.default_budget()` does for trees;
+families may not import each other, so each keeps its own record until the shared budget moves
+below the learners). A `budget=` is any object with `charge(epsilon, description) -> Fraction`
+that raises when it refuses, for example `jostle.learners.trees.PrivacyBudget`: one budget can
+be shared by tree and rule-list fits.
+"""
+
+from __future__ import annotations
+
+import threading
+import warnings
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import Callable, Sequence
+
+from jostle.privacy.budget import floor_float
+
+ChargeCallback = Callable[[float, str], None]
+
+
+class BudgetExceededError(ValueError):
+    """A DP-BRL step asked for more epsilon than the fit was given (raised before any noise)."""
+
+
+class BRLBudgetWarning(UserWarning):
+    """Rule-list fits given no budget add up."""
+
+
+@dataclass(frozen=True)
+class BudgetSplit:
+    """The exact parts of a fit's epsilon.
+
+    Attributes:
+        mining: For private antecedent mining (0 with public antecedents).
+        selection: For the exponential mechanism choosing the list.
+        estimates: For the noisy capture counts.
+    """
+
+    mining: Fraction
+    selection: Fraction
+    estimates: Fraction
+
+    @classmethod
+    def of(cls, epsilon: Fraction, weights: Sequence[float], mine: bool) -> BudgetSplit:
+        """Split `epsilon` by `weights` (mining, selection, estimates); without mining its weight
+        is dropped and the other two share everything."""
+        if len(weights) != 3 or any(not (float(w) >= 0) for w in weights):
+            raise ValueError(f"split must be three weights >= 0 (mining, selection, estimates), got {weights!r}")
+        w = [Fraction(str(float(x))) for x in weights]
+        if not mine:
+            w[0] = Fraction(0)
+        if w[1] <= 0 or w[2] <= 0 or (mine and w[0] <= 0):
+            raise ValueError("split needs a weight > 0 for every step the fit runs (mining, selection, estimates), "
+                             f"got {weights!r}")
+        total = sum(w)
+        mining = epsilon * w[0] / total
+        selection = epsilon * w[1] / total
+        return cls(mining, selection, epsilon - mining - selection)
+
+
+@dataclass
+class FitLedger:
+    """The charges of one fit, checked against its epsilon before any noise is drawn.
+
+    Args:
+        epsilon: What the fit may spend (exact).
+        callback: Called as callback(amount, description) before the step's noise is drawn.
+    """
+
+    epsilon: Fraction
+    callback: ChargeCallback | None = None
+    records: list[tuple[float, str]] = field(default_factory=list)
+    spent: Fraction = Fraction(0)
+
+    def charge(self, part: Fraction, description: str) -> Fraction:
+        """Charge one step; returns the exact epsilon its noise is calibrated to (<= part)."""
+        amount = floor_float(Fraction(part))
+        if not amount > 0:
+            raise ValueError(f"{description}: a step needs an epsilon > 0, got {float(part)!r}")
+        if self.spent + Fraction(amount) > self.epsilon:
+            raise BudgetExceededError(f"{description}: epsilon {amount:g} would take the fit past its epsilon "
+                                      f"{float(self.epsilon):g}; nothing was drawn")
+        if self.callback is not None:
+            self.callback(amount, description)
+        self.spent += Fraction(amount)
+        self.records.append((amount, description))
+        return Fraction(amount)
+
+
+class _DefaultBudget:
+    """Records the fits given no budget (no total) and warns from the second one on."""
+
+    def __init__(self) -> None:
+        self.charges: list[tuple[Fraction, str]] = []
+        self._lock = threading.Lock()
+
+    @property
+    def spent(self) -> Fraction:
+        return sum((amount for amount, _ in self.charges), Fraction(0))
+
+    def charge(self, epsilon: Fraction, description: str) -> Fraction:
+        with self._lock:
+            self.charges.append((Fraction(epsilon), description))
+            count = len(self.charges)
+        if count > 1:
+            warnings.warn(f"{description} spends its epsilon again, on top of {count - 1} earlier rule-list fit(s) in "
+                          "this process (total so far " f"{float(self.spent):g}); pass budget=PrivacyBudget(total) to "
+                          "share and cap the spending (docs/estimators.md)", BRLBudgetWarning, stacklevel=4)
+        return Fraction(epsilon)
+
+
+_DEFAULT = _DefaultBudget()
+
+
+def default_budget() -> _DefaultBudget:
+    """What rule-list fits given neither `budget=` nor `charge=` are recorded against."""
+    return _DEFAULT

@@ -1,0 +1,239 @@
+"""DP-BRL on integer codes: the private pipeline (Belardo 2018, with private mining) and the
+non-private BRL baseline (Letham et al. 2015), without any table or estimator plumbing.
+
+Private fit with budget eps (privacy unit: one row added or removed; the steps compose
+sequentially, `accounting.BudgetSplit`):
+  1. antecedents: mined privately (`mining.mine_private`, eps_mine) or taken from the public
+     schema (every single item, or every itemset up to `public_cardinality`; free);
+  2. the antecedent set is capped so that every list of at most `max_length` antecedents can be
+     enumerated (`max_candidates`): mined antecedents are ranked by their noisy supports
+     (post-processing), schema antecedents keep their order and the longest list allowed is
+     shortened instead. Public.
+  3. the list: with sampler "exact", one draw of the exponential mechanism
+     P(d) ~ exp(eps_select S(d) / (2 Delta)), Delta = log(row_bound + C - 1) rounded down to the
+     score grid (`scoring`), sampled exactly over the enumerated lists: eps_select-DP.
+     With sampler "mcmc" (opted into), the final state of Letham's chain run on that
+     distribution for `steps` steps: NOT proved differentially private (a finite chain is not
+     at stationarity; `search` says what would follow from a mixing bound, which is not
+     known). Its ledger text says so.
+  4. the probabilities: each row is captured by exactly one rule, so the (rules x classes)
+     capture counts have L1 sensitivity 1 (Belardo 2018, Lemma 4); two-sided geometric noise of
+     scale 1 / eps_estimate on each, clipped at 0, plus alpha = 1 (post-processing).
+Everything returned is a release or post-processing of releases, except the chain's
+diagnostics of a non-private fit.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from jostle.learners.brl.accounting import BudgetSplit, FitLedger
+from jostle.learners.brl.bitsets import Antecedent, RowBits, capture_counts
+from jostle.learners.brl.mining import (MinedAntecedents, mine_frequent, mine_private, public_antecedents,
+                                        rank_antecedents)
+from jostle.learners.brl.rule_list import RuleList, probabilities_from_counts
+from jostle.learners.brl.scoring import LogFactorials, ListScorer, RuleListPrior
+from jostle.learners.brl.search import (ChainDiagnostics, candidate_count, exponential_mechanism_list,
+                                        run_chain)
+
+ANTECEDENT_SOURCES = ("mined", "public")
+SAMPLERS = ("exact", "mcmc")
+
+
+@dataclass(frozen=True)
+class BRLSettings:
+    """The choice points of a DP-BRL fit (all public).
+
+    Attributes:
+        antecedents: "mined" (private DP-FIM) or "public" (itemsets of the schema, no budget).
+        split: Weights of (mining, selection, estimates).
+        min_support: Minimum support within a class, for mining.
+        max_cardinality: Largest mined antecedents.
+        public_cardinality: Largest schema antecedents ("public").
+        max_length: Longest rule list.
+        max_candidates: Most lists the exact sampler enumerates.
+        max_antecedents: Most mined antecedents kept (the best ranked; None: as many as
+            `max_candidates` allows). Schema antecedents are not ranked (no data is read):
+            the longest list is shortened until they fit `max_candidates` instead.
+        list_length: lambda, the prior mean list length.
+        antecedent_length: eta, the prior mean antecedent cardinality.
+        sampler: "exact" or "mcmc".
+        steps: Chain steps ("mcmc", and the non-private search).
+        burn_in: Steps before the non-private MAP is looked for (None: half of `steps`).
+        quantile: Share of the transactions the truncation length covers (mining).
+        row_bound: The public upper bound on the rows, which fixes the sensitivity.
+    """
+
+    antecedents: str = "mined"
+    split: tuple[float, float, float] = (1.0, 1.0, 1.0)
+    min_support: float = 0.1
+    max_cardinality: int = 2
+    public_cardinality: int = 1
+    max_length: int = 3
+    max_candidates: int = 60_000
+    max_antecedents: int | None = 8
+    list_length: float = 3.0
+    antecedent_length: float = 1.0
+    sampler: str = "exact"
+    steps: int = 3000
+    burn_in: int | None = None
+    quantile: float = 0.85
+    row_bound: int = 1_000_000
+
+    def check(self) -> None:
+        """Refuse settings no fit can run with (before anything is charged)."""
+        if self.antecedents not in ANTECEDENT_SOURCES:
+            raise ValueError(f"antecedents must be one of {ANTECEDENT_SOURCES}, got {self.antecedents!r}")
+        if self.sampler not in SAMPLERS:
+            raise ValueError(f"sampler must be one of {SAMPLERS}, got {self.sampler!r}")
+        BudgetSplit.of(Fraction(1), self.split, self.antecedents == "mined")
+        if not 0 < self.min_support <= 1:
+            raise ValueError(f"min_support must be in (0, 1], got {self.min_support!r}")
+        if self.max_antecedents is not None and not (isinstance(self.max_antecedents, (int, np.integer))
+                                                     and self.max_antecedents >= 0):
+            raise ValueError(f"max_antecedents must be None or a whole number >= 0, got {self.max_antecedents!r}")
+        for name in ("max_cardinality", "public_cardinality", "max_length", "max_candidates", "row_bound"):
+            value = getattr(self, name)
+            if not (isinstance(value, (int, np.integer)) and value >= 1):
+                raise ValueError(f"{name} must be a whole number >= 1, got {value!r}")
+        if not (isinstance(self.steps, (int, np.integer)) and self.steps >= 0):
+            raise ValueError(f"steps must be a whole number >= 0, got {self.steps!r}")
+        if not (self.list_length > 0 and self.antecedent_length > 0):
+            raise ValueError("list_length (lambda) and antecedent_length (eta) must be > 0")
+        if not 0 < self.quantile <= 1:
+            raise ValueError(f"quantile must be in (0, 1], got {self.quantile!r}")
+
+
+@dataclass
+class FitResult:
+    """A fitted rule list and what the fit did.
+
+    Attributes:
+        rule_list: The released list and probabilities.
+        antecedent_set: The antecedents the list was chosen from (released or public).
+        max_length: The longest list that was allowed.
+        charges: (epsilon, description) of every charge, in order.
+        diagnostics: The chain's diagnostics (non-private fits only).
+        scores: The chain's log score per step (non-private fits only).
+        truncation: Per class, the private miner's truncation length.
+    """
+
+    rule_list: RuleList
+    antecedent_set: list[Antecedent]
+    max_length: int
+    charges: list[tuple[float, str]] = field(default_factory=list)
+    diagnostics: ChainDiagnostics | None = None
+    scores: np.ndarray | None = None
+    truncation: list[int] = field(default_factory=list)
+
+
+def cap_antecedents(mined: MinedAntecedents | None, public: list[Antecedent] | None, max_length: int,
+                    max_candidates: int, max_antecedents: int | None = None) -> tuple[list[Antecedent], int]:
+    """The antecedent set and longest list the exact sampler enumerates (public choices only)."""
+    if mined is not None:
+        order = rank_antecedents(mined)
+        size = len(order) if max_antecedents is None else min(len(order), int(max_antecedents))
+        while size > 0 and candidate_count(size, max_length) > max_candidates:
+            size -= 1
+        return [mined.antecedents[i] for i in order[:size]], max_length
+    antecedents = list(public or [])  # no ranking without data: the longest list is shortened instead
+    length = max_length
+    while length > 1 and candidate_count(len(antecedents), length) > max_candidates:
+        length -= 1
+    return antecedents[:max(max_candidates - 1, 0)], length
+
+
+def _scorer(bits: RowBits, antecedents: Sequence[Antecedent], settings: BRLSettings, max_length: int,
+            n_classes: int, row_bound: int) -> ListScorer:
+    prior = RuleListPrior([len(a) for a in antecedents], settings.list_length, settings.antecedent_length,
+                          max_length)
+    return ListScorer([bits.antecedent(a) for a in antecedents], bits.classes, bits.everything, prior,
+                      LogFactorials(row_bound, n_classes))
+
+
+def fit_private(X: np.ndarray, y: np.ndarray, domain_sizes: Sequence[int], n_classes: int, epsilon: Fraction,
+                settings: BRLSettings, noise: Any, callback: Callable[[float, str], None] | None = None) -> FitResult:
+    """The private pipeline of the module docstring, with budget `epsilon` (exact).
+
+    Args:
+        X, y: Integer codes (rows x attributes) and class codes.
+        domain_sizes, n_classes: The public domains.
+        epsilon: The fit's whole budget (already charged to any shared budget by the caller).
+        settings: The choice points.
+        noise: `Randomness` for releases; a simulation source only on public data.
+        callback: charge(epsilon, description), called before each step draws noise.
+    """
+    settings.check()
+    ledger = FitLedger(Fraction(epsilon), callback)
+    mine = settings.antecedents == "mined"
+    split = BudgetSplit.of(Fraction(epsilon), settings.split, mine)
+    X = np.asarray(X, dtype=np.int64).reshape(len(y), len(domain_sizes))
+    y = np.asarray(y, dtype=np.int64)
+    mined = None
+    if mine:
+        mined = mine_private(X, y, domain_sizes, n_classes, split.mining, noise, ledger.charge,
+                             settings.min_support, settings.max_cardinality, settings.quantile)
+        antecedents, max_length = cap_antecedents(mined, None, settings.max_length, settings.max_candidates,
+                                                  settings.max_antecedents)
+    else:
+        antecedents, max_length = cap_antecedents(
+            None, public_antecedents(domain_sizes, settings.public_cardinality), settings.max_length,
+            settings.max_candidates, settings.max_antecedents)
+    bits = RowBits.of(X, y, domain_sizes, n_classes)
+    scorer = _scorer(bits, antecedents, settings, max_length, n_classes, settings.row_bound)
+    delta = scorer.factorials.sensitivity_units
+    if settings.sampler == "exact":
+        eps = ledger.charge(split.selection, f"BRL rule list: exponential mechanism over "
+                                             f"{candidate_count(len(antecedents), max_length)} enumerated lists "
+                                             f"(sensitivity log({settings.row_bound} + {n_classes - 1}), exact sampler)")
+        chosen = exponential_mechanism_list(scorer, noise, eps)
+    else:
+        eps = ledger.charge(split.selection, f"BRL rule list: {settings.steps}-step Metropolis-Hastings chain "
+                                             "targeting the exponential mechanism; NOT proved differentially "
+                                             "private (a finite chain is not at stationarity)")
+        beta = float(eps) / (2.0 * max(delta, 1) / 2**20)
+        chosen = run_chain(scorer, settings.steps, noise, beta=beta).last
+    masks = [scorer.masks[i] for i in chosen]
+    eps_estimate = ledger.charge(split.estimates, f"BRL point estimates: {len(chosen) + 1} x {n_classes} capture "
+                                                  "counts (L1 sensitivity 1)")
+    counts = capture_counts(masks, bits.classes, bits.everything).astype(np.float64)
+    noisy = counts + np.asarray(noise.discrete_laplace(1 / eps_estimate, counts.size),
+                                dtype=np.float64).reshape(counts.shape)
+    rule_list = RuleList(tuple(antecedents[i] for i in chosen), probabilities_from_counts(noisy), noisy)
+    return FitResult(rule_list, antecedents, max_length, list(ledger.records),
+                     truncation=list(mined.truncation) if mined is not None else [])
+
+
+def fit_nonprivate(X: np.ndarray, y: np.ndarray, domain_sizes: Sequence[int], n_classes: int,
+                   settings: BRLSettings, noise: Any, chains: int = 1,
+                   antecedents: Sequence[Antecedent] | None = None) -> FitResult:
+    """Letham et al.'s BRL: FP-growth antecedents, Metropolis-Hastings chains on the posterior,
+    the best list visited after burn-in (their point estimate), posterior-mean probabilities.
+
+    Not private: use it on public data or as a reference.
+    """
+    settings.check()
+    X = np.asarray(X, dtype=np.int64).reshape(len(y), len(domain_sizes))
+    y = np.asarray(y, dtype=np.int64)
+    if antecedents is None:
+        antecedents = mine_frequent(X, y, domain_sizes, n_classes, settings.min_support,
+                                    settings.max_cardinality).antecedents
+    antecedents = list(antecedents)
+    bits = RowBits.of(X, y, domain_sizes, n_classes)
+    scorer = _scorer(bits, antecedents, settings, settings.max_length, n_classes, max(len(y), 1))
+    burn_in = settings.steps // 2 if settings.burn_in is None else int(settings.burn_in)
+    best, best_score, first = (), -np.inf, None
+    for _ in range(max(int(chains), 1)):
+        result = run_chain(scorer, settings.steps, noise, beta=1.0, burn_in=burn_in)
+        first = first or result
+        if result.best_score > best_score:
+            best, best_score = result.best, result.best_score
+    masks = [scorer.masks[i] for i in best]
+    counts = capture_counts(masks, bits.classes, bits.everything)
+    rule_list = RuleList(tuple(antecedents[i] for i in best), probabilities_from_counts(counts), counts)
+    return FitResult(rule_list, antecedents, settings.max_length, [], first.diagnostics if first else None,
+                     first.scores if first else None)
