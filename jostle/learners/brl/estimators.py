@@ -134,6 +134,7 @@ class _RuleListBase(ClassifierMixin, BaseEstimator):
 
     def predict(self, X: Any) -> np.ndarray:
         """The most probable class of each row."""
+        check_is_fitted(self, "result_")
         return self.classes_[self.predict_proba(X).argmax(axis=1)]
 
     # ------------------------------------------------------------------ reports
