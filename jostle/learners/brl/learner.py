@@ -155,6 +155,20 @@ def _scorer(bits: RowBits, antecedents: Sequence[Antecedent], settings: BRLSetti
                       LogFactorials(row_bound, n_classes))
 
 
+def release_capture_counts(masks: Sequence[int], bits: RowBits, epsilon: Fraction, noise: Any) -> np.ndarray:
+    """The (rules + 1) x classes capture counts of a rule list plus two-sided geometric noise of
+    scale 1 / epsilon on each (exact on a Randomness source).
+
+    Sensitivity (Belardo 2018, Lemma 4): a row is captured by exactly one rule and has one
+    class, so adding or removing it changes one count by 1: L1 sensitivity 1, and the discrete
+    Laplace law P(z) ~ exp(-epsilon |z|) makes the release epsilon-DP. The caller has charged
+    epsilon.
+    """
+    counts = capture_counts(masks, bits.classes, bits.everything).astype(np.float64)
+    return counts + np.asarray(noise.discrete_laplace(1 / Fraction(epsilon), counts.size),
+                               dtype=np.float64).reshape(counts.shape)
+
+
 def fit_private(X: np.ndarray, y: np.ndarray, domain_sizes: Sequence[int], n_classes: int, epsilon: Fraction,
                 settings: BRLSettings, noise: Any, callback: Callable[[float, str], None] | None = None) -> FitResult:
     """The private pipeline of the module docstring, with budget `epsilon` (exact).
@@ -200,9 +214,7 @@ def fit_private(X: np.ndarray, y: np.ndarray, domain_sizes: Sequence[int], n_cla
     masks = [scorer.masks[i] for i in chosen]
     eps_estimate = ledger.charge(split.estimates, f"BRL point estimates: {len(chosen) + 1} x {n_classes} capture "
                                                   "counts (L1 sensitivity 1)")
-    counts = capture_counts(masks, bits.classes, bits.everything).astype(np.float64)
-    noisy = counts + np.asarray(noise.discrete_laplace(1 / eps_estimate, counts.size),
-                                dtype=np.float64).reshape(counts.shape)
+    noisy = release_capture_counts(masks, bits, eps_estimate, noise)
     rule_list = RuleList(tuple(antecedents[i] for i in chosen), probabilities_from_counts(noisy), noisy)
     return FitResult(rule_list, antecedents, max_length, list(ledger.records),
                      truncation=list(mined.truncation) if mined is not None else [])

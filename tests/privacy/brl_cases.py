@@ -1,0 +1,152 @@
+"""Audit cases of the rule-list family (DP-BRL): DP-FIM, the exact rule-list sampler, the noisy
+capture counts and the whole private fit. Same contract as cases.py and learner_cases.py
+(test_brl_audits.py runs them): neighbours one row apart, chosen to be a worst case, and the
+epsilon each component claims; negative controls, mis-calibrated on purpose, must be caught at
+the same sample sizes.
+
+The chain sampler (`sampler="mcmc"`) claims no differential privacy, so it has no case.
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+from typing import Any
+
+import numpy as np
+
+from jostle.audit import AuditCase, Categories, Projection, Thresholds
+from jostle.learners.brl.bitsets import RowBits
+from jostle.learners.brl.learner import BRLSettings, fit_private, release_capture_counts
+from jostle.learners.brl.mining import mine_private, public_antecedents
+from jostle.learners.brl.scoring import ListScorer, LogFactorials, RuleListPrior
+from jostle.learners.brl.search import enumerate_lists, exponential_mechanism_list
+from jostle.privacy.noise import Randomness
+
+SAMPLER_SAMPLES = 6_000
+COUNT_SAMPLES = 20_000
+MINING_SAMPLES = 3_000
+FIT_SAMPLES = 1_500
+
+Data = tuple[np.ndarray, np.ndarray]
+
+
+def _plus(data: Data, row: list[int], label: int) -> Data:
+    X, y = data
+    return np.vstack([X, np.asarray([row])]), np.append(y, label)
+
+
+# ---------------------------------------------------------------- the exact rule-list sampler
+# 30 rows of class 0, all with a1 = 0; the neighbour adds a class-1 row with a0 = 0, a1 = 1.
+# Lists that give the new row a rule of its own (a1 = 1 first) lose log 2 of score; lists whose
+# default rule takes it with 30 class-0 rows lose log 32, about the whole sensitivity
+# log(31 + 1): the largest spread of score changes one row can make here.
+SAMPLER_D: Data = (np.column_stack([np.arange(30) % 2, np.zeros(30, dtype=np.int64)]), np.zeros(30, dtype=np.int64))
+SAMPLER_D_PRIME = _plus(SAMPLER_D, [0, 1], 1)
+SAMPLER_SIZES = [2, 2]
+SAMPLER_BOUND = 31
+
+
+def _sampler_scorer(data: Data) -> ListScorer:
+    X, y = data
+    antecedents = public_antecedents(SAMPLER_SIZES, 1)
+    bits = RowBits.of(X, y, SAMPLER_SIZES, 2)
+    prior = RuleListPrior([1] * len(antecedents), 3.0, 1.0, 2)
+    return ListScorer([bits.antecedent(a) for a in antecedents], bits.classes, bits.everything, prior,
+                      LogFactorials(SAMPLER_BOUND, 2))
+
+
+def sampler_runner(epsilon: float) -> Any:
+    """`count` draws of the exact exponential mechanism over the 17 lists (named by index)."""
+    def run(data: Data, count: int, seed: int) -> np.ndarray:
+        scorer = _sampler_scorer(data)
+        lists, _ = enumerate_lists(scorer)
+        index = {rule_list: i for i, rule_list in enumerate(lists)}
+        noise = Randomness(seed)
+        return np.array([f"list {index[exponential_mechanism_list(scorer, noise, Fraction(epsilon))]}"
+                         for _ in range(count)], dtype=object)
+    return run
+
+
+# ---------------------------------------------------------------- the point estimates
+# A fixed list (a0 = 0, then the default); the added row lands in rule 0, class 1.
+COUNT_D: Data = (np.column_stack([np.arange(12) % 2, np.zeros(12, dtype=np.int64)]), np.arange(12) % 3 // 2)
+COUNT_D_PRIME = _plus(COUNT_D, [0, 0], 1)
+
+
+def counts_runner(epsilon: float) -> Any:
+    """`count` releases of the noisy capture counts of the fixed list, flattened (2 x 2)."""
+    def run(data: Data, count: int, seed: int) -> np.ndarray:
+        X, y = data
+        bits = RowBits.of(X, y, [2, 2], 2)
+        masks = [bits.antecedent(((0, 0),))]
+        noise = Randomness(seed)
+        return np.array([release_capture_counts(masks, bits, Fraction(epsilon), noise).ravel() for _ in range(count)])
+    return run
+
+
+CELL = Projection(lambda y: y[:, 1], "count of rule 0, class 1", Thresholds())
+
+
+# ---------------------------------------------------------------- DP-FIM
+# Three binary attributes; the neighbour adds a class-1 row (1, 1, 1). The output is the sum of
+# that row's items' noisy level-1 supports in class 1 (all k supports it moves), class 1's
+# truncation length and how many itemsets came out frequent.
+MINING_D: Data = (np.array([[0, 0, 1], [1, 0, 0], [1, 1, 0], [0, 1, 1], [1, 1, 1], [0, 0, 0]] * 3),
+                  np.array([0, 1, 1, 0, 1, 0] * 3))
+MINING_D_PRIME = _plus(MINING_D, [1, 1, 1], 1)
+
+
+def mining_runner(epsilon: float) -> Any:
+    def run(data: Data, count: int, seed: int) -> np.ndarray:
+        X, y = data
+        noise = Randomness(seed)
+        out = np.empty((count, 3))
+        for i in range(count):
+            mined = mine_private(X, y, [2, 2, 2], 2, Fraction(epsilon), noise, lambda e, d: Fraction(e), 0.3, 2)
+            support = {a: mined.supports[j] for j, a in enumerate(mined.antecedents)}
+            row_items = [((0, 1),), ((1, 1),), ((2, 1),)]
+            # an item that is not frequent has no released support: count it as 0 (post-processing)
+            out[i] = [sum(float(support[a][1]) if a in support else 0.0 for a in row_items),
+                      mined.truncation[1], len(mined.antecedents)]
+        return out
+    return run
+
+
+# ---------------------------------------------------------------- the whole private fit
+FIT_GRID = np.array([[a, b, c] for a in range(2) for b in range(2) for c in range(2)])
+
+
+def fit_runner(epsilon: float, antecedents: str) -> Any:
+    """`count` private fits; the output is the mean predicted P(class 1) over the whole (public)
+    domain, which moves with the chosen list and with every noisy count."""
+    settings = BRLSettings(antecedents=antecedents, min_support=0.3, max_length=2, max_antecedents=4,
+                           row_bound=40)
+
+    def run(data: Data, count: int, seed: int) -> np.ndarray:
+        X, y = data
+        noise = Randomness(seed)
+        return np.array([fit_private(X, y, [2, 2, 2], 2, Fraction(epsilon), settings, noise)
+                         .rule_list.predict_proba(FIT_GRID)[:, 1].mean() for _ in range(count)])
+    return run
+
+
+BRL_CASES = [
+    AuditCase("BRL exact rule-list sampler", sampler_runner(2.0), SAMPLER_D, SAMPLER_D_PRIME, epsilon=2.0,
+              samples=SAMPLER_SAMPLES, events=Categories()),
+    AuditCase("BRL point estimates (noisy capture counts)", counts_runner(1.0), COUNT_D, COUNT_D_PRIME,
+              epsilon=1.0, samples=COUNT_SAMPLES, events=CELL, at_least=0.7),
+    AuditCase("BRL DP-FIM (private antecedent mining)", mining_runner(1.0), MINING_D, MINING_D_PRIME, epsilon=1.0,
+              samples=MINING_SAMPLES),
+    AuditCase("BRL private fit, mined antecedents", fit_runner(1.0, "mined"), MINING_D, MINING_D_PRIME,
+              epsilon=1.0, samples=FIT_SAMPLES),
+    AuditCase("BRL private fit, schema antecedents", fit_runner(1.0, "public"), MINING_D, MINING_D_PRIME,
+              epsilon=1.0, samples=FIT_SAMPLES),
+]
+
+BRL_NEGATIVE_CONTROLS = [
+    # the sampler and the counts run at 8 times the epsilon they claim
+    AuditCase("BRL rule-list sampler given 8x its claimed epsilon", sampler_runner(16.0), SAMPLER_D,
+              SAMPLER_D_PRIME, epsilon=2.0, samples=SAMPLER_SAMPLES, events=Categories(), expect_violation=True),
+    AuditCase("BRL capture counts given 8x their claimed epsilon", counts_runner(8.0), COUNT_D, COUNT_D_PRIME,
+              epsilon=1.0, samples=COUNT_SAMPLES, events=CELL, expect_violation=True),
+]
