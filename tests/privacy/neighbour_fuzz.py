@@ -1005,6 +1005,21 @@ class Generator:
         chunks.append(f'm_ = {learner}({data}, "{label}", epsilon={self.pick(["1", "0.5", "0", "100"])})\n'
                       f"print(m_)")
 
+    def family_brl(self, chunks: list[str]) -> None:
+        """Rule lists (issue 15) on the categorical columns: checks before the charge must not
+        depend on the rows; the printed list comes after the charge."""
+        table = self.some_table(True)
+        categorical = [c.name for c in self.columns_of(table, ("text", "code", "mixed"))]
+        learner = self.pick(["BayesianRuleList", "BayesianRuleList", "BRLSchema", "BRLMinedItems"])
+        label = self.pick(categorical) if categorical and self.chance(0.8) else self.pick(
+            [c.name for c in self.columns_of(table, ("num",))] or ["nosuch"])
+        data = f"select({table}, {_lit(categorical)})" if categorical and self.chance(0.9) else table
+        extra = self.pick(["", "", ", max_rows=40", ', antecedents="public"', ", max_length=1", ", max_rows=0",
+                           ", min_support=0.5"]) if learner == "BayesianRuleList" else ""
+        epsilon = self.pick(["1", "0.5", "1", "0", "100"])
+        chunks.append(f'r_ = {learner}({data}, "{label}", epsilon={epsilon}{extra})\n'
+                      "print(r_)\nprint(rule_list_length(r_), average_antecedent_length(r_))")
+
     def family_public(self, chunks: list[str]) -> None:
         """Ordinary public computation, errors included."""
         chunks.append(self.pick([
@@ -1026,7 +1041,7 @@ MISPLACED = {
 
 FAMILIES: dict[str, float] = {
     "compose": 30, "hole1": 14, "hole5": 10, "hole7": 8, "choicemaker": 4, "partition": 8,
-    "release": 8, "private_probe": 8, "public": 3, "trees": 2, "misplaced": 4,
+    "release": 8, "private_probe": 8, "public": 3, "trees": 2, "misplaced": 4, "brl": 2,
 }
 
 

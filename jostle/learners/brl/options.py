@@ -1,0 +1,107 @@
+"""Options of the rule-list family: named configurations of the private DP-BRL pipeline.
+
+Each Option fixes the choice points a ChoiceMaker chooses among (the budget split, private
+DP-FIM antecedents or the schema's items, the prior mean list length lambda) and runs
+`jostle.learners.brl.learner.fit_private` on a `RuleData`. Every Option uses the EXACT sampler:
+run with budget e it is e-DP (privacy unit: one row added or removed), and its ledger
+(`accounting.FitLedger`) refuses, before any draw, a step that would take it past e.
+
+The row bound that fixes the score's sensitivity is the table's declared one when there is one;
+otherwise the noisy size released among the metafeatures (scaled up by 10%: a released value,
+so reusing it costs nothing; the clipped likelihood keeps the sensitivity whatever the bound,
+`scoring`); otherwise the public default `DEFAULT_ROW_BOUND`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, replace
+from fractions import Fraction
+from pathlib import Path
+from typing import Any, Callable, Mapping
+
+import numpy as np
+
+from jostle.learners.brl.corpus import RuleData
+from jostle.learners.brl.learner import BRLSettings, FitResult, fit_private
+
+DEFAULT_ROW_BOUND = 1_000_000
+
+ChargeFunction = Callable[[float, str], None]
+
+
+def _brl_source_digest() -> str:
+    """Hash of the source of the family's algorithms (an edit invalidates cached experience)."""
+    import jostle.learners.brl
+
+    folder = Path(jostle.learners.brl.__file__).parent
+    digest = hashlib.sha256()
+    for path in sorted(folder.glob("*.py")):
+        if path.name in ("language.py", "estimators.py", "family.py"):
+            continue
+        digest.update(path.name.encode() + path.read_bytes())
+    return digest.hexdigest()[:16]
+
+
+def row_bound_for(data: RuleData, released: Mapping[str, float] | None) -> int:
+    """The public row bound of one run (see the module docstring)."""
+    if data.row_bound is not None:
+        return int(data.row_bound)
+    if released and "size" in released:
+        return max(int(float(released["size"]) * 1.1) + 10, 10)
+    return DEFAULT_ROW_BOUND
+
+
+@dataclass(frozen=True)
+class CodedRuleList:
+    """A fitted rule list over a task's integer codes (what the family's `error` scores)."""
+
+    fit: FitResult
+    data_name: str
+
+    def predict_proba(self, X: np.ndarray) -> np.ndarray:
+        return self.fit.rule_list.predict_proba(X)
+
+    def predict(self, X: np.ndarray) -> np.ndarray:
+        return self.predict_proba(X).argmax(axis=1)
+
+
+@dataclass(frozen=True)
+class BRLOption:
+    """A DP-BRL configuration the ChoiceMaker may choose.
+
+    Args:
+        name: The Option's name.
+        overrides: `BRLSettings` fields it sets, as (name, value) pairs.
+        description: One line for reports.
+    """
+
+    name: str
+    overrides: tuple[tuple[str, Any], ...] = ()
+    description: str = ""
+
+    def settings(self, row_bound: int) -> BRLSettings:
+        return replace(BRLSettings(**dict(self.overrides)), row_bound=int(row_bound))
+
+    def fit(self, data: RuleData, epsilon: float | Fraction, noise: Any, charge: ChargeFunction | None = None,
+            released: Mapping[str, float] | None = None) -> CodedRuleList:
+        """Train under epsilon-DP (the caller has charged epsilon; `charge` guards each step)."""
+        settings = self.settings(row_bound_for(data, released))
+        result = fit_private(data.X, data.y, data.domain_sizes, data.n_classes, Fraction(epsilon), settings, noise,
+                             charge)
+        return CodedRuleList(result, data.name)
+
+    @property
+    def fingerprint(self) -> str:
+        return f"brl|{self.name}|{self.overrides!r}|{_brl_source_digest()}"
+
+
+BRL_OPTIONS: dict[str, BRLOption] = {o.name: o for o in [
+    BRLOption("BRLMined", (), "DP-FIM antecedents, eps/3 each for mining, the list and the estimates (Belardo)"),
+    BRLOption("BRLMinedList", (("split", (1.0, 3.0, 1.0)),), "DP-FIM antecedents, 3/5 of eps for the list"),
+    BRLOption("BRLMinedItems", (("max_cardinality", 1),), "DP-FIM single items only (all mining budget on them)"),
+    BRLOption("BRLSchema", (("antecedents", "public"),), "the schema's single items (no mining), eps/2 each"),
+    BRLOption("BRLSchemaList", (("antecedents", "public"), ("split", (0.0, 3.0, 1.0))),
+              "the schema's single items, 3/4 of eps for the list"),
+    BRLOption("BRLMinedShort", (("list_length", 1.0), ("max_length", 2)), "DP-FIM antecedents, lambda 1, lists <= 2"),
+]}
