@@ -118,7 +118,7 @@ def _math(name: str, function: Callable[[float], float], domain: Callable[[float
     @builtin(name, 1, privacy="row", doc=f"{name}(x) for a public number x")
     def apply(interp, span, value):
         if isinstance(value, RowValues):
-            return row_apply(lambda a: getattr(np, name)(a.astype(float)), [value], span, f"{name}()")
+            return row_apply(lambda a: getattr(np, name)(a.astype(float)), [value], span, f"{name}()", op=(name,))
         if isinstance(value, (Private, PrivateMean)):
             raise refuse(f"{name}() of a private value has no known sensitivity", value, span)
         if isinstance(value, np.ndarray):
@@ -143,7 +143,7 @@ def _abs(interp, span, value):
     if isinstance(value, Private):
         return private_abs(value, span)
     if isinstance(value, RowValues):
-        return row_apply(np.abs, [value], span, "abs()")
+        return row_apply(np.abs, [value], span, "abs()", op=("abs",))
     _refuse_private("abs", (value,), span)
     if isinstance(value, np.ndarray):
         return np.abs(value)
@@ -153,7 +153,8 @@ def _abs(interp, span, value):
 @builtin("round", 1, 2, privacy="row", doc="round(x[, digits])")
 def _round(interp, span, value, digits=0):
     if isinstance(value, RowValues):
-        return row_apply(lambda a: np.round(a.astype(float), int(digits)), [value], span, "round()")
+        return row_apply(lambda a: np.round(a.astype(float), int(digits)), [value], span, "round()",
+                         op=("round", int(digits)))
     _refuse_private("round", (value, digits), span)
     if isinstance(value, np.ndarray):
         return np.round(value, int(digits))

@@ -115,14 +115,15 @@ def unary(op: str, value: Any, span: Span, operand_span: Span) -> Any:
     """`not x`, `-x` and `+x`."""
     if op == "not":
         if isinstance(value, RowValues):
-            return row_apply(lambda a: ~np.asarray(a).astype(bool), [value], span, "'not'")
+            return row_apply(lambda a: ~np.asarray(a).astype(bool), [value], span, "'not'", op=("not",))
         return not truth(value, operand_span, "an operand of 'not'")
     if isinstance(value, Private):
         return private_negate(value, span) if op == "-" else value
     if isinstance(value, PrivateMean):
         raise refuse("arithmetic on a private mean is not supported", value, span)
     if isinstance(value, RowValues):
-        return row_apply(lambda a: -a if op == "-" else +a, [value], span, f"'{op}'")
+        return row_apply(lambda a: -a if op == "-" else +a, [value], span, f"'{op}'",
+                         op=("neg" if op == "-" else "pos",))
     if not (public_number(value) or isinstance(value, np.ndarray)):
         raise JostleRuntimeError(f"cannot apply '{op}' to a {type_name(value)}", span)
     return -value if op == "-" else value
@@ -186,7 +187,7 @@ def _row_binary(op: str, left: Any, right: Any, span: Span) -> RowValues:
                          "(for example as a filter threshold): thresholds must be public", side, span)
         if not (isinstance(side, (RowValues, str)) or public_number(side)):
             raise JostleRuntimeError(f"cannot apply '{op}' to a column and a {type_name(side)}", span)
-    return row_apply(lambda a, b: arith(op, a, b), [left, right], span, f"'{op}'")
+    return row_apply(lambda a, b: arith(op, a, b), [left, right], span, f"'{op}'", op=(op,))
 
 
 # ---------------------------------------------------------------- comparisons and logic
@@ -302,14 +303,16 @@ def _row_compare(op: str, left: Any, right: Any, span: Span) -> RowValues:
         return row_apply(
             lambda a: np.asarray([any(equal(x, o) for o in options) for x in np.asarray(a, dtype=object)],
                                  dtype=bool).reshape(np.shape(a)) ^ negate,
-            [left], span, f"'{op}'")
+            [left], span, f"'{op}'", op=(op, tuple(options)))
     if op in ("==", "!="):
         negate = op == "!="
-        return row_apply(lambda a, b: _elementwise_equal(a, b) ^ negate, [left, right], span, f"'{op}'")
+        return row_apply(lambda a, b: _elementwise_equal(a, b) ^ negate, [left, right], span, f"'{op}'",
+                         op=(op,))
     for side in (left, right):
         if not (isinstance(side, (RowValues, str)) or public_number(side)):
             raise JostleRuntimeError(f"cannot compare a column with a {type_name(side)} using '{op}'", span)
-    return row_apply(lambda a, b: np.asarray(arith(op, a, b), dtype=bool), [left, right], span, f"'{op}'")
+    return row_apply(lambda a, b: np.asarray(arith(op, a, b), dtype=bool), [left, right], span, f"'{op}'",
+                     op=(op,))
 
 
 def row_logic(op: str, left: Any, right: Any, span: Span) -> RowValues:
@@ -319,9 +322,9 @@ def row_logic(op: str, left: Any, right: Any, span: Span) -> RowValues:
             raise refuse(f"a private value cannot be an operand of '{op}'", side, span)
     if op == "and":
         return row_apply(lambda a, b: np.asarray(a).astype(bool) & np.asarray(b).astype(bool),
-                         [left, right], span, "'and'")
+                         [left, right], span, "'and'", op=("and",))
     return row_apply(lambda a, b: np.asarray(a).astype(bool) | np.asarray(b).astype(bool),
-                     [left, right], span, "'or'")
+                     [left, right], span, "'or'", op=("or",))
 
 
 def row_if(test: RowValues, then: Any, orelse: Any, span: Span) -> RowValues:
@@ -330,7 +333,7 @@ def row_if(test: RowValues, then: Any, orelse: Any, span: Span) -> RowValues:
         if isinstance(side, (Private, PrivateMean)):
             raise refuse("a private aggregate cannot be mixed into a table's rows", side, span)
     return row_apply(lambda t, a, b: np.where(np.asarray(t).astype(bool), a, b), [test, then, orelse],
-                     span, "'if ... else'")
+                     span, "'if ... else'", op=("if",))
 
 
 def refuse_private_arguments(name: str, args: list[Any], kwargs: dict[str, Any], span: Span,

@@ -26,7 +26,7 @@ import numpy as np
 
 from jostle.diagnostics.errors import JostleRuntimeError, PrivacyError
 from jostle.data.schema import Categorical, ColumnSpec, Numeric, Schema
-from jostle.language.sensitivity import exact_sum, refuse, up
+from jostle.language.sensitivity import _normal, exact_sum, refuse, up
 from jostle.diagnostics.source import Span
 from jostle.language.values import (
     ROW_SCALARS, CellLabels, Private, PrivateMean, RowScope, RowValues, RowView, Table, format_value, type_name,
@@ -111,9 +111,52 @@ def _call_on_rows(table: Table, function: Any, span: Span, call: Callable) -> tu
     return row_result(call(function, [RowView(table, span, scope)], span), scope, len(table.frame), span)
 
 
+def _expression_on_rows(table: Table, function: Any, span: Span, call: Callable) -> tuple[Any, np.ndarray]:
+    """A row function on an engine table: its expression and its public probe.
+
+    The same checks as `row_result` (one row scope, no private aggregate, one value per row),
+    made on types and scopes only; a public scalar result becomes a literal.
+    """
+    from jostle.data.engine.expressions import Literal
+
+    scope = RowScope(table.name)
+    result = call(function, [RowView(table, span, scope)], span)
+    if isinstance(result, RowValues) and result.expr is not None and result.scope is scope:
+        return result.expr, np.asarray(result.probe)
+    _, probe, _ = row_result(result, scope, 0, span)  # raises for anything but a public scalar
+    return Literal(result), probe
+
+
+def _on_engine(table: Table, step: tuple, span: Span, schema: Schema | None = None,
+               same_rows: bool = True) -> Table:
+    """`table` with one more plan step, checked to compile on its engine first.
+
+    An expression the engine cannot run exactly as the in-memory path would is refused with
+    a located error naming the operation; the decision depends on the expression and the
+    public schema only, never on the rows.
+    """
+    from jostle.data.engine.expressions import NotCompilable
+
+    relation = table.relation.then(step, schema)
+    try:
+        relation.sql()
+    except NotCompilable as reason:
+        raise JostleRuntimeError(
+            f"this row function uses {reason}, which the {relation.engine.name} engine does not run", span,
+            "run this table in memory (--engine pandas, or Session(engine='pandas')), or rewrite the "
+            "function with arithmetic, comparisons, and/or/not, if-else, in, abs, sqrt, log, exp, round") from None
+    return table.derived(relation, schema, same_rows)
+
+
 def where(table: Any, predicate: Any, span: Span, call: Callable) -> Table:
     """Keep the rows for which `predicate(r)` is true (1-stable; missing rows are dropped)."""
     table = _need_table(table, "where", span)
+    if table.relation is not None:
+        expression, probe = _expression_on_rows(table, predicate, span, call)
+        if probe.dtype != bool:
+            raise JostleRuntimeError("a where predicate must give true or false for each row", span,
+                                     "compare a column, e.g. lambda r: r.age >= 18")
+        return _on_engine(table, ("where", expression), span, same_rows=False)
     mask, probe, missing = _call_on_rows(table, predicate, span, call)
     if probe.dtype != bool:  # decided on the public probe only
         raise JostleRuntimeError("a where predicate must give true or false for each row", span,
@@ -139,6 +182,8 @@ def select(table: Any, columns: Any, span: Span) -> Table:
     if repeated:  # a repeated column would be summed twice under one column's sensitivity
         raise JostleRuntimeError(f"select names the column {', '.join(map(repr, repeated))} more than once", span,
                                  "name each column once")
+    if table.relation is not None:
+        return _on_engine(table, ("select", tuple(names)), span, table.schema.select(names))
     return table.derived(table.frame[names], table.schema.select(names))
 
 
@@ -163,6 +208,14 @@ def derive(table: Any, name: Any, function: Any, domain: Any, span: Span, call: 
             "a derived categorical column needs a default for values outside its domain", span,
             "write categorical([...], default=...)",
         )
+    if table.relation is not None:
+        expression, probe = _expression_on_rows(table, function, span, call)
+        if isinstance(domain, Numeric):
+            try:
+                probe.astype(float)
+            except (TypeError, ValueError, OverflowError):
+                raise JostleRuntimeError("a numeric derived column needs numbers", span) from None
+        return _on_engine(table, ("derive", name, expression, domain), span, table.schema.with_column(name, domain))
     n = len(table.frame)
     values, probe, missing = _call_on_rows(table, function, span, call)
     if isinstance(domain, Numeric):
@@ -222,6 +275,9 @@ def bin_column(table: Any, column: Any, edges: Any, span: Span, name: Any = None
     target = column if name is None else name
     if not isinstance(target, str):
         raise JostleRuntimeError("bin's name must be a string", span)
+    if table.relation is not None:
+        return _on_engine(table, ("bin", column, tuple(float(c) for c in cuts), target), span,
+                          table.schema.with_column(target, Categorical(labels)))
     index = np.clip(np.searchsorted(cuts, table.frame[column].to_numpy(dtype=float), side="right") - 1,
                     0, len(labels) - 1)
     frame = table.frame.copy()
@@ -249,6 +305,16 @@ def partition(table: Any, columns: Any, span: Span) -> tuple[Table, ...]:
         from jostle.privacy.budget import ParallelGroup
 
         group_node = ParallelGroup(table.node, ",".join(names))
+    if table.relation is not None:
+        parts = []
+        for key in keys:
+            codes = tuple((n, spec.values.index(k)) for n, spec, k in zip(names, specs, key))
+            public_key = key[0] if len(key) == 1 else tuple(key)
+            node = group_node.part(format_value(public_key)) if group_node is not None else table.node
+            label = ", ".join(f"{n}={format_value(k)}" for n, k in zip(names, key))
+            parts.append(Table(table.relation.then(("part", codes)), table.schema, table.private,
+                               f"{table.name}[{label}]", node, span, public_key, table.stability))
+        return tuple(parts)
     if len(names) == 1:
         groups = table.frame.groupby(names[0], sort=False).indices
         lookup = {(k,): v for k, v in groups.items()}
@@ -269,7 +335,7 @@ def partition(table: Any, columns: Any, span: Span) -> tuple[Table, ...]:
 # ---------------------------------------------------------------- aggregates
 def count(table: Any, span: Span) -> Private | int:
     table = _need_table(table, "count", span)
-    n = len(table.frame)
+    n = table.relation.engine.count(table.relation) if table.relation is not None else len(table.frame)
     if not table.private:
         return n
     return Private(n, float(table.stability), float(table.stability), span,
@@ -279,28 +345,48 @@ def count(table: Any, span: Span) -> Private | int:
 def total(table: Any, column: Any, span: Span) -> Private | float:
     table = _need_table(table, "sum", span)
     spec = _need_column(table, column, span, numeric=True)
-    values = table.frame[column].to_numpy(dtype=float)
-    if not table.private:
-        return float(values.sum())
+    if table.relation is not None:
+        exact = _engine_sum(table, column)
+        if not table.private:
+            return float(exact)
+    else:
+        values = table.frame[column].to_numpy(dtype=float)
+        if not table.private:
+            return float(values.sum())
+        exact = exact_sum(values)
     # Summed exactly (a float sum's rounding would move it by more than the bound, Casacuberta
     # et al. 2022); the bound, rounded up, is then the exact sum's sensitivity.
     sensitivity = up(table.stability * Fraction(spec.magnitude))
     direction = 1 if spec.lo >= 0 else -1 if spec.hi <= 0 else 0
-    return Private(exact_sum(values), sensitivity, sensitivity, span, f"sum({table.name}, '{column}')",
+    return Private(exact, sensitivity, sensitivity, span, f"sum({table.name}, '{column}')",
                    table.node, integer=spec.integer, direction=direction)
 
 
 def mean(table: Any, column: Any, span: Span) -> PrivateMean | float | None:
     table = _need_table(table, "mean", span)
     spec = _need_column(table, column, span, numeric=True)
-    values = table.frame[column].to_numpy(dtype=float)
-    if not table.private:
-        return float(values.mean()) if len(values) else None
+    if table.relation is not None:
+        exact, n = _engine_sum(table, column), table.relation.engine.count(table.relation)
+        if not table.private:
+            return float(exact) / n if n else None
+    else:
+        values = table.frame[column].to_numpy(dtype=float)
+        if not table.private:
+            return float(values.mean()) if len(values) else None
+        exact, n = exact_sum(values), len(values)
     midpoint = (spec.lo + spec.hi) / 2
     # sum of (x - midpoint), exactly (see total); jostle.language.mechanisms bounds each term by
     # max(hi - midpoint, midpoint - lo) in exact rationals.
-    return PrivateMean(exact_sum(values) - len(values) * Fraction(midpoint), len(values), spec.lo, spec.hi,
+    return PrivateMean(exact - n * Fraction(midpoint), n, spec.lo, spec.hi,
                        span, f"mean({table.name}, '{column}')", table.node)
+
+
+def _engine_sum(table: Table, column: str) -> Any:
+    """The exact sum of an engine table's numeric column (an int or a Fraction, as exact_sum gives)."""
+    total = Fraction(0)
+    for exponent, mantissas in table.relation.engine.sum_parts(table.relation, column):
+        total += Fraction(mantissas) * Fraction(2) ** exponent
+    return _normal(total)
 
 
 def histogram_cells(table: Any, columns: Any, span: Span) -> CellLabels:
@@ -329,18 +415,26 @@ def histogram(table: Any, columns: Any, span: Span) -> Private | np.ndarray:
     cells = int(np.prod(sizes))
     if cells > 10_000_000:
         raise JostleRuntimeError(f"the histogram would have {cells} cells; the limit is 10 million", span)
+    if table.relation is not None:
+        counts = table.relation.engine.histogram(table.relation, names, sizes)
+    else:
+        counts = _histogram_in_memory(table, names, specs, sizes, cells)
+    if not table.private:
+        return counts
+    return Private(counts, float(table.stability), float(table.stability), span,
+                   f"histogram({table.name}, {names})", table.node, integer=True, labels=_cell_labels(specs),
+                   direction=1, shape=tuple(sizes) if len(sizes) == 2 else None, axes=tuple(names))
+
+
+def _histogram_in_memory(table: Table, names: list[str], specs: list[Categorical], sizes: list[int],
+                         cells: int) -> np.ndarray:
     flat = np.zeros(len(table.frame), dtype=np.int64)
     for name, spec, size in zip(names, specs, sizes):
         position = {value: i for i, value in enumerate(spec.values)}
         codes = np.fromiter((position[v] for v in table.frame[name].tolist()), dtype=np.int64,
                             count=len(table.frame))
         flat = flat * size + codes
-    counts = np.bincount(flat, minlength=cells).astype(np.int64)
-    if not table.private:
-        return counts
-    return Private(counts, float(table.stability), float(table.stability), span,
-                   f"histogram({table.name}, {names})", table.node, integer=True, labels=_cell_labels(specs),
-                   direction=1, shape=tuple(sizes) if len(sizes) == 2 else None, axes=tuple(names))
+    return np.bincount(flat, minlength=cells).astype(np.int64)
 
 
 def check_public_threshold(value: Any, span: Span) -> None:

@@ -213,10 +213,13 @@ class PrivateMean:
 
 @dataclass(frozen=True, eq=False)
 class Table:
-    """A table: a pandas frame under a public schema.
+    """A table: rows under a public schema, in memory or on an engine.
 
     Attributes:
-        frame: The rows (hidden when private).
+        data: The rows (hidden when private): a pandas frame (the in-memory path), or a
+            `jostle.data.engine.relation.Relation`, a lazy plan on an engine (DuckDB, Spark)
+            whose aggregates run there. `frame` gives the rows as pandas either way (an
+            engine's rows are collected on first use, for the learners that need them).
         schema: The public schema: column names and domains.
         private: Whether rows are private data.
         name: The name it was bound or loaded under (for messages).
@@ -229,7 +232,7 @@ class Table:
             randomized_response; see jostle.language.mechanisms).
     """
 
-    frame: pd.DataFrame = field(repr=False)
+    data: Any = field(repr=False)
     schema: Schema
     private: bool
     name: str
@@ -239,7 +242,22 @@ class Table:
     stability: int = 1
     public_rows: bool = False
 
-    def derived(self, frame: pd.DataFrame, schema: Schema | None = None, same_rows: bool = True) -> Table:
+    @property
+    def relation(self) -> Any:
+        """The engine plan holding the rows, or None for an in-memory table."""
+        return None if _is_frame(self.data) else self.data
+
+    @property
+    def frame(self) -> pd.DataFrame:
+        """The rows as a pandas frame (an engine table's rows are collected once, then kept)."""
+        if _is_frame(self.data):
+            return self.data
+        cache = self.data._cache
+        if "frame" not in cache:
+            cache["frame"] = self.data.engine.collect(self.data)
+        return cache["frame"]
+
+    def derived(self, frame: Any, schema: Schema | None = None, same_rows: bool = True) -> Table:
         """A table computed row by row from this one (same data node, same stability).
 
         Args:
@@ -258,8 +276,12 @@ class Table:
     def describe(self) -> str:
         kind = "private" if self.private else "public"
         key = f" part {self.key!r} of" if self.key is not None else ""
-        size = "" if self.private else f", {len(self.frame)} rows"
+        size = "" if self.private or not _is_frame(self.data) else f", {len(self.frame)} rows"
         return f"<{kind}{key} table {self.name}{size} {self.schema.describe()}>"
+
+
+def _is_frame(data: Any) -> bool:
+    return type(data).__name__ == "DataFrame"
 
 
 PROBE_NUMERIC_POINTS = 9
@@ -320,6 +342,9 @@ class RowValues:
     # a computation on it; comparisons with a value outside them are warned about
     # (jostle.language.operators.category_warning), from the schema alone.
     categories: tuple | None = None
+    # On an engine table, the column as an expression (jostle.data.engine.expressions) and no
+    # array: row functions then compile to the engine's SQL instead of running here.
+    expr: Any = None
 
     def __repr__(self) -> str:  # never the rows: reprs reach error messages (issue 11)
         kind = "private column" if self.private else "column"
@@ -343,6 +368,13 @@ class RowView:
 
     def column(self, name: str) -> RowValues:
         spec = self.table.schema[name]
+        if self.table.relation is not None:
+            from jostle.data.engine.expressions import Column
+
+            probe = domain_probe(spec)
+            categories = None if _is_numeric_spec(spec) else tuple(spec.values)
+            return RowValues(None, self.span, name, probe, self.table.private, self.scope, ((name, probe),),
+                             categories=categories, expr=Column(name, spec))
         series = self.table.frame[name]
         values = series.to_numpy(dtype=object) if not _is_numeric_spec(spec) else series.to_numpy()
         probe = domain_probe(spec)
@@ -663,7 +695,8 @@ def row_operand_problem(operands: list[Any], span: Span) -> Exception | None:
     return None
 
 
-def row_apply(function: Callable[..., Any], operands: list[Any], span: Span, what: str) -> RowValues:
+def row_apply(function: Callable[..., Any], operands: list[Any], span: Span, what: str,
+              op: tuple | None = None) -> RowValues:
     """Apply an elementwise `function` to columns of one row scope (and public scalars).
 
     The function runs on the operands' joint public probe first: if it fails there, the
@@ -692,6 +725,8 @@ def row_apply(function: Callable[..., Any], operands: list[Any], span: Span, wha
                                      span, "use floats for numbers this large")
         if _long_texts(probe).any():  # the same limit as `text * n` on public values
             raise JostleRuntimeError(f"{what} gives a text of more than {MAX_ROW_TEXT:,} characters", span)
+        if columns[0].expr is not None:  # an engine table: build the expression, run nothing here
+            return _row_expression(op, operands, columns, probe, sources, span, what)
         arrays = [o.array if isinstance(o, RowValues) else o for o in operands]
         missing = _missing_union(columns)
         result, failed = _apply_to_rows(function, arrays, len(columns[0].array), probe)
@@ -702,6 +737,24 @@ def row_apply(function: Callable[..., Any], operands: list[Any], span: Span, wha
         missing = failed if missing is None else (missing | failed)
     return RowValues(result, span, columns[0].column, probe, any(o.private for o in columns),
                      columns[0].scope, sources, missing)
+
+
+def _row_expression(op: tuple | None, operands: list[Any], columns: list[RowValues], probe: np.ndarray,
+                    sources: tuple, span: Span, what: str) -> RowValues:
+    """The symbolic result of a row operation on an engine table's columns.
+
+    `op` names the operation (its first item) and its public parameter (the second, if any):
+    the language's operators and built-ins pass it (jostle.data.engine.expressions lists how
+    each is compiled). The probe, computed as on the in-memory path, already decided errors.
+    """
+    from jostle.data.engine.expressions import Apply, Literal
+
+    if op is None:  # pragma: no cover - every row operation of the language names itself
+        raise AssertionError(f"{what} has no engine form")
+    args = tuple(o.expr if isinstance(o, RowValues) else Literal(o) for o in operands)
+    expression = Apply(op[0], args, op[1] if len(op) > 1 else None)
+    return RowValues(None, span, columns[0].column, probe, any(o.private for o in columns), columns[0].scope,
+                     sources, None, expr=expression)
 
 
 def _huge_wholes(values: np.ndarray) -> np.ndarray:

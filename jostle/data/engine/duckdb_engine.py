@@ -1,0 +1,213 @@
+"""DuckDB, the embedded default engine for tables beyond a small one.
+
+Why DuckDB (pyproject.toml says it too): it scans CSV and Parquet files in parallel without
+loading them whole, spills to disk beyond memory, runs the joins the ILP family will need,
+computes 128-bit integer sums (the exact sums below), and runs in-process with no server. One
+connection per engine object; sources are views (Parquet, a registered DataFrame) or tables
+(CSV, read once).
+
+What runs here: schema conformance (`conform_sql`, the rules of `jostle.data.schema.conform`
+as SQL), the plan of a `Relation`, and exact aggregates. Noise is never drawn here: the
+language receives the exact count, the exact sum (as per-exponent integer mantissa sums) or
+the histogram counts, and the driver's exact samplers add the noise.
+"""
+
+from __future__ import annotations
+
+import itertools
+import threading
+from fractions import Fraction
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from jostle.data.engine.conform import conform_query, first_breaking_row
+from jostle.data.engine.expressions import quote
+from jostle.data.engine.relation import Relation
+from jostle.data.schema import DATA_LOG, Categorical, DataError, Schema
+
+_counter = itertools.count()
+
+
+class DuckDBEngine:
+    """Private tables on an in-process DuckDB database.
+
+    Args:
+        memory_limit: DuckDB's memory limit (e.g. "4GB"); beyond it DuckDB spills to
+            `temp_directory`. None keeps DuckDB's default (80% of the machine's memory).
+        temp_directory: Where to spill; None keeps DuckDB's default.
+        threads: Worker threads; None keeps DuckDB's default (all cores).
+    """
+
+    name = "duckdb"
+    dialect = "duckdb"
+
+    def __init__(self, memory_limit: str | None = None, temp_directory: str | None = None,
+                 threads: int | None = None) -> None:
+        import duckdb
+
+        self.connection = duckdb.connect(":memory:")
+        if memory_limit:
+            self.connection.execute(f"SET memory_limit = '{memory_limit}'")
+        if temp_directory:
+            self.connection.execute(f"SET temp_directory = '{temp_directory}'")
+        if threads:
+            self.connection.execute(f"SET threads = {int(threads)}")
+        self.connection.execute("SET preserve_insertion_order = true")
+        self._columns: dict[str, list[str]] = {}
+        self._lock = threading.Lock()
+
+    def __repr__(self) -> str:
+        return "<duckdb engine>"
+
+    def __reduce__(self) -> Any:  # a fresh engine in another process (tables do not travel)
+        return (DuckDBEngine, ())
+
+    # ------------------------------------------------------------ running SQL
+    def query(self, sql: str, parameters: list | None = None) -> list[tuple]:
+        with self._lock:
+            return self.connection.execute(sql, parameters or []).fetchall()
+
+    def _fresh(self, prefix: str) -> str:
+        return f"jostle_{prefix}_{next(_counter)}"
+
+    def source_columns(self, source: str) -> list[str]:
+        return self._columns[source]
+
+    # ------------------------------------------------------------ raw sources
+    def raw_csv(self, path: Path, header: list[str]) -> str:
+        """A view of a CSV file's records as text cells (no typing: the schema types them).
+
+        Records DuckDB's reader cannot use are skipped (`ignore_errors`), short records padded
+        with missing cells, as `jostle.data.schema.read_csv_file` does.
+        """
+        view = self._fresh("raw")
+        columns = "{" + ", ".join(f"'{n.replace(chr(39), chr(39) * 2)}': 'VARCHAR'" for n in header) + "}"
+        self.query(f"CREATE VIEW {view} AS SELECT * FROM read_csv('{_path(path)}', header = true, "
+                   f"columns = {columns}, all_varchar = true, null_padding = true, "
+                   f"ignore_errors = true, auto_detect = false, delim = ',', quote = '\"', "
+                   f"escape = '\"', strict_mode = false)")
+        self._columns[view] = list(header)
+        return view
+
+    def raw_parquet(self, path: Path) -> str:
+        view = self._fresh("raw")
+        self.query(f"CREATE VIEW {view} AS SELECT * FROM read_parquet('{_path(path)}')")
+        self._columns[view] = [row[0] for row in self.query(f"DESCRIBE {view}")]
+        return view
+
+    def raw_frame(self, frame: Any) -> str:
+        view = self._fresh("raw")
+        with self._lock:
+            self.connection.register(view, frame)
+        self._columns[view] = [str(c) for c in frame.columns]
+        return view
+
+    def raw_types(self, view: str) -> dict[str, str]:
+        return {row[0]: row[1] for row in self.query(f"DESCRIBE {view}")}
+
+    # ------------------------------------------------------------ binding
+    def bind(self, raw: str, schema: Schema, table: str, strict: bool, materialise: bool) -> Relation:
+        """Conform a raw source to a public schema, as `jostle.data.schema.conform` does.
+
+        Args:
+            raw: A raw view (`raw_csv`, `raw_parquet`, `raw_frame`).
+            schema: The public schema.
+            table: The table's name, for messages.
+            strict: The curator's schema: a breaking value is a DataError naming the row.
+                Otherwise rows breaking a column without a default are dropped, counted to the
+                curator's logger only.
+            materialise: Store the conformed rows (a CSV is then read once); otherwise a view
+                that scans the source on each query (Parquet: out of core).
+        """
+        available = self.source_columns(raw)
+        missing = [name for name in schema.names if name not in available]
+        if missing:
+            raise DataError(f"table '{table}' has no column {', '.join(repr(m) for m in missing)}",
+                            hint=f"its columns are {available}; fix the schema or the file")
+        types = self.raw_types(raw)
+        select, problems = conform_query(raw, schema, types, self.dialect)
+        if problems:
+            bad = " OR ".join(f"({p})" for _, p in problems)
+            if strict:
+                broken = first_breaking_row(self, raw, schema, types, problems)
+                if broken is not None:
+                    raise DataError(f"table '{table}', column '{broken[0]}', row {broken[1]}: the value {broken[2]}",
+                                    hint="fix the data, or declare a default for the column")
+            else:
+                dropped = self.query(f"SELECT count(*) FROM {raw} WHERE {bad}")[0][0]
+                if dropped:
+                    total = self.query(f"SELECT count(*) FROM {raw}")[0][0]
+                    DATA_LOG.warning("table '%s': %d of %d rows dropped by the schema the program declared",
+                                     table, dropped, total)
+                select = f"{select} WHERE NOT ({bad})"
+        name = self._fresh("table")
+        kind = "TABLE" if materialise else "VIEW"
+        self.query(f"CREATE {kind} {name} AS {select}")
+        self._columns[name] = list(schema.names)
+        return Relation(self, name, schema)
+
+    # ------------------------------------------------------------ aggregates (exact)
+    def count(self, relation: Relation) -> int:
+        return int(self.query(f"SELECT count(*) FROM ({relation.sql()}) AS c")[0][0])
+
+    def sum_parts(self, relation: Relation, column: str) -> list[tuple[int, int]]:
+        """The exact sum of a numeric column as [(exponent e, integer S_e)]: sum = sum S_e 2^e.
+
+        Each double x != 0 is x = m 2^(e - 52) with e = floor(log2 |x|) - 1 (one below its
+        binary exponent, so the scaled m = x 2^(52 - e) is a whole number below 2^55 even when
+        log2 rounds up near a power of two); the scaling by 2^(52 - e) is done in two halves so
+        no factor overflows, and is exact (a power of two, no underflow: the result is >= 2^52).
+        The m of one exponent are summed in DuckDB's 128-bit integers, which cannot overflow
+        below 2^72 rows. The per-exponent totals are combined exactly by the language
+        (`jostle.language.sensitivity.exact_from_parts`).
+        """
+        value = quote(column)
+        inner = (f"SELECT CAST(floor(log2(abs({value}))) AS INTEGER) - 1 AS e, {value} AS x "
+                 f"FROM ({relation.sql()}) AS s WHERE {value} <> 0")
+        half = "CAST(floor((52 - e) / 2.0) AS INTEGER)"
+        scaled = f"x * pow(2.0, {half}) * pow(2.0, (52 - e) - {half})"
+        rows = self.query(f"SELECT e, CAST(sum(CAST({scaled} AS BIGINT)) AS VARCHAR) FROM ({inner}) AS p GROUP BY e")
+        return [(int(e) - 52, int(total)) for e, total in rows]
+
+    def histogram(self, relation: Relation, columns: list[str], sizes: list[int]) -> np.ndarray:
+        """Counts of every combination of the columns' codes, row-major over their domains."""
+        keys = ", ".join(quote(c) for c in columns)
+        rows = self.query(f"SELECT {keys}, count(*) FROM ({relation.sql()}) AS s GROUP BY {keys}")
+        counts = np.zeros(int(np.prod(sizes)), dtype=np.int64)
+        for row in rows:
+            flat = 0
+            for code, size in zip(row[:-1], sizes):
+                flat = flat * size + int(code)
+            counts[flat] = int(row[-1])
+        return counts
+
+    def collect(self, relation: Relation) -> Any:
+        """The rows as a pandas frame, categorical codes decoded to their domain values."""
+        import pandas as pd
+
+        with self._lock:
+            frame = self.connection.execute(relation.sql()).fetchdf()
+        out = {}
+        for name, spec in relation.schema.columns:
+            column = frame[name]
+            if isinstance(spec, Categorical):
+                values = np.empty(len(spec.values), dtype=object)
+                values[:] = list(spec.values)
+                out[name] = pd.Series(values[column.to_numpy(dtype=np.int64)] if len(column) else [], dtype=object)
+            else:
+                out[name] = column.astype(float).reset_index(drop=True)
+        return pd.DataFrame(out, index=pd.RangeIndex(len(frame)))
+
+
+def _path(path: Path) -> str:
+    return str(path).replace("'", "''")
+
+
+def exact_from_parts(parts: list[tuple[int, int]]) -> Fraction:
+    """sum S_e 2^e exactly."""
+    total = Fraction(0)
+    for exponent, mantissas in parts:
+        total += Fraction(mantissas) * Fraction(2) ** exponent
+    return total
