@@ -24,6 +24,7 @@ plus "timing") and benchmarks/results/brl.png.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import math
 import os
@@ -36,6 +37,9 @@ from typing import Any, Callable
 
 import numpy as np
 import pandas as pd
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import benchmark_data  # noqa: E402  (where the shared data is; the one-line message when it is not)
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "benchmarks" / "results"
@@ -229,7 +233,7 @@ def plot(traces: dict[str, dict[str, Any]], path: Path, epsilon: float) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--data", default=os.environ.get("JOSTLE_DATA", str(ROOT.parent / "shared" / "datasets")))
+    parser.add_argument("--data", default=None, help="data folder (default: $JOSTLE_DATA, else ../shared/datasets)")
     parser.add_argument("--dataset", action="append", help="FILE:TARGET under DIR/uci (repeatable)")
     parser.add_argument("--quick", action="store_true", help="3 runs and shorter chains (under 10 minutes)")
     args = parser.parse_args(argv)
@@ -239,11 +243,16 @@ def main(argv: list[str] | None = None) -> int:
     results: dict[str, Any] = {}
     traces: dict[str, Any] = {}
     loaded = {}
-    for spec in args.dataset or DEFAULT_DATASETS:
+    specs = args.dataset or DEFAULT_DATASETS
+    collection = benchmark_data.UCI
+    if args.dataset:
+        collection = dataclasses.replace(
+            collection, what="the --dataset files",
+            source="where you found them (the default tables: https://archive.ics.uci.edu)")
+    folder = benchmark_data.require("brl.py", collection, args.data, [s.partition(":")[0] for s in specs])
+    for spec in specs:
         file, _, target = spec.partition(":")
-        path = Path(args.data) / "uci" / file
-        if not path.exists():
-            raise SystemExit(f"no dataset {path}: pass --data DIR (with DIR/uci/{file}) or set JOSTLE_DATA")
+        path = folder / file
         name = Path(file).stem
         X, y, domains = load(path, target)
         if y.nunique() != 2:

@@ -32,6 +32,7 @@ spec.loader.exec_module(benchmark_data)
 DATA_BENCHMARKS = {
     "trees.py": ("the UCI tables", "archive.ics.uci.edu", ["nursery.csv", "mushroom.csv"]),
     "trees_learners.py": ("the UCI tables", "archive.ics.uci.edu", ["nursery.csv", "mushroom.csv"]),
+    "brl.py": ("the UCI tables", "archive.ics.uci.edu", ["titanic.csv", "mushroom.csv"]),
     "choicemaker_histograms.py": ("the DPBench shapes", "github.com/dpcomp-org/dpcomp_core", ["1D/*.npy"]),
 }
 
