@@ -51,7 +51,7 @@ class _Parser(argparse.ArgumentParser):
 
 # The options of a session, their defaults, and whether they may be repeated.
 SESSION_OPTIONS = {"budget": None, "delta": 0.0, "data": [], "seed": None, "ledger": False, "ledger_db": None,
-                   "trace": False}
+                   "trace": False, "engine": "auto", "master": None}
 _BEFORE = "before_"  # dest prefix of the options given before the command
 
 
@@ -65,8 +65,13 @@ def _session_options(parser: argparse.ArgumentParser, prefix: str = "") -> None:
     add("--budget", type=float, metavar="E", help="the total epsilon the data may spend (its lifetime budget)")
     add("--delta", type=float, metavar="D", help="the total delta (needed for gaussian releases)")
     add("--data", action="append", metavar="NAME=PATH",
-        help="bind a private CSV table; its schema comes from NAME.schema.json "
-             "beside it or from a `private NAME: {...}` declaration")
+        help="bind a private table (a CSV or Parquet file); its schema comes from a .schema.json "
+             "file beside it or from a `private NAME: {...}` declaration")
+    add("--engine", choices=("auto", "pandas", "duckdb", "spark"),
+        help="where private tables live: auto (default: small tables in memory, Parquet and large "
+             "tables on DuckDB), pandas, duckdb (out of core), spark (local, or --master)")
+    add("--master", metavar="URL",
+        help="the Spark master for --engine spark (default local[*]), e.g. spark://host:7077")
     add("--seed", type=int, metavar="N",
         help="reproducible noise: UNSAFE for real releases (for tests and teaching)")
     add("--ledger", action="store_true", help="print this session's budget ledger at the end")
@@ -175,7 +180,12 @@ def _session(args: argparse.Namespace):
         raise UsageError(f"--delta must be in [0, 1), got {args.delta}")
     if args.delta and args.budget is None:
         raise UsageError("--delta needs --budget")
-    session = Session(budget=args.budget, delta=args.delta, seed=args.seed, ledger_path=args.ledger_db)
+    if args.master is not None and args.engine != "spark":
+        raise UsageError("--master is the Spark master: it needs --engine spark",
+                         hint="run with --engine spark --master URL")
+    options = {"spark": {"master": args.master}} if args.master is not None else None
+    session = Session(budget=args.budget, delta=args.delta, seed=args.seed, ledger_path=args.ledger_db,
+                      engine=args.engine, engine_options=options)
     seen: set[str] = set()
     for binding in args.data:
         name, sep, path = binding.partition("=")

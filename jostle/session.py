@@ -31,7 +31,7 @@ from jostle.language.builtins import infer_public_schema, make_private_table
 from jostle.language.checker import check
 from jostle.diagnostics.errors import DataError, JostleWarning, PrivacyError, UsageError
 from jostle.language.evaluator import Interpreter
-from jostle.privacy.ledger_store import LedgerStore, content_digest, resolve_ledger_path
+from jostle.privacy.ledger_store import LedgerStore, resolve_ledger_path
 from jostle.privacy.noise import Randomness
 from jostle.language.parser import parse
 from jostle.data.schema import Schema, numbers_where_possible, read_csv, read_schema_file, schema_file_for
@@ -92,11 +92,23 @@ class Session:
             persists). By default $JOSTLE_LEDGER, else ~/.local/share/jostle/ledger.sqlite.
             The total `budget` is then the lifetime budget of the data bound in the session:
             what earlier sessions spent on the same data is no longer available.
+        engine: Where private tables' rows live (jostle.language.binding): "auto" (the default:
+            small tables in memory, a Parquet file, a CSV beyond 8 MB or a DataFrame beyond
+            200,000 rows on DuckDB), "pandas" (memory), "duckdb" (embedded, out of core) or
+            "spark" (a Spark session: local, or a cluster with engine_options). The same program
+            gives the same answers on each.
+        engine_options: Options per engine, e.g. {"duckdb": {"memory_limit": "4GB"}} or
+            {"spark": {"master": "spark://host:7077"}} (see jostle.data.engine).
     """
 
     def __init__(self, budget: float | None = None, delta: float = 0.0, seed: int | None = None,
                  output: TextIO | None = None, search_path: list[str | Path] | None = None,
-                 ledger_path: str | Path | None = None) -> None:
+                 ledger_path: str | Path | None = None, engine: str = "auto",
+                 engine_options: Mapping[str, Mapping[str, Any]] | None = None) -> None:
+        from jostle.data.engine import ENGINE_NAMES
+
+        if engine not in ENGINE_NAMES:
+            raise UsageError(f"unknown engine {engine!r}", hint=f"the engines are {', '.join(ENGINE_NAMES)}")
         total = None
         if budget is not None:
             try:
@@ -112,6 +124,8 @@ class Session:
         self.randomness = Randomness(seed)
         self.interpreter = Interpreter(self.accountant, self.randomness, output,
                                        [Path(p) for p in search_path or []])
+        self.interpreter.engine_name = engine
+        self.interpreter.engine_options = {k: dict(v) for k, v in (engine_options or {}).items()}
 
     def close(self) -> None:
         """Close the durable ledger (everything spent is already committed)."""
@@ -136,7 +150,7 @@ class Session:
 
         Args:
             name: The name programs use for it.
-            data: A DataFrame, or the path of a CSV file.
+            data: A DataFrame, or the path of a CSV or Parquet file.
             schema: Its public schema (a Schema, or a mapping of column -> domain). If omitted,
                 a schema file beside a CSV (data.schema.json) is used; failing that, the program
                 must declare it with `private NAME: {...}`. Never inferred from the data.
@@ -148,31 +162,50 @@ class Session:
             DataError: The data cannot be read or breaks the schema given (details included).
         """
         import pandas as pd
+
+        from jostle.language import binding
+
         _check_name(name)
+        interp = self.interpreter
         path: Path | None = None
         if isinstance(data, (str, Path)):
             path = Path(data)
-            frame = read_csv(path)  # strict: a bad record is named, to the curator
-            raw = frame
+            route = binding.route_for_file(interp, path, by_curator=True)
+            if route != "pandas":
+                raw: Any = binding.file_source(interp, path, route, strict=True)
+                columns = raw.columns
+            elif binding.is_parquet(path):
+                raw = binding.read_parquet_frame(path)
+                columns = [str(c) for c in raw.columns]
+            else:
+                raw = read_csv(path)  # strict: a bad record is named, to the curator
+                columns = [str(c) for c in raw.columns]
             if schema is None and schema_file_for(path).is_file():
                 schema, file_public_rows = read_schema_file(schema_file_for(path))
                 public_rows = public_rows or file_public_rows
         elif isinstance(data, pd.DataFrame):
-            raw = data
-            frame = data.astype(object).where(pd.notna(data), None)
+            route = binding.route_for_frame(interp, data)
+            raw = binding.frame_source(interp, data, route) if route != "pandas" else data
+            columns = [str(c) for c in data.columns]
         else:
-            raise UsageError(f"bind_private needs a DataFrame or a CSV path, got {type(data).__name__}")
+            raise UsageError(f"bind_private needs a DataFrame, or the path of a CSV or Parquet file, "
+                             f"got {type(data).__name__}")
+        raw_for_schema = raw
+        if isinstance(raw, pd.DataFrame) and (path is None or binding.is_parquet(path)):
+            raw_for_schema = raw.astype(object).where(pd.notna(raw), None)  # typed cells, missing as None
         if schema is None:
             # The path (None for a DataFrame) lets the checker's hint say where a schema can come from.
-            self.interpreter.bindings[name] = (frame, None, public_rows, path)
+            interp.bindings[name] = (raw_for_schema, None, public_rows, path)
         else:
-            table = make_private_table(self.interpreter, name, frame, _schema(schema), BUILTIN_SPAN, public_rows)
-            self.interpreter.bound_tables[name] = table
-            self.interpreter.globals.define(name, table)
-        # Fingerprint the raw rows, not the schema (see jostle.privacy.ledger_store); from now on every
-        # charge in this session is also recorded against this data, and no program may read
-        # the file (or a copy of the rows) as public: builtins.refuse_registered_private_file.
-        self.accountant.register_dataset(content_digest(raw), name, [str(c) for c in frame.columns], path=path)
+            table = make_private_table(interp, name, raw_for_schema, _schema(schema), BUILTIN_SPAN, public_rows)
+            interp.bound_tables[name] = table
+            interp.globals.define(name, table)
+        # Fingerprint the raw rows, not the schema (jostle.data.engine.fingerprint; only with a
+        # durable ledger); from now on every charge in this session is also recorded against
+        # this data, and no program may read the file (or a copy of the rows) as public:
+        # builtins.refuse_registered_private_file.
+        digest = binding.dataset_digest(interp, raw, name, columns)
+        self.accountant.register_dataset(digest, name, columns, path=path)
 
     def bind_public(self, name: str, data: Any, schema: Any = None) -> None:
         """Bind a public value: a DataFrame (a public table) or a plain Python value."""

@@ -98,15 +98,24 @@ def test_fingerprint_is_the_same_by_csv_dataframe_and_parquet_and_differs_on_a_n
     assert frame_digest(pd.concat([frame, frame.iloc[:1]]), "row") != by_csv
 
 
-def test_a_row_function_the_engine_cannot_run_is_refused_by_its_shape_not_its_rows():
-    frame = _frame(50)
-    output = io.StringIO()
-    session = Session(budget=10, seed=1, ledger_path=":memory:", output=output)
-    session.bind_private("t", frame, SCHEMA)
-    bound = session.interpreter.bound_tables["t"]
-    engine = DuckDBEngine()
-    relation = engine.bind(engine.raw_frame(frame), SCHEMA, "t", strict=True, materialise=True)
-    table = Table(relation, bound.schema, True, "t", bound.node, bound.origin)
-    session.interpreter.globals.define("t", table)
-    with pytest.raises(Exception, match="engine does not run"):
-        session.run('c = count(where(t, lambda r: r.region * 2 == "aa"))')
+def test_a_row_function_the_engine_cannot_run_is_run_in_memory_with_the_same_answers():
+    frame = _frame(500)
+    program = ('d = derive(t, "w", lambda r: r.region * 2, categorical(["aa", "bb"], default="bb"))\n'
+               'print(laplace(count(where(d, lambda r: r.region * 2 == "aa" or r.w == "aa")), 1))\n'
+               'print(laplace(histogram(d, "w"), 1))\n')
+    outputs = []
+    for on_engine in (False, True):
+        output = io.StringIO()
+        session = Session(budget=10, seed=1, ledger_path=":memory:", output=output)
+        session.bind_private("t", frame, SCHEMA)
+        if on_engine:
+            bound = session.interpreter.bound_tables["t"]
+            engine = DuckDBEngine()
+            relation = engine.bind(engine.raw_frame(frame), SCHEMA, "t", strict=True, materialise=True)
+            table = Table(relation, bound.schema, True, "t", bound.node, bound.origin)
+            session.interpreter.globals.define("t", table)
+        session.run(program)
+        outputs.append(output.getvalue())
+        if on_engine:  # the steps that did not compile were stored back on the engine
+            assert session.interpreter.globals.lookup("d").relation is not None
+    assert outputs[0].count("\n") == 2 and outputs[0] == outputs[1]

@@ -20,7 +20,13 @@ import pandas as pd
 import pytest
 
 from jostle import BudgetExceeded, Session, UsageError
-from jostle.privacy.ledger_store import MEMORY, LedgerStore, content_digest, resolve_ledger_path
+from jostle.data.engine.fingerprint import frame_digest
+from jostle.privacy.ledger_store import MEMORY, PRIVACY_UNIT, LedgerStore, resolve_ledger_path
+
+
+def content_digest(frame, unit: str = PRIVACY_UNIT) -> bytes:
+    """The digest a session keys a DataFrame's data on (version 2, computed by DuckDB)."""
+    return frame_digest(frame, unit)
 from tests.conftest import PATIENT_SCHEMA, make_patients
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -1,10 +1,22 @@
 """Where a private table's rows go when it is bound or loaded: memory or an engine.
 
-The route is public: it depends on the session's engine setting, the file's kind and size, or
-a DataFrame's length (the curator's data, bound before any program runs; a program's `load`
-reads a file the program names), never on the values. The in-memory route (pandas) is the
-original one and stays the default for small tables; beyond `SMALL_TABLE_BYTES` of CSV or
-`SMALL_TABLE_ROWS` of DataFrame, and for every Parquet file, `auto` picks DuckDB.
+The route is public. It is decided, before any row is read, from the session's engine setting
+(`Session(engine=...)`, `jostle run --engine`), the data's kind and, for the curator's binding
+only, its size:
+  * `pandas`, `duckdb`, `spark`: that route for every table;
+  * `auto` (the default): a Parquet file goes to DuckDB; the curator's CSV file larger than
+    `SMALL_TABLE_BYTES`, or DataFrame longer than `SMALL_TABLE_ROWS`, goes to DuckDB; every
+    other table stays in memory, where small tables are fastest.
+Why size may decide the curator's route and not a program's: whichever route a table takes,
+a program sees the same values, errors and ledger (the same exact aggregates and the same noise
+draws; a row function the engine cannot compile is run by the in-memory code on the engine's
+rows, `jostle.language.tables`), except for timing. The one place the routes could differ is
+reading a CSV file with unusable records, where DuckDB's reader and ours may drop different
+records; the curator's binding reads strictly on both routes (an unusable record is an error to
+the curator before any program runs), so a file either binds to the same rows or not at all. A
+program's `load` reads totally (unusable records dropped), so its route never depends on the
+file's size: a neighbouring file could otherwise cross the threshold and change which records
+are dropped.
 
 The durable ledger's fingerprint (`jostle.data.engine.fingerprint`) is computed here, once,
 by the engine holding the data (an in-process DuckDB for the in-memory route), and not at all
@@ -16,7 +28,6 @@ from __future__ import annotations
 
 import csv
 import hashlib
-import io
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -47,14 +58,20 @@ def table_engine(interp: Any, name: str) -> Any:
     return engines[name]
 
 
-def route_for_file(interp: Any, path: Path) -> str:
-    """'pandas', 'duckdb' or 'spark' for a file, from the session's setting and the file's kind and size."""
+def is_parquet(path: Path) -> bool:
+    return path.suffix.lower() in (".parquet", ".pq")
+
+
+def route_for_file(interp: Any, path: Path, by_curator: bool) -> str:
+    """'pandas', 'duckdb' or 'spark' for a file: the session's setting, the file's kind and, for
+    the curator's binding only, its size (see the module docstring)."""
     chosen = getattr(interp, "engine_name", "auto")
-    parquet = path.suffix.lower() in (".parquet", ".pq")
     if chosen != "auto":
         return chosen
-    if parquet:
+    if is_parquet(path):
         return "duckdb"
+    if not by_curator:
+        return "pandas"
     try:
         size = path.stat().st_size
     except OSError:
@@ -63,6 +80,7 @@ def route_for_file(interp: Any, path: Path) -> str:
 
 
 def route_for_frame(interp: Any, frame: Any) -> str:
+    """The route of the curator's DataFrame: the session's setting, or its length under `auto`."""
     chosen = getattr(interp, "engine_name", "auto")
     if chosen != "auto":
         return chosen
@@ -83,14 +101,19 @@ def csv_header(path: Path) -> list[str]:
     raise DataError(f"data file {path} is empty", hint="a CSV needs at least a header row")
 
 
-def file_source(interp: Any, path: Path, engine_name: str) -> EngineSource:
-    """A CSV or Parquet file as raw rows on an engine."""
+def file_source(interp: Any, path: Path, engine_name: str, strict: bool) -> EngineSource:
+    """A CSV or Parquet file as raw rows on an engine.
+
+    Args:
+        strict: The curator's or a public route: a CSV record the reader cannot use is an error
+            (raised when the rows are first read). Otherwise such records are dropped.
+    """
     engine = table_engine(interp, engine_name)
-    if path.suffix.lower() in (".parquet", ".pq"):
+    if is_parquet(path):
         if not path.exists():
             raise DataError(f"data file {path} does not exist")
         return EngineSource(engine, engine.raw_parquet(path), path)
-    return EngineSource(engine, engine.raw_csv(path, csv_header(path)), path)
+    return EngineSource(engine, engine.raw_csv(path, csv_header(path), strict=strict), path)
 
 
 def frame_source(interp: Any, frame: Any, engine_name: str) -> EngineSource:
@@ -117,8 +140,11 @@ def read_parquet_frame(path: Path) -> Any:
     if not path.exists():
         raise DataError(f"data file {path} does not exist")
     text = str(path).replace("'", "''")
-    return duckdb.connect().execute(f"SELECT * FROM read_parquet('{text}')").fetchdf()
+    try:
+        return duckdb.connect().execute(f"SELECT * FROM read_parquet('{text}')").fetchdf()
+    except duckdb.Error as error:  # a broken file: the same for neighbouring tables' files
+        raise DataError(f"cannot read Parquet file {path}: {str(error).splitlines()[0]}") from None
 
 
 __all__ = ["EngineSource", "route_for_file", "route_for_frame", "file_source", "frame_source", "dataset_digest",
-           "table_engine", "csv_header", "read_parquet_frame", "io"]
+           "table_engine", "csv_header", "read_parquet_frame", "is_parquet"]

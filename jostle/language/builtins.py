@@ -22,7 +22,6 @@ import numpy as np
 from jostle.language import mechanisms, tables
 from jostle.privacy.budget import fmt
 from jostle.diagnostics.errors import DataError, JostleRuntimeError, PrivacyError
-from jostle.privacy.ledger_store import content_digest
 from jostle.data.schema import (
     Categorical, Numeric, Schema, can_drop_rows, conform, load_schema_file, numbers_where_possible, read_csv,
     read_csv_file, schema_file_for,
@@ -400,19 +399,29 @@ def _resolve_path(interp, span: Span, path: Any) -> Path:
     return candidate
 
 
-def make_private_table(interp, name: str, frame: pd.DataFrame, schema: Schema, span: Span,
+def make_private_table(interp, name: str, frame: Any, schema: Schema, span: Span,
                        public_rows: bool = False, strict: bool = True) -> Table:
-    """A private table: `frame` conformed to `schema` (see jostle.data.schema.conform).
+    """A private table: raw rows conformed to `schema` (see jostle.data.schema.conform).
 
     Args:
+        frame: The raw rows: a pandas frame (the in-memory route) or an `EngineSource`
+            (jostle.language.binding), conformed on its engine by the same rules in SQL.
         strict: True when the curator gave the schema (a breaking value is a DataError naming
             it, raised to the curator at bind time); False when the program declared it (such
             rows are dropped and nothing about them reaches the program).
     """
+    from jostle.language.binding import EngineSource, is_parquet
+
     if public_rows and not strict:
         refuse_dropping_public_rows(name, schema, span)
     try:
-        conformed = conform(frame, schema, name, strict=strict)
+        if isinstance(frame, EngineSource):
+            # A Parquet file stays a view (scanned on each query, out of core); a CSV or a
+            # DataFrame is stored once on the engine, conformed.
+            materialise = frame.path is None or not is_parquet(frame.path)
+            conformed = frame.engine.bind(frame.view, schema, name, strict=strict, materialise=materialise)
+        else:
+            conformed = conform(frame, schema, name, strict=strict)
     except DataError as error:
         error.span = error.span or span
         raise
@@ -483,7 +492,7 @@ def refuse_registered_private_file(interp, span: Span, file: Path, frame: pd.Dat
 
 
 @builtin("load", 2, keywords=("public_rows",), privacy="data",
-         doc='load("file.csv", {col: numeric(lo, hi), ...}) reads a private table under a public schema')
+         doc='load("file.csv" or "file.parquet", {col: numeric(lo, hi), ...}) reads a private table under a public schema')
 def _load(interp, span, path, schema, public_rows=False):
     """A private table read by the program, under the program's schema.
 
@@ -493,8 +502,11 @@ def _load(interp, span, path, schema, public_rows=False):
     the row count is public: it is refused for data registered as private in the session
     (`refuse_registered_private_file`), so the file is one the program could read with
     load_public, and it is read strictly, like a public file (dropping rows would make the
-    count private).
+    count private). Where the rows go (memory or an engine) is decided by the session's
+    setting and the file's kind, never its size (jostle.language.binding).
     """
+    from jostle.language import binding
+
     _refuse_private("load", (path, schema, public_rows), span)
     schema = schema_from_value(schema, span)
     file = _resolve_path(interp, span, path)
@@ -503,41 +515,46 @@ def _load(interp, span, path, schema, public_rows=False):
     declared_public = public_rows
     if declared_public:
         refuse_registered_private_file(interp, span, file, None, "load(..., public_rows=true)")
+    name = Path(path).stem
+    route = binding.route_for_file(interp, file, by_curator=False)
     try:
-        read = read_csv_file(file)
+        if route != "pandas":
+            raw: Any = binding.file_source(interp, file, route, strict=declared_public)
+            columns = raw.columns
+        elif binding.is_parquet(file):
+            raw = binding.read_parquet_frame(file)
+            columns = [str(c) for c in raw.columns]
+        else:
+            read = read_csv_file(file)
+            raw = read.checked() if declared_public else read.rows_for_program(name)
+            columns = [str(c) for c in read.frame.columns]
     except DataError as error:
         error.span = span
         raise
-    name = Path(path).stem
-    if declared_public:
-        refuse_registered_private_file(interp, span, file, read.frame, "load(..., public_rows=true)")
-        try:
-            frame = read.checked()
-        except DataError as error:
-            error.span = span
-            raise
-    else:
-        frame = read.rows_for_program(name)
-    table = make_private_table(interp, name, frame, schema, span, declared_public, strict=declared_public)
+    table = make_private_table(interp, name, raw, schema, span, declared_public, strict=declared_public)
     # From now on the file is private in this session, and charges are recorded against it.
-    interp.accountant.register_dataset(content_digest(read.frame), name, [str(c) for c in read.frame.columns],
-                                       path=file)
+    digest = binding.dataset_digest(interp, raw, name, columns)
+    interp.accountant.register_dataset(digest, name, columns, path=file)
     return table
 
 
 @builtin("load_public", 1, 2, privacy="data",
-         doc='load_public("file.csv"[, schema]) reads a public table (its values are not protected)')
+         doc='load_public("file.csv" or "file.parquet"[, schema]) reads a public table (its values are not protected)')
 def _load_public(interp, span, path, schema=None):
     file = _resolve_path(interp, span, path)
+    from jostle.language.binding import is_parquet, read_parquet_frame
+
     refuse_registered_private_file(interp, span, file, None, "load_public()")
     try:
-        read = read_csv_file(file)
+        if is_parquet(file):
+            frame = read_parquet_frame(file)
+            frame = frame.astype(object).where(frame.notna(), None) if schema is not None else frame
+        else:
+            frame = read_csv_file(file).checked()  # a public file: its problems may be named
     except DataError as error:
         error.span = span
         raise
-    refuse_registered_private_file(interp, span, file, read.frame, "load_public()")
     try:
-        frame = read.checked()  # a public file: its problems may be named
         if schema is not None:
             schema = schema_from_value(schema, span)
             frame = conform(frame, schema, Path(path).stem)

@@ -17,6 +17,7 @@ On a public table they are exact public numbers.
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import math
 from fractions import Fraction
@@ -128,23 +129,31 @@ def _expression_on_rows(table: Table, function: Any, span: Span, call: Callable)
 
 
 def _on_engine(table: Table, step: tuple, span: Span, schema: Schema | None = None,
-               same_rows: bool = True) -> Table:
-    """`table` with one more plan step, checked to compile on its engine first.
+               same_rows: bool = True, in_memory: Callable[[Table], Table] | None = None) -> Table:
+    """`table` with one more plan step, run on its engine when the step compiles.
 
-    An expression the engine cannot run exactly as the in-memory path would is refused with
-    a located error naming the operation; the decision depends on the expression and the
-    public schema only, never on the rows.
+    A row function the engine cannot run exactly as the in-memory path would
+    (`NotCompilable`; the decision depends on the expression and the public schema only) is
+    run by the in-memory code instead (`in_memory`, on the engine's rows collected once) and
+    its result stored back on the engine, so a program gives the same values and errors on
+    every engine. The note saying so goes to the curator's log only: the route a table takes
+    depends on the curator's setting and, under `auto`, on the data's size, which the program
+    must not learn (jostle.language.binding).
     """
     from jostle.data.engine.expressions import NotCompilable
+    from jostle.data.schema import DATA_LOG
 
     relation = table.relation.then(step, schema)
     try:
         relation.sql()
     except NotCompilable as reason:
-        raise JostleRuntimeError(
-            f"this row function uses {reason}, which the {relation.engine.name} engine does not run", span,
-            "run this table in memory (--engine pandas, or Session(engine='pandas')), or rewrite the "
-            "function with arithmetic, comparisons, and/or/not, if-else, in, abs, sqrt, log, exp, round") from None
+        if in_memory is None:  # pragma: no cover - only row functions can fail to compile
+            raise
+        DATA_LOG.info("table '%s': a row function uses %s, which the %s engine does not run; "
+                      "computed in memory", table.name, reason, relation.engine.name)
+        result = in_memory(dataclasses.replace(table, data=table.frame))
+        stored = relation.engine.store_conformed(result.frame, result.schema)
+        return dataclasses.replace(result, data=stored)
     return table.derived(relation, schema, same_rows)
 
 
@@ -156,7 +165,8 @@ def where(table: Any, predicate: Any, span: Span, call: Callable) -> Table:
         if probe.dtype != bool:
             raise JostleRuntimeError("a where predicate must give true or false for each row", span,
                                      "compare a column, e.g. lambda r: r.age >= 18")
-        return _on_engine(table, ("where", expression), span, same_rows=False)
+        return _on_engine(table, ("where", expression), span, same_rows=False,
+                          in_memory=lambda rows: where(rows, predicate, span, call))
     mask, probe, missing = _call_on_rows(table, predicate, span, call)
     if probe.dtype != bool:  # decided on the public probe only
         raise JostleRuntimeError("a where predicate must give true or false for each row", span,
@@ -215,7 +225,8 @@ def derive(table: Any, name: Any, function: Any, domain: Any, span: Span, call: 
                 probe.astype(float)
             except (TypeError, ValueError, OverflowError):
                 raise JostleRuntimeError("a numeric derived column needs numbers", span) from None
-        return _on_engine(table, ("derive", name, expression, domain), span, table.schema.with_column(name, domain))
+        return _on_engine(table, ("derive", name, expression, domain), span, table.schema.with_column(name, domain),
+                          in_memory=lambda rows: derive(rows, name, function, domain, span, call))
     n = len(table.frame)
     values, probe, missing = _call_on_rows(table, function, span, call)
     if isinstance(domain, Numeric):

@@ -365,7 +365,7 @@ class PrivateSource:
 
     Attributes:
         label: The table's name.
-        digest: jostle.privacy.ledger_store.content_digest of its raw rows.
+        digest: the content digest of its raw rows (jostle.data.engine.fingerprint).
         columns: Its column names (public: the header).
         path: The resolved path of the file it was read from, if any.
     """
@@ -410,7 +410,7 @@ class Accountant:
         Returns its fingerprint (None without a store).
 
         Args:
-            digest: jostle.privacy.ledger_store.content_digest of the raw table.
+            digest: the content digest of the raw table (jostle.data.engine.fingerprint).
             label: The table's name, for people reading the ledger.
             columns: Its column names (public).
             path: The file it was read from, if any.

@@ -7,10 +7,12 @@ REPL or starting a second process continues from what was already spent.
 
 Design:
   * **Datasets are keyed by content.** A private table's key (its *fingerprint*) is computed
-    from a canonical serialisation of its raw rows, as read, before any schema is applied:
-    columns sorted by name, each cell normalised (numbers as the shortest repr of their float
-    value, so 30, "30" and 30.0 agree; missing cells alike), rows sorted, so the same rows in
-    another order or from a CSV file instead of a DataFrame give the same key. The schema is
+    from its raw rows, as read, before any schema is applied, by the engine that holds them
+    (jostle.data.engine.fingerprint, version 2: an order-independent hash aggregate over
+    canonical cells, so 30, "30" and 30.0 agree, missing cells alike, and the same rows in
+    another order, from a CSV file, a DataFrame or a Parquet file give the same key; computed
+    only when the ledger is durable). Version 1, a sorted serialisation computed in Python,
+    was replaced in issue 14: a ledger written before keys its datasets anew. The schema is
     deliberately *not* part of the key: changing a column's bounds does not change whose data
     it is, and must not grant a fresh budget. The privacy unit ("one row added or removed") is
     part of the key, so a future unit (e.g. one person with several rows) gets its own budget.
@@ -60,9 +62,7 @@ from __future__ import annotations
 import getpass
 import hashlib
 import hmac
-import io
 import json
-import math
 import os
 import secrets
 import socket
@@ -72,14 +72,9 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from fractions import Fraction
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
-
-import numpy as np
+from typing import Any
 
 from jostle.diagnostics.errors import DataError, UsageError
-
-if TYPE_CHECKING:
-    import pandas as pd
 
 MEMORY = ":memory:"
 ENV_VAR = "JOSTLE_LEDGER"
@@ -158,98 +153,6 @@ def resolve_ledger_path(path: str | Path | None = None) -> str:
     if chosen == MEMORY:
         return MEMORY
     return str(Path(chosen).expanduser().resolve())
-
-
-# ---------------------------------------------------------------- fingerprints
-_BOOLEAN_TEXT = {"true": 1.0, "false": 0.0}
-
-
-def _canonical_text(text: str) -> str:
-    stripped = text.strip()
-    if stripped == "" or stripped.lower() in ("na", "nan", "null", "none"):
-        return "\x00"
-    if stripped.lower() in _BOOLEAN_TEXT:  # as the boolean a DataFrame would hold: 1 or 0
-        return "n:" + repr(_BOOLEAN_TEXT[stripped.lower()])
-    try:
-        number = float(stripped)
-    except ValueError:
-        return "s:" + stripped
-    return "n:" + repr(number)
-
-
-def _canonical_cell(value: Any) -> str:
-    """One cell as text that does not depend on how it was read (CSV text or typed column)."""
-    import pandas as pd
-    if value is None:
-        return "\x00"
-    if isinstance(value, (bool, np.bool_, int, float, np.integer, np.floating)):  # True is 1
-        number = float(value)
-        return "\x00" if math.isnan(number) else "n:" + repr(number)
-    if isinstance(value, str):
-        return _canonical_text(value)
-    try:
-        if pd.isna(value):
-            return "\x00"
-    except (TypeError, ValueError):
-        pass
-    return _canonical_text(str(value))
-
-
-def _as_csv_text(frame: pd.DataFrame) -> pd.DataFrame:
-    """The frame with every column that is not text written as a CSV file would hold it.
-
-    Columns of strings (and None) are kept; any other column (dates, categoricals, numbers,
-    booleans, mixed objects) is formatted by pandas' own CSV writer and read back as text, so
-    a DataFrame and the file `to_csv` makes of it reach `_canonical_cell` as the same text.
-    """
-    import pandas as pd
-    def is_text(column: pd.Series) -> bool:
-        return column.dtype == object and all(v is None or isinstance(v, str) for v in column.unique())
-
-    columns = [i for i in range(frame.shape[1]) if not is_text(frame.iloc[:, i])]
-    if not columns:
-        return frame
-    part = frame.iloc[:, columns].infer_objects()  # Timestamps in an object column write as dates
-    part = part.set_axis([str(i) for i in range(len(columns))], axis=1)  # names may repeat
-    text = pd.read_csv(io.StringIO(part.to_csv(index=False)), dtype=str, keep_default_na=False)
-    out = frame.copy()
-    for j, i in enumerate(columns):
-        out.isetitem(i, text.iloc[:, j].to_numpy(dtype=object))
-    return out
-
-
-def _canonical_column(column: pd.Series) -> list[str]:
-    """Every cell of a column in canonical form, computed once per distinct value."""
-    import pandas as pd
-    codes, uniques = pd.factorize(column.astype(object), use_na_sentinel=True)
-    canonical = np.array([_canonical_cell(v) for v in uniques] + ["\x00"], dtype=object)
-    return canonical[codes].tolist()  # code -1 (a missing cell) picks the last entry, "\x00"
-
-
-def content_digest(frame: pd.DataFrame, unit: str = PRIVACY_UNIT) -> bytes:
-    """SHA-256 of the canonical serialisation of a raw private table and its privacy unit.
-
-    Independent of row order, column order, and of the route the table came by: a DataFrame
-    and the CSV file it was saved to (`DataFrame.to_csv`) give one digest, for numbers read as
-    text or typed, booleans (True, "True", "true" and 1 are one value: merging values can only
-    share a budget, never grant a fresh one), dates and missing cells alike. Non-text columns
-    of a DataFrame are canonicalised by writing them as pandas writes a CSV and reading the
-    text back. See the module docstring for why the schema is left out. Kept in memory only: the store turns
-    it into a keyed fingerprint (LedgerStore.fingerprint).
-    """
-    frame = _as_csv_text(frame)
-    names = [str(name) for name in frame.columns]
-    order = sorted(range(len(names)), key=lambda i: names[i])
-    columns = [_canonical_column(frame.iloc[:, i]) for i in order]
-    rows = sorted("\x1f".join(cells) for cells in zip(*columns)) if columns else []
-    digest = hashlib.sha256()
-    digest.update(f"jostle-dataset/1\nunit={unit}\ncolumns=".encode())
-    digest.update("\x1f".join(names[i] for i in order).encode() + b"\n")
-    if not columns:  # no columns: only the number of (empty) rows distinguishes tables
-        digest.update(f"empty-rows={len(frame)}".encode())
-    for row in rows:
-        digest.update(row.encode() + b"\x1e")
-    return digest.digest()
 
 
 # ---------------------------------------------------------------- records

@@ -76,18 +76,28 @@ class DuckDBEngine:
         return self._columns[source]
 
     # ------------------------------------------------------------ raw sources
-    def raw_csv(self, path: Path, header: list[str]) -> str:
+    def raw_csv(self, path: Path, header: list[str], strict: bool = False) -> str:
         """A view of a CSV file's records as text cells (no typing: the schema types them).
 
-        Records DuckDB's reader cannot use are skipped (`ignore_errors`), short records padded
-        with missing cells, as `jostle.data.schema.read_csv_file` does.
+        The records are those `jostle.data.schema.read_csv_file` reads: DuckDB's strict mode
+        finds the same unusable records (more fields than the header, a quote not closed, bytes
+        that are not UTF-8), short records are padded with missing cells, blank lines skipped,
+        and spaces after a delimiter skipped (`ltrim`, as Python's skipinitialspace). Two
+        differences remain: a quoted field after spaces (`1,  "a"`) keeps its quotes here, and a
+        record with one trailing empty field more than the header (`1,a,`) is read, not refused.
+        Neither can make a program's view depend on the route (`jostle.language.binding`).
+
+        Args:
+            strict: Raise (a DataError when the rows are first read, at `bind`) on an unusable
+                record, for the curator's route; otherwise such records are skipped.
         """
         view = self._fresh("raw")
         columns = "{" + ", ".join(f"'{n.replace(chr(39), chr(39) * 2)}': 'VARCHAR'" for n in header) + "}"
-        self.query(f"CREATE VIEW {view} AS SELECT * FROM read_csv('{_path(path)}', header = true, "
+        cells = ", ".join(f"ltrim({quote(n)}, ' ') AS {quote(n)}" for n in header)
+        self.query(f"CREATE VIEW {view} AS SELECT {cells} FROM read_csv('{_path(path)}', header = true, "
                    f"columns = {columns}, all_varchar = true, null_padding = true, "
-                   f"ignore_errors = true, auto_detect = false, delim = ',', quote = '\"', "
-                   f"escape = '\"', strict_mode = false)")
+                   f"ignore_errors = {'false' if strict else 'true'}, auto_detect = false, delim = ',', "
+                   f"quote = '\"', escape = '\"', strict_mode = true)")
         self._columns[view] = list(header)
         return view
 
@@ -121,6 +131,18 @@ class DuckDBEngine:
             materialise: Store the conformed rows (a CSV is then read once); otherwise a view
                 that scans the source on each query (Parquet: out of core).
         """
+        import duckdb
+
+        try:
+            return self._bind(raw, schema, table, strict, materialise)
+        except duckdb.Error as error:
+            # Only a strict read (the curator's or a public route) raises on a record: named to
+            # the curator before any program runs. A program's route skips such records.
+            raise DataError(f"table '{table}': cannot read its data: {str(error).splitlines()[0]}",
+                            hint="fix the file: each record needs as many fields as the header, "
+                            "quotes must be closed, and the text must be UTF-8") from None
+
+    def _bind(self, raw: str, schema: Schema, table: str, strict: bool, materialise: bool) -> Relation:
         available = self.source_columns(raw)
         missing = [name for name in schema.names if name not in available]
         if missing:
@@ -145,6 +167,27 @@ class DuckDBEngine:
         name = self._fresh("table")
         kind = "TABLE" if materialise else "VIEW"
         self.query(f"CREATE {kind} {name} AS {select}")
+        self._columns[name] = list(schema.names)
+        return Relation(self, name, schema)
+
+    def store_conformed(self, frame: Any, schema: Schema) -> Relation:
+        """Rows already conformed to `schema` (values in their domains), stored as a new table.
+
+        For a step computed in memory (jostle.language.tables._on_engine): categorical values
+        become their codes (the position in the public domain), numbers DOUBLE.
+        """
+        import pandas as pd
+
+        stored = {}
+        for name, spec in schema.columns:
+            if isinstance(spec, Categorical):
+                codes = {value: code for code, value in reversed(list(enumerate(spec.values)))}
+                stored[name] = pd.Series([codes[v] for v in frame[name].tolist()], dtype=np.int64)
+            else:
+                stored[name] = frame[name].astype(float).reset_index(drop=True)
+        view = self.raw_frame(pd.DataFrame(stored, columns=list(schema.names)))
+        name = self._fresh("table")
+        self.query(f"CREATE TABLE {name} AS SELECT * FROM {view}")
         self._columns[name] = list(schema.names)
         return Relation(self, name, schema)
 

@@ -94,28 +94,38 @@ def engine_digest(engine: Any, raw: str, unit: str) -> bytes:
 
 def frame_digest(frame: Any, unit: str) -> bytes:
     """The digest of a raw pandas frame (a CSV read as text, or a user's DataFrame), computed by
-    an in-process DuckDB so that it equals what an engine computes on the same data."""
+    an in-process DuckDB so that it equals what an engine computes on the same data.
+
+    Numeric and boolean columns go to DuckDB typed (their canonical cells do not depend on how
+    numbers are printed); every other column that is not all text (dates, pandas categoricals,
+    mixed objects) is written as pandas writes a CSV file and read back as text, so a DataFrame
+    and the file `to_csv` makes of it give one digest.
+    """
     import pandas as pd
 
     from jostle.data.engine.duckdb_engine import DuckDBEngine
 
-    frame = frame.copy()
+    frame = frame.reset_index(drop=True)
     frame.columns = [str(c) for c in frame.columns]
-    for name in frame.columns:  # mixed object columns (numbers and texts) are read as text
+    for name in frame.columns:
         column = frame[name]
-        if column.dtype == object and not all(v is None or isinstance(v, str) for v in column.unique()):
-            frame[name] = column.map(lambda v: None if v is None or (isinstance(v, float) and v != v)
-                                     else (v if isinstance(v, str) else _python_text(v)))
-        elif isinstance(column.dtype, pd.CategoricalDtype):
-            frame[name] = column.astype(object)
+        if pd.api.types.is_numeric_dtype(column.dtype) or pd.api.types.is_bool_dtype(column.dtype):
+            continue
+        if isinstance(column.dtype, pd.StringDtype):  # texts and missing cells only
+            continue
+        if column.dtype == object and all(v is None or isinstance(v, str) for v in column.unique()):
+            continue
+        frame[name] = _as_csv_text(column).to_numpy(dtype=object)  # by position: the index may be any
     engine = DuckDBEngine(threads=1)
     return engine_digest(engine, engine.raw_frame(frame), unit)
 
 
-def _python_text(value: Any) -> str:
-    """A typed cell of a mixed column as text a CSV would hold (booleans as true/false)."""
-    if isinstance(value, bool) or type(value).__name__ == "bool_":
-        return "true" if value else "false"
-    if isinstance(value, float):
-        return repr(value)
-    return str(value)
+def _as_csv_text(column: Any) -> Any:
+    """A column as the text pandas' CSV writer gives it (missing cells as None)."""
+    import io
+
+    import pandas as pd
+
+    part = column.infer_objects() if column.dtype == object else column  # Timestamps write as dates
+    text = pd.read_csv(io.StringIO(part.to_frame("c").to_csv(index=False)), dtype=str, keep_default_na=False)["c"]
+    return text.where(text != "", None).astype(object)
