@@ -44,6 +44,7 @@ class EngineSource:
     engine: Any
     view: str
     path: Path | None = None
+    frame: Any = None  # the curator's DataFrame, when the rows came as one
 
     @property
     def columns(self) -> list[str]:
@@ -118,7 +119,7 @@ def file_source(interp: Any, path: Path, engine_name: str, strict: bool) -> Engi
 
 def frame_source(interp: Any, frame: Any, engine_name: str) -> EngineSource:
     engine = table_engine(interp, engine_name)
-    return EngineSource(engine, engine.raw_frame(frame))
+    return EngineSource(engine, engine.raw_frame(frame), frame=frame)
 
 
 def dataset_digest(interp: Any, raw: Any, name: str, columns: list[str]) -> bytes:
@@ -128,9 +129,11 @@ def dataset_digest(interp: Any, raw: Any, name: str, columns: list[str]) -> byte
         return hashlib.sha256(("jostle-in-memory/1\n" + name + "\n" + "\x1f".join(columns)).encode()).digest()
     from jostle.data.engine.fingerprint import engine_digest, frame_digest
 
-    if isinstance(raw, EngineSource):
+    if isinstance(raw, EngineSource) and raw.frame is None:
         return engine_digest(raw.engine, raw.view, PRIVACY_UNIT)
-    return frame_digest(raw, PRIVACY_UNIT)
+    # A DataFrame is digested by frame_digest on every route, which canonicalises its typed
+    # columns (dates, mixed objects) as its CSV file would hold them.
+    return frame_digest(raw.frame if isinstance(raw, EngineSource) else raw, PRIVACY_UNIT)
 
 
 def read_parquet_frame(path: Path) -> Any:
