@@ -37,7 +37,7 @@ from jostle.data.schema import DataError, _header_names
 from jostle.privacy.ledger_store import PRIVACY_UNIT
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class EngineSource:
     """Raw private rows held by an engine, not yet conformed to a schema."""
 
