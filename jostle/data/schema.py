@@ -477,7 +477,15 @@ def _match_category(value: Any, values: tuple) -> tuple[bool, Any]:
     """Match a raw cell against the declared categories, allowing '1' to match 1."""
     if value in values:
         return True, value
-    text = str(value).strip()
+    try:
+        text = str(value).strip()
+    except ValueError:
+        # A whole number too long for str() (Python refuses beyond 4300 digits) is beyond every
+        # double: it reads as the infinity float() overflows to (`conform`), as on an engine.
+        # Raising here would fail on one row only, which a neighbour without it does not.
+        if not isinstance(value, int):
+            return False, None
+        text = "inf" if value > 0 else "-inf"
     for candidate in values:
         if str(candidate) == text:
             return True, candidate
@@ -552,6 +560,10 @@ def conform(frame: pd.DataFrame, schema: Schema, table: str, strict: bool = True
                             number, problem = None, "is NaN"
                     except (TypeError, ValueError):
                         number, problem = None, f"{cell!r} is not a number"
+                    except OverflowError:  # a whole number beyond every double: its infinity,
+                        # clamped to the bound as an engine's cast does; raising would fail on
+                        # this one row (exit 70), which a neighbour without it does not.
+                        number, problem = (math.inf if cell > 0 else -math.inf), ""
                 if number is None:
                     if spec.default is None:
                         fail(name, i, problem, f"fix the data, or declare a default for '{name}' "

@@ -56,6 +56,7 @@ class DuckDBEngine:
             self.connection.execute(f"SET threads = {int(threads)}")
         self.connection.execute("SET preserve_insertion_order = true")
         self._columns: dict[str, list[str]] = {}
+        self._frames: dict[str, Any] = {}  # raw views registered from a DataFrame: the frame itself
         self._group_cache: dict[tuple, dict[tuple[int, ...], int]] = {}
         self._lock = threading.Lock()
 
@@ -113,6 +114,7 @@ class DuckDBEngine:
         with self._lock:
             self.connection.register(view, frame)
         self._columns[view] = [str(c) for c in frame.columns]
+        self._frames[view] = frame
         return view
 
     def raw_types(self, view: str) -> dict[str, str]:
@@ -144,6 +146,19 @@ class DuckDBEngine:
                             "quotes must be closed, and the text must be UTF-8") from None
 
     def _bind(self, raw: str, schema: Schema, table: str, strict: bool, materialise: bool) -> Relation:
+        if raw in self._frames:
+            # A DataFrame is conformed by the in-memory rules (jostle.data.schema.conform), cell by
+            # cell as Python values, and the result stored here. Not in SQL: DuckDB types an object
+            # column from all its values, so one row (a boolean or bytes among numbers, a text with
+            # a byte that was not UTF-8) made the query fail with an error quoting it, and one text
+            # among whole numbers turned every other row's 1 into the text "1", moving all of them
+            # to another category of a domain such as ["1", 1]. Per cell, each row's value depends
+            # on that row alone (1-stable), exactly as in memory (tests/privacy/test_engine_audits.py).
+            from jostle.data.schema import conform
+
+            frame = self._frames[raw]
+            conformed = conform(frame, schema, table, strict=strict)
+            return self.store_conformed(conformed, schema)
         available = self.source_columns(raw)
         missing = [name for name in schema.names if name not in available]
         if missing:
