@@ -112,20 +112,24 @@ def _call_on_rows(table: Table, function: Any, span: Span, call: Callable) -> tu
     return row_result(call(function, [RowView(table, span, scope)], span), scope, len(table.frame), span)
 
 
-def _expression_on_rows(table: Table, function: Any, span: Span, call: Callable) -> tuple[Any, np.ndarray]:
-    """A row function on an engine table: its expression and its public probe.
+def _expression_on_rows(table: Table, function: Any, span: Span, call: Callable) -> tuple[Any, np.ndarray, Callable]:
+    """A row function on an engine table: its expression, its public probe, and a `call` that
+    gives the same result in memory without calling the function again.
 
     The same checks as `row_result` (one row scope, no private aggregate, one value per row),
-    made on types and scopes only; a public scalar result becomes a literal.
+    made on types and scopes only; a public scalar result becomes a literal. The function runs
+    once, whichever route computes its rows: the third item hands the in-memory code
+    (`_on_engine`) the result replayed on the engine's rows (RowValues.replay), so whatever the
+    function itself does (print, warn, release) happens once, as in memory.
     """
     from jostle.data.engine.expressions import Literal
 
     scope = RowScope(table.name)
     result = call(function, [RowView(table, span, scope)], span)
     if isinstance(result, RowValues) and result.expr is not None and result.scope is scope:
-        return result.expr, np.asarray(result.probe)
+        return result.expr, np.asarray(result.probe), lambda _, views, __: result.replay(views[0])
     _, probe, _ = row_result(result, scope, 0, span)  # raises for anything but a public scalar
-    return Literal(result), probe
+    return Literal(result), probe, lambda *_: result
 
 
 def _on_engine(table: Table, step: tuple, span: Span, schema: Schema | None = None,
@@ -161,12 +165,12 @@ def where(table: Any, predicate: Any, span: Span, call: Callable) -> Table:
     """Keep the rows for which `predicate(r)` is true (1-stable; missing rows are dropped)."""
     table = _need_table(table, "where", span)
     if table.relation is not None:
-        expression, probe = _expression_on_rows(table, predicate, span, call)
+        expression, probe, replayed = _expression_on_rows(table, predicate, span, call)
         if probe.dtype != bool:
             raise JostleRuntimeError("a where predicate must give true or false for each row", span,
                                      "compare a column, e.g. lambda r: r.age >= 18")
         return _on_engine(table, ("where", expression), span, same_rows=False,
-                          in_memory=lambda rows: where(rows, predicate, span, call))
+                          in_memory=lambda rows: where(rows, predicate, span, replayed))
     mask, probe, missing = _call_on_rows(table, predicate, span, call)
     if probe.dtype != bool:  # decided on the public probe only
         raise JostleRuntimeError("a where predicate must give true or false for each row", span,
@@ -219,14 +223,14 @@ def derive(table: Any, name: Any, function: Any, domain: Any, span: Span, call: 
             "write categorical([...], default=...)",
         )
     if table.relation is not None:
-        expression, probe = _expression_on_rows(table, function, span, call)
+        expression, probe, replayed = _expression_on_rows(table, function, span, call)
         if isinstance(domain, Numeric):
             try:
                 probe.astype(float)
             except (TypeError, ValueError, OverflowError):
                 raise JostleRuntimeError("a numeric derived column needs numbers", span) from None
         return _on_engine(table, ("derive", name, expression, domain), span, table.schema.with_column(name, domain),
-                          in_memory=lambda rows: derive(rows, name, function, domain, span, call))
+                          in_memory=lambda rows: derive(rows, name, function, domain, span, replayed))
     n = len(table.frame)
     values, probe, missing = _call_on_rows(table, function, span, call)
     if isinstance(domain, Numeric):

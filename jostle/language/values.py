@@ -345,6 +345,12 @@ class RowValues:
     # On an engine table, the column as an expression (jostle.data.engine.expressions) and no
     # array: row functions then compile to the engine's SQL instead of running here.
     expr: Any = None
+    # On an engine table, how to compute this column in memory from a row view of the engine's
+    # rows, replaying the elementwise operations that built `expr` (`row_apply` with the same
+    # numpy functions), never the row function's own code: when the engine cannot compile the
+    # expression (jostle.language.tables._on_engine), a second call of the function would print,
+    # warn, charge and draw noise a second time, which the in-memory route does once.
+    replay: Any = None
 
     def __repr__(self) -> str:  # never the rows: reprs reach error messages (issue 11)
         kind = "private column" if self.private else "column"
@@ -374,7 +380,7 @@ class RowView:
             probe = domain_probe(spec)
             categories = None if _is_numeric_spec(spec) else tuple(spec.values)
             return RowValues(None, self.span, name, probe, self.table.private, self.scope, ((name, probe),),
-                             categories=categories, expr=Column(name, spec))
+                             categories=categories, expr=Column(name, spec), replay=lambda view: view.column(name))
         series = self.table.frame[name]
         values = series.to_numpy(dtype=object) if not _is_numeric_spec(spec) else series.to_numpy()
         probe = domain_probe(spec)
@@ -726,7 +732,7 @@ def row_apply(function: Callable[..., Any], operands: list[Any], span: Span, wha
         if _long_texts(probe).any():  # the same limit as `text * n` on public values
             raise JostleRuntimeError(f"{what} gives a text of more than {MAX_ROW_TEXT:,} characters", span)
         if columns[0].expr is not None:  # an engine table: build the expression, run nothing here
-            return _row_expression(op, operands, columns, probe, sources, span, what)
+            return _row_expression(op, operands, columns, probe, sources, span, what, function)
         arrays = [o.array if isinstance(o, RowValues) else o for o in operands]
         missing = _missing_union(columns)
         result, failed = _apply_to_rows(function, arrays, len(columns[0].array), probe)
@@ -740,7 +746,7 @@ def row_apply(function: Callable[..., Any], operands: list[Any], span: Span, wha
 
 
 def _row_expression(op: tuple | None, operands: list[Any], columns: list[RowValues], probe: np.ndarray,
-                    sources: tuple, span: Span, what: str) -> RowValues:
+                    sources: tuple, span: Span, what: str, function: Callable[..., Any]) -> RowValues:
     """The symbolic result of a row operation on an engine table's columns.
 
     `op` names the operation (its first item) and its public parameter (the second, if any):
@@ -753,8 +759,13 @@ def _row_expression(op: tuple | None, operands: list[Any], columns: list[RowValu
         raise AssertionError(f"{what} has no engine form")
     args = tuple(o.expr if isinstance(o, RowValues) else Literal(o) for o in operands)
     expression = Apply(op[0], args, op[1] if len(op) > 1 else None)
+
+    def replay(view: RowView) -> RowValues:  # this operation in memory (see RowValues.replay)
+        return row_apply(function, [o.replay(view) if isinstance(o, RowValues) else o for o in operands],
+                         span, what, op)
+
     return RowValues(None, span, columns[0].column, probe, any(o.private for o in columns), columns[0].scope,
-                     sources, None, expr=expression)
+                     sources, None, expr=expression, replay=replay)
 
 
 def _huge_wholes(values: np.ndarray) -> np.ndarray:

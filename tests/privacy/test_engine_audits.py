@@ -37,6 +37,11 @@ Holes these tests found (each test named below failed before its fix):
      followed by text (`1,"a"b`) dropped every record after it, so one record changed the count
      by the number of records behind it. A program's CSV is now read by Jostle's reader on
      every route (jostle/language/binding.py, `file_source`): test_malformed_csv_records_in_a_programs_load.
+  4. When the engine could not compile a row function, the function was called a second time,
+     in memory, so its prints and releases happened twice on DuckDB only (found by the
+     neighbour fuzzer's engine route). The in-memory code now replays the recorded elementwise
+     operations (jostle/language/values.py, `RowValues.replay`; jostle/language/tables.py):
+     test_a_row_function_the_engine_cannot_compile_runs_once.
 """
 
 from __future__ import annotations
@@ -316,6 +321,31 @@ def test_crafted_rows_in_a_programs_parquet_on_duckdb(tmp_path: Path) -> None:
     for x, c in PARQUET_CRAFTED:
         write(f"{base}, ({x}, {c})")
         assert_alike(without, observe(program, "auto", folder=tmp_path), f"parquet row ({x}, {c})")
+
+
+# ---------------------------------------------------------------- a row function runs once
+def test_a_row_function_the_engine_cannot_compile_runs_once() -> None:
+    """Hole 4: when the engine could not compile a row function's result, the in-memory code
+    called the function again on the engine's rows, so what the function does besides giving
+    its result happened twice on DuckDB only: a print, and a release (charged twice, and the
+    noise of every later release drawn from another point of the stream)."""
+    frame = object_frame(BASE_X, BASE_C)
+    program = (f"private t: {SCHEMA_SOURCE}\nprivate o: {SCHEMA_SOURCE}\n"
+               'def f(r):\n    print("in f", laplace(count(o), 1))\n    return r.c * 2\n'
+               'def g(r):\n    print("in g")\n    return r.x + 9007199254740993 > 9007199254740995\n'
+               'def h(r):\n    print("in h")\n'  # gives none: a public constant, which compiles to nothing
+               'u = t.derive("z", f, categorical(["aa", "bb"], default="aa")).where(g).derive("n", h, numeric(0, 1))\n'
+               'print(laplace(histogram(u, "z"), 1), laplace(sum(u, "n"), 1))\n')
+    seen = []
+    for engine in ("pandas", "duckdb"):
+        output = io.StringIO()
+        session = Session(budget=10, seed=SEED, ledger_path=":memory:", engine=engine, output=output)
+        session.bind_private("t", frame)
+        session.bind_private("o", frame)
+        session.run(program)
+        seen.append((output.getvalue(), str(session.ledger)))
+    assert seen[0][0].count("in f") == seen[0][0].count("in g") == seen[0][0].count("in h") == 1, seen[0][0]
+    assert seen[0] == seen[1], seen
 
 
 # ---------------------------------------------------------------- the curator's log
