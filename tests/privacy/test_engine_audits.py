@@ -238,6 +238,68 @@ def test_crafted_cells_give_the_same_releases_in_memory_and_on_duckdb() -> None:
     assert (seen["pandas"].route, seen["duckdb"].route) == ("pandas", "duckdb")
 
 
+def test_a_dataframe_is_conformed_once_per_distinct_value_exactly_as_cell_by_cell() -> None:
+    """DuckDB stores a DataFrame conformed by `conform_frame`, which must give `conform`'s result
+    (the same values of the same types, the same error, the same dropped rows)."""
+    from jostle.data.engine import frames
+    from jostle.data.engine.frames import conform_frame
+    from jostle.data.schema import DataError, Schema, conform
+
+    rng = np.random.default_rng(SEED)
+    n = 200
+    texts = ["a", "b", "A", " a", "", "na", "NaN", "null", "c", "1", "\u0661"]
+    columns = {
+        "f": rng.choice([0.0, -0.0, 1.5, 100.0, 1e308, np.inf, -np.inf, np.nan, 7.25, -3.0], n),
+        "i": rng.integers(-5, 200, n),
+        "u": rng.choice(np.array([0, 5, 2 ** 64 - 1], dtype=np.uint64), n),
+        "b": rng.random(n) < 0.5,
+        "ni": pd.array(rng.choice([1, 2, None], n), dtype="Int64"),
+        "s": pd.array(rng.choice(texts + [None], n), dtype="string"),
+        "o": pd.Series(list(rng.choice(texts, n)), dtype=object).where(rng.random(n) < 0.9, None),
+        "m": pd.Series([x for x in rng.choice(["a", 1, 1.0, True, None, b"a", 10 ** 400], n)], dtype=object),
+        "t": pd.Series([str(x) for x in rng.choice(["1", "2.5", "abc", " 7 ", "1e400", "nan"], n)], dtype=object),
+    }
+    frame = pd.DataFrame(columns)
+    domains = [("numeric", 0, 100), ("numeric", -10, 10, 3), ("numeric", 0, 10, None, True),
+               ("categorical", ["a", "b"]), ("categorical", ["a", "b"], "b"), ("categorical", ["1", 1, "True"], "1"),
+               ("categorical", ["a", "A", " a"])]
+
+    def spec(domain: tuple) -> dict:
+        if domain[0] == "numeric":
+            entry = {"type": "numeric", "bounds": [domain[1], domain[2]]}
+            if len(domain) > 3 and domain[3] is not None:
+                entry["default"] = domain[3]
+            if len(domain) > 4:
+                entry["integer"] = True
+            return entry
+        entry = {"type": "categorical", "values": domain[1]}
+        if len(domain) > 2:
+            entry["default"] = domain[2]
+        return entry
+
+    def outcome(function: Callable, schema: Schema, strict: bool, rows: pd.DataFrame) -> Any:
+        try:
+            result = function(rows, schema, "t", strict=strict)
+        except DataError as error:
+            return ("error", str(error))
+        return {name: [(type(v).__name__, repr(v), bool(np.signbit(v)) if isinstance(v, float) else None)
+                       for v in result[name].tolist()] for name in result.columns}
+
+    checked = fast = 0
+    for name in columns:
+        for domain in domains:
+            for strict in (True, False):
+                schema = Schema.of({name: spec(domain), "i": {"type": "numeric", "bounds": [0, 100]}})
+                for rows in (frame, frame[frame[name].notna() if name != "m" else slice(None)]):
+                    rows = rows.reset_index(drop=True)
+                    assert outcome(conform_frame, schema, strict, rows) == outcome(conform, schema, strict, rows), \
+                        (name, domain, strict)
+                    checked += 1
+                    fast += frames._fast(rows, schema) is not None
+    assert checked == len(columns) * len(domains) * 4
+    assert fast >= checked // 4, (fast, checked)  # the per-value path ran, not only conform
+
+
 # ---------------------------------------------------------------- a program's load of a CSV
 CSV_HEAD = b"x,c\n"
 CSV_BASE = b"".join(b"%s,%s\n" % (str(x).encode(), c.encode()) for x, c in zip(BASE_X, BASE_C))

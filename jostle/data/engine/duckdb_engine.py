@@ -154,10 +154,10 @@ class DuckDBEngine:
             # among whole numbers turned every other row's 1 into the text "1", moving all of them
             # to another category of a domain such as ["1", 1]. Per cell, each row's value depends
             # on that row alone (1-stable), exactly as in memory (tests/privacy/test_engine_audits.py).
-            from jostle.data.schema import conform
+            # conform_frame gives conform's result once per distinct value where it can.
+            from jostle.data.engine.frames import conform_frame
 
-            frame = self._frames[raw]
-            conformed = conform(frame, schema, table, strict=strict)
+            conformed = conform_frame(self._frames[raw], schema, table, strict=strict)
             return self.store_conformed(conformed, schema)
         available = self.source_columns(raw)
         missing = [name for name in schema.names if name not in available]
