@@ -80,6 +80,28 @@ def test_exact_sum_on_duckdb_equals_the_exact_sum_in_memory_including_tiny_and_h
     assert _engine_sum(table, "v") == exact_sum(values)
 
 
+@pytest.mark.parametrize("lo, hi", [(0, 100), (-1, 1), (0, 1e-300), (-1e12, 5.0), (0.5, 0.75), (0, 0)])
+def test_the_fast_exact_sums_split_on_the_bounds_grid_equal_the_exact_sum(lo: float, hi: float):
+    """DuckDBEngine.sum_parts and tables._bounded_exact_sum split each value on grids set by the
+    column's public bound; every path (the split alone, the split and the scan of residuals
+    below it, the exponent rule alone for a tiny bound) gives exact_sum's value and type."""
+    from jostle.language.sensitivity import exact_sum
+    from jostle.language.tables import _bounded_exact_sum, _engine_sum
+
+    rng = np.random.default_rng(3)
+    n = 2000
+    values = np.clip(np.concatenate([rng.uniform(lo, hi, n), np.round(rng.uniform(lo, hi, n), 2),
+                                     rng.uniform(-1, 1, n) * 10.0 ** rng.integers(-320, 0, n),
+                                     [lo, hi, 0.0, -0.0]]), lo, hi)  # within the bound, as conformed
+    schema = Schema.of({"v": Numeric(lo, hi)})
+    engine = DuckDBEngine()
+    relation = engine.bind(engine.raw_frame(pd.DataFrame({"v": values})), schema, "v", strict=True, materialise=True)
+    expected = exact_sum(values)
+    assert _engine_sum(Table(relation, schema, True, "v", None, None), "v") == expected
+    fast = _bounded_exact_sum(values, schema["v"])
+    assert fast == expected and type(fast) is type(expected)
+
+
 def test_fingerprint_is_the_same_by_csv_dataframe_and_parquet_and_differs_on_a_neighbour(tmp_path: Path):
     rng = np.random.default_rng(0)
     frame = pd.DataFrame({"age": rng.integers(0, 100, 50).astype(float) + 0.25,

@@ -368,7 +368,7 @@ def total(table: Any, column: Any, span: Span) -> Private | float:
         values = table.frame[column].to_numpy(dtype=float)
         if not table.private:
             return float(values.sum())
-        exact = exact_sum(values)
+        exact = _bounded_exact_sum(values, spec)
     # Summed exactly (a float sum's rounding would move it by more than the bound, Casacuberta
     # et al. 2022); the bound, rounded up, is then the exact sum's sensitivity.
     sensitivity = up(table.stability * Fraction(spec.magnitude))
@@ -388,12 +388,41 @@ def mean(table: Any, column: Any, span: Span) -> PrivateMean | float | None:
         values = table.frame[column].to_numpy(dtype=float)
         if not table.private:
             return float(values.mean()) if len(values) else None
-        exact, n = exact_sum(values), len(values)
+        exact, n = _bounded_exact_sum(values, spec), len(values)
     midpoint = (spec.lo + spec.hi) / 2
     # sum of (x - midpoint), exactly (see total); jostle.language.mechanisms bounds each term by
     # max(hi - midpoint, midpoint - lo) in exact rationals.
     return PrivateMean(exact - n * Fraction(midpoint), n, spec.lo, spec.hi,
                        span, f"mean({table.name}, '{column}')", table.node)
+
+
+def _bounded_exact_sum(values: np.ndarray, spec: Numeric) -> Any:
+    """`exact_sum(values)` (the same int or Fraction), faster for a column within its public bound.
+
+    The split of `jostle.data.engine.duckdb_engine.DuckDBEngine.sum_parts`, in numpy: with
+    2^T > max(|lo|, |hi|), each x with |x| < 2^T is x = q1 2^(T-62) + q2 2^(T-124) + r2, every
+    step exact (products by powers of two that are normal doubles, truncations to whole numbers
+    of at most 53 bits, subtractions of x's own leading bits). q1 and q2 (|q| < 2^62) are summed
+    exactly as int64 halves of 31 bits (no overflow below 2^31 rows); what is left (r2 != 0, a
+    value outside the bound, or a value that is not finite) goes to `exact_sum`, which also
+    raises for what is not finite, as before. No sort of the column (exact_sum's argsort).
+    """
+    top = math.frexp(max(abs(float(spec.lo)), abs(float(spec.hi))))[1]  # 2^(top-1) <= bound < 2^top
+    if values.dtype.kind != "f" or not -890 <= top <= 960 or len(values) >= 2 ** 31:
+        return exact_sum(values)
+    with np.errstate(invalid="ignore", over="ignore"):
+        inside = np.abs(values) < 2.0 ** top  # False for NaN
+        q1 = np.where(inside, np.trunc(values * 2.0 ** (62 - top)), 0.0).astype(np.int64)
+        r1 = np.where(inside, values - q1.astype(float) * 2.0 ** (top - 62), values)
+        near = np.abs(r1) < 2.0 ** (top - 62)
+        q2 = np.where(near, np.trunc(r1 * 2.0 ** (124 - top)), 0.0).astype(np.int64)
+        r2 = np.where(near, r1 - q2.astype(float) * 2.0 ** (top - 124), r1)
+    rest = r2[r2 != 0]  # NaN != 0 too: exact_sum raises for it, as it did for the whole column
+    total = Fraction(0)
+    for whole, exponent in ((q1, top - 62), (q2, top - 124)):
+        halves = (int((whole >> 31).sum()) << 31) + int((whole & ((1 << 31) - 1)).sum())
+        total += Fraction(halves) * Fraction(2) ** exponent
+    return _normal(total + Fraction(exact_sum(rest)))
 
 
 def _engine_sum(table: Table, column: str) -> Any:
@@ -443,11 +472,22 @@ def histogram(table: Any, columns: Any, span: Span) -> Private | np.ndarray:
 
 def _histogram_in_memory(table: Table, names: list[str], specs: list[Categorical], sizes: list[int],
                          cells: int) -> np.ndarray:
+    """Counts per cell. Equal cells are grouped by pandas' hashing, which merges only cells that
+    are == with equal hashes, as a dict does; each distinct cell then takes its position by a
+    dict lookup, once, not once per row: the same counts as a lookup per row."""
+    positions = [{value: i for i, value in enumerate(spec.values)} for spec in specs]
+    if len(names) == 1:
+        counts = np.zeros(cells, dtype=np.int64)
+        tallies = table.frame[names[0]].value_counts(sort=False, dropna=False)
+        for value, tally in zip(tallies.index, tallies.to_numpy().tolist()):
+            counts[positions[0][value]] += tally
+        return counts
+    import pandas as pd
+
     flat = np.zeros(len(table.frame), dtype=np.int64)
-    for name, spec, size in zip(names, specs, sizes):
-        position = {value: i for i, value in enumerate(spec.values)}
-        codes = np.fromiter((position[v] for v in table.frame[name].tolist()), dtype=np.int64,
-                            count=len(table.frame))
+    for name, position, size in zip(names, positions, sizes):
+        groups, distinct = pd.factorize(table.frame[name], use_na_sentinel=False)
+        codes = np.fromiter((position[v] for v in distinct), dtype=np.int64, count=len(distinct))[groups]
         flat = flat * size + codes
     return np.bincount(flat, minlength=cells).astype(np.int64)
 
