@@ -38,6 +38,15 @@ neighbour's rows (an adversary's guess of the data); in some cases the private t
 to a CSV file beside the program and bound by that path (the file the program may try to
 reopen).
 
+The engine route (issue 14): `fuzz(..., engine=LARGE)` (or engine="duckdb") runs each case a
+second time with the private tables on DuckDB. There the neighbours must obey the same rule,
+and each neighbour's whole run (everything printed, released values included, how it ended and
+the ledger) must equal its run in memory with the same seed (`route_violation`): under `auto`
+the route follows the curator's data size, which a program must not learn. Such cases also
+draw the `engine` family (chained derives, where, bin, partition and aggregates, with row
+functions the engine cannot compile, some in defs that print) and crafted rows (`crafted`:
+cells no schema allows, bound under a schema the program declares).
+
 `fuzz(seconds, seed)` runs until the time is up and returns the first violation, minimised
 (the fewest statements, rows and columns that still show it) and rendered with both tables by
 `Finding.report()`. `run_cli` runs a case (made by `cli_case`) through `jostle.cli.main`
@@ -1020,6 +1029,68 @@ class Generator:
         chunks.append(f'r_ = {learner}({data}, "{label}", epsilon={epsilon}{extra})\n'
                       "print(r_)\nprint(rule_list_length(r_), average_antecedent_length(r_))")
 
+    def family_engine(self, chunks: list[str]) -> None:
+        """The steps a table on an engine runs in SQL, chained, with row functions the engine
+        cannot compile mixed in (a text repeated or joined to a number, a conditional giving a
+        text or a number, a whole number beyond 2^53, a categorical column of several types):
+        those run in memory on the engine's rows. Numeric and categorical derives, where, bin,
+        partition and every aggregate, released; the values must match memory exactly."""
+        table = self.some_table(True)
+        columns = self.tables[table][0]
+        scope = Scope("r", columns)
+        numbers = [c.name for c in columns if c.kind in ("num", "code")]
+        texts = [c.name for c in columns if c.kind in ("text", "mixed")]
+        loose = [f"r.{self.pick(numbers)} + 9007199254740993" if numbers else "9007199254740993 - 1",
+                 f"(r.{self.pick(numbers)} if {self.boolean(scope, 1)} else \"far\")" if numbers else "1"]
+        if texts:
+            loose += [f"r.{self.pick(texts)} * 2", f"(1 if r.{self.pick(texts)} == \"a\" else \"b\")",
+                      f"r.{self.pick(texts)} + \"!\""]
+        mixed = [c.name for c in columns if c.kind == "mixed"]
+        if mixed:
+            loose.append(f"(r.{self.pick(mixed)} if {self.boolean(scope, 1)} else 2)")
+        compiled = [self.num(scope, 2) for _ in range(2)]
+        steps, name = [], self.fresh("e")
+        current = table
+        for _ in range(self.rng.randint(2, 4)):
+            form = self.pick(["num", "cat", "where", "loose_cat", "loose_num"], [25, 20, 20, 20, 15])
+            new = self.fresh("e")
+            function = f"lambda r: {self.pick(loose)}"
+            if form.startswith("loose") and self.chance(0.4):  # a def that prints: it must print once
+                function = self.fresh("lf")
+                steps.append(f"def {function}(r):\n    print(\"{function}\", {self.public_expression()})\n"
+                             f"    return {self.pick(loose)}")
+            if form == "num":
+                domain = self.pick(["numeric(-100, 100)", "numeric(0, 10, integer=true)", "numeric(-1e6, 1e6)"])
+                steps.append(f'{new} = {current}.derive("n{new}", lambda r: {self.pick(compiled)}, {domain})')
+            elif form == "cat":
+                steps.append(f'{new} = {current}.derive("c{new}", lambda r: "hi" if {self.boolean(scope, 2)} else '
+                             f'"lo", categorical(["hi", "lo"], default="lo"))')
+            elif form == "where":
+                steps.append(f"{new} = {current}.where(lambda r: {self.boolean(scope, 2)})")
+            elif form == "loose_cat":
+                steps.append(f'{new} = {current}.derive("c{new}", {function}, '
+                             f'categorical(["aa", "b", 1, "far", "a!", "x!"], default="b"))')
+            else:
+                steps.append(f'{new} = {current}.derive("n{new}", {function}, numeric(-10, 10))')
+            current = new
+        chunks.append("\n".join(steps))
+        categorical = [c.name for c in columns if not c.numeric]
+        numeric = [c for c in columns if c.numeric]
+        releases = [f"count({current})"]
+        if numeric:
+            column = self.pick(numeric)
+            edges = _lit([column.lo - 1, (column.lo + column.hi) / 2, column.hi + 1])
+            chunks.append(f'{name} = {current}.bin("{column.name}", {edges}, name="band")')
+            releases += [f'sum({current}, "{column.name}")', f'mean({current}, "{column.name}")',
+                         f'histogram({name}, "band")']
+        if categorical:
+            releases.append(f'histogram({current}, "{self.pick(categorical)}")')
+        body = [f"    print({{{{ {release} }}}})" for release in self.rng.sample(releases, min(3, len(releases)))]
+        if categorical and self.chance(0.6):
+            body += [f'    for part in {current}.partition("{self.pick(categorical)}"):',
+                     f"        print(part.key, {{{{ count(part) }}}})"]
+        chunks.append(f"with budget {self.pick(['1', '2'])}:\n" + "\n".join(body))
+
     def family_public(self, chunks: list[str]) -> None:
         """Ordinary public computation, errors included."""
         chunks.append(self.pick([
@@ -1050,9 +1121,30 @@ REFUSAL_RANK = {"private_probe": 1, "public": 1, "misplaced": 1}
 
 
 # ---------------------------------------------------------------- making a case
-def make_case(rng: random.Random, families: dict[str, float] | None = None) -> Case:
-    """A random case: tables, their neighbours, public values and a program."""
-    families = families or FAMILIES
+# Cells a row may hold that no schema allows, for cases run on an engine: numbers beyond every
+# double or not finite, texts that fail casts or look like NaN, Python objects of other types.
+CRAFTED_NUMBERS = ["nan", "NaN", "NA", "abc", "1e400", "-1e400", 1e308, -1e308, float("inf"), float("nan"),
+                   10 ** 400, "", " 5", "-0", "\u0661\u0662", "1_0", None] + [True, False, b"7", b"x"] * 3
+CRAFTED_CATEGORIES = ["zz", 1.5, True, None, "", " a", "A", 10 ** 400, b"a", "nan", False, 0, 1]
+
+
+def crafted(rng: random.Random, columns: tuple[Column, ...], row: tuple) -> tuple:
+    """`row` with one or two of its cells replaced by cells no schema allows."""
+    cells = list(row)
+    for index in rng.sample(range(len(cells)), min(len(cells), rng.choice([1, 1, 2]))):
+        pool = CRAFTED_NUMBERS if columns[index].numeric else CRAFTED_CATEGORIES
+        cells[index] = rng.choice(pool)
+    return tuple(cells)
+
+
+def make_case(rng: random.Random, families: dict[str, float] | None = None, engine: bool = False) -> Case:
+    """A random case: tables, their neighbours, public values and a program.
+
+    With `engine`, the case is meant to run on an engine too: the `engine` family joins the
+    default mix, and now and then the neighbours' extra row (or a shared row) holds crafted
+    cells (`crafted`), bound under a schema the program declares, which drops or defaults them.
+    """
+    families = families or (dict(FAMILIES, engine=40) if engine else FAMILIES)
     columns = random_columns(rng, rng.randint(1, 4))
     size = rng.choice([0, 1, 1, 2, 2, 3, 3, 4, 5, 6, 8, 12, 20])
     base = random_rows(rng, columns, size)
@@ -1088,6 +1180,13 @@ def make_case(rng: random.Random, families: dict[str, float] | None = None) -> C
         "cfg": {"lim": rng.choice([1, 5, 50]), "name": "a"},
     }
     bind = rng.choices(["frame", "path", "declared", "declared_path"], weights=[40, 30, 15, 15])[0]
+    if engine and rng.random() < 0.6:
+        extra = crafted(rng, columns, extra)
+        if base and rng.random() < 0.3:
+            at = rng.randrange(len(base))
+            private = replace(private, rows=base[:at] + (crafted(rng, columns, base[at]),) + base[at + 1:])
+        # under the program's schema (a curator's refuses such rows), mostly as a DataFrame
+        bind = rng.choice(["declared", "declared", "declared_path"])
     budget = rng.choice([1.0, 10.0, 3.0, None])
     generator = Generator(rng, private, other, tuple(publics), values, budget is not None)
     chunks: list[str] = []
@@ -1167,6 +1266,30 @@ def tiny_training(cache: Path) -> Iterator[None]:
 # ---------------------------------------------------------------- running a case
 EXIT_OK, EXIT_INTERNAL, EXIT_TIMEOUT, EXIT_UNBOUND = 0, 70, -1, -2
 
+# The engine setting that models the route a curator's data takes when it is large: `auto`, with
+# every table the curator binds past the size threshold, so on DuckDB, while a program's own
+# `load` keeps the route of its kind (a CSV in memory, a Parquet file on DuckDB). Under `auto`
+# only the curator's route follows the size (jostle/language/binding.py), so this is the route
+# whose difference from memory a program must not see; a route the session sets explicitly is
+# public, and a program's `load` of a public-rows file may then word its refusals differently.
+LARGE = "large"
+
+
+@contextlib.contextmanager
+def _routes(engine: str) -> Iterator[str]:
+    """The Session engine setting for `engine` (LARGE: `auto`, every curator's table large)."""
+    if engine != LARGE:
+        yield engine
+        return
+    from jostle.language import binding
+
+    saved = binding.SMALL_TABLE_BYTES, binding.SMALL_TABLE_ROWS
+    binding.SMALL_TABLE_BYTES = binding.SMALL_TABLE_ROWS = -1
+    try:
+        yield "auto"
+    finally:
+        binding.SMALL_TABLE_BYTES, binding.SMALL_TABLE_ROWS = saved
+
 
 @dataclass(frozen=True)
 class Outcome:
@@ -1186,6 +1309,8 @@ class Outcome:
     output: str
     exit_code: int
     internal: str | None = None
+    end: tuple = ()  # how the run ended, even after a charge (for comparing routes)
+    ledger: str = ""  # the session's ledger at the end, as rendered (for comparing routes)
 
     @property
     def charged(self) -> bool:
@@ -1263,8 +1388,10 @@ class Workspace:
         (self.root / "prog.jst").write_text(case.source)
 
 
-def run_case(case: Case, which: int, workspace: Workspace, timeout: float = RUN_TIMEOUT) -> Outcome:
-    """Run `case` on neighbour `which` (0 or 1) in a fresh Session; return what it showed.
+def run_case(case: Case, which: int, workspace: Workspace, timeout: float = RUN_TIMEOUT,
+             engine: str = "pandas") -> Outcome:
+    """Run `case` on neighbour `which` (0 or 1) in a fresh Session on `engine` ("pandas", "duckdb",
+    or LARGE: the curator's tables on DuckDB as if they were large); return what it showed.
 
     What the program's author sees is what `print` wrote, plus anything written to the
     process's stdout and stderr and every Python warning (the command line shows them), in
@@ -1275,13 +1402,16 @@ def run_case(case: Case, which: int, workspace: Workspace, timeout: float = RUN_
     cache = Path(tempfile.mkdtemp(prefix="cache-", dir=workspace.root))
     seen = _Observed(cache)
     first: list[tuple[str, tuple]] = []
+    session: Session | None = None
     try:
         with _time_limit(timeout), warnings.catch_warnings(record=True) as caught, tiny_training(cache), \
-                contextlib.redirect_stdout(seen.stdout), contextlib.redirect_stderr(seen.stderr):
+                contextlib.redirect_stdout(seen.stdout), contextlib.redirect_stderr(seen.stderr), \
+                _routes(engine) as setting:
             warnings.simplefilter("always")
             seen.warnings = caught
             try:
-                session = Session(budget=case.budget, seed=case.seed, ledger_path=":memory:", output=seen.output)
+                session = Session(budget=case.budget, seed=case.seed, ledger_path=":memory:", output=seen.output,
+                                  engine=setting)
                 _record_first_charge(session, seen, first)
                 try:
                     _bind(session, case, private, workspace)
@@ -1301,11 +1431,12 @@ def run_case(case: Case, which: int, workspace: Workspace, timeout: float = RUN_
                 code, internal = EXIT_INTERNAL, "".join(traceback.format_exception(error))
                 end = ("end", EXIT_INTERNAL, type(error).__name__, str(error))
             text = seen.text()
+            ledger = str(session.ledger) if session is not None else ""
     finally:
         shutil.rmtree(cache, ignore_errors=True)
     if first:
-        return Outcome(first[0][0], first[0][1], text, code, internal)
-    return Outcome(text, end, text, code, internal)
+        return Outcome(first[0][0], first[0][1], text, code, internal, end, ledger)
+    return Outcome(text, end, text, code, internal, end, ledger)
 
 
 class _Observed:
@@ -1394,9 +1525,33 @@ def violation(first: Outcome, second: Outcome) -> str | None:
     return None
 
 
+def route_violation(in_memory: Outcome, on_engine: Outcome) -> str | None:
+    """Why a run in memory and the same run on an engine (the same neighbour, the same seed)
+    differ in anything the program's author could see (None: they do not).
+
+    The route is not the program's to know: under `auto` it follows the curator's data size
+    (jostle/language/binding.py). With the same seed the engine computes the same exact
+    aggregates and the driver draws the same noise, so everything must be identical, released
+    values and what follows them included: the output, how the run ended and the ledger.
+    """
+    for outcome in (in_memory, on_engine):
+        if outcome.internal is not None:
+            return "internal error (an exception that is not a JostleError)"
+    if {EXIT_TIMEOUT, EXIT_UNBOUND} & {in_memory.exit_code, on_engine.exit_code}:
+        # A timeout says nothing; a binding refused on one route only is the curator's to see.
+        return None
+    if in_memory.output != on_engine.output:
+        return "the output differs between memory and the engine"
+    if in_memory.end != on_engine.end:
+        return "the run ends differently in memory and on the engine"
+    if in_memory.ledger != on_engine.ledger:
+        return "the ledger differs between memory and the engine"
+    return None
+
+
 @dataclass
 class Finding:
-    """A violation: the case, the neighbours' outcomes and the reason."""
+    """A violation: the case, the two outcomes compared and the reason."""
 
     case: Case
     reason: str
@@ -1404,6 +1559,7 @@ class Finding:
     programs_tried: int = 0
     seconds: float = 0.0
     minimised: bool = False
+    labels: tuple[str, str] = ("neighbour 0", "neighbour 1")  # what the two outcomes are
 
     def report(self) -> str:
         case = self.case
@@ -1426,24 +1582,55 @@ class Finding:
                       f"{public.table.schema_source()}):"]
             lines += [f"    {line}" for line in public.table.text().splitlines()]
         lines.append("public values: " + ", ".join(f"{k} = {v!r}" for k, v in case.values))
-        for which, outcome in enumerate(self.outcomes):
-            lines += [f"outcome on neighbour {which}:", outcome.summary()]
+        for label, outcome in zip(self.labels, self.outcomes):
+            lines += [f"outcome on {label}:", outcome.summary()]
+            if self.labels != ("neighbour 0", "neighbour 1"):  # routes compared: the whole run
+                lines += ["  all of its output:"] + [f"    | {line}" for line in outcome.output.splitlines()]
         return "\n".join(lines)
 
 
-def check_case(case: Case, workspace: Workspace) -> Finding | None:
-    """Run a case on both neighbours; a Finding if they break the rule."""
+def check_case(case: Case, workspace: Workspace, engine: str | None = None) -> Finding | None:
+    """Run a case on both neighbours; a Finding if they break the rule.
+
+    With `engine` (e.g. "duckdb"), the tables live on that engine: the neighbours there must
+    obey the pre-release rule, and each neighbour must show exactly what it shows in memory
+    (`route_violation`); four runs in all.
+    """
+    return _examine(case, workspace, engine)[0]
+
+
+def _examine(case: Case, workspace: Workspace, engine: str | None) -> tuple[Finding | None, Outcome, Outcome]:
+    """`check_case`, and the in-memory neighbours' outcomes (for the statistics)."""
     first = run_case(case, 0, workspace)
     second = run_case(case, 1, workspace)
     reason = violation(first, second)
-    return None if reason is None else Finding(case, reason, (first, second))
+    if reason is not None:
+        return Finding(case, reason, (first, second)), first, second
+    if engine is None:
+        return None, first, second
+    return _engine_finding(case, workspace, engine, (first, second)), first, second
+
+
+def _engine_finding(case: Case, workspace: Workspace, engine: str,
+                    in_memory: tuple[Outcome, Outcome]) -> Finding | None:
+    on_engine = (run_case(case, 0, workspace, engine=engine), run_case(case, 1, workspace, engine=engine))
+    reason = violation(*on_engine)
+    if reason is not None:
+        return Finding(case, f"on {engine}: {reason}", on_engine,
+                       labels=(f"neighbour 0 on {engine}", f"neighbour 1 on {engine}"))
+    for which, outcome in enumerate(in_memory):
+        reason = route_violation(outcome, on_engine[which])
+        if reason is not None:
+            return Finding(case, f"{reason} (neighbour {which})", (outcome, on_engine[which]),
+                           labels=(f"neighbour {which} in memory", f"neighbour {which} on {engine}"))
+    return None
 
 
 # ---------------------------------------------------------------- minimising
 def minimise(finding: Finding, workspace: Workspace, seconds: float = MINIMISE_SECONDS,
-             accept: Callable[[Finding], bool] | None = None) -> Finding:
+             accept: Callable[[Finding], bool] | None = None, engine: str | None = None) -> Finding:
     """Shrink a finding's program, rows and columns while it still shows the same violation
-    (and, with `accept`, while `accept` still takes it)."""
+    (and, with `accept`, while `accept` still takes it); `engine` as for `check_case`."""
     deadline = time.monotonic() + seconds
     best = finding
 
@@ -1451,7 +1638,7 @@ def minimise(finding: Finding, workspace: Workspace, seconds: float = MINIMISE_S
         if time.monotonic() > deadline:
             return None
         try:
-            found = check_case(case, workspace)
+            found = check_case(case, workspace, engine)
         except Exception:  # noqa: BLE001 - a candidate the harness cannot run is not smaller
             return None
         if found is None or found.reason != finding.reason or (accept is not None and not accept(found)):
@@ -1462,7 +1649,8 @@ def minimise(finding: Finding, workspace: Workspace, seconds: float = MINIMISE_S
         nonlocal best
         found = still(candidate)
         if found is not None:
-            best = Finding(candidate, found.reason, found.outcomes, finding.programs_tried, finding.seconds, True)
+            best = Finding(candidate, found.reason, found.outcomes, finding.programs_tried, finding.seconds, True,
+                           found.labels)
             return True
         return False
 
@@ -1554,7 +1742,7 @@ class FuzzStats:
 def fuzz(seconds: float, seed: int = 0, families: dict[str, float] | None = None,
          minimise_seconds: float = MINIMISE_SECONDS, stats: FuzzStats | None = None,
          max_programs: int | None = None, on_case: Callable[[Case], None] | None = None,
-         accept: Callable[[Finding], bool] | None = None) -> Finding | None:
+         accept: Callable[[Finding], bool] | None = None, engine: str | None = None) -> Finding | None:
     """Generate and check programs for `seconds` (or `max_programs`); the first finding, minimised.
 
     Args:
@@ -1568,6 +1756,11 @@ def fuzz(seconds: float, seed: int = 0, families: dict[str, float] | None = None
         accept: Decides whether a violation counts (default: every one does); one it rejects
             is passed over and fuzzing goes on. The negative controls accept only violations
             that go away without the hole they reintroduce.
+        engine: Also run every case with its private tables on this engine ("duckdb", or
+            LARGE: the curator's tables on DuckDB as under `auto` when large): the neighbours
+            there obey the same rule, and each neighbour shows exactly what it shows in memory
+            (`check_case`). The cases then also draw crafted rows and the `engine` family
+            (`make_case(..., engine=True)`).
     """
     stats = stats if stats is not None else FuzzStats()
     rng = random.Random(seed)
@@ -1575,23 +1768,21 @@ def fuzz(seconds: float, seed: int = 0, families: dict[str, float] | None = None
     with Workspace() as workspace:
         try:
             while time.monotonic() - start < seconds and (max_programs is None or stats.programs < max_programs):
-                case = make_case(rng, families)
+                case = make_case(rng, families, engine=engine is not None)
                 if on_case is not None:
                     on_case(case)
                 stats.programs += 1
                 stats.choicemakers += case.choicemaker
-                first = run_case(case, 0, workspace)
-                second = run_case(case, 1, workspace)
+                finding, first, second = _examine(case, workspace, engine)
                 stats.charged += first.charged or second.charged
                 stats.failed += first.exit_code not in (EXIT_OK, EXIT_TIMEOUT)
                 stats.timeouts += EXIT_TIMEOUT in (first.exit_code, second.exit_code)
-                reason = violation(first, second)
-                if reason is not None:
-                    finding = Finding(case, reason, (first, second), stats.programs, time.monotonic() - start)
+                if finding is not None:
+                    finding.programs_tried, finding.seconds = stats.programs, time.monotonic() - start
                     if accept is not None and not accept(finding):
                         continue
                     if minimise_seconds > 0:
-                        finding = minimise(finding, workspace, minimise_seconds, accept)
+                        finding = minimise(finding, workspace, minimise_seconds, accept, engine)
                     return finding
         finally:
             stats.seconds = time.monotonic() - start
@@ -1666,6 +1857,6 @@ def cli_violation(first: tuple[int, str, str], second: tuple[int, str, str]) -> 
 
 __all__ = [
     "Case", "Column", "TableSpec", "PublicTable", "Generator", "Outcome", "Finding", "FuzzStats", "Workspace",
-    "make_case", "run_case", "check_case", "violation", "minimise", "fuzz", "fuzz_seconds", "run_cli",
-    "cli_case", "cli_violation", "FAMILIES", "tiny_corpus", "tiny_grid",
+    "make_case", "run_case", "check_case", "violation", "route_violation", "minimise", "fuzz", "fuzz_seconds",
+    "run_cli", "cli_case", "cli_violation", "FAMILIES", "LARGE", "tiny_corpus", "tiny_grid",
 ]

@@ -5,13 +5,23 @@
   number of seconds), from a fixed seed; a violation fails with the minimised program and both
   tables.
 * `test_the_command_line_agrees_on_neighbours`: a few programs through `jostle.cli.main`.
+* `test_neighbour_fuzz_on_duckdb_finds_no_violation`: the engine route (issue 14). Every case
+  runs in memory and with the curator's tables on DuckDB (`auto` with every table past the size
+  threshold: `LARGE`, the route a program must not be able to tell from memory), with the
+  `engine` family (chained derives, where, bin, partition and aggregates, row functions the
+  engine cannot compile) and crafted rows: the neighbours on DuckDB obey the same rule, and
+  each neighbour's whole run on DuckDB (output, end, ledger) equals its run in memory, since the
+  route follows the curator's data size under `auto` and must not be observable.
 * Negative controls: each hole of issue 11 the fuzzer must catch (1, 2, 5 and 7) is put back
   by monkeypatching its fix away, replaying the code before the fix, and the fuzzer must find
   a violation within CONTROL_SECONDS that goes away once the fix is restored (so the finding
   is the reintroduced hole, not something else). Hole 1 is searched with the default mix of
   statements; holes 2, 5 and 7 with their own family (with free composition for 5 and 7), which
   finds each in a few dozen programs where the default mix needs 130 to 200 (10 to 17 s on a
-  busy 2-core machine, measured with the same seed).
+  busy 2-core machine, measured with the same seed). Two holes of the engine route are put back
+  the same way and must be found by the engine route: a row function the engine cannot compile
+  called a second time in memory (its prints and releases twice), and a DataFrame conformed in
+  SQL (a crafted cell made the query fail on one neighbour).
 * The harness itself: programs parse, generation is seeded, the oracle compares what comes
   before the first release, the minimiser shrinks.
 """
@@ -24,14 +34,16 @@ from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
+import pytest
 
 from tests.privacy.neighbour_fuzz import (
-    FAMILIES, Case, Finding, FuzzStats, Outcome, Workspace, check_case, cli_case, cli_violation, fuzz,
+    FAMILIES, LARGE, Case, Finding, FuzzStats, Outcome, Workspace, check_case, cli_case, cli_violation, fuzz,
     fuzz_seconds, make_case, run_case, run_cli, violation,
 )
 
 SEED = 20261123
 CONTROL_SECONDS = 30.0   # a cap: each negative control stops at its first attributable finding, in a few seconds
+ENGINE_SECONDS = 60.0    # the engine route's share (four runs a case: about 2 cases a second)
 
 
 # ---------------------------------------------------------------- the fuzzer itself
@@ -45,6 +57,17 @@ def test_neighbour_fuzz_finds_no_violation() -> None:
     assert stats.charged >= stats.programs // 20, stats
     assert stats.programs - stats.failed >= stats.programs // 10, stats
     assert stats.choicemakers >= 5, stats
+
+
+def test_neighbour_fuzz_on_duckdb_finds_no_violation() -> None:
+    pytest.importorskip("duckdb")
+    stats = FuzzStats()
+    finding = fuzz(fuzz_seconds(ENGINE_SECONDS), seed=SEED + 1, stats=stats, engine=LARGE)
+    print(stats)
+    assert finding is None, f"{finding.report()}\n\n{stats}"
+    assert stats.programs >= 40, stats
+    assert stats.charged >= stats.programs // 10, stats
+    assert stats.programs - stats.failed >= stats.programs // 10, stats
 
 
 def test_the_command_line_agrees_on_neighbours() -> None:
@@ -96,24 +119,25 @@ class Reintroduced:
 
 
 def find_reintroduced(hole: Reintroduced, families: dict[str, float] | None = None,
-                      seconds: float = CONTROL_SECONDS) -> tuple[Finding | None, FuzzStats]:
+                      seconds: float = CONTROL_SECONDS, engine: str | None = None) -> tuple[Finding | None, FuzzStats]:
     """Fuzz with `hole` reintroduced; the first violation that goes away with the fix."""
     stats = FuzzStats()
     with Workspace() as workspace:
         def attributable(finding: Finding) -> bool:
             with hole.fixed():
-                return check_case(finding.case, workspace) is None
+                return check_case(finding.case, workspace, engine) is None
 
         with hole.applied():
             # Not minimised: only a miss is reported, and the stats say how long the search took.
             finding = fuzz(seconds, seed=SEED, families=families, stats=stats, minimise_seconds=0,
-                           accept=attributable)
+                           accept=attributable, engine=engine)
     print(f"hole {hole.hole}: {'found' if finding else 'NOT found'} after {stats}")
     return finding, stats
 
 
-def _assert_found(hole: Reintroduced, families: dict[str, float] | None = None) -> Finding:
-    finding, stats = find_reintroduced(hole, families)
+def _assert_found(hole: Reintroduced, families: dict[str, float] | None = None,
+                  engine: str | None = None) -> Finding:
+    finding, stats = find_reintroduced(hole, families, engine=engine)
     assert finding is not None, f"the fuzzer did not find hole {hole.hole} reintroduced: {stats}"
     return finding
 
@@ -214,6 +238,47 @@ def value_reprs() -> Reintroduced:
                                  (values.Private, "__str__", dataclass_repr),
                                  (values.PrivateMean, "__repr__", dataclass_repr),
                                  (values.PrivateMean, "__str__", dataclass_repr)])
+
+
+def engine_second_call() -> Reintroduced:
+    """Before 99e9840: when the engine could not compile a row function, the in-memory code
+    called the function again on the engine's rows (its prints and releases ran twice)."""
+    from jostle.language import tables
+
+    fixed = tables._expression_on_rows
+
+    def calling_again(table: Any, function: Any, span: Any, call: Any) -> tuple:
+        expression, probe, _ = fixed(table, function, span, call)
+        return expression, probe, call
+
+    return Reintroduced("engine: second call", [(tables, "_expression_on_rows", calling_again)])
+
+
+def engine_sql_frames() -> Reintroduced:
+    """Before bb343a5: a DataFrame on DuckDB was conformed in SQL, where DuckDB types an object
+    column from all its values (a boolean or bytes among numbers failed the query)."""
+    from jostle.data.engine.duckdb_engine import DuckDBEngine
+
+    def registered_only(self: Any, frame: Any) -> str:
+        view = self._fresh("raw")
+        with self._lock:
+            self.connection.register(view, frame)
+        self._columns[view] = [str(c) for c in frame.columns]
+        return view
+
+    return Reintroduced("engine: frames in SQL", [(DuckDBEngine, "raw_frame", registered_only)])
+
+
+def test_a_second_call_of_row_functions_reintroduced_is_found_on_duckdb() -> None:
+    pytest.importorskip("duckdb")
+    finding = _assert_found(engine_second_call(), {"engine": 1}, engine=LARGE)
+    assert "memory and the engine" in finding.reason or f"on {LARGE}" in finding.reason
+
+
+def test_dataframes_conformed_in_sql_reintroduced_are_found_on_duckdb() -> None:
+    pytest.importorskip("duckdb")
+    finding = _assert_found(engine_sql_frames(), {"engine": 1, "compose": 1}, engine=LARGE)
+    assert finding.case.bind in ("frame", "declared"), finding.case.bind
 
 
 def test_private_reprs_reintroduced_are_found_by_the_fuzzer() -> None:
