@@ -474,9 +474,14 @@ def _is_missing(value: Any) -> bool:
 
 
 def _match_category(value: Any, values: tuple) -> tuple[bool, Any]:
-    """Match a raw cell against the declared categories, allowing '1' to match 1."""
+    """Match a raw cell against the declared categories, allowing '1' to match 1.
+
+    The match is the declared value, never the cell (a cell 0.0 matching the category 0 is
+    stored as 0): row functions then compute on the domain's own values (-0 is 0, -0.0 is not),
+    as they do on an engine, which stores the category's code.
+    """
     if value in values:
-        return True, value
+        return True, values[values.index(value)]
     try:
         text = str(value).strip()
     except ValueError:
@@ -496,6 +501,14 @@ def _match_category(value: Any, values: tuple) -> tuple[bool, Any]:
             except ValueError:
                 pass
     return False, None
+
+
+def breaking_hint(name: str, spec: ColumnSpec) -> str:
+    """The hint of a curator's refusal of a value in column `name` (every route gives the same)."""
+    if isinstance(spec, Numeric):
+        return (f"fix the data, or declare a default for '{name}' "
+                f"(e.g. numeric({_number(spec.lo)}, {_number(spec.hi)}, default={_number(spec.lo)}))")
+    return f"fix the data, add the value to the column's categories, or declare a default for '{name}'"
 
 
 def can_drop_rows(schema: Schema) -> list[str]:
@@ -537,9 +550,16 @@ def conform(frame: pd.DataFrame, schema: Schema, table: str, strict: bool = True
     keep = np.ones(len(frame), dtype=bool)
     failures: Counter = Counter()
 
+    # A curator's schema names the first breaking cell in the file's order: the earliest row, and
+    # in it the first column of the schema (as the engines' conformance finds it in one scan,
+    # jostle.data.engine.conform.first_breaking_row), not the first column that breaks anywhere.
+    first_break: list[tuple[int, str, str, str]] = []
+
     def fail(name: str, row: int, message: str, hint: str) -> None:
         if strict:
-            raise DataError(f"table '{table}', column '{name}', row {row + 1}: the value {message}", hint=hint)
+            if not first_break or row < first_break[0][0]:
+                first_break[:] = [(row, name, message, hint)]
+            return
         keep[row] = False
         failures[name] += 1
 
@@ -566,8 +586,7 @@ def conform(frame: pd.DataFrame, schema: Schema, table: str, strict: bool = True
                         number, problem = (math.inf if cell > 0 else -math.inf), ""
                 if number is None:
                     if spec.default is None:
-                        fail(name, i, problem, f"fix the data, or declare a default for '{name}' "
-                             f"(e.g. numeric({_number(spec.lo)}, {_number(spec.hi)}, default={_number(spec.lo)}))")
+                        fail(name, i, problem, breaking_hint(name, spec))
                         number = spec.lo  # a placeholder: the row is dropped
                     else:
                         number = float(spec.default)
@@ -580,13 +599,15 @@ def conform(frame: pd.DataFrame, schema: Schema, table: str, strict: bool = True
                 if not ok:
                     if spec.default is None:
                         what = "is missing" if _is_missing(cell) else f"{cell!r} is not one of {list(spec.values)}"
-                        fail(name, i, what, "fix the data, add the value to the column's categories, or "
-                             f"declare a default for '{name}'")
+                        fail(name, i, what, breaking_hint(name, spec))
                         value = spec.values[0]  # a placeholder: the row is dropped
                     else:
                         value = spec.default
                 cells.append(value)
             out[name] = pd.Series(cells, dtype=object)
+    if first_break:
+        row, name, message, hint = first_break[0]
+        raise DataError(f"table '{table}', column '{name}', row {row + 1}: the value {message}", hint=hint)
     result = pd.DataFrame(out, index=pd.RangeIndex(len(frame)))
     if strict or keep.all():
         return result

@@ -243,8 +243,11 @@ def derive(table: Any, name: Any, function: Any, domain: Any, span: Span, call: 
         numbers = np.where(np.isnan(numbers) | missing, fallback, numbers)
         column = domain.conform(numbers)  # clamp (and round, for an integer domain): 1-stable per row
     else:
-        allowed = set(domain.values)
-        column = pd.Series([v if v in allowed and not gone else domain.default
+        # A value in the domain (Python's `in`: 0.0 and False match 0) is stored as the domain's
+        # own value, never as the row's (0.0 for 0): what a later row function computes on it
+        # (-0 is 0, -0.0 is not) and what an engine stores (the category's code) are then the same.
+        declared = {value: value for value in domain.values}
+        column = pd.Series([declared.get(v, domain.default) if not gone else domain.default
                             for v, gone in zip(values.tolist(), missing.tolist())], dtype=object)
     frame = table.frame.copy()
     frame[name] = column if n else pd.Series([], dtype=float if isinstance(domain, Numeric) else object)

@@ -26,7 +26,7 @@ import numpy as np
 from jostle.data.engine.conform import conform_query, first_breaking_row
 from jostle.data.engine.expressions import literal, quote
 from jostle.data.engine.relation import Relation
-from jostle.data.schema import DATA_LOG, Categorical, DataError, Schema
+from jostle.data.schema import DATA_LOG, Categorical, DataError, Schema, breaking_hint
 
 _counter = itertools.count()
 
@@ -100,10 +100,14 @@ class DuckDBEngine:
         # characters costs about as much as reading the CSV (0.5 s per million rows of 3 columns).
         cells = ", ".join(f"(CASE WHEN {quote(n)} ^@ ' ' THEN ltrim({quote(n)}, ' ') ELSE {quote(n)} END) AS {quote(n)}"
                           for n in header)
+        # Jostle's reader skips a record of one field that is only white space (Python's
+        # str.strip) as a blank line, also `""`: in a file of one column, so must this view.
+        blank = (f" WHERE NOT regexp_full_match(coalesce({quote(header[0])}, ''), '[{PYTHON_WHITESPACE}]*')"
+                 if len(header) == 1 else "")
         self.query(f"CREATE VIEW {view} AS SELECT {cells} FROM read_csv('{_path(path)}', header = true, "
                    f"columns = {columns}, all_varchar = true, null_padding = true, "
                    f"ignore_errors = {'false' if strict else 'true'}, auto_detect = false, delim = ',', "
-                   f"quote = '\"', escape = '\"', strict_mode = true)")
+                   f"quote = '\"', escape = '\"', strict_mode = true, parallel = {_parallel(path)}){blank}")
         self._columns[view] = list(header)
         return view
 
@@ -179,7 +183,7 @@ class DuckDBEngine:
                 broken = first_breaking_row(self, raw, schema, types, problems)
                 if broken is not None:
                     raise DataError(f"table '{table}', column '{broken[0]}', row {broken[1]}: the value {broken[2]}",
-                                    hint="fix the data, or declare a default for the column")
+                                    hint=breaking_hint(broken[0], schema[broken[0]]))
             else:
                 dropped = self.query(f"SELECT count(*) FROM {raw} WHERE {bad}")[0][0]
                 if dropped:
@@ -349,6 +353,29 @@ class DuckDBEngine:
             else:
                 out[name] = column.astype(float).reset_index(drop=True)
         return pd.DataFrame(out, index=pd.RangeIndex(len(frame)))
+
+
+# The characters Python's str.strip() removes (str.isspace), as an RE2 character class.
+PYTHON_WHITESPACE = "".join(f"\\x{{{ord(c):x}}}" for c in map(chr, range(0x110000)) if c.isspace())
+
+
+def _parallel(path: Path) -> str:
+    """'false' when the file holds a quote (so a quoted field may hold a line break), else 'true'.
+
+    DuckDB's parallel CSV reader refuses a quoted line break together with null_padding ("The
+    parallel scanner does not support null_padding in conjunction with quoted new lines"), an
+    error raised only when the rows are read: under a program's schema, inside the program,
+    naming the line. Jostle's reader reads such records. A file without any quote has no quoted
+    field and keeps the parallel reader; the choice changes only the speed of the read.
+    """
+    try:
+        with open(path, "rb") as handle:
+            while chunk := handle.read(1 << 24):
+                if b'"' in chunk:
+                    return "false"
+    except OSError:
+        return "true"  # DuckDB names the problem when it reads the file
+    return "true"
 
 
 def _path(path: Path) -> str:

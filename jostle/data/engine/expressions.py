@@ -7,19 +7,36 @@ tree as one SQL expression. The language still decides every error on the column
 probe first (`row_apply`), so whether a row function fails never depends on the rows; this
 module only has to give, on each row, the value the in-memory (numpy) path gives.
 
-How numpy's semantics are kept, operation by operation (the differential test
-`tests/test_engines.py::test_compiled_row_functions_agree_with_numpy` checks each):
-  * numeric columns are DOUBLE, as they are float64 in memory; arithmetic is IEEE in both
-    (a division by zero gives inf or NaN, never an error); `//` is floor(a / b) and `%` is
-    DuckDB's fmod, which takes the divisor's sign as numpy's `mod` does;
+How numpy's semantics are kept, operation by operation (the differential property
+`tests/test_engine_expressions.py::test_compiled_row_functions_agree_with_numpy` checks each
+bit for bit on edge values, and `test_compiled_sql_never_raises_on_any_row` that no row makes
+the SQL raise):
+  * numeric columns are DOUBLE, as they are float64 in memory; + - * / are IEEE in both (a
+    division by zero gives inf or NaN, never an error); `//` and `%` are numpy's npy_divmod
+    step by step on the engines' `%` (C's fmod), not floor(a / b) (numpy's 1 // 0.1 is 9);
+  * `**` compiles only where numpy computes it as one IEEE operation: a float64 column to a
+    constant 2, -1, 0.5, 0 or 1 (x * x, 1 / x, sqrt, 1, x). numpy's own pow, log and exp (SIMD
+    code on machines with AVX-512) differ from the engines' libm in the last bit on a few
+    percent of inputs, so any other power, log() and exp() are NotCompilable; sqrt is
+    correctly rounded everywhere and compiles;
+  * what numpy computes on is tracked (`Compiled.flavour`): a categorical column's values are
+    Python objects, on which numpy runs Python's operators (whole numbers stay exact, -0 is 0,
+    a zero divisor fails the row), and `a if c else b` with whole-number constants makes an
+    int64 column (wrapping, x // 0 is 0): arithmetic on either is NotCompilable, comparisons,
+    equality, `in` and the float-valued built-ins of them compile;
   * numpy's comparisons are false on NaN, SQL's treat NaN as the largest value and equal to
     itself, so every numeric comparison is guarded by isnan;
   * `==` follows `jostle.language.operators.equal` (a boolean never equals a number, a text
     never equals a number): decided here on the public types, so it compiles to FALSE;
   * categorical columns are stored as codes (the position of the value in the public domain);
     a comparison with a public value compiles to a test on codes, found by `equal` on the
-    domain, and other uses decode the code with a CASE over the domain;
-  * `round(x, d)` is numpy's rint(x * 10^d) / 10^d, with round-half-even.
+    domain, and other uses decode the code with a CASE over the domain (a whole number beyond
+    2^53 as a category or constant is NotCompilable: a DOUBLE cannot hold it exactly);
+  * `round(x, d)` is numpy's: rint for d = 0, else rint(x * s) / s with numpy's own scale s
+    (1e9 multiplied by 10 step by step beyond 1e8, `power_of_ten`), round-half-even;
+  * constants are DOUBLE casts of their shortest text, -0.0 included.
+A sub-expression read several times (numpy's floor division reads each operand six times) is
+computed once per row as a column of an inner SELECT (`Compiler.share`), so SQL grows linearly.
 Whatever this module cannot compile raises `NotCompilable`; the table is then computed in
 memory (correct, slower) and a note says so. The decision depends on the expression's shape
 and the public schema only.
@@ -73,13 +90,35 @@ def quote(name: str, dialect: str = "duckdb") -> str:
     return '"' + name.replace('"', '""') + '"'
 
 
+# Spark constants (Spark reads 1.0 as a DECIMAL and -0.0 as a DECIMAL zero: DOUBLE casts of text).
+NAN, INFINITY, MINUS_INFINITY = "CAST('NaN' AS DOUBLE)", "CAST('Infinity' AS DOUBLE)", "CAST('-Infinity' AS DOUBLE)"
+ZERO, NEGATIVE_ZERO, ONE, HALF = "CAST('0.0' AS DOUBLE)", "CAST('-0.0' AS DOUBLE)", "CAST('1.0' AS DOUBLE)", \
+    "CAST('0.5' AS DOUBLE)"
+TWO_TO_52 = "CAST('4503599627370496.0' AS DOUBLE)"  # every DOUBLE at least this large is whole
+
+
+def _negative(sql: str) -> str:
+    """Spark SQL: true when a DOUBLE is below zero or is -0.0 (whose text is the only sign it shows)."""
+    return f"({sql} < 0 OR CAST({sql} AS STRING) = '-0.0')"
+
+
 @dataclass(frozen=True)
 class Compiled:
-    """An SQL expression and what it holds: 'num', 'bool', 'str', or 'code' (with the domain)."""
+    """An SQL expression and what it holds: 'num', 'bool', 'str', or 'code' (with the domain).
+
+    `flavour` is how the in-memory path holds the same values, which decides the rules numpy
+    applies to them: 'array' (a numpy array: float64 numbers, booleans or texts), 'int' (int64
+    numbers, which `numpy.where` makes of whole-number constants), 'object' (Python objects: a
+    categorical column's values, on which numpy runs Python's own operators), 'constant' (a
+    public scalar, which numpy converts to the other operand's type). `constant` holds a
+    constant's value, as a 1-tuple.
+    """
 
     sql: str
     kind: str
     values: tuple = ()
+    flavour: str = "array"
+    constant: tuple = ()
 
 
 def _number(value: float) -> str:
@@ -88,6 +127,8 @@ def _number(value: float) -> str:
         return "CAST('NaN' AS DOUBLE)"
     if math.isinf(value):
         return f"CAST('{'Infinity' if value > 0 else '-Infinity'}' AS DOUBLE)"
+    if value == 0 and math.copysign(1.0, value) < 0:  # both engines read -0.0 as (-1) * 0, +0.0
+        return "CAST('-0.0' AS DOUBLE)"
     return f"CAST({value!r} AS DOUBLE)"
 
 
@@ -109,15 +150,57 @@ def _is_bool(value: Any) -> bool:
 
 def literal(value: Any) -> Compiled:
     """A public scalar as SQL."""
+    import numpy as np
+
     if _is_bool(value):
-        return Compiled("TRUE" if value else "FALSE", "bool")
+        return Compiled("TRUE" if value else "FALSE", "bool", flavour="constant", constant=(value,))
     if _is_number(value):
-        if isinstance(value, int) and abs(value) > 2 ** 53:
+        if not isinstance(value, (int, float, np.integer)):  # np.float32 and the like: numpy would
+            raise NotCompilable(f"a {type(value).__name__} constant")  # compute in their precision
+        if not isinstance(value, float) and abs(int(value)) > 2 ** 53:
             raise NotCompilable("a whole number beyond 2^53 (numpy keeps it exact)")
-        return Compiled(_number(value), "num")
+        return Compiled(_number(value), "num", flavour="constant", constant=(value,))
     if isinstance(value, str):
-        return Compiled(_text(value), "str")
+        return Compiled(_text(value), "str", flavour="constant", constant=(value,))
     raise NotCompilable(f"a {type(value).__name__} constant")
+
+
+def _whole_constant(compiled: Compiled) -> bool:
+    """A public whole number (Python's or numpy's int): numpy.where makes an int64 array of it."""
+    import numpy as np
+
+    return compiled.flavour == "constant" and isinstance(compiled.constant[0], (int, np.integer)) \
+        and not _is_bool(compiled.constant[0])
+
+
+def _where_flavour(compiled: Compiled) -> str:
+    """The flavour of a value once numpy.where has made an array of it."""
+    if compiled.flavour != "constant":
+        return compiled.flavour
+    return "int" if _whole_constant(compiled) else "array"
+
+
+def _exact_category(value: Any) -> bool:
+    """A category number a DOUBLE holds exactly (Python compares whole numbers exactly)."""
+    import numpy as np
+
+    if isinstance(value, float):
+        return True
+    return isinstance(value, (int, np.integer)) and abs(int(value)) <= 2 ** 53
+
+
+def power_of_ten(n: int) -> float:
+    """numpy's `power_of_ten` (numpy/_core/src/multiarray/calculation.c), the scale of numpy.round:
+    exact up to 1e8, then 1e9 multiplied by 10 one step at a time (not 10.0 ** n, which rounds
+    once: 1e23 differs), infinite beyond the largest double."""
+    if n < 9:
+        return float(10 ** n)
+    value = 1e9
+    for _ in range(n - 9):
+        value *= 10.0
+        if math.isinf(value):
+            break
+    return value
 
 
 class Compiler:
@@ -131,21 +214,107 @@ class Compiler:
     def __init__(self, dialect: str = "duckdb", column_sql: Callable[[str], str] | None = None) -> None:
         self.dialect = dialect
         self.column_sql = column_sql or (lambda name: quote(name, dialect))
+        self.sharing = False
+        self.lets: list[tuple[str, str]] = []
+        self._shared: dict[str, str] = {}
+        self._names = 0
+
+    def share(self, sql: str) -> str:
+        """`sql`, to be read several times by one expression, computed once per row.
+
+        numpy's floor division reads each operand six times, a guarded comparison twice: written
+        out, nested expressions would grow exponentially. With `sharing` on (plan_sql turns it
+        on and takes `lets` after each step), a sub-expression longer than a name becomes a
+        column of an inner SELECT and is read by name.
+        """
+        if not self.sharing or len(sql) <= 40:
+            return sql
+        if sql not in self._shared:
+            name = f"__jostle_shared_{self._names}"
+            self._names += 1
+            self._shared[sql] = quote(name, self.dialect)
+            self.lets.append((name, sql))
+        return self._shared[sql]
+
+    def take_lets(self) -> list[tuple[str, str]]:
+        """The shared sub-expressions made since the last call, in the order they must be computed
+        (they are columns of one step only: the next step shares afresh)."""
+        lets, self.lets, self._shared = self.lets, [], {}
+        return lets
 
     # ------------------------------------------------------------ dialect differences
     def isnan(self, sql: str) -> str:
         return f"isnan({sql})"
 
     def fmod(self, a: str, b: str) -> str:
-        if self.dialect == "duckdb":  # DuckDB's fmod takes the divisor's sign, like numpy's mod
-            return f"(CASE WHEN {b} = 0 THEN CAST('NaN' AS DOUBLE) ELSE fmod({a}, {b}) END)"
-        # Spark's % takes the dividend's sign (Java's fmod): move it to the divisor's, as numpy does.
-        r = f"({a} % {b})"
-        return (f"(CASE WHEN {b} = 0 THEN CAST('NaN' AS DOUBLE) WHEN {r} <> 0 AND (({r} < 0) <> ({b} < 0)) "
+        """numpy's remainder (npy_remainder): C's fmod moved to the divisor's sign, a zero
+        remainder signed as the divisor, NaN for a zero divisor. Both engines' `%` on DOUBLEs is
+        C's fmod (truncated, exact: DuckDB's fmod() function is not, nor does it keep -0.0)."""
+        a, b = self.share(a), self.share(b)
+        r = self._remainder(a, b)
+        return (f"(CASE WHEN {b} = 0 THEN CAST('NaN' AS DOUBLE) WHEN {r} = 0 THEN (CASE WHEN {b} < 0 "
+                f"THEN {NEGATIVE_ZERO} ELSE {ZERO} END) WHEN (({r} < 0) <> ({b} < 0)) "
                 f"THEN {r} + {b} ELSE {r} END)")
 
+    def _remainder(self, a: str, b: str) -> str:
+        """C's fmod(a, b), shared; NaN for a zero divisor without computing it (a shared column is
+        computed on every row, outside the CASE that tests the divisor, and Spark's % by zero
+        raises under ANSI mode)."""
+        return self.share(f"(CASE WHEN {b} = 0 THEN {NAN} ELSE {a} % {b} END)")
+
     def round_even(self, sql: str) -> str:
-        return f"round_even({sql}, 0)" if self.dialect == "duckdb" else f"bround({sql}, 0)"
+        if self.dialect == "duckdb":
+            return f"round_even({sql}, 0)"
+        # Spark's bround drops the sign of a zero result (numpy's rint(-0.4) is -0.0).
+        sql = self.share(sql)
+        rounded = self.share(f"bround({sql}, 0)")
+        return f"(CASE WHEN {rounded} = 0 AND {_negative(sql)} THEN {NEGATIVE_ZERO} ELSE {rounded} END)"
+
+    # Spark's own arithmetic differs from numpy's (IEEE) at a few points, each answered here:
+    # a zero divisor gives NULL (an error under ANSI mode) instead of +-inf or NaN; floor()
+    # gives a BIGINT (saturating beyond 2^63); ln() gives NULL at and below zero; Java's pow
+    # gives NaN for pow(1, NaN), pow(1, +-inf) and pow(-1, +-inf) where C's gives 1. Every
+    # Spark form below raises on no row whether or not ANSI mode is on (a zero divisor never
+    # reaches a division).
+    def divide(self, a: str, b: str) -> str:
+        if self.dialect == "duckdb":
+            return f"({a} / {b})"
+        a, b = self.share(a), self.share(b)
+        return (f"(CASE WHEN {b} <> 0 THEN {a} / {b} WHEN {a} = 0 OR isnan({a}) THEN {NAN} "
+                f"WHEN ({a} > 0) = {_negative(b)} THEN {MINUS_INFINITY} ELSE {INFINITY} END)")
+
+    def floor_divide(self, a: str, b: str) -> str:
+        # numpy's npy_divmod step by step (on both engines: floor(a / b) is not numpy's 1 // 0.1,
+        # which is 9): the quotient of a - fmod(a, b), one less when the remainder's sign differs
+        # from the divisor's, then rounded to the nearest whole number (it is one up to
+        # rounding), and a zero quotient signed as a / b is.
+        a, b = self.share(a), self.share(b)
+        remainder = self._remainder(a, b)
+        quotient = self.divide(f"({a} - {remainder})", b)  # guarded: a shared column is read on every row
+        shifted = self.share(f"(CASE WHEN {remainder} <> 0 AND (({b} < 0) <> ({remainder} < 0)) "
+                             f"THEN {quotient} - {ONE} ELSE {quotient} END)")
+        floor = self.share(self.floor(shifted))
+        zero = f"(CASE WHEN {_negative(a)} <> ({b} < 0) THEN {NEGATIVE_ZERO} ELSE {ZERO} END)"
+        return (f"(CASE WHEN {b} = 0 THEN {self.divide(a, b)} WHEN {shifted} = 0 THEN {zero} "
+                f"WHEN {shifted} - {floor} > {HALF} AND NOT isnan({shifted}) THEN {floor} + {ONE} ELSE {floor} END)")
+
+    def floor(self, sql: str) -> str:
+        """floor() of a DOUBLE as a DOUBLE (NaN and infinities unchanged)."""
+        if self.dialect == "duckdb":
+            return f"floor({sql})"
+        sql = self.share(sql)
+        return f"(CASE WHEN abs({sql}) < {TWO_TO_52} THEN CAST(floor({sql}) AS DOUBLE) ELSE {sql} END)"
+
+    def power(self, a: str, b: str) -> str:
+        if self.dialect == "duckdb":
+            return f"pow({a}, {b})"
+        return (f"(CASE WHEN {a} = 1 THEN {ONE} WHEN {a} = -1 AND abs({b}) = {INFINITY} THEN {ONE} "
+                f"ELSE pow({a}, {b}) END)")
+
+    def ln(self, sql: str) -> str:
+        if self.dialect == "duckdb":
+            return f"ln({sql})"
+        return f"(CASE WHEN {sql} > 0 THEN ln({sql}) WHEN {sql} = 0 THEN {MINUS_INFINITY} ELSE {NAN} END)"
 
     def repeat(self, text: str, times: int) -> str:
         return f"repeat({text}, {max(times, 0)})"
@@ -175,6 +344,8 @@ class Compiler:
             return compiled
         values = compiled.values
         if all(_is_number(v) for v in values):
+            if not all(_exact_category(v) for v in values):
+                raise NotCompilable("a category that is a whole number beyond 2^53 or not a float64")
             kind, parts = "num", [_number(v) for v in values]
         elif all(isinstance(v, str) for v in values):
             kind, parts = "str", [_text(v) for v in values]
@@ -183,7 +354,7 @@ class Compiler:
         else:
             raise NotCompilable("a categorical column whose values are of several types")
         cases = " ".join(f"WHEN {i} THEN {part}" for i, part in enumerate(parts))
-        return Compiled(f"(CASE {compiled.sql} {cases} END)", kind)
+        return Compiled(f"(CASE {compiled.sql} {cases} END)", kind, flavour="object")
 
     def truth(self, compiled: Compiled) -> str:
         """numpy's astype(bool): nonzero (NaN included) for numbers, non-empty for texts."""
@@ -191,7 +362,8 @@ class Compiler:
         if value.kind == "bool":
             return value.sql
         if value.kind == "num":
-            return f"({value.sql} <> 0 OR {self.isnan(value.sql)})"
+            number = self.share(value.sql)
+            return f"({number} <> 0 OR {self.isnan(number)})"
         return f"(length({value.sql}) > 0)"
 
     def _apply(self, node: Apply) -> Compiled:
@@ -208,14 +380,15 @@ class Compiler:
             return Compiled(f"({self.truth(args[0])} {op.upper()} {self.truth(args[1])})", "bool")
         if op == "if":
             then, orelse = self.decode(args[1]), self.decode(args[2])
-            then, orelse = self._same_kind(then, orelse)
-            return Compiled(f"(CASE WHEN {self.truth(args[0])} THEN {then.sql} ELSE {orelse.sql} END)", then.kind)
+            then, orelse, flavour = self._same_kind(then, orelse)
+            return Compiled(f"(CASE WHEN {self.truth(args[0])} THEN {then.sql} ELSE {orelse.sql} END)", then.kind,
+                            flavour=flavour)
         values = [self.decode(a) for a in args]
         if op in ORDERING:
             a, b = values
-            if a.kind == b.kind == "num":
-                return Compiled(f"(NOT {self.isnan(a.sql)} AND NOT {self.isnan(b.sql)} AND {a.sql} {op} {b.sql})",
-                                "bool")
+            if a.kind == b.kind == "num":  # exact whatever the flavours: categories are exact doubles
+                x, y = self.share(a.sql), self.share(b.sql)
+                return Compiled(f"(NOT {self.isnan(x)} AND NOT {self.isnan(y)} AND {x} {op} {y})", "bool")
             if a.kind == b.kind == "str":
                 return Compiled(f"({a.sql} {op} {b.sql})", "bool")
             raise NotCompilable(f"'{op}' between a {a.kind} and a {b.kind}")
@@ -225,48 +398,112 @@ class Compiler:
             (a,) = values
             if a.kind != "num":
                 raise NotCompilable(f"unary '{op}' on a {a.kind}")
-            return Compiled(f"(-{a.sql})" if op == "neg" else a.sql, "num")
-        if op in ("sqrt", "log", "exp", "abs"):
+            if op == "pos":  # +x is x for float64, int64 and Python numbers alike
+                return a
+            if a.flavour == "object":  # Python's -0 is 0 for a whole number, -0.0 for a float
+                raise NotCompilable("unary '-' on a categorical column's numbers")
+            if a.flavour == "int":  # int64 has no -0: 0 - x, whose zero is +0.0
+                return Compiled(f"({ZERO} - {a.sql})", "num", flavour="int")
+            return Compiled(f"(- {a.sql})", "num")
+        if op == "abs":
             (a,) = values
-            a = self._as_number(a)
-            function = {"log": "ln"}.get(op, op)
-            return Compiled(f"{function}({a.sql})", "num")
+            if a.kind == "bool" and a.flavour != "object":  # numpy's abs of booleans is booleans
+                return a
+            if a.kind != "num":  # abs(True) is the whole number 1 in Python
+                raise NotCompilable(f"abs() of a {a.kind}")
+            return Compiled(f"abs({a.sql})", "num", flavour=a.flavour)  # abs keeps the type
+        if op in ("log", "exp"):
+            # numpy's log and exp (SIMD code on this kind of machine, AVX-512 among others) and the
+            # engines' libm differ in the last bit on a few percent of inputs: no exact SQL.
+            raise NotCompilable(f"{op}() (numpy's own implementation differs from the engine's in the last bit)")
+        if op == "sqrt":  # sqrt is correctly rounded everywhere; NaN below zero (older DuckDBs raise)
+            number = self.share(self._as_number(values[0]).sql)
+            return Compiled(f"(CASE WHEN {number} < 0 THEN {NAN} ELSE sqrt({number}) END)", "num")
         if op == "round":
             (a,) = values
-            a = self._as_number(a)
+            a = self._as_number(a)  # numpy.round(x.astype(float), digits)
             digits = int(node.param)
-            scale = _number(10.0 ** abs(digits))
-            if digits >= 0:
+            if digits == 0:  # numpy.round with 0 digits is rint
+                return Compiled(self.round_even(a.sql), "num")
+            scale = _number(power_of_ten(abs(digits)))
+            if digits > 0:
                 return Compiled(f"({self.round_even(f'({a.sql} * {scale})')} / {scale})", "num")
             return Compiled(f"({self.round_even(f'({a.sql} / {scale})')} * {scale})", "num")
         raise NotCompilable(f"the operation '{op}'")
 
     def _as_number(self, value: Compiled) -> Compiled:
+        """A value as float64, as `x.astype(float)` makes it (the math built-ins' first step)."""
         if value.kind == "num":
             return value
         if value.kind == "bool":
             return Compiled(f"CAST({value.sql} AS DOUBLE)", "num")
         raise NotCompilable(f"a number was needed, got a {value.kind}")
 
-    def _same_kind(self, a: Compiled, b: Compiled) -> tuple[Compiled, Compiled]:
+    def _same_kind(self, a: Compiled, b: Compiled) -> tuple[Compiled, Compiled, str]:
+        """The branches of `numpy.where(t, a, b)` as one kind, and the flavour of its result.
+
+        numpy.where makes arrays of constants first (a whole number int64, a float float64),
+        then promotes: object over float64 over int64 over booleans.
+        """
+        fa, fb = _where_flavour(a), _where_flavour(b)
         if a.kind == b.kind:
-            return a, b
-        if {a.kind, b.kind} == {"num", "bool"}:  # numpy.where promotes booleans to numbers
-            return self._as_number(a), self._as_number(b)
+            if "object" in (fa, fb):
+                return a, b, "object"
+            return a, b, "int" if a.kind == "num" and fa == fb == "int" else "array"
+        if {a.kind, b.kind} == {"num", "bool"}:
+            if "object" in (fa, fb):  # Python's True stays True next to numbers: == 1 is false
+                raise NotCompilable("'if' with a boolean and a number one of which is a category")
+            number = a if a.kind == "num" else b
+            return self._as_number(a), self._as_number(b), _where_flavour(number)
         raise NotCompilable(f"'if' with a {a.kind} and a {b.kind}")
 
     def _arithmetic(self, op: str, a: Compiled, b: Compiled) -> Compiled:
         if a.kind == b.kind == "str" and op == "+":
-            return Compiled(f"({a.sql} || {b.sql})", "str")
+            flavour = "object" if "object" in (a.flavour, b.flavour) else "array"
+            return Compiled(f"({a.sql} || {b.sql})", "str", flavour=flavour)
         if a.kind != "num" or b.kind != "num":
             raise NotCompilable(f"'{op}' between a {a.kind} and a {b.kind}")
-        if op in ("+", "-", "*", "/"):
+        if "object" in (a.flavour, b.flavour):
+            # numpy runs Python's operators on a category's numbers: whole numbers stay exact
+            # (and -0 is 0), a zero divisor or an overflowing power fails the row, a fractional
+            # power of a negative number is complex. Not IEEE arithmetic.
+            raise NotCompilable(f"'{op}' on a categorical column's numbers")
+        whole = all(x.flavour == "int" or _whole_constant(x) for x in (a, b))
+        if whole and op != "/":  # int64: wraps around, x // 0 and x % 0 are 0
+            raise NotCompilable(f"'{op}' on whole numbers made by 'if' (numpy's int64 arithmetic)")
+        # float64 from here on (int64 / int64 is true division in float64)
+        if op in ("+", "-", "*"):
             return Compiled(f"({a.sql} {op} {b.sql})", "num")
+        if op == "/":
+            return Compiled(self.divide(a.sql, b.sql), "num")
         if op == "//":  # numpy's floor_divide; DuckDB's own // raises on a zero divisor
-            return Compiled(f"floor({a.sql} / {b.sql})", "num")
+            return Compiled(self.floor_divide(a.sql, b.sql), "num")
         if op == "%":
             return Compiled(self.fmod(a.sql, b.sql), "num")
-        return Compiled(f"pow({a.sql}, {b.sql})", "num")
+        return self._power(a, b)
+
+    def _power(self, a: Compiled, b: Compiled) -> Compiled:
+        """`a ** b` where numpy computes it exactly as one IEEE operation, else NotCompilable.
+
+        numpy's power of a float64 array by a constant 2, -1, 0.5, 0 or 1 is x * x, 1 / x,
+        sqrt(x), 1 or x (checked bit for bit); any other power runs numpy's own pow (SIMD code
+        on machines with AVX-512), which differs from the engines' in the last bit.
+        """
+        exponent = float(b.constant[0]) if b.flavour == "constant" else None
+        if a.flavour != "array" or exponent not in (2.0, -1.0, 0.5, 0.0, 1.0):
+            raise NotCompilable("'**' other than by a constant 2, -1, 0.5, 0 or 1 (numpy's pow differs from the "
+                                "engine's in the last bit)")
+        if exponent == 2.0:
+            base = self.share(a.sql)
+            return Compiled(f"({base} * {base})", "num")
+        if exponent == -1.0:
+            return Compiled(self.divide(ONE, a.sql), "num")
+        if exponent == 0.5:
+            base = self.share(a.sql)
+            return Compiled(f"(CASE WHEN {base} < 0 THEN {NAN} ELSE sqrt({base}) END)", "num")
+        if exponent == 0.0:
+            return Compiled(ONE, "num")
+        return a
 
     def _equal(self, left: Any, right: Any, a: Compiled, b: Compiled) -> str:
         """SQL for `equal(x, y)` row by row (see `scalar_equal`)."""
@@ -276,7 +513,8 @@ class Compiler:
             return self._codes(b.sql, [i for i, v in enumerate(b.values) if scalar_equal(left.value, v)])
         x, y = self.decode(a), self.decode(b)
         if {x.kind, y.kind} == {"num"}:
-            return f"(NOT {self.isnan(x.sql)} AND {x.sql} = {y.sql})"
+            number = self.share(x.sql)
+            return f"(NOT {self.isnan(number)} AND {number} = {y.sql})"
         if x.kind == y.kind:
             return f"({x.sql} = {y.sql})"
         return "FALSE"  # a number never equals a text or a boolean under `equal`
@@ -284,8 +522,11 @@ class Compiler:
     def compile_equal_literal(self, value: Compiled, category: Any) -> str:
         """SQL for Python's `v in {category}` on a decoded value (True matches 1 and 1.0)."""
         if value.kind == "num":
-            if _is_number(category) or _is_bool(category):
-                return f"(NOT {self.isnan(value.sql)} AND {value.sql} = {_number(float(category))})"
+            if _is_bool(category) or (_is_number(category) and _exact_category(category)):
+                number = self.share(value.sql)
+                return f"(NOT {self.isnan(number)} AND {number} = {_number(float(category))})"
+            if _is_number(category):
+                raise NotCompilable("a category that is a whole number beyond 2^53 or not a float64")
             return "FALSE"
         if value.kind == "str":
             return f"({value.sql} = {_text(category)})" if isinstance(category, str) else "FALSE"
@@ -307,10 +548,13 @@ class Compiler:
                                            if any(scalar_equal(v, o) for o in options)])
         value = self.decode(value)
         if value.kind == "num":
+            if any(_is_number(o) and not _exact_category(o) for o in options):
+                raise NotCompilable("'in' a list with a whole number beyond 2^53 or a number not a float64")
             numbers = [_number(o) for o in options if _is_number(o) and not math.isnan(float(o))]
             if not numbers:
                 return "FALSE"
-            return f"(NOT {self.isnan(value.sql)} AND {value.sql} IN ({', '.join(numbers)}))"
+            number = self.share(value.sql)
+            return f"(NOT {self.isnan(number)} AND {number} IN ({', '.join(numbers)}))"
         if value.kind == "str":
             texts = [_text(o) for o in options if isinstance(o, str)]
             return f"({value.sql} IN ({', '.join(texts)}))" if texts else "FALSE"
@@ -322,8 +566,10 @@ class Compiler:
 
 def scalar_equal(left: Any, right: Any) -> bool:
     """`jostle.language.operators.equal` on two public scalars: a boolean equals only a boolean,
-    numbers compare by value (NaN equals nothing), anything else by Python's `==`."""
-    if _is_bool(left) != _is_bool(right):
+    numbers compare by value (NaN equals nothing), anything else by Python's `==`. The test is
+    the language's own, `isinstance(x, bool)` (numpy's bool_ is not one), so that a category
+    stored as numpy.True_ compares here as it does in memory."""
+    if isinstance(left, bool) != isinstance(right, bool):
         return False
     try:
         return bool(left == right)

@@ -56,6 +56,7 @@ class Relation:
 def plan_sql(relation: Relation, dialect: str) -> str:
     """SQL for a relation's plan, step by step over its source."""
     compiler = Compiler(dialect)
+    compiler.sharing = True  # sub-expressions read several times become inner columns (`_with_lets`)
     q = lambda name: quote(name, dialect)  # noqa: E731
     names = list(_source_names(relation))
     query = f"SELECT * FROM {relation.source}"
@@ -63,7 +64,8 @@ def plan_sql(relation: Relation, dialect: str) -> str:
         kind = step[0]
         if kind == "where":
             predicate = compiler.truth(compiler.compile(step[1]))
-            query = f"SELECT * FROM ({query}) AS s WHERE {predicate}"
+            inner = _with_lets(query, compiler.take_lets(), dialect)
+            query = f"SELECT {', '.join(map(q, names))} FROM ({inner}) AS s WHERE {predicate}"
         elif kind == "part":
             test = " AND ".join(f"{q(column)} = {code}" for column, code in step[1])
             query = f"SELECT * FROM ({query}) AS s WHERE {test}"
@@ -81,9 +83,17 @@ def plan_sql(relation: Relation, dialect: str) -> str:
             if name not in names:
                 names.append(name)
                 columns.append(f"{value} AS {q(name)}")
-            query = f"SELECT {', '.join(columns)} FROM ({query}) AS s"
+            query = f"SELECT {', '.join(columns)} FROM ({_with_lets(query, compiler.take_lets(), dialect)}) AS s"
         else:  # pragma: no cover - the language makes only the steps above
             raise NotCompilable(f"the step '{kind}'")
+    return query
+
+
+def _with_lets(query: str, lets: list[tuple[str, str]], dialect: str) -> str:
+    """`query` with the shared sub-expressions of one step as extra columns, one SELECT each (a
+    shared expression may read earlier ones); the step's own SELECT then drops them."""
+    for name, sql in lets:
+        query = f"SELECT *, {sql} AS {quote(name, dialect)} FROM ({query}) AS s"
     return query
 
 
@@ -120,8 +130,9 @@ def derived_sql(compiler: Compiler, expression: Any, spec: Any) -> str:
         if value.kind != "num":
             raise NotCompilable(f"a numeric column from a {value.kind}")
         fallback = spec.default if spec.default is not None else spec.lo
-        filled = f"(CASE WHEN {compiler.isnan(value.sql)} THEN {literal(float(fallback)).sql} ELSE {value.sql} END)"
-        return conform_number_sql(compiler, filled, spec)
+        number = compiler.share(value.sql)
+        filled = f"(CASE WHEN {compiler.isnan(number)} THEN {literal(float(fallback)).sql} ELSE {number} END)"
+        return conform_number_sql(compiler, compiler.share(filled), spec)
     assert isinstance(spec, Categorical)
     default = spec.values.index(spec.default)
     if compiled.kind == "code":
@@ -153,12 +164,23 @@ def _in_equal(a: Any, b: Any) -> bool:
 
 def conform_number_sql(compiler: Compiler, sql: str, spec: Numeric) -> str:
     """`Numeric.conform` in SQL: clamp into [lo, hi]; an integer domain rounds half-even first and
-    clamps to [ceil(lo), floor(hi)] (infinities clamp to the bounds too)."""
+    clamps to [ceil(lo), floor(hi)] (infinities clamp to the bounds too).
+
+    The clamp is numpy.clip's, which keeps the value on a tie (clip(-0.0, 0, 1) is -0.0): a
+    comparison each way, not GREATEST/LEAST, whose choice between -0.0 and 0.0 is the engine's.
+    `sql` is read three times (share it first when it is long); it is never NaN.
+    """
     if spec.integer:
-        rounded = compiler.round_even(sql)
-        return (f"LEAST(GREATEST({rounded}, {literal(float(math.ceil(spec.lo))).sql}), "
-                f"{literal(float(math.floor(spec.hi))).sql})")
-    return f"LEAST(GREATEST({sql}, {literal(float(spec.lo)).sql}), {literal(float(spec.hi)).sql})"
+        value = compiler.share(compiler.round_even(sql))
+        lo, hi = literal(float(math.ceil(spec.lo))).sql, literal(float(math.floor(spec.hi))).sql
+    else:
+        value, lo, hi = sql, literal(float(spec.lo)).sql, literal(float(spec.hi)).sql
+    if compiler.dialect == "duckdb" and not compiler.sharing:
+        # Schema conformance (no sharing there): `sql` read once. DuckDB's GREATEST and LEAST
+        # return their first argument on a tie, which is clip's rule (checked with -0.0 at a
+        # bound 0 by the conformance property in tests/test_engine_expressions.py).
+        return f"LEAST(GREATEST({value}, {lo}), {hi})"
+    return f"(CASE WHEN {value} < {lo} THEN {lo} WHEN {value} > {hi} THEN {hi} ELSE {value} END)"
 
 
 __all__ = ["Relation", "plan_sql", "bin_sql", "derived_sql", "conform_number_sql", "scalar_equal"]
