@@ -252,9 +252,19 @@ class Compiler:
         C's fmod (truncated, exact: DuckDB's fmod() function is not, nor does it keep -0.0)."""
         a, b = self.share(a), self.share(b)
         r = self._remainder(a, b)
-        return (f"(CASE WHEN {b} = 0 THEN CAST('NaN' AS DOUBLE) WHEN {r} = 0 THEN (CASE WHEN {b} < 0 "
-                f"THEN {NEGATIVE_ZERO} ELSE {ZERO} END) WHEN (({r} < 0) <> ({b} < 0)) "
-                f"THEN {r} + {b} ELSE {r} END)")
+        zero = self.signed_zero(f"{b} < 0", f"signum({b})")
+        return (f"(CASE WHEN {b} = 0 THEN CAST('NaN' AS DOUBLE) WHEN {r} = 0 THEN {zero} "
+                f"WHEN (({r} < 0) <> ({b} < 0)) THEN {r} + {b} ELSE {r} END)")
+
+    def signed_zero(self, negative: str, sign: str) -> str:
+        """-0.0 where the condition `negative` holds, else +0.0; `sign` is a product of signum()s
+        whose sign is that condition's (Spark's form). Spark's optimizer takes the literals -0.0
+        and 0.0 for one value (Scala's ==): it folds a CASE choosing between them into 0.0, even
+        one choosing -1 or 1 times 0 (pushed into the branches first). signum() of a column
+        times 0 it cannot fold (signum(-0.0) is -0.0; x * 0 is not 0 for NaN)."""
+        if self.dialect == "spark":
+            return f"({sign} * {ZERO})"
+        return f"(CASE WHEN {negative} THEN {NEGATIVE_ZERO} ELSE {ZERO} END)"
 
     def _remainder(self, a: str, b: str) -> str:
         """C's fmod(a, b), shared; NaN for a zero divisor without computing it (a shared column is
@@ -265,10 +275,11 @@ class Compiler:
     def round_even(self, sql: str) -> str:
         if self.dialect == "duckdb":
             return f"round_even({sql}, 0)"
-        # Spark's bround drops the sign of a zero result (numpy's rint(-0.4) is -0.0).
+        # Spark's bround drops the sign of a zero result: numpy's rint(-0.4) is -0.0, the sign
+        # of x (see `signed_zero` for why not a CASE between -0.0 and 0.0).
         sql = self.share(sql)
         rounded = self.share(f"bround({sql}, 0)")
-        return f"(CASE WHEN {rounded} = 0 AND {_negative(sql)} THEN {NEGATIVE_ZERO} ELSE {rounded} END)"
+        return f"(CASE WHEN {rounded} = 0 THEN signum({sql}) * {ZERO} ELSE {rounded} END)"
 
     # Spark's own arithmetic differs from numpy's (IEEE) at a few points, each answered here:
     # a zero divisor gives NULL (an error under ANSI mode) instead of +-inf or NaN; floor()
@@ -294,7 +305,7 @@ class Compiler:
         shifted = self.share(f"(CASE WHEN {remainder} <> 0 AND (({b} < 0) <> ({remainder} < 0)) "
                              f"THEN {quotient} - {ONE} ELSE {quotient} END)")
         floor = self.share(self.floor(shifted))
-        zero = f"(CASE WHEN {_negative(a)} <> ({b} < 0) THEN {NEGATIVE_ZERO} ELSE {ZERO} END)"
+        zero = self.signed_zero(f"{_negative(a)} <> ({b} < 0)", f"signum({a}) * signum({b})")  # b is not 0
         return (f"(CASE WHEN {b} = 0 THEN {self.divide(a, b)} WHEN {shifted} = 0 THEN {zero} "
                 f"WHEN {shifted} - {floor} > {HALF} AND NOT isnan({shifted}) THEN {floor} + {ONE} ELSE {floor} END)")
 
@@ -367,6 +378,8 @@ class Compiler:
         return f"(length({value.sql}) > 0)"
 
     def _apply(self, node: Apply) -> Compiled:
+        if all(isinstance(a, Literal) for a in node.args):  # the language computes these itself,
+            raise NotCompilable("an operation on public constants only")  # as Python, not numpy
         op, args = node.op, [self.compile(a) for a in node.args]
         if op in ("==", "!="):
             same = self._equal(node.args[0], node.args[1], args[0], args[1])
