@@ -128,6 +128,7 @@ def experience_table(family: Family, options: list[Any], metafeatures: list[Any]
             warnings.warn("options or metafeatures cannot be sent to worker processes; training in this process")
             n_jobs = 1
         from joblib import Parallel, delayed
+        from joblib.parallel import get_active_backend
         from tqdm.auto import tqdm
 
         todo.sort(key=lambda item: -family.piece_cost(item[1], item[2]))  # big pieces first
@@ -135,7 +136,12 @@ def experience_table(family: Family, options: list[Any], metafeatures: list[Any]
                 for _, task, piece, piece_options in todo)
         bar = tqdm(total=len(todo), desc=f"{family.name} ChoiceMaker training", unit="piece",
                    disable=not progress)
-        for (path, *_), frame in zip(todo, Parallel(n_jobs=n_jobs, return_as="generator")(jobs)):
+        # The active joblib backend runs the pieces (`with joblib.parallel_config(backend="spark")`
+        # with joblib-spark puts them on a cluster); one that cannot yield them as they finish
+        # (joblib-spark's, multiprocessing) gives them all at the end.
+        one_by_one = get_active_backend()[0].supports_return_generator
+        results = Parallel(n_jobs=n_jobs, return_as="generator" if one_by_one else "list")(jobs)
+        for (path, *_), frame in zip(todo, results):
             temporary = path.with_suffix(f".tmp{os.getpid()}")
             frame.to_pickle(temporary)
             temporary.replace(path)  # atomic: a crash never leaves half a piece

@@ -25,6 +25,7 @@ from __future__ import annotations
 import hashlib
 from typing import Any
 
+from jostle.data.engine.dialect import as_text, is_infinite, text_number, trim
 from jostle.data.engine.expressions import quote
 
 VERSION = "jostle-dataset/2"
@@ -39,42 +40,124 @@ def _pow2(exponent_sql: str) -> str:
     return f"pow(2.0, {half}) * pow(2.0, ({exponent_sql}) - {half})"
 
 
-def number_text(x: str) -> str:
+def number_text(x: str, dialect: str = "duckdb") -> str:
     """SQL giving the canonical text of a finite or infinite non-NaN DOUBLE `x`."""
     rough = f"CAST(floor(log2(abs({x}))) AS INTEGER)"
     scaled = f"abs({x}) * {_pow2(f'52 - {rough}')}"
     exponent = (f"({rough} + (CASE WHEN {scaled} >= pow(2.0, 53) THEN 1 WHEN {scaled} < pow(2.0, 52) "
                 f"THEN -1 ELSE 0 END))")
     mantissa = f"CAST({x} * {_pow2(f'52 - {exponent}')} AS BIGINT)"
-    return (f"(CASE WHEN {x} = 0 THEN 'n:0' WHEN isinf({x}) THEN (CASE WHEN {x} > 0 THEN 'n:inf' ELSE 'n:-inf' END) "
-            f"ELSE 'n:' || CAST({mantissa} AS VARCHAR) || 'p' || CAST({exponent} AS VARCHAR) END)")
+    return (f"(CASE WHEN {x} = 0 THEN 'n:0' WHEN {is_infinite(x, dialect)} THEN (CASE WHEN {x} > 0 THEN 'n:inf' "
+            f"ELSE 'n:-inf' END) ELSE 'n:' || {as_text(mantissa, dialect)} || 'p' || {as_text(exponent, dialect)} END)")
 
 
-def cell_text(column_sql: str, sql_type: str) -> str:
+def cell_text(column_sql: str, sql_type: str, dialect: str = "duckdb") -> str:
     """SQL giving a raw cell's canonical text (see the module docstring)."""
     upper = sql_type.upper()
     if upper.startswith(NUMERIC_PREFIXES):
         value = f"CAST({column_sql} AS DOUBLE)"
-        return f"(CASE WHEN {column_sql} IS NULL OR isnan({value}) THEN 'm' ELSE {number_text(value)} END)"
+        return f"(CASE WHEN {column_sql} IS NULL OR isnan({value}) THEN 'm' ELSE {number_text(value, dialect)} END)"
     if upper == "BOOLEAN":
         return f"(CASE WHEN {column_sql} IS NULL THEN 'm' WHEN {column_sql} THEN 'n:1' ELSE 'n:0' END)"
-    text = f"trim(CAST({column_sql} AS VARCHAR))"
-    number = f"TRY_CAST({text} AS DOUBLE)"
+    text = trim(as_text(column_sql, dialect), dialect)
+    number = text_number(text, dialect)
     words = ", ".join(f"'{w}'" for w in MISSING_WORDS)
     return (f"(CASE WHEN {column_sql} IS NULL OR lower({text}) IN ({words}) THEN 'm' "
             f"WHEN lower({text}) = 'true' THEN 'n:1' WHEN lower({text}) = 'false' THEN 'n:0' "
-            f"WHEN {number} IS NOT NULL THEN (CASE WHEN isnan({number}) THEN 'm' ELSE {number_text(number)} END) "
+            f"WHEN {number} IS NOT NULL THEN (CASE WHEN isnan({number}) THEN 'm' ELSE {number_text(number, dialect)} END) "
             f"ELSE 's:' || {text} END)")
 
 
 def digest_query(raw: str, columns: list[str], types: dict[str, str], dialect: str = "duckdb") -> str:
     """SQL giving (rows, sum of upper MD5 halves, sum of lower halves) as text, over a raw source."""
     ordered = sorted(columns)
+    count = as_text("count(*)", dialect)
     if not ordered:
-        return f"SELECT CAST(count(*) AS VARCHAR), '0', '0' FROM {raw}"
-    cells = " || chr(31) || ".join(cell_text(quote(c, dialect), types.get(c, "VARCHAR")) for c in ordered)
-    return (f"SELECT CAST(count(*) AS VARCHAR), CAST(COALESCE(sum(md5_number_upper(r)), 0) AS VARCHAR), "
-            f"CAST(COALESCE(sum(md5_number_lower(r)), 0) AS VARCHAR) FROM (SELECT {cells} AS r FROM {raw}) AS rows")
+        return f"SELECT {count}, '0', '0' FROM {raw}"
+    if dialect == "spark":
+        return _spark_digest_query(raw, ordered, types)
+    cells = " || chr(31) || ".join(cell_text(quote(c, dialect), types.get(c, "VARCHAR"), dialect) for c in ordered)
+    upper, lower = _md5_halves("r", dialect)
+    return (f"SELECT {count}, {as_text(f'COALESCE(sum({upper}), 0)', dialect)}, "
+            f"{as_text(f'COALESCE(sum({lower}), 0)', dialect)} FROM (SELECT {cells} AS r FROM {raw}) AS rows")
+
+
+def _spark_digest_query(raw: str, ordered: list[str], types: dict[str, str]) -> str:
+    """`digest_query` for Spark: the same canonical cells, computed in stages.
+
+    Written out as one expression (as for DuckDB) each cell's text is read some thirty times
+    and Spark's optimizer spends minutes on the tree; here every intermediate value (the
+    trimmed text, its number, the binary exponent, the MD5) is a column of an inner SELECT,
+    read by name. The formulas are DuckDB's (`cell_text`, `number_text`); a log2 is taken only
+    of a finite non-zero number, so no stage raises on any row even under ANSI mode.
+    """
+    d = "spark"
+    words = ", ".join(f"'{w}'" for w in MISSING_WORDS)
+    first, numbers, texts, cells = [], [], [], []
+    for i, name in enumerate(ordered):
+        column, upper = quote(name, d), types.get(name, "VARCHAR").upper()
+        if upper.startswith(NUMERIC_PREFIXES):
+            first.append(f"CAST({column} AS DOUBLE) AS x{i}")
+            numbers.append(i)
+            cells.append(f"(CASE WHEN x{i} IS NULL OR isnan(x{i}) THEN 'm' ELSE {{n{i}}} END)")
+        elif upper == "BOOLEAN":
+            first.append(f"(CASE WHEN {column} IS NULL THEN 'm' WHEN {column} THEN 'n:1' ELSE 'n:0' END) AS b{i}")
+            cells.append(f"b{i}")
+        else:
+            first.append(f"{trim(as_text(column, d), d)} AS t{i}")
+            numbers.append(i)
+            texts.append(i)
+            cells.append(f"(CASE WHEN t{i} IS NULL OR lower(t{i}) IN ({words}) THEN 'm' "
+                         f"WHEN lower(t{i}) = 'true' THEN 'n:1' WHEN lower(t{i}) = 'false' THEN 'n:0' "
+                         f"WHEN x{i} IS NOT NULL THEN (CASE WHEN isnan(x{i}) THEN 'm' ELSE {{n{i}}} END) "
+                         f"ELSE 's:' || t{i} END)")
+    query = f"SELECT {', '.join(first)} FROM {raw}"
+    if texts:
+        parsed = ", ".join(f"{text_number(f't{i}', d)} AS x{i}" for i in texts)
+        query = f"SELECT *, {parsed} FROM ({query}) AS s"
+    if numbers:
+        infinity = "CAST('Infinity' AS DOUBLE)"
+        rough = [f"(CASE WHEN x{i} <> 0 AND abs(x{i}) < {infinity} THEN CAST(floor(log2(abs(x{i}))) AS INTEGER) END)"
+                 f" AS r{i}" for i in numbers]
+        query = f"SELECT *, {', '.join(rough)} FROM ({query}) AS s"
+        exact = []
+        for i in numbers:
+            scaled = f"abs(x{i}) * {_pow2(f'52 - r{i}')}"
+            exact.append(f"r{i} + (CASE WHEN {scaled} >= pow(2.0, 53) THEN 1 WHEN {scaled} < pow(2.0, 52) THEN -1 "
+                         f"ELSE 0 END) AS e{i}")
+        query = f"SELECT *, {', '.join(exact)} FROM ({query}) AS s"
+    texts_of_numbers = {}
+    for i in numbers:
+        mantissa = f"CAST(x{i} * {_pow2(f'52 - e{i}')} AS BIGINT)"
+        texts_of_numbers[f"n{i}"] = (f"(CASE WHEN x{i} = 0 THEN 'n:0' WHEN {is_infinite(f'x{i}', d)} THEN "
+                                     f"(CASE WHEN x{i} > 0 THEN 'n:inf' ELSE 'n:-inf' END) ELSE 'n:' || "
+                                     f"{as_text(mantissa, d)} || 'p' || {as_text(f'e{i}', d)} END)")
+    row = " || chr(31) || ".join(cell.format(**texts_of_numbers) for cell in cells)
+    query = f"SELECT md5({row}) AS h FROM ({query}) AS s"
+    upper, lower = _md5_halves("h", d, hexadecimal=True)
+    return (f"SELECT {as_text('count(*)', d)}, {as_text(f'COALESCE(sum({upper}), 0)', d)}, "
+            f"{as_text(f'COALESCE(sum({lower}), 0)', d)} FROM ({query}) AS rows")
+
+
+def _md5_halves(text_sql: str, dialect: str, hexadecimal: bool = False) -> tuple[str, str]:
+    """SQL for the two 64-bit halves of a text's MD5 as DuckDB's md5_number_upper/lower give them.
+
+    DuckDB reads the digest's first 8 bytes as a little-endian unsigned integer for the
+    "upper" half and the last 8 for the "lower" (checked against Python's hashlib by
+    tests/test_spark_engine.py). Spark has only the hexadecimal md5(): its bytes are reversed
+    and read with conv() as an unsigned 64-bit number (below 2^64, exact in DECIMAL(20, 0)),
+    widened to DECIMAL(28, 0) so that Spark's sum is DECIMAL(38, 0): exact for fewer than
+    10^38 / 2^64 (about 5.4 * 10^18) rows; a sum of more rows would be NULL, never wrong.
+    """
+    if dialect != "spark":
+        return f"md5_number_upper({text_sql})", f"md5_number_lower({text_sql})"
+    digest = text_sql if hexadecimal else f"md5({text_sql})"
+
+    def half(start: int) -> str:
+        reversed_hex = " || ".join(f"substr({digest}, {start + 2 * k}, 2)" for k in range(7, -1, -1))
+        return f"CAST(CAST(conv({reversed_hex}, 16, 10) AS DECIMAL(20, 0)) AS DECIMAL(28, 0))"
+
+    return half(1), half(17)
 
 
 def finish(columns: list[str], rows: int, upper: int, lower: int, unit: str) -> bytes:

@@ -1,0 +1,536 @@
+"""Spark, the engine for private tables on a cluster: the same program, the same answers.
+
+`SparkEngine` has DuckDBEngine's interface (`jostle.data.engine.duckdb_engine`, the reference):
+raw sources as temporary views, schema conformance and the plan of a `Relation` as Spark SQL,
+and exact aggregates (count, exact sums as per-exponent integer mantissa sums, histogram
+counts) collected to the driver, where the language adds the noise with its exact samplers.
+Nothing here draws noise or decides a privacy question.
+
+Spark SQL is not DuckDB SQL; the differences the language's answers depend on are closed in
+`expressions.Compiler` (division by zero, floor, ln, pow, the sign of zero), in `dialect`
+(text casts, trimming, numbers in text) and in `fingerprint` (MD5 halves), each with its Spark
+form next to DuckDB's.
+
+ANSI mode. Spark 4 runs with spark.sql.ansi.enabled=true by default, under which a cast or a
+division raises an error for the one row that triggers it: an error that fires only for some
+rows, which a program could observe. So (1) the engine never runs SQL in a session with ANSI
+mode on: it works in a session of its own (`SparkSession.newSession()`: shared SparkContext
+and cache, its own SQL settings and temporary views; a user's session is left as it was) with
+ANSI mode off, re-asserted before every query; where no session of its own can be made (Spark
+Connect), a session with ANSI mode on is refused with a clear error; and (2) the compiled SQL
+raises on no row even with ANSI mode on (zero divisors never reach a division, text reaches a
+cast only through TRY_CAST, integer casts only see whole numbers in range), which
+tests/test_spark_engine.py checks on a session with ANSI mode on.
+
+CSV files are read by Spark's reader (univocity) so as to give the records
+`jostle.data.schema.read_csv_file` gives: the header is taken from the file by
+`binding.csv_header` and given as the schema; records are parsed across line breaks inside
+quotes (`multiLine`, the default; `csv_multi_line=False` splits large files across tasks but
+breaks quoted line breaks); spaces after a delimiter are skipped; a record with fewer fields
+than the header is padded with missing cells (Spark's PERMISSIVE mode); a record with more
+fields, one holding a field longer than Python's csv limit (131,072 characters) or bytes that
+are not UTF-8 is unusable: dropped, or, when `strict`, a DataError at `bind`. Differences
+that remain (none depends on the route: Spark is chosen by the curator, never by the data):
+  * bytes that are not UTF-8 are replaced by U+FFFD by Spark's decoder, so a record holding a
+    genuine U+FFFD is also taken as unusable;
+  * a quote left open swallows the rest of the file into one field; Python refuses that last
+    record, Spark keeps it;
+  * a stray quote inside an unquoted field (`ab"c`) is kept as text by Spark, refused by Python;
+  * white space other than spaces after a delimiter (a tab) is skipped by Spark, kept by
+    Python (conformance trims cells, so only a categorical value with a leading tab differs);
+  * a record of more than 1,048,576 fields makes Spark's parser fail: the read fails (a
+    DataError at bind, whichever record); Python drops the record;
+  * a line of spaces before the header is taken as the header by Spark.
+
+Running on a cluster. `SparkEngine(master="spark://host:7077")` (or `yarn`, `k8s://...`;
+`jostle run --engine spark --master URL`, `Session(engine="spark", engine_options={"spark":
+{"master": URL, "spark.executor.memory": "8g"}})`): keyword arguments other than `master`,
+`app_name`, `session` and `csv_multi_line` are Spark settings for the session builder. Data
+paths are read by the executors, so they must be readable there under the same path (a shared
+file system, HDFS, S3 with the connector configured); a pandas DataFrame is sent from the
+driver. An existing session can be passed as `session=` (the engine derives its own from it).
+The driver must reach the executors and the reverse; tables are cached (memory and disk) on
+the executors when bound.
+
+ChoiceMaker training on a cluster: training runs on public corpora only, and its fan-out goes
+through joblib (`jostle.choicemaker.experience.experience_table`), which uses the backend that
+is active around it. With joblib-spark installed:
+    from joblibspark import register_spark; register_spark()
+    with joblib.parallel_config(backend="spark", n_jobs=32):
+        jostle.build.build_all()   # `jostle train --all`, or any jostle.choicemaker.engine.train
+Each piece then runs as a Spark task (the worker needs jostle installed). Backends that cannot
+yield results one by one (joblib-spark, multiprocessing) get them as a list at the end.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import shutil
+import threading
+import warnings
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from jostle.data.engine.conform import conform_query, first_breaking_row
+from jostle.data.engine.expressions import quote
+from jostle.data.engine.relation import Relation
+from jostle.data.schema import DATA_LOG, Categorical, DataError, Schema, breaking_hint
+from jostle.diagnostics.errors import UsageError
+
+_PUSH_DOWN = "org.apache.spark.sql.catalyst.optimizer."
+SESSION_SQL_CONF = {
+    "spark.sql.ansi.enabled": "false",  # no per-row errors (see the module docstring)
+    "spark.sql.caseSensitive": "true",  # columns 'a' and 'A' are two columns, as in pandas and DuckDB
+    # A filter on a derived column pushed below the derivations is rewritten over the source's
+    # columns, each derived column (and each shared sub-expression, relation.plan_sql) inlined
+    # where it is read: exponential in the number of steps (minutes of planning, 380 KB of plan
+    # for tests/test_engines.py's program). Filters stay where the plan puts them (a filter on
+    # conformed values, which are clamped, could not become a Parquet scan's filter anyway).
+    "spark.sql.optimizer.excludedRules": ",".join(_PUSH_DOWN + rule for rule in (
+        "PushDownPredicates", "PushPredicateThroughNonJoin", "InferFiltersFromConstraints")),
+}
+CSV_FIELD_LIMIT = 131072        # Python csv's default field_size_limit: a longer field is unusable
+CSV_MAX_COLUMNS = 1 << 20       # univocity's array of fields per record (Spark's default is 20,480)
+CORRUPT = "__jostle_record__"   # Spark's column for the text of a record that did not fit the header
+
+_counter = itertools.count()
+
+
+def spark_unavailable() -> str | None:
+    """Why Spark cannot run in this process (no pyspark, or no Java), or None when it can."""
+    try:
+        import pyspark  # noqa: F401
+    except ImportError:
+        return "pyspark is not installed (pip install 'jostle[spark]')"
+    java_home = os.environ.get("JAVA_HOME")
+    if not ((java_home and Path(java_home, "bin", "java").exists()) or shutil.which("java")):
+        return "no Java runtime was found (Spark needs Java 17 or later: install it, or set JAVA_HOME)"
+    return None
+
+
+class SparkEngine:
+    """Private tables in a Spark session (local, or a cluster).
+
+    Args:
+        master: The Spark master URL ("local[2]", "spark://host:7077", "yarn", ...). Ignored when
+            `session` is given or a Spark session is already running in this process.
+        app_name: The application's name in Spark's UI.
+        session: An existing SparkSession to derive the engine's own session from.
+        csv_multi_line: Parse CSV records across quoted line breaks, as Python does (one task
+            per file); False splits large files across tasks.
+        **conf: Spark settings for the session builder (e.g. {"spark.executor.memory": "8g"}).
+
+    Raises:
+        UsageError: Spark cannot run here (no pyspark or no Java), or the given session runs in
+            ANSI mode and no session of the engine's own can be derived from it.
+    """
+
+    name = "spark"
+    dialect = "spark"
+
+    def __init__(self, master: str = "local[2]", app_name: str = "jostle", session: Any = None,
+                 csv_multi_line: bool = True, **conf: Any) -> None:
+        self.master, self.app_name, self.conf = master, app_name, dict(conf)
+        self.csv_multi_line = bool(csv_multi_line)
+        if session is None:
+            reason = spark_unavailable()
+            if reason is not None:
+                raise UsageError(f"the Spark engine cannot run: {reason}",
+                                 hint="use another engine (--engine duckdb), or install pyspark and Java")
+            session = _start_session(master, app_name, self.conf)
+        self.session = _own_session(session)
+        self._columns: dict[str, list[str]] = {}
+        self._frames: dict[str, Any] = {}        # the Spark DataFrame behind each view
+        self._pandas: dict[str, Any] = {}        # a raw view of a pandas DataFrame -> the frame itself
+        self._csv_checks: dict[str, str] = {}    # a strict CSV view -> its unusable-record count query
+        self._group_cache: dict[tuple, dict[tuple[int, ...], int]] = {}
+        self._lock = threading.Lock()
+
+    def __repr__(self) -> str:
+        return "<spark engine>"
+
+    def __reduce__(self) -> Any:  # a fresh engine in another process (tables do not travel)
+        return (_fresh_engine, (self.master, self.app_name, self.csv_multi_line, self.conf))
+
+    # ------------------------------------------------------------ running SQL
+    def query(self, sql: str, parameters: list | None = None) -> list[tuple]:
+        """Run Spark SQL in the engine's session (ANSI mode off) and collect the rows."""
+        for key, value in SESSION_SQL_CONF.items():  # re-asserted: nobody may turn ANSI mode on
+            if self.session.conf.get(key) != value:
+                self.session.conf.set(key, value)
+        frame = self.session.sql(sql, args=list(parameters)) if parameters else self.session.sql(sql)
+        return [tuple(row) for row in frame.collect()]
+
+    def _fresh(self, prefix: str) -> str:
+        return f"jostle_{prefix}_{next(_counter)}"
+
+    def _register(self, frame: Any, prefix: str) -> str:
+        view = self._fresh(prefix)
+        frame.createOrReplaceTempView(view)
+        self._frames[view] = frame
+        self._columns[view] = [c for c in frame.columns if c != CORRUPT]
+        return view
+
+    def source_columns(self, source: str) -> list[str]:
+        return self._columns[source]
+
+    # ------------------------------------------------------------ raw sources
+    def raw_csv(self, path: Path, header: list[str], strict: bool = False) -> str:
+        """A view of a CSV file's usable records as text cells (see the module docstring).
+
+        Args:
+            strict: Unusable records make `bind` raise a DataError (the curator's route);
+                otherwise they are dropped.
+        """
+        from pyspark import StorageLevel
+        from pyspark.sql.types import StringType, StructField, StructType
+
+        fields = [StructField(name, StringType()) for name in header] + [StructField(CORRUPT, StringType())]
+        options = {"header": "true", "multiLine": str(self.csv_multi_line).lower(), "mode": "PERMISSIVE",
+                   "sep": ",", "quote": '"', "escape": '"', "encoding": "UTF-8",
+                   "columnNameOfCorruptRecord": CORRUPT, "ignoreLeadingWhiteSpace": "true",
+                   "ignoreTrailingWhiteSpace": "false", "enforceSchema": "true",
+                   "maxColumns": str(CSV_MAX_COLUMNS), "maxCharsPerColumn": "-1"}
+        records = self.session.read.options(**options).schema(StructType(fields)).csv(str(path))
+        records.createOrReplaceTempView(parsed := self._fresh("csv"))
+        unusable, blank = _record_tests(header)
+        # Cached: the file is parsed once for the checks, the fingerprint and the binding. The
+        # view's own name in the plan keeps Spark's cache from serving another read of the same
+        # path (whose file may have changed since) for this one.
+        frame = self.session.sql(f"SELECT {', '.join(quote(n, 'spark') for n in header)} FROM {parsed} "
+                                 f"WHERE NOT ({unusable}) AND NOT ({blank}) AND {_read_mark(parsed)}"
+                                 ).persist(StorageLevel.MEMORY_AND_DISK)
+        view = self._register(frame, "raw")
+        if strict:
+            self._csv_checks[view] = f"SELECT count(*) FROM {parsed} WHERE ({unusable}) AND NOT ({blank})"
+        return view
+
+    def raw_parquet(self, path: Path) -> str:
+        view = self._fresh("parquet")
+        self.session.read.parquet(str(path)).createOrReplaceTempView(view)
+        return self._register(self.session.sql(f"SELECT * FROM {view} WHERE {_read_mark(view)}"), "raw")
+
+    def raw_frame(self, frame: Any) -> str:
+        """A pandas DataFrame as a raw view. `bind` conforms it in memory (as DuckDBEngine does:
+        by Python's rules, cell by cell, never by a column type inferred from all its rows); its
+        rows go to Spark as they are only if SQL reads the view (`fingerprint.engine_digest`)."""
+        view = self._fresh("raw")
+        self._pandas[view] = frame
+        self._columns[view] = [str(c) for c in frame.columns]
+        return view
+
+    def _spark_view(self, view: str) -> Any:
+        """The Spark DataFrame of a raw view, a pandas frame's made now: typed as DuckDB types a
+        registered frame, and columns that are neither numbers, booleans nor texts written as
+        the text pandas writes to a CSV file, as `fingerprint.frame_digest` does."""
+        if view not in self._frames:
+            from pyspark.sql.types import StructField, StructType
+
+            frame = self._pandas[view]
+            fields, columns = [], []
+            for position, name in enumerate(self._columns[view]):
+                spark_type, values = _column_for_spark(frame.iloc[:, position])
+                fields.append(StructField(name, spark_type))
+                columns.append(values)
+            rows = list(zip(*columns)) if columns else [()] * len(frame)
+            spark_frame = self.session.createDataFrame(rows, StructType(fields))
+            spark_frame.createOrReplaceTempView(view)
+            self._frames[view] = spark_frame
+        return self._frames[view]
+
+    def raw_types(self, view: str) -> dict[str, str]:
+        """Column types under DuckDB's names (what `conform` and `fingerprint` read)."""
+        return {field.name: _duckdb_type(field.dataType) for field in self._spark_view(view).schema.fields
+                if field.name != CORRUPT}
+
+    # ------------------------------------------------------------ binding
+    def bind(self, raw: str, schema: Schema, table: str, strict: bool, materialise: bool) -> Relation:
+        """Conform a raw source to a public schema, as `DuckDBEngine.bind` does.
+
+        Args:
+            raw: A raw view (`raw_csv`, `raw_parquet`, `raw_frame`).
+            schema: The public schema.
+            table: The table's name, for messages.
+            strict: The curator's schema: a breaking value is a DataError naming the row.
+                Otherwise rows breaking a column without a default are dropped, counted to the
+                curator's logger only.
+            materialise: Cache the conformed rows on the executors (memory, then disk), read
+                now, so that a file that cannot be read fails here; otherwise a view that scans
+                the source on each query.
+        """
+        from py4j.protocol import Py4JError
+        from pyspark.errors import PySparkException
+
+        try:
+            return self._bind(raw, schema, table, strict, materialise)
+        except (PySparkException, Py4JError) as error:
+            # The source cannot be read at all (not one row's value: those are NULLs here).
+            first = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+            raise DataError(f"table '{table}': cannot read its data: {first}",
+                            hint="check that the file exists where Spark's executors read it and is "
+                            "a valid CSV or Parquet file") from None
+
+    def _bind(self, raw: str, schema: Schema, table: str, strict: bool, materialise: bool) -> Relation:
+        if raw in self._pandas:  # see `raw_frame`
+            from jostle.data.engine.frames import conform_frame
+
+            return self.store_conformed(conform_frame(self._pandas[raw], schema, table, strict=strict), schema)
+        available = self.source_columns(raw)
+        missing = [name for name in schema.names if name not in available]
+        if missing:
+            raise DataError(f"table '{table}' has no column {', '.join(repr(m) for m in missing)}",
+                            hint=f"its columns are {available}; fix the schema or the file")
+        if raw in self._csv_checks:
+            unusable = int(self.query(self._csv_checks[raw])[0][0])
+            if unusable:
+                raise DataError(f"table '{table}': cannot read its data: {unusable} record(s) have more fields "
+                                "than the header, a field longer than 131072 characters, or bytes that are "
+                                "not UTF-8", hint="fix the file: each record needs at most as many fields as "
+                                "the header, and the text must be UTF-8")
+        types = self.raw_types(raw)
+        select, problems = conform_query(raw, schema, types, self.dialect)
+        if problems:
+            bad = " OR ".join(f"({p})" for _, p in problems)
+            dropped, total = self.query(f"SELECT count_if({bad}), count(*) FROM {raw}")[0]
+            if strict and dropped:  # only then the window query that finds the first one
+                broken = first_breaking_row(self, raw, schema, types, problems)
+                if broken is not None:
+                    raise DataError(f"table '{table}', column '{broken[0]}', row {broken[1]}: the value {broken[2]}",
+                                    hint=breaking_hint(broken[0], schema[broken[0]]))
+            if not strict:
+                if dropped:
+                    DATA_LOG.warning("table '%s': %d of %d rows dropped by the schema the program declared",
+                                     table, dropped, total)
+                select = f"{select} WHERE NOT ({bad})"
+        return self._store(self.session.sql(select), schema, materialise)
+
+    def _store(self, frame: Any, schema: Schema, materialise: bool) -> Relation:
+        if materialise:
+            from pyspark import StorageLevel
+
+            frame = frame.persist(StorageLevel.MEMORY_AND_DISK)
+            frame.count()  # read now: a source that cannot be read fails at binding
+        name = self._register(frame, "table")
+        self._columns[name] = list(schema.names)
+        return Relation(self, name, schema)
+
+    def store_conformed(self, frame: Any, schema: Schema) -> Relation:
+        """Rows already conformed to `schema`, stored as a new cached table (categorical values
+        as their codes, numbers as DOUBLE), for a step computed in memory."""
+        from pyspark.sql.types import DoubleType, LongType, StructField, StructType
+
+        fields, columns = [], []
+        for name, spec in schema.columns:
+            if isinstance(spec, Categorical):
+                codes = {value: code for code, value in reversed(list(enumerate(spec.values)))}
+                fields.append(StructField(name, LongType()))
+                columns.append([codes[v] for v in frame[name].tolist()])
+            else:
+                fields.append(StructField(name, DoubleType()))
+                columns.append([float(v) for v in frame[name].tolist()])
+        rows = list(zip(*columns)) if columns else [()] * len(frame)
+        return self._store(self.session.createDataFrame(rows, StructType(fields)), schema, True)
+
+    # ------------------------------------------------------------ aggregates (exact)
+    def count(self, relation: Relation) -> int:
+        """The exact number of rows; the parts of a partition are counted by one GROUP BY, run
+        once for all of them (as `DuckDBEngine.count`)."""
+        if relation.steps and relation.steps[-1][0] == "part":
+            codes = relation.steps[-1][1]
+            parent = Relation(self, relation.source, relation.schema, relation.steps[:-1])
+            counts = self._part_counts(parent, tuple(column for column, _ in codes))
+            return counts.get(tuple(code for _, code in codes), 0)
+        return int(self.query(f"SELECT count(*) FROM ({relation.sql()}) AS c")[0][0])
+
+    def _part_counts(self, parent: Relation, columns: tuple[str, ...]) -> dict[tuple[int, ...], int]:
+        sql = parent.sql()
+        key = (sql, columns)
+        with self._lock:
+            cached = self._group_cache.get(key)
+        if cached is None:
+            keys = ", ".join(quote(c, self.dialect) for c in columns)
+            rows = self.query(f"SELECT {keys}, count(*) FROM ({sql}) AS s GROUP BY {keys}")
+            cached = {tuple(int(v) for v in row[:-1]): int(row[-1]) for row in rows}
+            with self._lock:
+                if len(self._group_cache) >= 64:
+                    self._group_cache.pop(next(iter(self._group_cache)))
+                self._group_cache[key] = cached
+        return cached
+
+    def sum_parts(self, relation: Relation, column: str) -> list[tuple[int, int]]:
+        """The exact sum of a numeric column as [(exponent e, integer S_e)]: sum = sum S_e 2^e
+        (see `sum_parts_sql` for why each part is exact)."""
+        rows = self.query(sum_parts_sql(relation.sql(), column))
+        return [(int(e) - 52, int(total)) for e, total in rows]
+
+    def histogram(self, relation: Relation, columns: list[str], sizes: list[int]) -> np.ndarray:
+        """Counts of every combination of the columns' codes, row-major over their domains."""
+        keys = ", ".join(quote(c, self.dialect) for c in columns)
+        rows = self.query(f"SELECT {keys}, count(*) FROM ({relation.sql()}) AS s GROUP BY {keys}")
+        counts = np.zeros(int(np.prod(sizes)), dtype=np.int64)
+        for row in rows:
+            flat = 0
+            for code, size in zip(row[:-1], sizes):
+                flat = flat * size + int(code)
+            counts[flat] = int(row[-1])
+        return counts
+
+    def collect(self, relation: Relation) -> Any:
+        """The rows as a pandas frame (in the source's order), categorical codes decoded."""
+        import pandas as pd
+
+        names = ", ".join(quote(name, self.dialect) for name in relation.schema.names)
+        rows = self.query(f"SELECT {names} FROM ({relation.sql()}) AS s")
+        out = {}
+        for position, (name, spec) in enumerate(relation.schema.columns):
+            column = [row[position] for row in rows]
+            if isinstance(spec, Categorical):
+                values = np.empty(len(spec.values), dtype=object)
+                values[:] = list(spec.values)
+                out[name] = pd.Series(values[np.asarray(column, dtype=np.int64)] if column else [], dtype=object)
+            else:
+                out[name] = pd.Series(np.asarray(column, dtype=float), dtype=float)
+        return pd.DataFrame(out, index=pd.RangeIndex(len(rows)))
+
+    def close(self) -> None:
+        """Release the engine's cached tables and views (the Spark session itself keeps running)."""
+        for view, frame in list(self._frames.items()):
+            frame.unpersist()
+            self.session.catalog.dropTempView(view)
+        self._frames.clear()
+        self._pandas.clear()
+        self._columns.clear()
+
+
+def sum_parts_sql(relation_sql: str, column: str) -> str:
+    """Spark SQL for the per-exponent integer mantissa sums of a numeric column.
+
+    Each double x != 0 is x = m 2^(e - 52) with e = floor(log2 |x|) - 1, so that m = x 2^(52 - e)
+    is a whole number with |m| < 2^55 even when Spark's log2 (ln x / ln 2) is one off near a
+    power of two; the scaling is done in two exact halves (see DuckDBEngine.sum_parts). The m
+    of one exponent are summed as DECIMAL(28, 0), whose sum Spark types DECIMAL(38, 0): exact
+    for fewer than 10^38 / 2^55 (about 2.8 * 10^21) rows per exponent. (Beyond, Spark gives
+    NULL, which `int()` refuses: never a wrong sum.) Conformed values are never NaN or infinite.
+    """
+    value = quote(column, "spark")
+    inner = (f"SELECT CAST(floor(log2(abs({value}))) AS INTEGER) - 1 AS e, {value} AS x "
+             f"FROM ({relation_sql}) AS s WHERE {value} <> 0")
+    half = "CAST(floor((52 - e) / 2.0) AS INTEGER)"
+    scaled = f"x * pow(2.0, {half}) * pow(2.0, (52 - e) - {half})"
+    return (f"SELECT e, CAST(sum(CAST(CAST({scaled} AS BIGINT) AS DECIMAL(28, 0))) AS STRING) "
+            f"FROM ({inner}) AS p GROUP BY e")
+
+
+def _read_mark(name: str) -> str:
+    """A predicate true on every row that names one read of a file (see `raw_csv`)."""
+    return f"'{name}' IS NOT NULL"
+
+
+def _record_tests(header: list[str]) -> tuple[str, str]:
+    """Spark SQL over parsed CSV records: (the record is unusable, the record is a blank line).
+
+    A record whose field count differs from the header's has its text in CORRUPT; its fields
+    are counted on that text with quoted sections removed. Python skips a one-field record
+    whose field is white space (a blank line, or `""` alone).
+    """
+    cells = [quote(n, "spark") for n in header]
+    text = quote(CORRUPT, "spark")
+    unquoted = f"regexp_replace({text}, '\"([^\"]|\"\")*\"', '')"
+    fields = f"(length({unquoted}) - length(replace({unquoted}, ',', '')) + 1)"
+    first = cells[0]
+    blank_cell = f"({first} IS NULL OR {first} RLIKE '(?U)^\\\\s*\\\\z')"
+    blank = blank_cell if len(header) == 1 else f"({text} IS NOT NULL AND {fields} = 1 AND {blank_cell})"
+    tests = [f"({text} IS NOT NULL AND {fields} > {len(header)})"]
+    tests += [f"coalesce(instr({c}, '\uFFFD') > 0 OR length({c}) > {CSV_FIELD_LIMIT}, false)" for c in cells]
+    return " OR ".join(tests), blank
+
+
+def _column_for_spark(column: Any) -> tuple[Any, list]:
+    """(Spark type, Python values) of a pandas column, missing cells as None."""
+    import decimal
+
+    import pandas as pd
+    from pyspark.sql.types import BooleanType, DecimalType, DoubleType, FloatType, LongType, StringType
+
+    from jostle.data.engine.fingerprint import _as_csv_text
+
+    dtype = column.dtype
+    missing = column.isna().to_numpy()
+
+    def values(convert: Any) -> list:
+        return [None if gone else convert(v) for v, gone in zip(column.tolist(), missing)]
+
+    if pd.api.types.is_bool_dtype(dtype):
+        return BooleanType(), values(bool)
+    if pd.api.types.is_float_dtype(dtype):
+        if getattr(dtype, "itemsize", 8) <= 4:
+            return FloatType(), [float(v) for v in column.to_numpy(dtype=float, na_value=np.nan)]
+        if isinstance(dtype, np.dtype):  # NaN stays NaN (a missing cell either way)
+            return DoubleType(), [float(v) for v in column.to_numpy()]
+        return DoubleType(), values(float)
+    if pd.api.types.is_integer_dtype(dtype):
+        if str(dtype).lower() == "uint64":
+            return DecimalType(20, 0), values(lambda v: decimal.Decimal(int(v)))
+        return LongType(), values(int)
+    if isinstance(dtype, pd.StringDtype) or (dtype == object and all(
+            v is None or isinstance(v, str) for v in column.unique() if not (isinstance(v, float) and v != v))):
+        return StringType(), values(str)
+    return StringType(), list(_as_csv_text(column).to_numpy(dtype=object))
+
+
+_DUCKDB_TYPES = {"string": "VARCHAR", "double": "DOUBLE", "float": "FLOAT", "bigint": "BIGINT", "int": "INTEGER",
+                 "smallint": "SMALLINT", "tinyint": "TINYINT", "boolean": "BOOLEAN"}
+
+
+def _duckdb_type(data_type: Any) -> str:
+    simple = data_type.simpleString()
+    if simple.startswith("decimal"):
+        return simple.upper()
+    if simple.startswith(("varchar", "char", "string")):  # Spark 4 may add a collation
+        return "VARCHAR"
+    return _DUCKDB_TYPES.get(simple, simple.upper())
+
+
+def _start_session(master: str, app_name: str, conf: dict[str, Any]) -> Any:
+    """The process's Spark session (started here when there is none)."""
+    from pyspark.sql import SparkSession
+
+    started = SparkSession.getActiveSession() is None
+    builder = SparkSession.builder.master(master).appName(app_name)
+    # No progress bar on stderr: whether it shows depends on how long a stage takes.
+    for key, value in {"spark.ui.showConsoleProgress": "false", **conf}.items():
+        builder = builder.config(key, str(value))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", FutureWarning)  # pyspark's note about the pandas version
+        session = builder.getOrCreate()
+    if started:
+        session.sparkContext.setLogLevel("ERROR")
+    return session
+
+
+def _own_session(session: Any) -> Any:
+    """A session of the engine's own, with ANSI mode off, derived from `session`."""
+    try:
+        own = session.newSession()
+    except Exception:  # noqa: BLE001 - Spark Connect and other sessions that cannot make one
+        own = None
+    if own is not None:
+        for key, value in SESSION_SQL_CONF.items():
+            own.conf.set(key, value)
+        if all(own.conf.get(key) == value for key, value in SESSION_SQL_CONF.items()):
+            return own
+    if str(session.conf.get("spark.sql.ansi.enabled", "false")).lower() != "false":
+        raise UsageError("this Spark session runs in ANSI mode, where one row's value can make a query fail, "
+                         "and the Spark engine cannot make a session of its own from it",
+                         hint="set spark.sql.ansi.enabled=false on the session you give the engine")
+    return session
+
+
+def _fresh_engine(master: str, app_name: str, csv_multi_line: bool, conf: dict[str, Any]) -> SparkEngine:
+    return SparkEngine(master, app_name, None, csv_multi_line, **conf)
+
+
+__all__ = ["SparkEngine", "spark_unavailable", "sum_parts_sql", "SESSION_SQL_CONF"]
