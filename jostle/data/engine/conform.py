@@ -16,12 +16,13 @@ curator) and dropped under a program's schema. Each rule is decided per row, so 
 from __future__ import annotations
 
 import math
+import unicodedata
 from typing import Any
 
-from jostle.data.engine.dialect import as_text, row_number, text_number, trim
+from jostle.data.engine.dialect import as_text, row_number, spark_text, text_number
 from jostle.data.engine.expressions import Compiler, literal, quote
 from jostle.data.engine.relation import conform_number_sql
-from jostle.data.schema import Categorical, Numeric, Schema
+from jostle.data.schema import Categorical, Numeric, Schema, _is_missing
 
 MISSING_WORDS = ("na", "nan", "null")
 NUMERIC_TYPES = ("DOUBLE", "FLOAT", "REAL", "BIGINT", "INTEGER", "SMALLINT", "TINYINT", "HUGEINT", "UBIGINT",
@@ -36,8 +37,56 @@ def _is_text_type(sql_type: str) -> bool:
     return sql_type.upper() in ("VARCHAR", "STRING", "TEXT")
 
 
+# Python's own reading of a text cell (jostle.data.schema.conform is the reference): str.strip()
+# (what `_is_missing` and `_match_category` strip) and float() (which strips a smaller set: not
+# the ASCII separators \x1c-\x1f; and reads every Unicode decimal digit). Checked bit for bit
+# against Python on random texts (tests/test_engine_expressions.py, conformance).
+_STRIP = [c for c in map(chr, range(0x110000)) if c.isspace()]
+_FLOAT_SPACE = [c for c in _STRIP if not "\x1c" <= c <= "\x1f"]
+_ASCII_STRIP = "".join(c for c in _STRIP if c < "\x80")
+_DIGITS_FROM = "".join(c for c in map(chr, range(0x80, 0x110000)) if c.isdecimal())
+_DIGITS_TO = "".join(str(unicodedata.decimal(c)) for c in _DIGITS_FROM)
+
+
+def _characters(chars: list[str]) -> str:
+    return "".join(f"\\x{{{ord(c):x}}}" for c in chars)
+
+
+def python_strip(text: str, dialect: str = "duckdb") -> str:
+    """SQL for Python's `text.strip()`: an ASCII text (bytes = characters) whose ends are not
+    spaces (every ASCII space is at most 32) as it is, another ASCII text by trim's character set,
+    any other by a regular expression (each slower and rarer than the one before)."""
+    ends = _characters(_STRIP)
+    if dialect == "spark":  # Java's regular expressions read the same \x{...} escapes
+        return f"regexp_replace({text}, {spark_text('^[' + ends + ']+|[' + ends + ']+' + chr(92) + 'z')}, '')"
+    return (f"(CASE WHEN strlen({text}) = length({text}) THEN (CASE WHEN ascii({text}) > 32 AND "
+            f"ascii(right({text}, 1)) > 32 THEN {text} ELSE trim({text}, {literal(_ASCII_STRIP).sql}) END) "
+            f"ELSE regexp_replace({text}, '^[{ends}]+|[{ends}]+$', '', 'g') END)")
+
+
+def python_float(text: str, dialect: str = "duckdb") -> str:
+    """SQL for Python's `float(text)`, NULL where it raises.
+
+    DuckDB's cast reads Python's ASCII grammar (signs, underscores between digits, inf,
+    infinity and nan in any case, ASCII spaces around) except that it also reads '+-1' (as -1)
+    and 'nan(...)': Python reads no text holding '+-' or '('. A text that is not ASCII is first
+    stripped of float()'s spaces and its decimal digits made ASCII ('１２' is 12), as float() does.
+    """
+    ends = _characters(_FLOAT_SPACE)
+    if dialect == "spark":  # Spark's cast is Java's: DuckDB's grammar is matched first (dialect.text_number)
+        stripped = f"regexp_replace({text}, {spark_text('^[' + ends + ']+|[' + ends + ']+' + chr(92) + 'z')}, '')"
+        digits = f"translate({stripped}, {spark_text(_DIGITS_FROM)}, {spark_text(_DIGITS_TO)})"
+        return (f"(CASE WHEN instr({text}, '+-') > 0 OR instr({text}, '(') > 0 THEN NULL "
+                f"ELSE {text_number(digits, dialect)} END)")
+    stripped = f"regexp_replace({text}, '^[{ends}]+|[{ends}]+$', '', 'g')"
+    digits = f"translate({stripped}, {literal(_DIGITS_FROM).sql}, {literal(_DIGITS_TO).sql})"
+    return (f"(CASE WHEN contains({text}, '+-') OR contains({text}, '(') THEN NULL "
+            f"WHEN strlen({text}) = length({text}) THEN TRY_CAST({text} AS DOUBLE) "
+            f"ELSE TRY_CAST({digits} AS DOUBLE) END)")
+
+
 def _missing_text(cell: str, dialect: str = "duckdb") -> str:
-    trimmed = trim(cell, dialect)
+    trimmed = python_strip(cell, dialect)
     return f"({cell} IS NULL OR {trimmed} = '' OR lower({trimmed}) IN ('na', 'nan', 'null'))"
 
 
@@ -51,7 +100,7 @@ def conform_query(raw: str, schema: Schema, types: dict[str, str], dialect: str)
         if isinstance(spec, Numeric):
             value, bad = _numeric_cell(cell, sql_type, dialect)
             fallback = literal(float(spec.default if spec.default is not None else spec.lo)).sql
-            filled = f"(CASE WHEN {bad} THEN {fallback} ELSE {value} END)"
+            filled = f"coalesce({value}, {fallback})"
             outputs.append(f"{conform_number_sql(compiler, filled, spec)} AS {quote(name, dialect)}")
         else:
             code, bad = _categorical_cell(cell, sql_type, spec, dialect)
@@ -63,15 +112,17 @@ def conform_query(raw: str, schema: Schema, types: dict[str, str], dialect: str)
 
 
 def _numeric_cell(cell: str, sql_type: str, dialect: str = "duckdb") -> tuple[str, str]:
-    """(the cell as a DOUBLE, the SQL of "missing or not a number")."""
-    if _is_numeric_type(sql_type):
-        value = f"CAST({cell} AS DOUBLE)"
-        return value, f"({cell} IS NULL OR isnan({value}))"
-    if sql_type.upper() == "BOOLEAN":
-        return f"CAST({cell} AS DOUBLE)", f"({cell} IS NULL)"
-    text = as_text(cell, dialect)
-    parsed = text_number(trim(text, dialect), dialect)
-    return parsed, f"({_missing_text(text, dialect)} OR {parsed} IS NULL OR isnan({parsed}))"
+    """(the cell as a DOUBLE, NULL where it is missing, not a number or NaN; the SQL of "it is").
+
+    A text float() reads is never missing to `_is_missing` unless it is NaN ('nan'): the empty
+    text and the words na, null are no numbers, so one parse decides (read once per use).
+    """
+    if _is_numeric_type(sql_type) or sql_type.upper() == "BOOLEAN":
+        number = f"CAST({cell} AS DOUBLE)"
+    else:
+        number = python_float(as_text(cell, dialect), dialect)  # float(cell), which strips its own spaces
+    value = f"nullif({number}, CAST('NaN' AS DOUBLE))"  # NaN = NaN in SQL
+    return value, f"({value} IS NULL)"
 
 
 def _categorical_cell(cell: str, sql_type: str, spec: Categorical, dialect: str = "duckdb") -> tuple[str, str]:
@@ -81,28 +132,45 @@ def _categorical_cell(cell: str, sql_type: str, spec: Categorical, dialect: str 
     cases = []
     if _is_text_type(sql_type) or not (_is_numeric_type(sql_type) or sql_type.upper() == "BOOLEAN"):
         text = as_text(cell, dialect)
-        trimmed = trim(text, dialect)
-        number = text_number(trimmed, dialect)
+        trimmed = python_strip(text, dialect)  # _match_category: str(cell).strip(), then float() of it
+        number = python_float(trimmed, dialect)
+        missing = _missing_text(text, dialect)
+        if dialect == "duckdb":
+            # The same order as below, each text read once: the first category equal to the
+            # cell, else the first whose text is the stripped cell's or whose number is its number.
+            itself = _position([literal(v).sql if isinstance(v, str) else "NULL" for v in spec.values], text)
+            as_text_ = _position([literal(str(v)).sql for v in spec.values], trimmed)
+            as_number = _position([literal(float(v)).sql if _is_number(v) and not math.isnan(float(v)) else "NULL"
+                                   for v in spec.values], number)
+            code = f"(CASE WHEN {missing} THEN NULL ELSE coalesce({itself}, least({as_text_}, {as_number})) - 1 END)"
+            return code, f"({code} IS NULL)"
         for i, value in enumerate(spec.values):  # the cell itself: `value in values`
             if isinstance(value, str):
                 cases.append(f"WHEN {text} = {literal(value).sql} THEN {i}")
         for i, value in enumerate(spec.values):  # then each category's text, or its number
             test = f"{trimmed} = {literal(str(value)).sql}"
-            if _is_number(value) and math.isfinite(float(value)):
+            if _is_number(value) and not math.isnan(float(value)):  # float('1e400') == inf matches inf
                 test += f" OR {number} = {literal(float(value)).sql}"
             cases.append(f"WHEN {test} THEN {i}")
-        missing = _missing_text(text, dialect)
     else:
         number = f"CAST({cell} AS DOUBLE)"
         for i, value in enumerate(spec.values):
             if _is_number(value) or _is_bool(value):
                 cases.append(f"WHEN {number} = {literal(float(value)).sql} THEN {i}")
         text = as_text(cell, dialect)
+        if sql_type.upper() == "BOOLEAN":  # Python's str(True) is 'True'; SQL's text of TRUE is 'true'
+            text = f"(CASE WHEN {cell} THEN 'True' ELSE 'False' END)"
         for i, value in enumerate(spec.values):
             cases.append(f"WHEN {text} = {literal(str(value)).sql} THEN {i}")
         missing = f"({cell} IS NULL OR isnan({number}))"
     code = f"(CASE WHEN {missing} THEN NULL {' '.join(cases)} ELSE NULL END)"
     return code, f"({code} IS NULL)"
+
+
+def _position(items: list[str], value: str) -> str:
+    """DuckDB: the 1-based position of the first item equal to `value`, or NULL. A NULL item
+    stands for a category that cannot match; list_position would find it for a NULL value."""
+    return f"(CASE WHEN {value} IS NULL THEN NULL ELSE list_position([{', '.join(items)}], {value}) END)"
 
 
 def first_breaking_row(engine: Any, raw: str, schema: Schema, types: dict[str, str],
@@ -115,13 +183,18 @@ def first_breaking_row(engine: Any, raw: str, schema: Schema, types: dict[str, s
     if not rows:
         return None
     row, column = int(rows[0][0]), str(rows[0][1])
-    cell = engine.query(f"SELECT {as_text(quote(column, engine.dialect), engine.dialect)} FROM "
+    # The cell as it is typed (a Parquet 1 is 1, not '1'), described by the words of the
+    # in-memory route (jostle.data.schema.conform), so a curator reads the same refusal on both.
+    cell = engine.query(f"SELECT {quote(column, engine.dialect)} FROM "
                         f"(SELECT {position} AS n, * FROM {raw}) AS r WHERE n = {row}")[0][0]
     spec = schema[column]
-    if cell is None or str(cell).strip() == "" or str(cell).strip().lower() in MISSING_WORDS:
+    if _is_missing(cell):
         what = "is missing"
     elif isinstance(spec, Numeric):
-        what = f"{cell!r} is not a number"
+        try:
+            what = "is NaN" if math.isnan(float(cell)) else f"{cell!r} is not a number"
+        except (TypeError, ValueError, OverflowError):
+            what = f"{cell!r} is not a number"
     else:
         what = f"{cell!r} is not one of {list(spec.values)}"
     return column, row, what
