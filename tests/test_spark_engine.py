@@ -219,6 +219,20 @@ def test_conformance_drops_and_refuses_the_same_rows_as_duckdb_and_in_memory(spa
     assert "row 3" in messages[0] and messages[0] == messages[1] == messages[2]
 
 
+def test_spark_reads_numbers_and_missing_cells_in_text_by_pythons_rules(spark: Any, tmp_path: Path):
+    """The curator's CSV, conformed in Spark SQL: float() and str.strip() as the in-memory route
+    applies them (Unicode digits and spaces, underscores; not '+-1' or 'nan(1)', which DuckDB's and
+    Java's casts would read; not '0x10' or '1.5d', which Java's would)."""
+    cells = ["\u0663", " \u0661\u0662 ", "1_000", "+-1", "nan(1)", "1e400", "\u00a07\u3000", "\x1c2", "NA\u2028",
+             "\t3\n", "0x10", "1.5d", "-0", "\u2003", "inf", "\u0661\u066b\u0665", " 7", "3.0"]
+    path = tmp_path / "cells.csv"
+    pd.DataFrame({"v": cells, "k": cells}).to_csv(path, index=False)
+    schema = Schema.of({"v": Numeric(-1e12, 1e12, default=-1), "k": Categorical((3, "1_000", 7, "a"), default="a")})
+    program = 'print(laplace(sum(t, "v"), 1))\nprint(laplace(histogram(t, "k"), 1))\n'
+    expected = _run(path, "pandas", program=program, schema=schema)[0]
+    assert expected.count("\n") == 2 and _run(path, "spark", spark, program, schema=schema)[0] == expected
+
+
 # ---------------------------------------------------------------- no row makes a query raise
 ADVERSARIAL = pd.DataFrame({
     "x": [0.0, -0.0, 1e308, -1e308, 5e-324, -3.0, 2.5, 1.0, -1.0, 7.0, 0.5, 1e-300] * 3,

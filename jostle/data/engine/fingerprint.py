@@ -64,7 +64,8 @@ def cell_text(column_sql: str, sql_type: str, dialect: str = "duckdb") -> str:
     words = ", ".join(f"'{w}'" for w in MISSING_WORDS)
     return (f"(CASE WHEN {column_sql} IS NULL OR lower({text}) IN ({words}) THEN 'm' "
             f"WHEN lower({text}) = 'true' THEN 'n:1' WHEN lower({text}) = 'false' THEN 'n:0' "
-            f"WHEN {number} IS NOT NULL THEN (CASE WHEN isnan({number}) THEN 'm' ELSE {number_text(number, dialect)} END) "
+            f"WHEN {number} IS NOT NULL THEN (CASE WHEN isnan({number}) THEN 'm' "
+            f"ELSE {number_text(number, dialect)} END) "
             f"ELSE 's:' || {text} END)")
 
 

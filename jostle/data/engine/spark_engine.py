@@ -22,8 +22,15 @@ raises on no row even with ANSI mode on (zero divisors never reach a division, t
 cast only through TRY_CAST, integer casts only see whole numbers in range), which
 tests/test_spark_engine.py checks on a session with ANSI mode on.
 
-CSV files are read by Spark's reader (univocity) so as to give the records
-`jostle.data.schema.read_csv_file` gives: the header is taken from the file by
+Other differences from the in-memory route that remain: a typed DOUBLE cell (Parquet) compared
+with a categorical domain's texts is written by Java (1.2345678E7), where Python writes
+12345678.0, so a text category spelling a number of 10^7 or more, or below 10^-3, does not
+match it on Spark (numeric categories match by value, as everywhere); the rows a learner
+collects from a Parquet directory of several files come in Spark's order of the files.
+
+CSV files (the curator's and public routes; a program's `load` reads with Jostle's own reader
+on every engine, jostle.language.binding) are read by Spark's reader (univocity) so as to give
+the records `jostle.data.schema.read_csv_file` gives: the header is taken from the file by
 `binding.csv_header` and given as the schema; records are parsed across line breaks inside
 quotes (`multiLine`, the default; `csv_multi_line=False` splits large files across tasks but
 breaks quoted line breaks); spaces after a delimiter are skipped; a record with fewer fields
@@ -505,7 +512,12 @@ def _start_session(master: str, app_name: str, conf: dict[str, Any]) -> Any:
         builder = builder.config(key, str(value))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", FutureWarning)  # pyspark's note about the pandas version
-        session = builder.getOrCreate()
+        try:
+            session = builder.getOrCreate()
+        except Exception as error:  # noqa: BLE001 - the JVM did not start (an old Java, a bad master URL)
+            first = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+            raise UsageError(f"Spark could not start ({master}): {first}",
+                             hint="Spark 4 needs Java 17 or later (JAVA_HOME); check the master URL") from None
     if started:
         session.sparkContext.setLogLevel("ERROR")
     return session
