@@ -33,7 +33,7 @@ NUMBER_TEXTS = ["NA", "nan", "NaN", "null", "NULL", "", " ", "1e400", "-1e400", 
                 "0x10", "１２", "1,5", "+-1", "-nan", "nan(1)", "\t3\n", "\u00a03", "abc", "True", "-0", " 2.5 ",
                 "1e-400", "5e-324", "007", "1.", ".5", "1e5", "+3", "None", "\u20283", "\x1c2", "١٫٥", " ١٢ ", "1e+-5",
                 "\u3000NA", "\x1cNA", "\ta\u2028", "\x1fb", "2.5\x85", "Inf", "+nan", "4_2.5_0e1_0", "1__0"]
-CATEGORY_POOL = ["a", "b", "A b", "1", "2.5", "True", "é", 0, 1, 2, 2.5, -3, 1e-300, True, False]
+CATEGORY_POOL = ["a", "b", "A b", "1", "2.5", "True", "é", "NA", " a ", 0, 1, 2, 2.5, -3, 1e-300, True, False]
 
 
 def _jostle_value(value: Any) -> str:

@@ -143,6 +143,7 @@ def _categorical_cell(cell: str, sql_type: str, spec: Categorical, dialect: str 
             as_number = _position([literal(float(v)).sql if _is_number(v) and not math.isnan(float(v)) else "NULL"
                                    for v in spec.values], number)
             code = f"(CASE WHEN {missing} THEN NULL ELSE coalesce({itself}, least({as_text_}, {as_number})) - 1 END)"
+            code = _exact_first(text, spec, code)
             return code, f"({code} IS NULL)"
         for i, value in enumerate(spec.values):  # the cell itself: `value in values`
             if isinstance(value, str):
@@ -165,6 +166,28 @@ def _categorical_cell(cell: str, sql_type: str, spec: Categorical, dialect: str 
         missing = f"({cell} IS NULL OR isnan({number}))"
     code = f"(CASE WHEN {missing} THEN NULL {' '.join(cases)} ELSE NULL END)"
     return code, f"({code} IS NULL)"
+
+
+def _exact_first(text: str, spec: Categorical, general: str) -> str:
+    """DuckDB: `general` (the code by `_match_category`'s rules), with the common case first.
+
+    A cell whose text is exactly a declared text category that is not a missing word is never
+    missing (`_is_missing`) and matches that category first (`value in values`: the first equal
+    value, and a text equals only texts), so its code is that category's first position; any
+    other cell (and NULL, which list_position never finds in a list without NULL) is decided by
+    `general`. DuckDB evaluates coalesce's second argument only where the first is NULL, so the
+    general rules (stripping, parsing a number) run on the rare cells alone: conforming a
+    column of 10^7 region names took 0.9 s, 0.08 s with this.
+    """
+    texts, codes = [], []
+    for code, value in enumerate(spec.values):
+        if isinstance(value, str) and value not in texts and not _is_missing(value):
+            texts.append(value)
+            codes.append(code)
+    if not texts:
+        return general
+    found = f"list_position([{', '.join(literal(t).sql for t in texts)}], {text})"
+    return f"coalesce([{', '.join(map(str, codes))}][{found}], {general})"
 
 
 def _position(items: list[str], value: str) -> str:

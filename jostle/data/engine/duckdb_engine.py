@@ -3,8 +3,9 @@
 Why DuckDB (pyproject.toml says it too): it scans CSV and Parquet files in parallel without
 loading them whole, spills to disk beyond memory, runs the joins the ILP family will need,
 computes 128-bit integer sums (the exact sums below), and runs in-process with no server. One
-connection per engine object; sources are views (Parquet, a registered DataFrame) or tables
-(CSV, read once).
+connection per engine object; raw sources are views (a CSV or Parquet scan, a registered
+DataFrame) and a bound table is stored once, conformed (spilled to a private temporary folder
+beyond the memory limit).
 
 What runs here: schema conformance (`conform_sql`, the rules of `jostle.data.schema.conform`
 as SQL), the plan of a `Relation`, and exact aggregates. Noise is never drawn here: the
@@ -37,7 +38,9 @@ class DuckDBEngine:
     Args:
         memory_limit: DuckDB's memory limit (e.g. "4GB"); beyond it DuckDB spills to
             `temp_directory`. None keeps DuckDB's default (80% of the machine's memory).
-        temp_directory: Where to spill; None keeps DuckDB's default.
+        temp_directory: Where to spill; None: a new folder of the system's temporary directory,
+            removed with the engine (DuckDB's default, `.tmp` in the working directory, would
+            leave spilled private rows beside the user's files).
         threads: Worker threads; None keeps DuckDB's default (all cores).
     """
 
@@ -51,8 +54,15 @@ class DuckDBEngine:
         self.connection = duckdb.connect(":memory:")
         if memory_limit:
             self.connection.execute(f"SET memory_limit = '{memory_limit}'")
-        if temp_directory:
-            self.connection.execute(f"SET temp_directory = '{temp_directory}'")
+        if temp_directory is None:
+            import shutil
+            import tempfile
+            import weakref
+
+            temp_directory = tempfile.mkdtemp(prefix="jostle-duckdb-")
+            # removed silently when the engine goes (TemporaryDirectory would warn on stderr)
+            weakref.finalize(self, shutil.rmtree, temp_directory, True)
+        self.connection.execute(f"SET temp_directory = '{_path(Path(temp_directory))}'")
         if threads:
             self.connection.execute(f"SET threads = {int(threads)}")
         self.connection.execute("SET preserve_insertion_order = true")
@@ -139,8 +149,8 @@ class DuckDBEngine:
             strict: The curator's schema: a breaking value is a DataError naming the row.
                 Otherwise rows breaking a column without a default are dropped, counted to the
                 curator's logger only.
-            materialise: Store the conformed rows (a CSV is then read once); otherwise a view
-                that scans the source on each query (Parquet: out of core).
+            materialise: Store the conformed rows (the source is then read once); otherwise a
+                view that scans and conforms the source on each query.
         """
         import duckdb
 
