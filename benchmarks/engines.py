@@ -55,7 +55,10 @@ Usage (from the repository root):
                                  [--spark-max-rows 1e7] [--spark-csv-max-rows 1e6]
                                  [--large | --large-only] [--workdir DIR]
     python benchmarks/engines.py --replot benchmarks/results/engines.json
-`--large-only` runs only the 1e8-row check and adds it to the existing results file.
+`--large-only` runs only the 1e8-row check and adds it to the existing results file;
+`--fingerprint-only [--fingerprint-rows 1e7]` likewise adds the durable ledger's fingerprint
+check: the bind with a durable ledger against one in memory (which computes no fingerprint),
+and the key of the same rows by a CSV, a Parquet file and a DataFrame, in memory and on DuckDB.
 """
 
 from __future__ import annotations
@@ -580,6 +583,71 @@ def large_check(args: argparse.Namespace, workdir: Path) -> dict:
     return summary
 
 
+FINGERPRINT_PROBE = """
+import json, sqlite3, sys, time
+from pathlib import Path
+import pandas as pd
+sys.path.insert(0, {bench!r})
+import engines as B
+from jostle import Session
+from jostle.language import binding
+engine, kind, path, ledger = {engine!r}, {kind!r}, {path!r}, {ledger!r}
+B.warm_page_cache(Path(path))
+data = pd.read_csv(path, dtype={{"age": float, "region": object, "income": float}}) if kind == "frame" else path
+digest_seconds = []
+def timed_digest(*args, _digest=binding.dataset_digest):
+    start = time.perf_counter()
+    result = _digest(*args)
+    digest_seconds.append(time.perf_counter() - start)
+    return result
+binding.dataset_digest = timed_digest
+def bind(ledger_path):
+    session = Session(budget=10, seed=1, ledger_path=ledger_path, engine=engine)
+    start = time.perf_counter()
+    session.bind_private("t", data, B.SCHEMA)
+    return time.perf_counter() - start
+in_memory = bind(":memory:")
+durable = bind(ledger)
+print(json.dumps({{"in_memory_bind_seconds": in_memory, "durable_bind_seconds": durable,
+                  "fingerprint_seconds": digest_seconds[-1]}}))
+"""
+
+
+def fingerprint_check(args: argparse.Namespace, workdir: Path) -> dict:
+    """The durable ledger's fingerprint: its cost at bind (the digest itself, and a bind with a
+    durable ledger against one in memory, which computes none) and whether the same rows get one
+    key by every route (one ledger for all: its keys are keyed by the ledger's own secret)."""
+    from jostle import Session
+
+    rows = int(args.fingerprint_rows)
+    paths = generate(workdir, rows)
+    cases = [("duckdb", "csv"), ("duckdb", "parquet"), ("duckdb", "frame"), ("pandas", "csv"), ("pandas", "frame")]
+    results = []
+    with tempfile.TemporaryDirectory() as folder:
+        ledger = str(Path(folder) / "ledger.db")
+        Session(budget=1, ledger_path=ledger)  # the ledger exists before the first timed bind
+        for engine, kind in cases:
+            path = paths["parquet" if kind == "parquet" else "csv"]
+            code = FINGERPRINT_PROBE.format(bench=str(Path(__file__).resolve().parent), engine=engine, kind=kind,
+                                            path=str(path), ledger=ledger)
+            log(f"fingerprint: {engine} {kind} {rows:,} rows")
+            done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True)
+            if done.returncode != 0:
+                results.append({"engine": engine, "kind": kind, "error": done.stderr.strip().splitlines()[-1:]})
+                continue
+            measured = json.loads(done.stdout.strip().splitlines()[-1])
+            measured.update(engine=engine, kind=kind)
+            log(f"  bind {measured['in_memory_bind_seconds']:.2f} s in memory, {measured['durable_bind_seconds']:.2f} s "
+                f"durable; the fingerprint itself {measured['fingerprint_seconds']:.2f} s")
+            results.append(rounded(measured))
+        import sqlite3
+
+        keys = sqlite3.connect(ledger).execute("SELECT fingerprint FROM datasets").fetchall()
+    return {"rows": rows, "runs": results, "datasets_in_the_ledger": len(keys),
+            "one_key_for_every_route": len(keys) == 1 and all("error" not in r for r in results),
+            "note": "one run each; fingerprint_seconds is jostle.language.binding.dataset_digest alone"}
+
+
 def environment() -> dict:
     import duckdb
     import pandas as pd
@@ -698,6 +766,10 @@ def main(argv: list[str] | None = None) -> dict | None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="1e5 and 1e6 rows, 3 repeats (under 2 minutes)")
     parser.add_argument("--large", action="store_true", help="also the 1e8-row Parquet check on DuckDB")
+    parser.add_argument("--fingerprint-only", action="store_true",
+                        help="only the durable ledger's fingerprint check (cost and one key per route), "
+                        "added to the existing results file")
+    parser.add_argument("--fingerprint-rows", type=float, default=1e7, help="rows of the fingerprint check")
     parser.add_argument("--large-only", action="store_true",
                         help="only the 1e8-row check, added to the existing results file")
     parser.add_argument("--engines", default=None,
@@ -738,6 +810,16 @@ def main(argv: list[str] | None = None) -> dict | None:
         report["large"] = large_check(args, workdir)
         report["large"]["command"] = command
         report.setdefault("goals", {})["large_peak_under_4GiB"] = {"pass": report["large"]["pass"]}
+        output.write_text(json.dumps(rounded(report), indent=2) + "\n")
+        log(f"wrote {output}")
+        return report
+
+    if args.fingerprint_only:
+        report = json.loads(output.read_text()) if output.exists() else {"runs": []}
+        report["fingerprint"] = fingerprint_check(args, workdir)
+        report["fingerprint"]["command"] = command
+        report.setdefault("goals", {})["fingerprint_one_key_per_route"] = {
+            "pass": report["fingerprint"]["one_key_for_every_route"]}
         output.write_text(json.dumps(rounded(report), indent=2) + "\n")
         log(f"wrote {output}")
         return report

@@ -145,3 +145,28 @@ def test_a_row_function_the_engine_cannot_run_is_run_in_memory_with_the_same_ans
         if on_engine:  # the steps that did not compile were stored back on the engine
             assert session.interpreter.globals.lookup("d").relation is not None
     assert outputs[0].count("\n") == 2 and outputs[0] == outputs[1]
+
+
+def test_the_staged_fingerprint_query_gives_each_cell_the_canonical_text_of_cell_text():
+    """engine_digest computes the cells in stages (each log2 and parse once); cell_text, one
+    expression per cell, is the module's definition: both give each row the same text, so the
+    same digest, on text, numeric and boolean cells of every kind."""
+    from jostle.data.engine.fingerprint import _md5_halves, cell_text, finish
+    from jostle.data.engine.expressions import quote
+
+    texts = ["", " ", "na", "NaN", "null", "None", "true", "FALSE", "3", "3.00", " 3 ", "-0", "0", "1e308", "1e400",
+             "-inf", "Infinity", "5e-324", "2.5e-310", "0.1", "abc", " a b ", "\u00e9", "1_000", "0x10", None] * 2
+    rng = np.random.default_rng(5)
+    numbers = np.concatenate([[0.0, -0.0, np.nan, np.inf, -np.inf, 5e-324, 1e308, 0.1, 3.0, -2.5],
+                              rng.normal(size=16) * 10.0 ** rng.integers(-300, 300, 16)]).tolist() * 2
+    frame = pd.DataFrame({"t": texts, "x": numbers, "b": [True, False, None, True] * 13,
+                          "i": pd.array(list(range(-26, 26)), dtype="Int64")})
+    engine = DuckDBEngine()
+    raw = engine.raw_frame(frame)
+    types = engine.raw_types(raw)
+    columns = sorted(frame.columns)
+    cells = " || chr(31) || ".join(cell_text(quote(c), types[c]) for c in columns)
+    upper, lower = _md5_halves("r", "duckdb")
+    rows, high, low = engine.query(f"SELECT count(*), sum({upper}), sum({lower}) FROM (SELECT {cells} AS r FROM {raw})")[0]
+    assert engine_digest(engine, raw, "row") == finish(columns, int(rows), int(high), int(low), "row")
+    assert engine_digest(engine, raw, "row") != engine_digest(engine, engine.raw_frame(frame.iloc[1:]), "row")

@@ -75,24 +75,21 @@ def digest_query(raw: str, columns: list[str], types: dict[str, str], dialect: s
     count = as_text("count(*)", dialect)
     if not ordered:
         return f"SELECT {count}, '0', '0' FROM {raw}"
-    if dialect == "spark":
-        return _spark_digest_query(raw, ordered, types)
-    cells = " || chr(31) || ".join(cell_text(quote(c, dialect), types.get(c, "VARCHAR"), dialect) for c in ordered)
-    upper, lower = _md5_halves("r", dialect)
-    return (f"SELECT {count}, {as_text(f'COALESCE(sum({upper}), 0)', dialect)}, "
-            f"{as_text(f'COALESCE(sum({lower}), 0)', dialect)} FROM (SELECT {cells} AS r FROM {raw}) AS rows")
+    return _staged_digest_query(raw, ordered, types, dialect)
 
 
-def _spark_digest_query(raw: str, ordered: list[str], types: dict[str, str]) -> str:
-    """`digest_query` for Spark: the same canonical cells, computed in stages.
+def _staged_digest_query(raw: str, ordered: list[str], types: dict[str, str], dialect: str) -> str:
+    """`digest_query`: the canonical cells of `cell_text`, computed in stages.
 
-    Written out as one expression (as for DuckDB) each cell's text is read some thirty times
-    and Spark's optimizer spends minutes on the tree; here every intermediate value (the
-    trimmed text, its number, the binary exponent, the MD5) is a column of an inner SELECT,
-    read by name. The formulas are DuckDB's (`cell_text`, `number_text`); a log2 is taken only
-    of a finite non-zero number, so no stage raises on any row even under ANSI mode.
+    Written out as one expression (`cell_text`), each cell's text is read some thirty times:
+    Spark's optimizer spent minutes on the tree, and DuckDB computed log2 and pow several times
+    per cell (the digest of 10^5 rows took 0.6 s on one thread). Here every intermediate value
+    (the trimmed text, its number, the binary exponent) is a column of an inner SELECT, read by
+    name. The formulas are `cell_text`'s and `number_text`'s (tests/test_engines.py checks the
+    two give one digest); a log2 is taken only of a finite non-zero number, so no stage raises
+    on any row even under Spark's ANSI mode.
     """
-    d = "spark"
+    d = dialect
     words = ", ".join(f"'{w}'" for w in MISSING_WORDS)
     first, numbers, texts, cells = [], [], [], []
     for i, name in enumerate(ordered):
@@ -134,8 +131,17 @@ def _spark_digest_query(raw: str, ordered: list[str], types: dict[str, str]) -> 
                                      f"(CASE WHEN x{i} > 0 THEN 'n:inf' ELSE 'n:-inf' END) ELSE 'n:' || "
                                      f"{as_text(mantissa, d)} || 'p' || {as_text(f'e{i}', d)} END)")
     row = " || chr(31) || ".join(cell.format(**texts_of_numbers) for cell in cells)
-    query = f"SELECT md5({row}) AS h FROM ({query}) AS s"
-    upper, lower = _md5_halves("h", d, hexadecimal=True)
+    if d == "spark":
+        query = f"SELECT md5({row}) AS h FROM ({query}) AS s"
+        upper, lower = _md5_halves("h", d, hexadecimal=True)
+    else:
+        # One MD5 per row: DuckDB's md5_number is the digest as one 128-bit number whose low 64
+        # bits are md5_number_upper and high 64 bits md5_number_lower (each of those computes
+        # the MD5 again: half the digest's time went to the second one). tests/test_engines.py
+        # checks the halves against md5_number_upper/lower.
+        query = f"SELECT md5_number({row}) AS n FROM ({query}) AS s"
+        upper = "CAST(n & CAST(18446744073709551615 AS UHUGEINT) AS UBIGINT)"
+        lower = "CAST(n >> 64 AS UBIGINT)"
     return (f"SELECT {as_text('count(*)', d)}, {as_text(f'COALESCE(sum({upper}), 0)', d)}, "
             f"{as_text(f'COALESCE(sum({lower}), 0)', d)} FROM ({query}) AS rows")
 
@@ -200,7 +206,7 @@ def frame_digest(frame: Any, unit: str) -> bytes:
         if column.dtype == object and all(v is None or isinstance(v, str) for v in column.unique()):
             continue
         frame[name] = _as_csv_text(column).to_numpy(dtype=object)  # by position: the index may be any
-    engine = DuckDBEngine(threads=1)
+    engine = DuckDBEngine()
     return engine_digest(engine, engine.raw_frame(frame), unit)
 
 
