@@ -577,3 +577,12 @@ def test_engine_release_respects_its_claimed_epsilon(case: AuditCase, audit_scal
 def test_engine_release_at_twice_the_claim_is_caught(case: AuditCase, audit_scale: float) -> None:
     result = case.audit(audit_scale)
     assert result.violated, f"{case.name}: a mis-calibrated release passed the audit: {result}"
+
+
+def test_duckdb_prints_no_progress_bar_into_a_programs_output():
+    """DuckDB draws a progress bar on stdout for a query past 2 s: whether one appears depends on
+    the query's time, so on the table's size. The engine turns it off."""
+    from jostle.data.engine.duckdb_engine import DuckDBEngine
+
+    engine = DuckDBEngine()
+    assert engine.query("SELECT current_setting('enable_progress_bar')")[0][0] is False

@@ -66,6 +66,9 @@ class DuckDBEngine:
         if threads:
             self.connection.execute(f"SET threads = {int(threads)}")
         self.connection.execute("SET preserve_insertion_order = true")
+        # No progress bar: DuckDB prints one to stdout for a query past 2 s, which would put the
+        # engine's timing (so the table's size) into a program's output.
+        self.connection.execute("SET enable_progress_bar = false")
         self._columns: dict[str, list[str]] = {}
         self._frames: dict[str, Any] = {}  # raw views registered from a DataFrame: the frame itself
         self._group_cache: dict[tuple, dict[tuple[int, ...], int]] = {}
