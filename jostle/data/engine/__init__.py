@@ -9,6 +9,7 @@ does the same privacy analysis and the driver draws the noise; answers are the s
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 ENGINE_NAMES = ("auto", "pandas", "duckdb", "spark")
@@ -29,3 +30,22 @@ def make_engine(name: str, **options: Any) -> Any:
     if name in ("pandas", "auto"):
         return None
     raise ValueError(f"unknown engine {name!r}; the engines are {', '.join(ENGINE_NAMES)}")
+
+
+def holds_quote(path: Path) -> bool:
+    """Whether a file holds a double quote anywhere (one streaming pass over its bytes).
+
+    A CSV file without one has no quoted field, so no record spans a line break: the engines
+    then split it across threads or tasks (DuckDB's parallel scanner, Spark without multiLine).
+    With one, they read it as one stream, which Python's reader matches on quoted line breaks.
+    The choice changes only the speed of the read, never its records. An unreadable file
+    counts as holding none: the engine names the problem when it reads it.
+    """
+    try:
+        with open(path, "rb") as handle:
+            while chunk := handle.read(1 << 24):
+                if b'"' in chunk:
+                    return True
+    except OSError:
+        return False
+    return False

@@ -24,6 +24,7 @@ from typing import Any
 
 import numpy as np
 
+from jostle.data.engine import holds_quote
 from jostle.data.engine.conform import conform_query, first_breaking_row
 from jostle.data.engine.expressions import literal, quote
 from jostle.data.engine.relation import Relation
@@ -382,17 +383,9 @@ def _parallel(path: Path) -> str:
     DuckDB's parallel CSV reader refuses a quoted line break together with null_padding ("The
     parallel scanner does not support null_padding in conjunction with quoted new lines"), an
     error raised only when the rows are read: under a program's schema, inside the program,
-    naming the line. Jostle's reader reads such records. A file without any quote has no quoted
-    field and keeps the parallel reader; the choice changes only the speed of the read.
+    naming the line. Jostle's reader reads such records (`holds_quote`).
     """
-    try:
-        with open(path, "rb") as handle:
-            while chunk := handle.read(1 << 24):
-                if b'"' in chunk:
-                    return "false"
-    except OSError:
-        return "true"  # DuckDB names the problem when it reads the file
-    return "true"
+    return "false" if holds_quote(path) else "true"
 
 
 def _path(path: Path) -> str:
