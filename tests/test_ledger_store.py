@@ -444,3 +444,24 @@ def test_hole9_a_smaller_total_lowers_the_lifetime_budget_for_good(tmp_path):
         with pytest.raises(BudgetExceeded, match="lifetime"):
             s.run("x = laplace(count(patients), 0.5)")
         s.run("x = laplace(count(patients), 0.25)")
+
+
+def test_processes_opening_a_new_ledger_at_once_all_succeed(tmp_path: Path):
+    """Eight processes at a time open the same new ledger (the CLI's first runs in parallel):
+    none may fail with 'database is locked' (SQLite's switch to WAL does not wait for the
+    busy timeout; the store retries it). It failed 2 of 40 opens before the fix."""
+    import subprocess
+    import sys
+    from concurrent.futures import ThreadPoolExecutor
+
+    code = "import sys\nfrom jostle.privacy.ledger_store import LedgerStore\nLedgerStore(sys.argv[1])\n"
+    failures = []
+    for trial in range(5):
+        path = str(tmp_path / f"ledger{trial}.sqlite")
+
+        def open_it(_: int) -> subprocess.CompletedProcess:
+            return subprocess.run([sys.executable, "-c", code, path], capture_output=True, text=True, timeout=120)
+
+        with ThreadPoolExecutor(8) as pool:
+            failures += [r.stderr[-200:] for r in pool.map(open_it, range(8)) if r.returncode != 0]
+    assert not failures, failures[0]

@@ -231,7 +231,7 @@ def _check_run(path: Path, expect: Expectations, code: int, stdout: str, stderr:
         problems.append("a Python traceback on stderr")
     want = getattr(jostle.diagnostics.errors, expect.error).exit_code if expect.error else 0
     if code != want:
-        problems.append(f"exit code {code}, expected {want}")
+        problems.append(f"exit code {code}, expected {want} (stderr ends: {stderr.strip()[-300:]!r})")
     lines = stdout.splitlines()
     if lines != expect.output:
         problems.append(f"stdout lines {lines!r}\n   expected {expect.output!r}")
