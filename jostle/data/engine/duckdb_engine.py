@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 
 from jostle.data.engine import holds_quote
+from jostle.data.engine.aggregates import SqlAggregates
 from jostle.data.engine.conform import conform_query, first_breaking_row
 from jostle.data.engine.expressions import literal, quote
 from jostle.data.engine.relation import Relation
@@ -33,7 +34,7 @@ from jostle.data.schema import DATA_LOG, Categorical, DataError, Schema, breakin
 _counter = itertools.count()
 
 
-class DuckDBEngine:
+class DuckDBEngine(SqlAggregates):
     """Private tables on an in-process DuckDB database.
 
     Args:
@@ -257,33 +258,6 @@ class DuckDBEngine:
         return Relation(self, name, schema)
 
     # ------------------------------------------------------------ aggregates (exact)
-    def count(self, relation: Relation) -> int:
-        """The exact number of rows. A part of a partition is counted by one GROUP BY over the
-        whole partitioned table, run once for all its parts (`partition` then `count` of each
-        part would otherwise scan the table once per part)."""
-        if relation.steps and relation.steps[-1][0] == "part":
-            codes = relation.steps[-1][1]
-            parent = Relation(self, relation.source, relation.schema, relation.steps[:-1])
-            counts = self._part_counts(parent, tuple(column for column, _ in codes))
-            return counts.get(tuple(code for _, code in codes), 0)
-        return int(self.query(f"SELECT count(*) FROM ({relation.sql()}) AS c")[0][0])
-
-    def _part_counts(self, parent: Relation, columns: tuple[str, ...]) -> dict[tuple[int, ...], int]:
-        """Row counts per combination of codes of `columns` in `parent`, cached per plan."""
-        sql = parent.sql()
-        key = (sql, columns)
-        with self._lock:
-            cached = self._group_cache.get(key)
-        if cached is None:
-            keys = ", ".join(quote(c) for c in columns)
-            rows = self.query(f"SELECT {keys}, count(*) FROM ({sql}) AS s GROUP BY {keys}")
-            cached = {tuple(int(v) for v in row[:-1]): int(row[-1]) for row in rows}
-            with self._lock:
-                if len(self._group_cache) >= 64:  # a bounded memo: the oldest plan goes first
-                    self._group_cache.pop(next(iter(self._group_cache)))
-                self._group_cache[key] = cached
-        return cached
-
     def sum_parts(self, relation: Relation, column: str) -> list[tuple[int, int]]:
         """The exact sum of a numeric column as [(exponent e, integer S_e)]: sum = sum S_e 2^e.
 
@@ -342,18 +316,6 @@ class DuckDBEngine:
         scaled = f"x * pow(2.0, {half}) * pow(2.0, (52 - e) - {half})"
         rows = self.query(f"SELECT e, CAST(sum(CAST({scaled} AS BIGINT)) AS VARCHAR) FROM ({inner}) AS p GROUP BY e")
         return [(int(e) - 52, int(total)) for e, total in rows]
-
-    def histogram(self, relation: Relation, columns: list[str], sizes: list[int]) -> np.ndarray:
-        """Counts of every combination of the columns' codes, row-major over their domains."""
-        keys = ", ".join(quote(c) for c in columns)
-        rows = self.query(f"SELECT {keys}, count(*) FROM ({relation.sql()}) AS s GROUP BY {keys}")
-        counts = np.zeros(int(np.prod(sizes)), dtype=np.int64)
-        for row in rows:
-            flat = 0
-            for code, size in zip(row[:-1], sizes):
-                flat = flat * size + int(code)
-            counts[flat] = int(row[-1])
-        return counts
 
     def collect(self, relation: Relation) -> Any:
         """The rows as a pandas frame, categorical codes decoded to their domain values."""

@@ -82,6 +82,7 @@ from typing import Any
 import numpy as np
 
 from jostle.data.engine import holds_quote
+from jostle.data.engine.aggregates import SqlAggregates
 from jostle.data.engine.conform import conform_query, first_breaking_row
 from jostle.data.engine.expressions import quote
 from jostle.data.engine.relation import Relation
@@ -119,7 +120,7 @@ def spark_unavailable() -> str | None:
     return None
 
 
-class SparkEngine:
+class SparkEngine(SqlAggregates):
     """Private tables in a Spark session (local, or a cluster).
 
     Args:
@@ -347,48 +348,11 @@ class SparkEngine:
         return self._store(self.session.createDataFrame(rows, StructType(fields)), schema, True)
 
     # ------------------------------------------------------------ aggregates (exact)
-    def count(self, relation: Relation) -> int:
-        """The exact number of rows; the parts of a partition are counted by one GROUP BY, run
-        once for all of them (as `DuckDBEngine.count`)."""
-        if relation.steps and relation.steps[-1][0] == "part":
-            codes = relation.steps[-1][1]
-            parent = Relation(self, relation.source, relation.schema, relation.steps[:-1])
-            counts = self._part_counts(parent, tuple(column for column, _ in codes))
-            return counts.get(tuple(code for _, code in codes), 0)
-        return int(self.query(f"SELECT count(*) FROM ({relation.sql()}) AS c")[0][0])
-
-    def _part_counts(self, parent: Relation, columns: tuple[str, ...]) -> dict[tuple[int, ...], int]:
-        sql = parent.sql()
-        key = (sql, columns)
-        with self._lock:
-            cached = self._group_cache.get(key)
-        if cached is None:
-            keys = ", ".join(quote(c, self.dialect) for c in columns)
-            rows = self.query(f"SELECT {keys}, count(*) FROM ({sql}) AS s GROUP BY {keys}")
-            cached = {tuple(int(v) for v in row[:-1]): int(row[-1]) for row in rows}
-            with self._lock:
-                if len(self._group_cache) >= 64:
-                    self._group_cache.pop(next(iter(self._group_cache)))
-                self._group_cache[key] = cached
-        return cached
-
     def sum_parts(self, relation: Relation, column: str) -> list[tuple[int, int]]:
         """The exact sum of a numeric column as [(exponent e, integer S_e)]: sum = sum S_e 2^e
         (see `sum_parts_sql` for why each part is exact)."""
         rows = self.query(sum_parts_sql(relation.sql(), column))
         return [(int(e) - 52, int(total)) for e, total in rows]
-
-    def histogram(self, relation: Relation, columns: list[str], sizes: list[int]) -> np.ndarray:
-        """Counts of every combination of the columns' codes, row-major over their domains."""
-        keys = ", ".join(quote(c, self.dialect) for c in columns)
-        rows = self.query(f"SELECT {keys}, count(*) FROM ({relation.sql()}) AS s GROUP BY {keys}")
-        counts = np.zeros(int(np.prod(sizes)), dtype=np.int64)
-        for row in rows:
-            flat = 0
-            for code, size in zip(row[:-1], sizes):
-                flat = flat * size + int(code)
-            counts[flat] = int(row[-1])
-        return counts
 
     def collect(self, relation: Relation) -> Any:
         """The rows as a pandas frame (in the source's order), categorical codes decoded."""
