@@ -620,13 +620,19 @@ DATA_TYPES = (type(None), bool, int, float, str, np.generic, np.ndarray)
 
 
 def to_python(value: Any, span: Span | None = None, labels: VectorLabels | None = None) -> Any:
-    """Convert a public Jostle value to a plain Python / NumPy / pandas object.
+    """Convert a public Jostle value to a plain Python / NumPy / pandas object, detached.
 
     Only data crosses: numbers, strings, booleans, none, released vectors, lists and records of
     them, public tables (as a DataFrame copy), domain declarations and released models (classes
-    marked `public_result`, e.g. a trained tree, which holds only what was released). A function, bound method, module, option or
-    ChoiceMaker is refused, though public itself: it holds the scope it was made in, and that
-    scope may hold private tables (a bound `t.count` holds t), which Python code could read.
+    marked `public_result`, e.g. a trained tree, which holds only what was released). A function,
+    bound method, module, option or ChoiceMaker is refused, though public itself: it holds the
+    scope it was made in, and that scope may hold private tables (a bound `t.count` holds t),
+    which Python code could read.
+
+    Every result is a new object, detached from the session: a released model comes back as a
+    copy without its source of randomness or callbacks, and a result that would still reach a
+    live part of the session (its randomness, accountant, ledger, interpreter, private data) is
+    refused. The rules and their argument are in `jostle.language.detach`.
 
     A released histogram (a vector `labels` knows) becomes a pandas Series indexed by its cells,
     or a DataFrame (rows x columns) for a 2D histogram; other vectors stay NumPy arrays.
@@ -634,33 +640,9 @@ def to_python(value: Any, span: Span | None = None, labels: VectorLabels | None 
     Raises:
         PrivacyError: the value is, or holds, something that is not data.
     """
-    if isinstance(value, tuple):
-        return [to_python(v, span, labels) for v in value]
-    if isinstance(value, Record):
-        return {k: to_python(v, span, labels) for k, v in value.fields}
-    if isinstance(value, Table) and not value.private:
-        return value.frame.copy()
-    if isinstance(value, np.ndarray) and labels is not None:
-        cells = labels.of(value)
-        if cells is not None:
-            return cells.as_pandas(to_python(value, span))
-    if isinstance(value, np.ndarray) and value.dtype == object:
-        return np.asarray([to_python(v, span) for v in value.tolist()], dtype=object)
-    if isinstance(value, np.generic):
-        return value.item()
-    if isinstance(value, DATA_TYPES) or getattr(value, "public_result", False):
-        return value
-    from jostle.data.schema import Categorical, Numeric
+    from jostle.language.detach import returned_value
 
-    if isinstance(value, (Numeric, Categorical)):  # a public domain declaration
-        return value
-    from jostle.diagnostics.errors import PrivacyError
-
-    raise PrivacyError(
-        f"a {type_name(value)} cannot be returned to Python", span,
-        "a function, method, module, option or ChoiceMaker holds the scope it was made in, which "
-        "may hold private data; return the data you need instead (a released number, a list, a "
-        "record, a public table)")
+    return returned_value(value, span, labels)
 
 
 ROW_SCALARS = (bool, int, float, str, np.bool_, np.integer, np.floating, np.str_)
