@@ -8,7 +8,8 @@ choice goes through (the language's `H(...)` calls, the Python API, the benchmar
      noisy budget unit is charged its exact part of the share before its noise is drawn;
   3. the meta-model predicts every Option's error from the released values and picks the
      lowest (post-processing: it costs nothing); Options without a trained prediction may bring
-     a prior (`Runtime.priors`, the language's `predict(F)`);
+     a prior (`Runtime.priors`, the language's `predict(F)`), which `Runtime.prepare` checked
+     before step 1, so that a prior cannot fail on a release after the share is charged;
   4. the chosen Option's part is charged in full (`Option` states its cost before it runs:
      run with budget e, it is e-DP), then it runs;
   5. a `Trace` records what was released and why (post-processing of released values).
@@ -96,6 +97,11 @@ class Runtime:
     def run(self, option: Any, data: Any, amount: Fraction, released: Mapping[str, float]) -> Any:
         noise = self.noise if self.option_noise is None else self.option_noise(option.name)
         return self.family.run(option, data, floor_float(amount), noise, released)
+
+    def prepare(self) -> None:
+        """Called by `dispatch` before anything is charged: a runtime checks here whatever could
+        otherwise fail after a charge (the language checks its options' `predict(F)` priors,
+        which run once the metafeatures are released). Nothing to check by default."""
 
     def charges_itself(self, part: Any) -> bool:
         """Whether a part charges its own releases within its part of the plan. Never here: a
@@ -196,6 +202,7 @@ def dispatch(choicemaker: Any, data: Any, epsilon: Any, noise: Any = None, charg
     if not (total > 0 and math.isfinite(float(total))):
         raise ValueError(f"epsilon must be positive and finite, got {epsilon!r}")
     runtime = runtime or Runtime(family, noise, charge, option_noise)
+    runtime.prepare()  # what could fail after a charge is refused before any (the priors)
     segment = family.segment_of(data)
     trained = not isinstance(choicemaker, ChoiceSpec)
     metafeatures = choicemaker.metafeatures_for(segment)  # an untrained segment fails here, before any charge

@@ -48,7 +48,8 @@ from jostle.language.sensitivity import refuse
 from jostle.language.values import Closure, CorpusValue, Record, is_private, type_name
 from jostle.privacy.budget import Budget
 from jostle.language.training_boundary import (
-    _located, _training_private, check_public_reads, public_closure, public_digest, public_value, scratch_interpreter,
+    _located, _training_private, check_prior, check_public_reads, prior_interpreter, public_closure, public_digest,
+    public_value, refuse_release_in_prior, scratch_interpreter,
 )
 
 DEFAULT_SHARE = Fraction(1, 10)
@@ -68,6 +69,12 @@ class JostleOption:
     dims: tuple[int, ...] = (1, 2)
     public: bool = False  # a training copy: its closures went through `public_environment`
     interpreter: Any = field(default=None, repr=False)  # the Interpreter class training runs it in
+
+    def __post_init__(self) -> None:
+        # A prior runs after the metafeatures are charged: a release written in it is refused
+        # here, when the option is built, before anything can be charged (`check_prior`).
+        if self.predict is not None and not self.public:
+            refuse_release_in_prior(self.predict.body, f"option {self.name}")
 
     @property
     def fingerprint(self) -> str:
@@ -262,6 +269,7 @@ class LanguageRuntime(Runtime):
         self.maker, self.interp, self.call, self.args, self.span = maker, interp, call, args, span
         self.options = {o.name: o for o in maker.options}
         self.metafeatures = {m.name: m for m in maker.metafeatures}
+        self.prior_copies: dict[str, Any] | None = None  # set by `prepare`, before any charge
 
     def charge(self, amount: Fraction, description: str) -> None:
         # the ledger's "what": the call, with how its data was made (program text: public)
@@ -286,8 +294,13 @@ class LanguageRuntime(Runtime):
             return own.run_with_budget(self.interp, list(self.args), Budget(Fraction(amount)), self.span)
         return self.call.run_builtin(own, Fraction(amount), released)
 
+    def prepare(self) -> None:
+        # Before anything is charged: the priors as they will run, checked (`check_prior`).
+        self.prior_copies = self.maker.prior_copies()
+
     def priors(self, features: Any) -> dict[str, float]:
-        return self.maker._priors(self.interp, dict(features), self.span)
+        copies = self.prior_copies if self.prior_copies is not None else self.maker.prior_copies()
+        return self.maker._priors(self.interp, dict(features), self.span, copies)
 
 
 @dataclass(eq=False)
@@ -423,15 +436,24 @@ class ChoiceMaker:
         }))
         return call.wrap(result.result, result.choice, budget.epsilon)
 
-    def _priors(self, interp: Any, features: dict[str, float], span: Span) -> dict[str, float]:
+    def prior_copies(self) -> dict[str, Any]:
+        """Each Jostle option's prior as it may run: its public copy, checked now (a release in
+        it, or a read of a private value or a file, is refused, located; `check_prior`)."""
+        return {option.name: check_prior(option.predict, f"option {option.name}") for option in self.options
+                if isinstance(option, JostleOption) and option.predict is not None}
+
+    def _priors(self, interp: Any, features: dict[str, float], span: Span,
+                copies: dict[str, Any]) -> dict[str, float]:
+        """Run the checked priors (`prior_copies`) on the released metafeatures, in a scratch
+        interpreter (`prior_interpreter`): post-processing of F and public values."""
         priors = {}
         record = Record.of(dict(features))
-        for option in self.options:
-            if isinstance(option, JostleOption) and option.predict is not None:
-                value = interp.call(option.predict, [record], span)
-                if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
-                    raise JostleRuntimeError(f"option {option.name}'s predict must return a number", span)
-                priors[option.name] = float(value)
+        scratch = prior_interpreter(interp) if copies else None
+        for name, prior in copies.items():
+            value = scratch.call(prior, [record], span)
+            if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
+                raise JostleRuntimeError(f"option {name}'s predict must return a number", span)
+            priors[name] = float(value)
         return priors
 
 
@@ -490,6 +512,9 @@ def make_choicemaker(interp: Any, expr: A.ChoiceMakerExpr, options: list[Any], m
     if corpus is None and not any(isinstance(o, JostleOption) and o.predict is not None for o in checked_options):
         raise JostleRuntimeError("a ChoiceMaker trained on none needs options with predict(F) priors",
                                  expr.corpus.span, "train it on a corpus, e.g. histogram_corpus()")
+    for option in checked_options:  # the priors run after a charge: refuse, now, what could fail there
+        if isinstance(option, JostleOption) and option.predict is not None:
+            check_prior(option.predict, f"option {option.name}")
     if corpus is not None:
         # Trained on a corpus, the Jostle-defined options and metafeatures will run uncharged on
         # public data: refuse now, located, any that reads a private value.

@@ -105,16 +105,18 @@ class _Withheld(Exception):
 class WithheldRead(PrivacyError):
     """Training code read a name `public_environment` withheld (`name`, described by `reason`)."""
 
-    def __init__(self, name: str, reason: str, span: Span | None = None, who: str = "") -> None:
+    def __init__(self, name: str, reason: str, span: Span | None = None, who: str = "",
+                 refusal: str = TRAINING_REFUSAL, hint: str = TRAINING_HINT) -> None:
         reader = f"{who} reads '{name}', which is {reason}" if who else f"'{name}' is {reason}"
-        super().__init__(f"{TRAINING_REFUSAL}: {reader}", span, TRAINING_HINT)
+        super().__init__(f"{refusal}: {reader}", span, hint)
         self.name = name
         self.reason = reason
 
 
-def withheld_error(name: str, reason: str, span: Span | None = None, who: str = "") -> WithheldRead:
+def withheld_error(name: str, reason: str, span: Span | None = None, who: str = "",
+                   refusal: str = TRAINING_REFUSAL, hint: str = TRAINING_HINT) -> WithheldRead:
     """The refusal of reading a withheld name: its text depends on the program only."""
-    return WithheldRead(name, reason, span, who)
+    return WithheldRead(name, reason, span, who, refusal, hint)
 
 
 class PublicValues(dict):
@@ -278,17 +280,22 @@ def public_closure(closure: Closure, memo: dict[int, Any] | None = None, who: st
                            TRAINING_HINT) from None
 
 
-def _free_reads(params: tuple[A.Param, ...], body: Any) -> list[A.Expr]:
+def _free_reads(params: tuple[A.Param, ...], body: Any, strict: bool = False) -> list[A.Expr]:
     """The Name reads (and `name.attr` reads) of a function body that resolve outside it.
 
     Parameters, names the body assigns (its locals) and the parameters and locals of nested
     functions are bound inside; everything else is looked up in the closure's scope. (A local
     read before its assignment also falls through to the scope at run time; the copied scope
-    refuses it then, so missing it here only moves the refusal later.)
+    refuses it then, so missing it here only moves the refusal later.) With `strict`, only
+    parameters count as bound: every read of a local is returned too, so a read that could fall
+    through is found here, in the text, and no later.
     """
     from dataclasses import fields
 
     from jostle.language.ast_nodes import assigned_names as _assigned
+
+    def locals_of(part: Any) -> set[str]:
+        return set() if strict else _assigned(part)
 
     reads: list[A.Expr] = []
 
@@ -314,7 +321,7 @@ def _free_reads(params: tuple[A.Param, ...], body: Any) -> list[A.Expr]:
             inner = bound | {p.name for p in node.params}
             bodies = [node.body] if isinstance(node, A.Def) else [node.answer, node.predict or ()]
             for part in bodies:
-                walk(part, inner | _assigned(part))
+                walk(part, inner | locals_of(part))
             return
         if isinstance(node, tuple):
             for item in node:
@@ -325,7 +332,7 @@ def _free_reads(params: tuple[A.Param, ...], body: Any) -> list[A.Expr]:
                 if f.name != "span":
                     walk(getattr(node, f.name), bound)
 
-    top = frozenset(p.name for p in params) | (_assigned(body) if isinstance(body, tuple) else set())
+    top = frozenset(p.name for p in params) | (locals_of(body) if isinstance(body, tuple) else set())
     walk(body, frozenset(top))
     return reads
 
@@ -343,31 +350,122 @@ def _resolve(env: Any, read: A.Expr) -> tuple[str, Any]:
     return read.target.id, target
 
 
-def check_public_reads(closure: Closure, who: str) -> None:
+def check_public_reads(closure: Closure, who: str, strict: bool = False, refusal: str = TRAINING_REFUSAL,
+                       hint: str = TRAINING_HINT) -> None:
     """Refuse, with its location, a read of a withheld name by a training copy `closure` or by
     any function, option or module it reads (statically, through the names in the text).
+
+    Args:
+        closure: A copy made by `public_closure` (its scope went through `public_environment`).
+        who: Who reads, for the message ("option Flat").
+        strict: Also check reads of locals (`_free_reads`), and refuse reads of the built-ins
+            that read files, so that nothing this check passes can fail on a withheld name or
+            a file later (what a prior needs: `check_prior`).
+        refusal, hint: The refusal's wording.
 
     Raises:
         PrivacyError: The first such read, located at the name.
     """
+    from jostle.language.values import Builtin
+
     seen: set[int] = set()
 
     def visit(function: Closure, via: str) -> None:
         if id(function) in seen:
             return
         seen.add(id(function))
-        for read in _free_reads(function.params, function.body):
+        for read in _free_reads(function.params, function.body, strict):
             label = read.id if isinstance(read, A.Name) else f"{read.target.id}.{read.name}"
             try:
                 _, value = _resolve(function.env, read)
             except KeyError:
                 continue  # not defined (yet): the checker's and the evaluator's business
             except WithheldRead as error:
-                raise withheld_error(label, error.reason, read.span, who + via) from None
+                raise withheld_error(label, error.reason, read.span, who + via, refusal, hint) from None
+            if strict and isinstance(value, Builtin) and value.name in FILE_READERS:
+                raise withheld_error(label, "a built-in that reads files, which may hold the session's data",
+                                     read.span, who + via, refusal, hint)
             for inner, name in _functions_of(value):
                 visit(inner, via or f" (through {name})")
 
     visit(closure, "")
+
+
+# ---------------------------------------------------------------- priors
+# An option's `predict(F)` prior guesses its error from the released metafeatures F. The engine
+# calls it after the metafeature share is charged (it needs F), so whatever could make it fail
+# on a release must be refused before anything is charged (issue 21: a prior holding
+# `{{ count(t) }}` was refused after the share was spent). A prior is therefore post-processing
+# by construction: `check_prior` refuses, in the text and located, a `{{ }}` written in it and
+# any read (through every function, option and module it reads, locals included) of a private
+# value or of a file-reading built-in; and it runs as its public copy, whose scope holds public
+# values only, in `prior_interpreter`, whose accountant is not the session's. What it can
+# reach is then public values and F, so it can release nothing of the data: a release it still
+# calls (laplace(F.size, 1)) is on public values, exact and free, and no charge can reach the
+# session's ledger. The check runs when the ChoiceMaker is built and again at each call before
+# the dispatch charges anything (`dispatch.Runtime.prepare`), so a global rebound to private
+# data in between is refused too. The checks read types and program text only, never the rows.
+
+PRIOR_REFUSAL = "a predict(F) prior can only read F and public values"
+PRIOR_HINT = ("a prior guesses the option's error from the released metafeatures F, and runs after they are "
+              "charged: it cannot release or read the data; compute it from F and public values")
+
+
+def _first_release(node: Any) -> A.Release | None:
+    """The first `{{ }}` written in `node` (nested functions included)."""
+    from dataclasses import fields
+
+    if isinstance(node, A.Release):
+        return node
+    if isinstance(node, tuple):
+        for item in node:
+            found = _first_release(item)
+            if found is not None:
+                return found
+    elif isinstance(node, A.Node):
+        for f in fields(node):
+            if f.name != "span":
+                found = _first_release(getattr(node, f.name))
+                if found is not None:
+                    return found
+    return None
+
+
+def refuse_release_in_prior(body: Any, who: str) -> None:
+    """Refuse a `{{ }}` written in a prior's body, located at it (when the option is built).
+
+    Raises:
+        PrivacyError: The first release in `body`.
+    """
+    release = _first_release(body)
+    if release is not None:
+        raise PrivacyError(f"{who}'s predict(F) prior cannot release: it runs after the metafeatures are "
+                           "charged, so a release there would be refused after a charge", release.span, PRIOR_HINT)
+
+
+def check_prior(closure: Closure, who: str) -> Closure:
+    """The prior `closure` as it may run: its public copy, checked (see the comment above).
+
+    Raises:
+        PrivacyError: A release written in it, or a read of a private value or a file-reading
+            built-in by it or by what it reads; located at the release or the name.
+    """
+    refuse_release_in_prior(closure.body, who)
+    copy = public_closure(closure, {}, who)
+    check_public_reads(copy, f"{who}'s predict(F) prior", strict=True, refusal=PRIOR_REFUSAL, hint=PRIOR_HINT)
+    return copy
+
+
+def prior_interpreter(interp: Any) -> Any:
+    """Where priors run: a scratch interpreter (file readers refused, an accountant of its own)
+    that writes to the program's output and warnings."""
+    from jostle.privacy.noise import SimulationNoise
+
+    scratch = scratch_interpreter(SimulationNoise(0), type(interp))
+    scratch.output = interp.output
+    scratch.warnings = interp.warnings
+    scratch.on_warning = interp.on_warning
+    return scratch
 
 
 def _functions_of(value: Any) -> list[tuple[Closure, str]]:
