@@ -205,10 +205,12 @@ class Returned:
     Attributes:
         reached: Each "name: what it reaches" for a returned value that reaches a live part of
             the session (a violation on any neighbour).
-        values: (name, rendering) of every global the program defined: the value's content, or
-            the refusal's class and message.
-        before: The same for the globals bound when the first charge was made and not rebound
-            since (their content is pre-release); None if nothing was charged.
+        values: (name, rendering) of every global the program defined, taken with
+            `Session.eval(name)` after the run: the value's content, or the refusal's class and
+            message.
+        before: (name, rendering) of the globals as they were when the first charge was made
+            (pre-release content: what `Session.eval` would have returned then, the same
+            conversion applied to the objects bound then); None if nothing was charged.
         internal: A traceback, if returning a value raised something that is not a JostleError.
     """
 
@@ -219,8 +221,8 @@ class Returned:
 
 
 class ReturnedWatch:
-    """Notes the global names a session had before the program and the globals' objects at the
-    first charge the session's accountant makes (wrapping its `charge`, whatever its signature)."""
+    """Notes the global names a session had before the program, and the globals' objects at the
+    first charge its accountant makes (wrapping `charge`, whatever its signature)."""
 
     def __init__(self, session: Any) -> None:
         self.session = session
@@ -244,8 +246,7 @@ class ReturnedWatch:
     def collect(self) -> Returned:
         """Take every global the program defined to Python with `Session.eval`, and check it."""
         session = self.session
-        current = dict(session.interpreter.globals.values)
-        names = sorted(n for n in current if n not in self.names_before)
+        names = sorted(n for n in session.interpreter.globals.values if n not in self.names_before)
         forbidden = forbidden_in(session)
         reached: list[str] = []
         shown: dict[str, str] = {}
@@ -261,9 +262,89 @@ class ReturnedWatch:
             reached += [f"{name}: {what}" for what in reachable_from(value, forbidden)[:3]]
         before = None
         if self.at_first_charge is not None:
-            before = tuple((n, shown[n]) for n in names
-                           if n in self.at_first_charge and self.at_first_charge[n] is current[n])
+            try:
+                before = tuple((n, self._as_returned(v)) for n, v in sorted(self.at_first_charge.items())
+                               if n not in self.names_before)
+            except Exception as error:  # noqa: BLE001 - a bug in Jostle, reported as such
+                return Returned(internal="to_python: " + "".join(traceback.format_exception(error)))
         return Returned(tuple(reached), tuple(shown.items()), before)
+
+    def _as_returned(self, value: Any) -> str:
+        """What `Session.eval` returns for a global bound to `value` (its refusal of a private
+        value, or `to_python`'s result), rendered."""
+        from jostle.language.values import is_private, to_python
+
+        if is_private(value):
+            return "refused: a private value"
+        try:
+            return render(to_python(value, None, self.session.interpreter.vector_labels))
+        except JostleError as error:
+            return f"refused: {type(error).__name__}: {error.message}"
+
+
+# ---------------------------------------------------------------- the fuzzer's family
+def returned_statements(generator: Any) -> list[str]:
+    """Statements of the fuzzer's `returned` family (`Generator.family_returned`): globals of
+    every kind a Python user may take back with `Session.eval` (released numbers and vectors,
+    lists and records holding them, public tables, rows and domains, trees and rule lists
+    learnt from the private table or a public one, traces) and some that must be refused
+    (private tables and values, functions, bound methods)."""
+    from tests.privacy.neighbour_fuzz import Scope, _lit
+
+    pick, chance = generator.pick, generator.chance
+    table = generator.private.name
+    columns = generator.private.columns
+    scope = Scope("r", columns)
+    categorical = [c.name for c in columns if not c.numeric]
+    epsilon = pick(["1", "0.5", "2"])
+    lines: list[str] = []
+    if chance(0.85):
+        # two categorical columns made from the rows (any table has them), for the learners
+        lines.append(f'rv_data = select({table}.derive("p_", lambda r: "a" if {generator.condition(scope)} else "b", '
+                     f'categorical(["a", "b"], default="a")).derive("q_", lambda r: "b" if {generator.condition(scope)} else "a", '
+                     f'categorical(["a", "b"], default="a")), ["p_", "q_"])')
+        learner = pick(["FriedmanSchuster", "RandomTrees", "Majority", "OneRule", "BinaryTree", "PatilSingh",
+                        "BayesianRuleList", "BRLSchema"], [20, 15, 10, 10, 10, 5, 20, 10])
+        extra = ", max_rows=100" if learner == "BayesianRuleList" else ""
+        lines.append(f'rv_model = {learner}(rv_data, "q_", epsilon={epsilon}{extra})')
+        rule_list = learner in ("BayesianRuleList", "BRLSchema")
+        if chance(0.4):
+            lines.append(f"rv_pub = {PUBLIC_TASK}\n"
+                         + pick(["print(rv_model)", f"rv_pred = {'predict_rule_list' if rule_list else 'predict'}"
+                                                    "(rv_model, rv_pub)"]))
+        if chance(0.3):
+            lines.append(pick(['rv_pair = [rv_model, {m: rv_model, k: 1}]', 'rv_rec = {model: rv_model}']))
+    for _ in range(generator.rng.randint(1, 4)):
+        form = pick(["number", "vector", "list", "record", "public", "domain", "refused", "ledger", "public_model"])
+        name = generator.fresh("rv_")
+        if form == "number":
+            lines.append(f"{name} = {pick(['geometric', 'laplace'])}(count({table}), {epsilon})")
+        elif form == "vector" and categorical:
+            lines.append(f"with budget {epsilon}:\n    {name} = {{{{ histogram({table}, {_lit(pick(categorical))}) }}}}")
+        elif form == "list":
+            lines.append(f"{name} = [1, {_lit(pick(['a', 2.5, None, True]))}, [{pick(['k', 'len(flags)', '1'])}]]")
+        elif form == "record":
+            lines.append(f"{name} = {{a: {pick(['k', '1', 'cfg'])}, b: [cfg.lim, {_lit('x')}]}}")
+        elif form == "public":
+            public = pick(generator.table_names(False) or ["ids"])
+            lines.append(pick([f"{name} = {public}", f"{name} = rows({public})", f"{name} = {public}.columns"]))
+        elif form == "domain":
+            lines.append(pick([f'{name} = categorical(["a", "b"], default="a")', f"{name} = numeric(0, 10)",
+                               f'{name} = bounds({table}, "{columns[0].name}")' if columns[0].numeric
+                               else f'{name} = domain({table}, "{columns[0].name}")']))
+        elif form == "refused":
+            lines.append(pick([f"{name} = {table}", f"{name} = count({table})", f"{name} = lambda q: q",
+                               f"{name} = {table}.count", f"{name} = twice", f"{name} = [{table}]"]))
+        elif form == "ledger":
+            lines.append(pick([f"{name} = ledger()", f"{name} = spent()", f"{name} = remaining()"]))
+        else:
+            lines.append(f'{name} = {pick(["C45", "BayesianRuleList"])}({PUBLIC_TASK}, "q_")')
+    return lines
+
+
+# A public table with the learners' two categorical columns (every case has the public table `ids`).
+PUBLIC_TASK = ('select(ids.derive("p_", lambda r: "a", categorical(["a", "b"], default="a")).derive("q_", lambda r: "b", '
+               'categorical(["a", "b"], default="a")), ["p_", "q_"])')
 
 
 def returned_violation(first: Returned, second: Returned, charged: tuple[bool, bool]) -> str | None:
@@ -286,4 +367,4 @@ def returned_violation(first: Returned, second: Returned, charged: tuple[bool, b
 
 
 __all__ = ["Returned", "ReturnedWatch", "forbidden_in", "live_kind", "reachable_from", "render",
-           "returned_violation", "session_objects"]
+           "returned_statements", "returned_violation", "session_objects"]

@@ -16,6 +16,11 @@ identical); if both charge, only what came before the first release is compared 
 release, outputs may legitimately differ). A run that charges on one neighbour and not on the
 other breaks the rule too: the ledger is observable. Any exception that is not a JostleError
 is reported as a failure whatever was spent (it is a bug, and exit code 70 is observable).
+After each run, every global the program defined is taken back with `Session.eval`, as a Python
+user would (tests/privacy/fuzz_returned.py, issue 21): nothing reachable from it may be a live
+part of the session (its randomness, accountant, ledger store, interpreter or private data), and
+the values bound before the first charge (all of them if nothing was charged) must be the same
+on both neighbours.
 
 The generator composes programs from the language's constructs: row functions (lambdas and
 defs with local statements, conditional expressions, arithmetic, comparisons, `in` lists,
@@ -81,6 +86,7 @@ import pandas as pd
 
 from jostle import Session
 from jostle.diagnostics.errors import JostleError
+from tests.privacy.fuzz_returned import Returned, ReturnedWatch, returned_statements, returned_violation
 
 # ---------------------------------------------------------------- configuration
 DEFAULT_SECONDS = 60.0
@@ -1091,6 +1097,11 @@ class Generator:
                      f"        print(part.key, {{{{ count(part) }}}})"]
         chunks.append(f"with budget {self.pick(['1', '2'])}:\n" + "\n".join(body))
 
+    def family_returned(self, chunks: list[str]) -> None:
+        """Values a Python user takes back with Session.eval (issue 21, hole 5), of every kind
+        (tests/privacy/fuzz_returned.py); every case's globals are taken back and checked."""
+        chunks.extend(returned_statements(self))
+
     def family_public(self, chunks: list[str]) -> None:
         """Ordinary public computation, errors included."""
         chunks.append(self.pick([
@@ -1112,7 +1123,7 @@ MISPLACED = {
 
 FAMILIES: dict[str, float] = {
     "compose": 30, "hole1": 14, "hole5": 10, "hole7": 8, "choicemaker": 4, "partition": 8,
-    "release": 8, "private_probe": 8, "public": 3, "trees": 2, "misplaced": 4, "brl": 2,
+    "release": 8, "private_probe": 8, "public": 3, "trees": 2, "misplaced": 4, "brl": 2, "returned": 4,
 }
 
 
@@ -1311,6 +1322,7 @@ class Outcome:
     internal: str | None = None
     end: tuple = ()  # how the run ended, even after a charge (for comparing routes)
     ledger: str = ""  # the session's ledger at the end, as rendered (for comparing routes)
+    returned: Returned | None = None  # the program's globals taken back to Python (fuzz_returned)
 
     @property
     def charged(self) -> bool:
@@ -1403,6 +1415,7 @@ def run_case(case: Case, which: int, workspace: Workspace, timeout: float = RUN_
     seen = _Observed(cache)
     first: list[tuple[str, tuple]] = []
     session: Session | None = None
+    watch: ReturnedWatch | None = None
     try:
         with _time_limit(timeout), warnings.catch_warnings(record=True) as caught, tiny_training(cache), \
                 contextlib.redirect_stdout(seen.stdout), contextlib.redirect_stderr(seen.stderr), \
@@ -1413,11 +1426,13 @@ def run_case(case: Case, which: int, workspace: Workspace, timeout: float = RUN_
                 session = Session(budget=case.budget, seed=case.seed, ledger_path=":memory:", output=seen.output,
                                   engine=setting)
                 _record_first_charge(session, seen, first)
+                watch = ReturnedWatch(session)
                 try:
                     _bind(session, case, private, workspace)
                 except JostleError as error:  # the curator's error, before the program runs
                     return Outcome("", ("unbound", type(error).__name__), "", EXIT_UNBOUND)
                 del caught[:]  # binding is the curator's business
+                watch.reset()
                 session.run(case.source, str(workspace.root / "prog.jst"))
                 end: tuple = ("end", EXIT_OK, "", "")
                 code, internal = EXIT_OK, None
@@ -1432,11 +1447,22 @@ def run_case(case: Case, which: int, workspace: Workspace, timeout: float = RUN_
                 end = ("end", EXIT_INTERNAL, type(error).__name__, str(error))
             text = seen.text()
             ledger = str(session.ledger) if session is not None else ""
+            returned = _take_back(watch, code)
     finally:
         shutil.rmtree(cache, ignore_errors=True)
     if first:
-        return Outcome(first[0][0], first[0][1], text, code, internal, end, ledger)
-    return Outcome(text, end, text, code, internal, end, ledger)
+        return Outcome(first[0][0], first[0][1], text, code, internal, end, ledger, returned)
+    return Outcome(text, end, text, code, internal, end, ledger, returned)
+
+
+def _take_back(watch: ReturnedWatch | None, code: int) -> Returned | None:
+    """The program's globals taken back to Python after the run (not after a timeout)."""
+    if watch is None or code == EXIT_TIMEOUT:
+        return None
+    try:
+        return watch.collect()
+    except _Timeout:
+        return None
 
 
 class _Observed:
@@ -1522,6 +1548,8 @@ def violation(first: Outcome, second: Outcome) -> str | None:
         if first.exit_code != second.exit_code:
             return "the exit code differs (nothing was charged)"
         return "the error message differs (nothing was charged)"
+    if first.returned is not None and second.returned is not None:
+        return returned_violation(first.returned, second.returned, (first.charged, second.charged))
     return None
 
 
@@ -1546,6 +1574,9 @@ def route_violation(in_memory: Outcome, on_engine: Outcome) -> str | None:
         return "the run ends differently in memory and on the engine"
     if in_memory.ledger != on_engine.ledger:
         return "the ledger differs between memory and the engine"
+    if in_memory.returned is not None and on_engine.returned is not None \
+            and in_memory.returned.values != on_engine.returned.values:
+        return "the values returned to Python differ between memory and the engine"
     return None
 
 

@@ -22,6 +22,13 @@
   the same way and must be found by the engine route: a row function the engine cannot compile
   called a second time in memory (its prints and releases twice), and a DataFrame conformed in
   SQL (a crafted cell made the query fail on one neighbour).
+* Objects returned to Python (issue 21, hole 5): after every run the fuzzer takes each global
+  the program defined back with `Session.eval`, as a Python user would
+  (tests/privacy/fuzz_returned.py); nothing reachable from it may be the session's randomness,
+  accountant, ledger store, interpreter, scope or private data, and what was bound before the
+  first release must be the same on both neighbours. `test_values_left_attached_are_found_by_the_fuzzer`
+  puts the hole back (released models returned as they were, unchecked) and the `returned`
+  family must find the session's randomness in a returned tree.
 * The harness itself: programs parse, generation is seeded, the oracle compares what comes
   before the first release, the minimiser shrinks.
 """
@@ -44,6 +51,7 @@ from tests.privacy.neighbour_fuzz import (
 SEED = 20261123
 CONTROL_SECONDS = 30.0   # a cap: each negative control stops at its first attributable finding, in a few seconds
 ENGINE_SECONDS = 60.0    # the engine route's share (four runs a case: about 2 cases a second)
+RETURNED_SECONDS = 20.0  # the `returned` family on its own (its globals are taken back after every run anyway)
 
 
 # ---------------------------------------------------------------- the fuzzer itself
@@ -303,6 +311,37 @@ def test_hole2_reintroduced_is_found_by_the_fuzzer() -> None:
 def test_hole7_reintroduced_is_found_by_the_fuzzer() -> None:
     finding = _assert_found(hole7(), {"hole7": 1, "compose": 1})
     assert "load" in finding.case.source
+
+
+def attached_values() -> Reintroduced:
+    """Before issue 21's hole 5 was closed: `to_python` returned a released model as it was
+    (a tree's estimator kept the session's Randomness as `noise`), unchecked."""
+    from jostle.language import detach
+
+    def as_it_is(model: Any) -> Any:
+        return model
+
+    def nothing_reachable(*args: Any, **kwargs: Any) -> list:
+        return []
+
+    return Reintroduced("21.5 (returned values)", [(detach, "detached_copy", as_it_is),
+                                                   (detach, "reachable", nothing_reachable)])
+
+
+def test_values_returned_to_python_are_checked_in_fuzzed_programs() -> None:
+    """The `returned` family (every kind of value a Python user takes back with Session.eval)
+    with free composition: no returned value reaches the session, and what is returned before
+    the first release is the same on both neighbours."""
+    stats = FuzzStats()
+    finding = fuzz(RETURNED_SECONDS, seed=SEED + 2, families={"returned": 3, "compose": 1}, stats=stats)
+    print(stats)
+    assert finding is None, f"{finding.report()}\n\n{stats}"
+    assert stats.programs >= 20 and stats.charged >= stats.programs // 4, stats
+
+
+def test_values_left_attached_are_found_by_the_fuzzer() -> None:
+    finding = _assert_found(attached_values(), {"returned": 1})
+    assert "reaches a live part of the session" in finding.reason and "randomness" in finding.reason, finding.reason
 
 
 # ---------------------------------------------------------------- the harness
