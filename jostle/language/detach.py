@@ -76,7 +76,8 @@ def _children(obj: Any) -> list[Any]:
     the object back)."""
     children = list(gc.get_referents(obj))
     if isinstance(obj, np.ndarray) and obj.dtype.hasobject:
-        children.extend(obj.ravel().tolist())  # the collector does not traverse array items
+        # the collector does not traverse array items (strings and numbers hold nothing: skipped here)
+        children.extend(item for item in obj.ravel().tolist() if type(item) not in _LEAVES)
     if isinstance(obj, weakref.ref):
         target = obj()
         if target is not None:
