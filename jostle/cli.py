@@ -1,12 +1,13 @@
 """The `jostle` command: run, check, repl, -c, and the durable budget ledger.
 
-    jostle run FILE [--budget E] [--delta D] [--data NAME=PATH]... [--seed N] [--ledger]
-                    [--ledger-db PATH] [--trace]
+    jostle run FILE [--budget E] [--delta D] [--data NAME=PATH]... [--lifetime E[,D]] [--seed N]
+                    [--ledger] [--ledger-db PATH] [--trace]
     jostle check FILE [--data NAME=PATH]...
     jostle repl [--budget E] ...        (also: bare `jostle`)
     jostle -c CODE [--budget E] ...
     jostle ledger [--db PATH] [show [--dataset FP] | export [--format csv|json] [--output FILE]
-                               | reset --dataset FP --yes [--reason TEXT] | verify]
+                               | reset --dataset NAME --yes [--reason TEXT] | verify
+                               | lifetime --dataset NAME E [--delta D] --reason TEXT [--yes]]
 
 The session options may also come before the command (`jostle --budget 1 run f.jst`); an
 option given both before and after with different values, or before a command that does not
@@ -50,7 +51,8 @@ class _Parser(argparse.ArgumentParser):
 
 
 # The options of a session, their defaults, and whether they may be repeated.
-SESSION_OPTIONS = {"budget": None, "delta": 0.0, "data": [], "seed": None, "ledger": False, "ledger_db": None,
+SESSION_OPTIONS = {"budget": None, "delta": 0.0, "data": [], "lifetime": None, "seed": None, "ledger": False,
+                   "ledger_db": None,
                    "trace": False, "engine": "auto", "master": None}
 _BEFORE = "before_"  # dest prefix of the options given before the command
 
@@ -62,11 +64,17 @@ def _session_options(parser: argparse.ArgumentParser, prefix: str = "") -> None:
         dest = prefix + flags[0].lstrip("-").replace("-", "_")
         parser.add_argument(*flags, dest=dest, default=argparse.SUPPRESS, **kwargs)
 
-    add("--budget", type=float, metavar="E", help="the total epsilon the data may spend (its lifetime budget)")
+    add("--budget", type=float, metavar="E",
+        help="the most epsilon this run may spend (a cap for the run; also the lifetime budget of "
+             "data the ledger does not know yet, unless --lifetime is given)")
     add("--delta", type=float, metavar="D", help="the total delta (needed for gaussian releases)")
     add("--data", action="append", metavar="NAME=PATH",
         help="bind a private table (a CSV or Parquet file); its schema comes from a .schema.json "
              "file beside it or from a `private NAME: {...}` declaration")
+    add("--lifetime", metavar="E[,D]",
+        help="the lifetime budget (epsilon, or epsilon,delta) of data bound or loaded in this run "
+             "that the durable ledger does not know yet: the most ever spent on it, across runs "
+             "(the curator's; `jostle ledger lifetime` changes it later, logged)")
     add("--engine", choices=("auto", "pandas", "duckdb", "spark"),
         help="where private tables live: auto (default: small tables in memory, Parquet and large "
              "tables on DuckDB), pandas, duckdb (out of core), spark (local, or --master)")
@@ -110,17 +118,27 @@ def build_parser() -> argparse.ArgumentParser:
     _db_option(ledger)
     actions = ledger.add_subparsers(dest="action", parser_class=_Parser)
     show = actions.add_parser("show", help="each dataset's balance and history (the default)", allow_abbrev=False)
-    show.add_argument("--dataset", metavar="FP", help="only the dataset whose fingerprint starts with FP")
+    show.add_argument("--dataset", metavar="NAME", help="only this dataset (its name, or its fingerprint's start)")
     export = actions.add_parser("export", help="every event, as CSV or JSON", allow_abbrev=False)
     export.add_argument("--format", choices=("csv", "json"), default="csv")
     export.add_argument("--output", "-o", metavar="FILE", help="write to FILE instead of stdout")
     reset = actions.add_parser("reset", help="write a dataset's balance off (logged; needs --yes)",
                                allow_abbrev=False)
-    reset.add_argument("--dataset", metavar="FP", required=True, help="the dataset's fingerprint (or its start)")
+    reset.add_argument("--dataset", metavar="NAME", required=True,
+                       help="the dataset's name (or its fingerprint's start)")
     reset.add_argument("--yes", action="store_true", help="confirm: the data may then be queried again")
     reset.add_argument("--reason", default="no reason given", help="why (kept in the ledger)")
     verify = actions.add_parser("verify", help="check the hash chain and the balances", allow_abbrev=False)
-    for action in (show, export, reset, verify):
+    lifetime = actions.add_parser("lifetime", help="change a dataset's lifetime budget, keeping what was spent "
+                                  "(logged; raising it needs --yes)", allow_abbrev=False)
+    lifetime.add_argument("--dataset", metavar="NAME", required=True,
+                          help="the dataset's name (or its fingerprint's start)")
+    lifetime.add_argument("epsilon", type=float, help="the new lifetime epsilon")
+    lifetime.add_argument("--delta", type=float, default=None,
+                          help="the new lifetime delta (default: keep the current one)")
+    lifetime.add_argument("--reason", required=True, help="why (kept in the ledger)")
+    lifetime.add_argument("--yes", action="store_true", help="confirm a raise")
+    for action in (show, export, reset, verify, lifetime):
         _db_option(action)
     train = commands.add_parser("train", help="train the standard ChoiceMakers on public data and ship them "
                                 "with the package (for Jostle's developers)", allow_abbrev=False)
@@ -185,7 +203,7 @@ def _session(args: argparse.Namespace):
                          hint="run with --engine spark --master URL")
     options = {"spark": {"master": args.master}} if args.master is not None else None
     session = Session(budget=args.budget, delta=args.delta, seed=args.seed, ledger_path=args.ledger_db,
-                      engine=args.engine, engine_options=options)
+                      engine=args.engine, engine_options=options, lifetime=_lifetime_option(args.lifetime))
     seen: set[str] = set()
     for binding in args.data:
         name, sep, path = binding.partition("=")
@@ -197,6 +215,18 @@ def _session(args: argparse.Namespace):
         seen.add(name)
         session.bind_private(name, path)
     return session
+
+
+def _lifetime_option(text: str | None) -> tuple[float, float] | None:
+    """--lifetime E or E,D as numbers (validated as a budget by the Session)."""
+    if text is None:
+        return None
+    epsilon, _, delta = text.partition(",")
+    try:
+        return float(epsilon), float(delta) if delta else 0.0
+    except ValueError:
+        raise UsageError(f"--lifetime takes E or E,D, got {text!r}",
+                         hint="for example --lifetime 3 or --lifetime 3,1e-6") from None
 
 
 def _finish(session, args: argparse.Namespace) -> None:
@@ -255,13 +285,20 @@ def _show(store, dataset: str | None) -> str:
     for entry in summarise(store, wanted):
         info = entry["dataset"]
         spent = Budget(entry["spent_epsilon"], entry["spent_delta"])
-        limit = store.limit(info.fingerprint)
-        lifetime = (f"lifetime budget {Budget(*limit)} (fixed when first charged; "
-                    "only a reset lifts it)" if limit is not None else "no lifetime budget yet")
-        lines += ["", f"dataset {info.short}  '{info.label}'  columns {', '.join(info.columns)}",
+        limit = entry["lifetime"]
+        if limit is not None:
+            lifetime = Budget(*limit)
+            left = Budget(max(lifetime.epsilon - spent.epsilon, 0), max(lifetime.delta - spent.delta, 0))
+            budget = f"lifetime budget {lifetime}, spent {spent}, left {left}"
+        else:
+            budget = (f"no lifetime budget (a durable ledger charges it nothing until `jostle ledger "
+                      f"lifetime` declares one), spent {spent}")
+        lines += ["", f"dataset '{info.shown}'  (table '{info.label}', columns {', '.join(info.columns)})",
                   f"  fingerprint {info.fingerprint}, privacy unit: {info.unit}, first seen {info.first_seen}",
-                  f"  spent since the last reset: {spent}  ({entry['charges']} charges, {entry['resets']} resets); "
-                  + lifetime]
+                  f"  {budget}  ({entry['charges']} charges, {entry['resets']} resets)"]
+        if entry["same_content"]:
+            lines.append("  its curator bound data equal to: " + ", ".join(f"'{d.shown}'" for d in entry["same_content"])
+                         + " (charged together when bound together)")
         rows = [(
             str(e["id"]), e["at"], e["kind"], e["session"][:8], e["mechanism"] or "",
             _amount(e["requested_epsilon"], e["requested_delta"]), _amount(e["epsilon"], e["delta"]),
@@ -287,7 +324,8 @@ def _export(store, form: str) -> str:
     rows = store.export_rows()
     if form == "json":
         datasets = [{
-            "fingerprint": d.fingerprint, "label": d.label, "unit": d.unit, "columns": list(d.columns),
+            "fingerprint": d.fingerprint, "name": d.name, "label": d.label, "unit": d.unit, "columns": list(d.columns),
+            "lifetime": [str(x) for x in store.lifetime(d.fingerprint)] if store.lifetime(d.fingerprint) else None,
             "first_seen": d.first_seen, "spent_epsilon": str(store.balance(d.fingerprint)[0]),
             "spent_delta": str(store.balance(d.fingerprint)[1]),
         } for d in store.datasets()]
@@ -301,7 +339,7 @@ def _export(store, form: str) -> str:
 
 
 def ledger_command(args: argparse.Namespace) -> int:
-    """`jostle ledger [show|export|reset|verify]`; returns the exit code."""
+    """`jostle ledger [show|export|reset|verify|lifetime]`; returns the exit code."""
     from jostle.diagnostics.errors import DataError
     from jostle.privacy.ledger_store import MEMORY, LedgerStore
 
@@ -318,7 +356,7 @@ def ledger_command(args: argparse.Namespace) -> int:
     except DataError:
         # Only a ledger that does not exist yet reads as empty (and none is created); a file
         # that exists but cannot be opened as a ledger is an error, never an empty history.
-        if action == "reset" or (str(path) != MEMORY and Path(path).exists()):
+        if action in ("reset", "lifetime") or (str(path) != MEMORY and Path(path).exists()):
             raise
         store = LedgerStore(MEMORY)
     with store:
@@ -344,10 +382,26 @@ def ledger_command(args: argparse.Namespace) -> int:
                                 hint="it was edited outside Jostle; keep it and investigate before trusting it")
             count = len(store.datasets())
             print(f"{store.path}: ok ({len(store.events())} events about {count} dataset{'s' * (count != 1)})")
+        elif action == "lifetime":
+            from fractions import Fraction
+
+            from jostle.privacy.budget import Budget, exact
+
+            dataset = store.resolve(args.dataset)
+            current = store.lifetime(dataset.fingerprint)
+            delta = exact(args.delta, "delta") if args.delta is not None else (current[1] if current else Fraction(0))
+            try:
+                new = (exact(args.epsilon, "epsilon"), delta)
+            except JostleError as error:
+                raise UsageError(f"invalid lifetime: {error.message}") from None
+            store.set_lifetime(dataset.fingerprint, new, args.reason, confirmed=args.yes)
+            spent = Budget(*store.balance(dataset.fingerprint))
+            print(f"dataset '{dataset.shown}': lifetime budget {Budget(*current) if current else 'none'} -> "
+                  f"{Budget(*new)}; spent {spent} (kept)")
         else:
             dataset = store.resolve(args.dataset)
             event = store.reset(dataset.fingerprint, args.reason, confirmed=args.yes)
-            print(f"reset dataset {dataset.short} '{dataset.label}': wrote off epsilon "
+            print(f"reset dataset '{dataset.shown}': wrote off epsilon "
                   f"{_amount(event['epsilon'].lstrip('-'), event['delta'].lstrip('-'))}; logged as: {event['note']}")
     return 0
 

@@ -130,9 +130,6 @@ class JostleConsole(code.InteractiveConsole):
             raise SystemExit(0)
         if word == ":budget":
             out(describe_budget(self.session.interpreter) + "\n")
-            earlier = self.session.accountant.earlier
-            if earlier.epsilon or earlier.delta:
-                out(f"of which earlier sessions spent {earlier} (ledger {self.session.store.path})\n")
         elif word == ":ledger":
             out(str(self.session.ledger) + "\n")
         elif word == ":help":

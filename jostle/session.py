@@ -2,14 +2,16 @@
 
 A session owns one accountant (its total budget), one source of randomness and one global
 scope; programs run in it share all three, so budget spent by one run is gone for the next.
-Spending also outlives the session: every private table bound or loaded in it is registered
-with the durable ledger (jostle.privacy.ledger_store) under a fingerprint of its contents, and every
-charge is committed there before noise is drawn, so a new Session on the same data continues
-from what was spent (`ledger_path=":memory:"` opts out, for tests and teaching).
+Spending also outlives the session: every private table bound in it is registered with the
+durable ledger (jostle.privacy.ledger_store) under its curator's name for it (`dataset=`, by
+default the table's name; a file a program loads, under its path), and every charge is
+committed there before noise is drawn, so a new Session on the same data continues from what
+was spent, within the data's lifetime budget (`lifetime=`; `ledger_path=":memory:"` opts
+out, for tests and teaching).
 
     from jostle import Session
-    s = Session(budget=1.0)
-    s.bind_private("patients", frame, {"age": ("numeric", 0, 120)})
+    s = Session(budget=1.0)     # this session may spend epsilon 1
+    s.bind_private("patients", frame, {"age": ("numeric", 0, 120)}, lifetime=5)
     s.run("with budget 0.5:\\n    n = {{ count(patients) }}")
     s.eval("n")          # a plain Python number
     s.ledger             # every charge, with source line and mechanism
@@ -25,7 +27,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 import numpy as np
 
-from jostle.privacy.budget import Accountant, Budget, Charge
+from jostle.privacy.budget import Accountant, Budget, Charge, DatasetStatus
 from jostle.privacy.ledger_text import render_ledger
 from jostle.language.builtins import infer_public_schema, make_private_table
 from jostle.language.checker import check
@@ -34,7 +36,9 @@ from jostle.language.evaluator import Interpreter
 from jostle.privacy.ledger_store import LedgerStore, resolve_ledger_path
 from jostle.privacy.noise import Randomness
 from jostle.language.parser import parse
-from jostle.data.schema import Schema, numbers_where_possible, read_csv, read_schema_file, schema_file_for
+from jostle.data.schema import (
+    Schema, numbers_where_possible, python_cells, read_csv, read_schema_declaration, schema_file_for,
+)
 from jostle.diagnostics.source import BUILTIN_SPAN, Span
 from jostle.language.values import Private, PrivateMean, Table, format_value, is_private, to_python
 
@@ -46,11 +50,11 @@ class Ledger(Sequence[Charge]):
     """The charges made so far, oldest first; printable and convertible to a DataFrame."""
 
     def __init__(self, charges: list[Charge], total: Budget | None, spent: Budget,
-                 earlier: Budget | None = None) -> None:
+                 datasets: Sequence[DatasetStatus] = ()) -> None:
         self._charges = list(charges)
         self.total = total
         self.spent = spent
-        self.earlier = earlier if earlier is not None else Budget.zero()
+        self.datasets = list(datasets)
 
     def __getitem__(self, index):  # type: ignore[override]
         return self._charges[index]
@@ -65,7 +69,7 @@ class Ledger(Sequence[Charge]):
         return pd.DataFrame([c.as_dict() for c in self._charges], columns=columns)
 
     def __str__(self) -> str:
-        return render_ledger(self._charges, self.total, self.spent, self.earlier)
+        return render_ledger(self._charges, self.total, self.spent, self.datasets)
 
 
 def _schema(schema: Any) -> Schema:
@@ -80,9 +84,13 @@ class Session:
     """A Jostle session: a budget, a source of randomness and a global scope.
 
     Args:
-        budget: The total epsilon this session may spend, or None to let the first program's
-            `budget` statement set it.
+        budget: The total epsilon this session may spend (a cap for the session, whatever the
+            data's lifetime budget), or None to let the first program's `budget` statement set it.
         delta: The total delta (for Gaussian noise); 0 by default.
+        lifetime: The lifetime budget (epsilon, or (epsilon, delta)) that data bound or loaded
+            in this session takes when the durable ledger does not know it yet and its binding
+            declares none; by default this session's `budget` (and `delta`). A dataset's
+            lifetime is fixed then; only `jostle ledger lifetime` changes it.
         seed: None (the default) draws noise from the operating system's secure source. An
             integer makes runs reproducible and is UNSAFE for real releases: anyone who knows
             the seed can remove the noise.
@@ -90,8 +98,8 @@ class Session:
         search_path: Extra directories for `import`.
         ledger_path: The durable budget ledger: a file path, or ":memory:" for none (nothing
             persists). By default $JOSTLE_LEDGER, else ~/.local/share/jostle/ledger.sqlite.
-            The total `budget` is then the lifetime budget of the data bound in the session:
-            what earlier sessions spent on the same data is no longer available.
+            Each dataset then has a lifetime budget, and what earlier sessions spent on it is
+            no longer available.
         engine: Where private tables' rows live (jostle.language.binding): "auto" (the default:
             small tables in memory, a Parquet file, a CSV beyond 8 MB or a DataFrame beyond
             200,000 rows on DuckDB), "pandas" (memory), "duckdb" (embedded, out of core) or
@@ -104,7 +112,8 @@ class Session:
     def __init__(self, budget: float | None = None, delta: float = 0.0, seed: int | None = None,
                  output: TextIO | None = None, search_path: list[str | Path] | None = None,
                  ledger_path: str | Path | None = None, engine: str = "auto",
-                 engine_options: Mapping[str, Mapping[str, Any]] | None = None) -> None:
+                 engine_options: Mapping[str, Mapping[str, Any]] | None = None,
+                 lifetime: float | tuple[float, float] | None = None) -> None:
         from jostle.data.engine import ENGINE_NAMES
 
         if engine not in ENGINE_NAMES:
@@ -119,8 +128,9 @@ class Session:
                 raise UsageError("the budget's epsilon must be greater than 0")
         elif delta:
             raise UsageError("delta was given without an epsilon budget")
+        default_lifetime = _lifetime(lifetime, "Session(lifetime=...)") if lifetime is not None else total
         self.store = LedgerStore(resolve_ledger_path(ledger_path))
-        self.accountant = Accountant(total, self.store)
+        self.accountant = Accountant(total, self.store, default_lifetime=default_lifetime)
         self.randomness = Randomness(seed)
         self.interpreter = Interpreter(self.accountant, self.randomness, output,
                                        [Path(p) for p in search_path or []])
@@ -139,7 +149,8 @@ class Session:
 
     # ---------------------------------------------------------- binding data
     def bind_private(self, name: str, data: pd.DataFrame | str | Path, schema: Any = None,
-                     public_rows: bool = False) -> None:
+                     public_rows: bool = False, *, dataset: str | None = None,
+                     lifetime: float | tuple[float, float] | None = None) -> None:
         """Bind a private table under `name` (the curator's act: see docs/threat_model.md).
 
         Everything wrong with the data is raised here, to the curator, before any program
@@ -157,9 +168,20 @@ class Session:
             public_rows: Declare the number of rows public (e.g. survey respondents); only
                 randomized_response needs it. Only the curator can declare it: here, or with
                 "public_rows": true in the schema file. A program cannot (for data bound here).
+            dataset: The data's name in the durable budget ledger (default: "dataset" in its
+                schema file, else `name`). Its balance and lifetime budget belong to this name
+                across sessions, whatever rows it holds; bind every version of the same data
+                under one name. Data equal to data bound before under another name is charged
+                against both (told on the logger `jostle.ledger`).
+            lifetime: Its lifetime budget, epsilon or (epsilon, delta): the most that may ever
+                be spent on it, across sessions (default: "lifetime" in its schema file, else
+                the session's `lifetime`/`budget` when the ledger does not know the data yet).
+                A dataset the ledger knows keeps its lifetime: declaring another is refused;
+                `jostle ledger lifetime` changes it, logged.
 
         Raises:
             DataError: The data cannot be read or breaks the schema given (details included).
+            UsageError: The lifetime differs from the one the ledger holds for the dataset.
         """
         import pandas as pd
 
@@ -180,9 +202,13 @@ class Session:
             else:
                 raw = read_csv(path)  # strict: a bad record is named, to the curator
                 columns = [str(c) for c in raw.columns]
-            if schema is None and schema_file_for(path).is_file():
-                schema, file_public_rows = read_schema_file(schema_file_for(path))
-                public_rows = public_rows or file_public_rows
+            if schema_file_for(path).is_file() and (schema is None or dataset is None or lifetime is None):
+                declared = read_schema_declaration(schema_file_for(path))
+                if schema is None:
+                    schema = declared.schema
+                    public_rows = public_rows or declared.public_rows
+                dataset = dataset if dataset is not None else declared.dataset
+                lifetime = lifetime if lifetime is not None else declared.lifetime
         elif isinstance(data, pd.DataFrame):
             route = binding.route_for_frame(interp, data)
             raw = binding.frame_source(interp, data, route) if route != "pandas" else data
@@ -192,7 +218,9 @@ class Session:
                              f"got {type(data).__name__}")
         raw_for_schema = raw
         if isinstance(raw, pd.DataFrame) and (path is None or binding.is_parquet(path)):
-            raw_for_schema = raw.astype(object).where(pd.notna(raw), None)  # typed cells, missing as None
+            # typed cells, missing as None, read by jostle.data.cells' rule (pandas' notna raised on
+            # some cells: issue 21, hole 4)
+            raw_for_schema = python_cells(raw)
         if schema is None:
             # The path (None for a DataFrame) lets the checker's hint say where a schema can come from.
             interp.bindings[name] = (raw_for_schema, None, public_rows, path)
@@ -204,8 +232,12 @@ class Session:
         # durable ledger); from now on every charge in this session is also recorded against
         # this data, and no program may read the file (or a copy of the rows) as public:
         # builtins.refuse_registered_private_file.
+        declared_lifetime = _lifetime(lifetime, "lifetime") if lifetime is not None else None
+        if dataset is not None and (not isinstance(dataset, str) or not dataset.strip()):
+            raise UsageError(f"a dataset's name in the ledger must be a non-empty text, got {dataset!r}")
         digest = binding.dataset_digest(interp, raw, name, columns)
-        self.accountant.register_dataset(digest, name, columns, path=path)
+        self.accountant.register_dataset(digest, name, columns, path=path, name=dataset or name,
+                                         lifetime=declared_lifetime)
 
     def bind_public(self, name: str, data: Any, schema: Any = None) -> None:
         """Bind a public value: a DataFrame (a public table) or a plain Python value."""
@@ -281,31 +313,45 @@ class Session:
     # ---------------------------------------------------------- the budget
     @property
     def ledger(self) -> Ledger:
-        total = self.accountant.cap
-        return Ledger(self.accountant.ledger, total, self.accountant.spent, self.accountant.earlier)
+        """This session's charges, its total and what it spent, and each dataset's lifetime and balance."""
+        return Ledger(self.accountant.ledger, self.accountant.cap, self.accountant.spent,
+                      self.accountant.datasets_status())
 
     @property
     def spent(self) -> Budget:
-        """What is spent against the data, including earlier sessions recorded in the ledger."""
+        """What this session's releases cost (earlier sessions are in `datasets`)."""
         return self.accountant.spent
 
+    session_spent = spent
+
     @property
-    def session_spent(self) -> Budget:
-        """What this session's releases cost."""
-        return self.accountant.session_spent
+    def datasets(self) -> list[DatasetStatus]:
+        """Each dataset bound in the session: its name in the ledger, lifetime budget and balance
+        (what every session spent on it, this one included)."""
+        return self.accountant.datasets_status()
 
     @property
     def remaining(self) -> Budget | None:
-        """What is left of the total budget (None if no total is set yet).
-
-        The total is the session's, lowered to the lifetime budget the durable ledger holds for
-        the data (fixed when it was first charged; only `jostle ledger reset` lifts it)."""
+        """The most the next release may spend (None if no total is set yet): what this
+        session's total leaves, lowered to what each dataset's lifetime budget leaves."""
         return self.accountant.remaining
 
     def describe(self, name: str) -> str:
         """What is public about a global: its value if public, else its description."""
         value = self.interpreter.globals.lookup(name)
         return format_value(value)
+
+
+def _lifetime(value: Any, what: str) -> Budget:
+    """A lifetime budget from epsilon or (epsilon, delta), validated."""
+    epsilon, delta = (value if isinstance(value, (tuple, list)) and len(value) == 2 else (value, 0))
+    try:
+        budget = Budget.of(epsilon, delta)
+    except Exception as error:  # JostleRuntimeError from validation
+        raise UsageError(f"invalid {what}: {error}") from None
+    if budget.epsilon <= 0:
+        raise UsageError(f"{what} needs an epsilon greater than 0")
+    return budget
 
 
 def _check_name(name: str) -> None:

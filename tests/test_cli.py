@@ -47,11 +47,12 @@ def write(path: Path, text: str) -> Path:
 
 
 def test_quickstart_example_runs():
-    result = jostle("run", "examples/quickstart.jst", "--ledger")
+    result = jostle("run", "examples/quickstart.jst", "--ledger", "--lifetime", "3")
     assert result.returncode == 0, result.stderr
     assert "patients (noisy):" in result.stdout
     assert "spent: 1.0 of 1.0" in result.stdout
-    assert "remaining: epsilon=0" in result.stdout
+    assert "this run spent: epsilon=1   of its budget: epsilon=1   left for this run: epsilon=0" in result.stdout
+    assert "lifetime budget epsilon=3, spent epsilon=1 in all runs, left epsilon=2" in result.stdout
 
 
 # ---------------------------------------------------------------- a newcomer's first runs
@@ -95,35 +96,48 @@ def test_the_readme_quickstart_command_succeeds_every_time(tmp_path):
     for run in runs:
         assert run.returncode == 0, run.stderr
         assert "Traceback" not in run.stderr and "budget exceeded" not in run.stderr
-        assert "spent: 1.0 of 1.0" in run.stdout and "remaining: epsilon=0" in run.stdout
+        assert "spent: 1.0 of 1.0" in run.stdout and "left for this run: epsilon=0" in run.stdout
     assert _shape(runs[0].stdout) == _shape(runs[1].stdout)
     assert len(runs[0].stdout.splitlines()) > 15  # the results and the ledger
     # The teaching run kept its ledger in memory: nothing was written to the user's ledger.
     assert not (Path(env["HOME"]) / ".local" / "share" / "jostle" / "ledger.sqlite").exists()
 
 
-def test_the_durable_ledger_still_refuses_a_second_run_and_names_the_teaching_options(tmp_path):
+def test_the_durable_ledger_needs_a_lifetime_and_refuses_past_it(tmp_path):
+    """Issue 21's budget model on the quickstart, with the durable ledger: the program's
+    `budget 1.0` sets no lifetime (the run is refused, nothing released, naming how to declare
+    one); --lifetime declares it; a run past it is refused with the numbers `jostle ledger show`
+    prints and without suggesting `--ledger-db :memory:`; `jostle ledger lifetime` raises it,
+    logged, keeping what was spent."""
     env = _fresh_home(tmp_path)
 
     def run(*args: str) -> subprocess.CompletedProcess:
         return subprocess.run([sys.executable, "-m", "jostle", *args], capture_output=True, text=True,
                               cwd=ROOT, env=env, timeout=300)
 
-    first, second = run("run", "examples/quickstart.jst"), run("run", "examples/quickstart.jst")
+    undeclared = run("run", "examples/quickstart.jst")
+    assert undeclared.returncode == BudgetExceeded.exit_code
+    assert "has no lifetime budget" in undeclared.stderr and "--lifetime E" in undeclared.stderr
+    assert "patients (noisy):" not in undeclared.stdout
+    first = run("run", "examples/quickstart.jst", "--lifetime", "1")
     assert first.returncode == 0, first.stderr
     assert (Path(env["HOME"]) / ".local" / "share" / "jostle" / "ledger.sqlite").is_file()
+    second = run("run", "examples/quickstart.jst", "--lifetime", "1")  # the same declaration: fine
     assert second.returncode == BudgetExceeded.exit_code
-    assert "remains of the lifetime budget of the data 'patients'" in second.stderr
+    data = f"file:{ROOT / 'examples' / 'data' / 'patients.csv'}"
+    assert (f"the data '{data}' has only 0 left of its lifetime budget: lifetime 1, spent 1"
+            in second.stderr), second.stderr
     assert "patients (noisy):" not in second.stdout  # nothing was released
-    assert "--ledger-db :memory:" in second.stderr and "Traceback" not in second.stderr
-    reset = re.search(r"`(jostle ledger reset --dataset [0-9a-f]{12} --yes)`", second.stderr)
-    assert reset, second.stderr
-    # The hint's reset is a command that works (and is logged); after it the data runs again.
-    written_off = run(*shlex.split(reset.group(1))[1:], "--reason", "teaching")
-    assert written_off.returncode == 0 and "reset dataset" in written_off.stdout, written_off.stderr
+    assert ":memory:" not in second.stderr and "Traceback" not in second.stderr
+    shown = run("ledger", "show", "--dataset", data)
+    assert "lifetime budget epsilon=1, spent epsilon=1, left epsilon=0" in shown.stdout, shown.stdout
+    lower = run("ledger", "lifetime", "--dataset", data, "3", "--reason", "teaching")
+    assert lower.returncode == UsageError.exit_code and "--yes" in lower.stderr
+    raised = run("ledger", "lifetime", "--dataset", data, "3", "--reason", "teaching", "--yes")
+    assert raised.returncode == 0 and "spent epsilon=1 (kept)" in raised.stdout, raised.stderr
     assert run("run", "examples/quickstart.jst").returncode == 0
     shown = run("ledger", "show")
-    assert "teaching (by" in shown.stdout and "1 resets" in shown.stdout
+    assert "teaching (by" in shown.stdout and "lifetime budget epsilon=3, spent epsilon=2" in shown.stdout
 
 
 # ---------------------------------------------------------------- output piped into a reader that stops early
@@ -255,7 +269,7 @@ def test_ledger_is_printed_even_when_the_budget_runs_out(data):
     result = jostle("run", str(program), "--budget", "1", "--data", f"people={data / 'people.csv'}", "--ledger")
     assert result.returncode == BudgetExceeded.exit_code
     assert "requested 0.6, remaining 0.4, difference 0.2" in result.stderr
-    assert "remaining: epsilon=0.4" in result.stdout
+    assert "left for this run: epsilon=0.4" in result.stdout
 
 
 def test_repl_keeps_state_blocks_and_survives_errors(data):
@@ -302,9 +316,9 @@ def test_options_before_the_command_are_used(data):
                  ["--ledger", "run", str(program), "--budget", "1", "--data", people]):
         result = jostle(*args, "--ledger-db", ":memory:")
         assert result.returncode == 0, (args, result.stderr)
-        assert "total: epsilon=1   remaining: epsilon=0.5" in result.stdout, args
+        assert "of its budget: epsilon=1   left for this run: epsilon=0.5" in result.stdout, args
     result = jostle("--budget", "1", "--data", people, "--ledger-db", ":memory:", "repl", stdin=":budget\n")
-    assert result.returncode == 0 and "total epsilon=1" in result.stdout
+    assert result.returncode == 0 and "of its budget epsilon=1" in result.stdout
 
 
 @pytest.mark.parametrize("args, message", [
@@ -328,11 +342,12 @@ def test_spending_persists_across_runs_until_the_budget_is_gone(data):
     args = ["run", str(program), "--budget", "1", "--data", f"people={data / 'people.csv'}",
             "--ledger-db", str(data / "study.sqlite"), "--ledger"]
     first, second, third = jostle(*args), jostle(*args), jostle(*args)
-    assert first.returncode == 0 and "remaining: epsilon=0.5" in first.stdout
+    assert first.returncode == 0 and "left for this run: epsilon=0.5" in first.stdout
     assert second.returncode == 0
-    assert "spent: epsilon=1 (earlier runs: epsilon=0.5; this session: epsilon=0.5)" in second.stdout
+    assert "this run spent: epsilon=0.5" in second.stdout
+    assert "data 'people': lifetime budget epsilon=1, spent epsilon=1 in all runs, left epsilon=0" in second.stdout
     assert third.returncode == BudgetExceeded.exit_code
-    assert "remains of the lifetime budget of the data 'people'" in third.stderr
+    assert "the data 'people' has only 0 left of its lifetime budget" in third.stderr
     assert "true" not in third.stdout  # nothing was released
 
 
@@ -348,13 +363,13 @@ def test_the_repl_continues_from_the_ledger_after_a_restart(data):
     args = ["repl", "--budget", "1", "--data", f"people={data / 'people.csv'}",
             "--ledger-db", str(data / "study.sqlite")]
     first = jostle(*args, stdin="x = laplace(count(people), 0.75)\n:budget\n")
-    assert "spent epsilon=0.75" in first.stdout and str(data / "study.sqlite") in first.stderr
+    assert "this run spent epsilon=0.75" in first.stdout and str(data / "study.sqlite") in first.stderr
     second = jostle(*args, stdin=":budget\ny = laplace(count(people), 0.5)\nz = laplace(count(people), 0.25)\n:budget\n")
     assert second.returncode == 0
-    assert "total epsilon=1; spent epsilon=0.75; remaining epsilon=0.25" in second.stdout
-    assert "of which earlier sessions spent epsilon=0.75" in second.stdout
-    assert "lifetime budget of the data 'people'" in second.stderr  # y: refused
-    assert "total epsilon=1; spent epsilon=1; remaining epsilon=0" in second.stdout  # z: fits
+    assert ("this run spent epsilon=0 of its budget epsilon=1; the next release may spend at most "
+            "epsilon=0.25\ndata 'people': lifetime budget epsilon=1, spent epsilon=0.75 in all runs") in second.stdout
+    assert "the data 'people' has only 0.25 left of its lifetime budget" in second.stderr  # y: refused
+    assert "data 'people': lifetime budget epsilon=1, spent epsilon=1 in all runs, left epsilon=0" in second.stdout
 
 
 def _spend(data: Path, db: Path, epsilon: float) -> bool:
@@ -387,21 +402,22 @@ def test_ledger_show_export_and_verify(data):
     assert _spend(data, db, 0.25) and _spend(data, db, 0.5)
     shown = jostle("ledger", "--db", str(db))
     assert shown.returncode == 0, shown.stderr
-    assert "1 dataset, 2 events, hash chain intact" in shown.stdout
-    assert "'people'  columns age, sex" in shown.stdout
-    assert "spent since the last reset: epsilon=0.75  (2 charges, 0 resets)" in shown.stdout
+    assert "1 dataset, 3 events, hash chain intact" in shown.stdout
+    assert "dataset 'people'  (table 'people', columns age, sex)" in shown.stdout
+    assert "lifetime budget epsilon=1, spent epsilon=0.75, left epsilon=0.25  (2 charges, 0 resets)" in shown.stdout
     rows = list(csv.DictReader(io.StringIO(jostle("ledger", "export", "--db", str(db)).stdout)))
     assert [(r["kind"], r["epsilon"], r["spent_epsilon"], r["mechanism"]) for r in rows] == [
-        ("charge", "1/4", "1/4", "laplace"), ("charge", "1/2", "3/4", "laplace")]
-    assert rows[0]["location"].endswith("spend.jst:1:5")
+        ("lifetime", "0", "0", ""), ("charge", "1/4", "1/4", "laplace"), ("charge", "1/2", "3/4", "laplace")]
+    assert rows[1]["location"].endswith("spend.jst:1:5")
     document = json.loads(jostle("--ledger-db", str(db), "ledger", "export", "--format", "json").stdout)
     assert document["problems"] == [] and document["datasets"][0]["spent_epsilon"] == "3/4"
-    assert [e["epsilon"] for e in document["events"]] == ["1/4", "1/2"]
+    assert document["datasets"][0]["name"] == "people" and document["datasets"][0]["lifetime"] == ["1", "0"]
+    assert [e["epsilon"] for e in document["events"]] == ["0", "1/4", "1/2"]
     out = data / "export.csv"
     assert jostle("ledger", "export", "--db", str(db), "--output", str(out)).returncode == 0
     assert list(csv.DictReader(out.open())) == rows
     verified = jostle("ledger", "verify", "--db", str(db))
-    assert verified.returncode == 0 and "ok (2 events about 1 dataset)" in verified.stdout
+    assert verified.returncode == 0 and "ok (3 events about 1 dataset)" in verified.stdout
 
 
 def test_ledger_commands_never_create_a_ledger(data):
@@ -415,13 +431,13 @@ def test_ledger_reset_needs_yes_and_is_logged(data):
     db = data / "study.sqlite"
     assert _spend(data, db, 1) and not _spend(data, db, 0.1)
     fingerprint = _events(db)[0]["dataset"]
-    refused = jostle("ledger", "reset", "--db", str(db), "--dataset", fingerprint[:12])
-    assert refused.returncode == UsageError.exit_code and len(_events(db)) == 1
+    refused = jostle("ledger", "reset", "--db", str(db), "--dataset", "people")
+    assert refused.returncode == UsageError.exit_code and len(_events(db)) == 2
     done = jostle("ledger", "reset", "--db", str(db), "--dataset", fingerprint[:12], "--yes",
                   "--reason", "new data release approved")
     assert done.returncode == 0, done.stderr
-    assert f"reset dataset {fingerprint[:12]} 'people': wrote off epsilon 1" in done.stdout
-    charge, reset = _events(db)
+    assert "reset dataset 'people': wrote off epsilon 1" in done.stdout
+    _, charge, reset = _events(db)
     assert reset["kind"] == "reset" and reset["dataset"] == fingerprint
     assert reset["note"].startswith("new data release approved (by ")
     assert reset["epsilon"] == "-1" and reset["spent_epsilon"] == "0"
@@ -514,7 +530,7 @@ def test_hole9_a_later_budget_does_not_raise_the_lifetime_budget(data):
     assert jostle("run", str(spend), "--budget", "1", "--data", people, "--ledger-db", db).returncode == 0
     again = jostle("run", str(spend), "--budget", "2", "--data", people, "--ledger-db", db)
     assert again.returncode == BudgetExceeded.exit_code
-    assert "does not raise it" in again.stderr and "jostle ledger reset" in again.stderr
+    assert "cannot raise a lifetime budget" in again.stderr and "jostle ledger lifetime" in again.stderr
     program = write(data / "more.jst", "budget 100\nx = laplace(count(people), 1)\n")
     assert jostle("run", str(program), "--data", people, "--ledger-db", db).returncode == BudgetExceeded.exit_code
     shown = jostle("ledger", "--db", db, "show")

@@ -32,6 +32,12 @@ from tests.conftest import PATIENT_SCHEMA, make_patients
 ROOT = Path(__file__).resolve().parent.parent
 
 
+def data_spent(s: Session, name: str = "patients") -> Fraction:
+    """What the ledger says every session spent on the dataset `name` (epsilon)."""
+    (status,) = [d for d in s.datasets if d.dataset.name == name]
+    return status.spent.epsilon
+
+
 def session(db: Path | str, budget: float = 1.0, frame: pd.DataFrame | None = None, **kwargs) -> Session:
     s = Session(budget=budget, seed=kwargs.pop("seed", 3), output=io.StringIO(), ledger_path=db, **kwargs)
     s.bind_private("patients", make_patients() if frame is None else frame, PATIENT_SCHEMA)
@@ -99,15 +105,18 @@ def test_spending_persists_across_sessions(tmp_path):
     first.run("a = laplace(count(patients), 0.25)\nb = laplace(count(patients), 0.5)")
     first.close()
     second = session(db)
-    assert second.spent.epsilon == Fraction(3, 4) and second.remaining.epsilon == Fraction(1, 4)
-    assert second.session_spent.epsilon == 0
-    with pytest.raises(BudgetExceeded, match="lifetime budget of the data 'patients'") as caught:
+    assert data_spent(second) == Fraction(3, 4) and second.remaining.epsilon == Fraction(1, 4)
+    assert second.spent.epsilon == 0  # this session's own spending
+    with pytest.raises(BudgetExceeded, match="the data 'patients' has only 0.25 left of its lifetime budget") as caught:
         second.run("c = laplace(count(patients), 0.5)")
     assert (caught.value.requested, caught.value.remaining) == (Fraction(1, 2), Fraction(1, 4))
+    assert "lifetime 1, spent 0.75" in caught.value.message
     assert len(second.ledger) == 0
     second.run("c = laplace(count(patients), 0.25)")  # exactly what is left
     assert second.remaining.epsilon == 0
-    assert "earlier runs: epsilon=0.75" in str(second.ledger)
+    text = str(second.ledger)
+    assert "this run spent: epsilon=0.25" in text
+    assert "data 'patients': lifetime budget epsilon=1, spent epsilon=1 in all runs, left epsilon=0" in text
 
 
 def test_the_store_keeps_exact_fractions(tmp_path):
@@ -118,7 +127,7 @@ def test_the_store_keeps_exact_fractions(tmp_path):
     with LedgerStore(db) as store:
         (dataset,) = store.datasets()
         assert store.balance(dataset.fingerprint) == (Fraction(1), Fraction(0))
-        assert [e["epsilon"] for e in store.events()] == ["1/3"] * 3
+        assert [e["epsilon"] for e in store.events() if e["kind"] == "charge"] == ["1/3"] * 3
     with session(db) as s, pytest.raises(BudgetExceeded):
         s.run("x = laplace(count(patients), 0.000001)")
 
@@ -131,11 +140,12 @@ def test_the_store_records_the_rise_of_the_composed_cost(tmp_path):
         s.run(program)
         assert s.spent.epsilon == Fraction(2, 5)
     with LedgerStore(db) as store:
-        assert [e["epsilon"] for e in store.events()] == ["2/5", "0"]  # the second part is free
-        assert [e["requested_epsilon"] for e in store.events()] == ["2/5", "2/5"]
+        charges = [e for e in store.events() if e["kind"] == "charge"]
+        assert [e["epsilon"] for e in charges] == ["2/5", "0"]  # the second part is free
+        assert [e["requested_epsilon"] for e in charges] == ["2/5", "2/5"]
     with session(db) as s:
         s.run(program)  # another session: sequential, 0.4 + 0.4
-        assert s.spent.epsilon == Fraction(4, 5)
+        assert s.spent.epsilon == Fraction(2, 5) and data_spent(s) == Fraction(4, 5)
         with pytest.raises(BudgetExceeded):
             s.run(program)
 
@@ -151,20 +161,25 @@ def test_schema_changes_do_not_give_a_fresh_budget(tmp_path):
             s.run("x = laplace(count(patients), 0.1)")
 
 
-def test_loading_a_csv_and_binding_a_frame_share_one_budget(tmp_path, monkeypatch):
-    monkeypatch.chdir(tmp_path)
+def test_a_dataset_is_its_curators_name_not_its_rows(tmp_path):
+    """Issue 21: a dataset's balance belongs to the name its curator binds it under, whatever
+    rows it holds (a new version keeps the budget); a file a program loads is its own dataset,
+    named by its path, and is never matched to the curator's data by content."""
     db = tmp_path / "ledger.sqlite"
     make_patients().to_csv(tmp_path / "patients.csv", index=False)
-    program = ('t = load("patients.csv", {age: numeric(0, 100), sex: categorical(["F", "M"]), '
-               'smoker: categorical(["yes", "no"])})\nx = laplace(count(t), 0.7)\n')
-    with Session(budget=1, ledger_path=db, output=io.StringIO()) as s:
+    with session(db) as s:
+        s.run("y = laplace(count(patients), 0.5)")
+    with session(db, frame=make_patients().iloc[1:]) as s:  # a new version, the same name
+        assert data_spent(s) == Fraction(1, 2)
+    program = (f't = load("{tmp_path / "patients.csv"}", {{age: numeric(0, 100), sex: categorical(["F", "M"]), '
+               'smoker: categorical(["yes", "no"])})\nx = laplace(count(t), 0.7)\nprint(remaining())\n')
+    with Session(budget=1, ledger_path=db, output=io.StringIO()) as s:  # the same rows, loaded
         s.run(program)
-    with session(db) as s:  # the same rows as a DataFrame
-        assert s.spent.epsilon == Fraction(7, 10)
-        with pytest.raises(BudgetExceeded):
-            s.run("y = laplace(count(patients), 0.5)")
-    with session(db, frame=make_patients().iloc[1:]) as s:  # other data: its own budget
-        assert s.spent.epsilon == 0
+        (status,) = s.datasets
+        assert status.dataset.name == f"file:{tmp_path / 'patients.csv'}"
+        assert status.spent.epsilon == Fraction(7, 10)
+    with session(db) as s:
+        assert data_spent(s) == Fraction(1, 2)
 
 
 def test_a_charge_is_recorded_against_every_dataset_of_the_session(tmp_path):
@@ -175,7 +190,7 @@ def test_a_charge_is_recorded_against_every_dataset_of_the_session(tmp_path):
         s.run("x = laplace(count(other), 0.6)")
     with Session(budget=1, ledger_path=db) as s:  # `patients` alone: it was charged too (safe)
         s.bind_private("patients", make_patients(), PATIENT_SCHEMA)
-        assert s.spent.epsilon == Fraction(3, 5)
+        assert data_spent(s) == Fraction(3, 5)
     with LedgerStore(db) as store:
         assert len(store.datasets()) == 2
         assert {e["dataset"] for e in store.events()} == {d.fingerprint for d in store.datasets()}
@@ -227,7 +242,7 @@ def test_a_failure_after_the_commit_over_reports(tmp_path):
     with pytest.raises(KeyboardInterrupt):
         s.run("x = laplace(count(patients), 0.25)")
     with session(db) as again:
-        assert again.spent.epsilon == Fraction(1, 4)  # spent, although nothing was released
+        assert data_spent(again) == Fraction(1, 4)  # spent, although nothing was released
 
 
 # ---------------------------------------------------------------- races between processes
@@ -352,9 +367,9 @@ def test_reset_needs_confirmation_and_leaves_an_audit_row(tmp_path):
         for confirmed in (False, None, "yes"):
             with pytest.raises(UsageError, match="confirmation"):
                 store.reset(dataset.fingerprint, "new study", confirmed=confirmed)
-        assert [e["kind"] for e in store.events()] == ["charge"]
+        assert [e["kind"] for e in store.events()] == ["lifetime", "charge"]
         store.reset(dataset.fingerprint, "approved by the data board", confirmed=True)
-        charge, reset = store.events()
+        _, charge, reset = store.events()
         assert reset["kind"] == "reset" and reset["epsilon"] == "-1" and reset["spent_epsilon"] == "0"
         assert reset["note"].startswith("approved by the data board (by ")
         assert charge["spent_epsilon"] == "1"  # the history is kept
@@ -370,8 +385,12 @@ def test_charges_about_unregistered_data_are_still_recorded(tmp_path):
     from jostle.privacy.budget import Accountant, Budget
 
     with LedgerStore(tmp_path / "ledger.sqlite") as store:
+        accountant = Accountant(Budget.of(1), store)
+        with pytest.raises(BudgetExceeded, match="has no lifetime budget"):
+            accountant.charge(Budget.of(0.5), accountant.root, "laplace", "x", None)
+        assert [store.balance(d.fingerprint) for d in store.datasets()] == [(0, 0)]  # nothing charged
         for _ in range(2):
-            accountant = Accountant(Budget.of(1), store)
+            accountant = Accountant(Budget.of(1), store, default_lifetime=Budget.of(1))
             accountant.charge(Budget.of(0.5), accountant.root, "laplace", "x", None)
         accountant = Accountant(Budget.of(1), store)
         with pytest.raises(BudgetExceeded, match="data not identified"):
@@ -398,25 +417,29 @@ def test_hole9_a_frame_with_booleans_and_its_csv_file_share_one_key(tmp_path):
         s.run('private t: {smoker: categorical([true, false])}\nx = laplace(count(t), 0.75)')
     with Session(budget=1, ledger_path=db, output=io.StringIO()) as s:
         s.bind_private("t", tmp_path / "people.csv")
-        assert s.spent.epsilon == Fraction(3, 4)
+        assert data_spent(s, "t") == Fraction(3, 4)
     with LedgerStore(db) as store:
         assert len(store.datasets()) == 1
+        assert store._db.execute("SELECT COUNT(*) FROM contents").fetchone()[0] == 1  # one content
     text = frame.assign(smoker=frame["smoker"].map({True: "true", False: "FALSE"}))
     assert content_digest(text) == content_digest(frame)  # merging values only shares a budget
 
 
 def test_hole9_a_lifetime_budget_is_never_raised_by_a_later_run_or_a_program(tmp_path):
     """Budget 1 spent, then a later `--budget 2` (Session(budget=2)) or a program's `budget 100`
-    would have granted more on the same data. The first charge fixes the lifetime budget; only
-    the curator's explicit, logged reset lifts it."""
+    would have granted more on the same data. The lifetime budget is the curator's (here the
+    first binding session's total); only the curator's logged `jostle ledger lifetime` raises
+    it, keeping what was spent, and a reset writes the balance off but keeps the lifetime."""
     db = tmp_path / "ledger.sqlite"
     with session(db, budget=1) as s:
         s.run("x = laplace(count(patients), 1)")
     with session(db, budget=2) as s:
         assert s.remaining.epsilon == 0
-        with pytest.raises(BudgetExceeded, match="lifetime budget") as caught:
+        with pytest.raises(BudgetExceeded, match="left of its lifetime budget") as caught:
             s.run("x = laplace(count(patients), 0.5)")
-        assert "does not raise it" in caught.value.hint and "jostle ledger reset" in caught.value.hint
+        assert "cannot raise a lifetime budget" in caught.value.hint
+        assert "jostle ledger lifetime --dataset patients" in caught.value.hint
+        assert ":memory:" not in caught.value.hint  # never suggested for what may be real data
         assert len(s.ledger) == 0
     with Session(ledger_path=db, output=io.StringIO()) as s:  # no total: the program sets one
         s.bind_private("patients", make_patients(), PATIENT_SCHEMA)
@@ -426,24 +449,146 @@ def test_hole9_a_lifetime_budget_is_never_raised_by_a_later_run_or_a_program(tmp
         assert s.remaining.epsilon == 0
     with LedgerStore(db) as store:
         (dataset,) = store.datasets()
-        assert store.limit(dataset.fingerprint) == (Fraction(1), Fraction(0))
-        store.reset(dataset.fingerprint, "a new release approved by the board", confirmed=True)
-        assert store.limit(dataset.fingerprint) is None
-    with session(db, budget=2) as s:
+        assert store.lifetime(dataset.fingerprint) == (Fraction(1), Fraction(0))
+        with pytest.raises(UsageError, match="confirmation"):
+            store.set_lifetime(dataset.fingerprint, (Fraction(3), Fraction(0)), "a second study")
+        store.set_lifetime(dataset.fingerprint, (Fraction(3), Fraction(0)), "a second study", confirmed=True)
+        assert store.balance(dataset.fingerprint) == (Fraction(1), Fraction(0))  # kept
+        assert store.verify() == []
+    with session(db, budget=5) as s:
+        with pytest.raises(BudgetExceeded, match="only 2 left"):
+            s.run("x = laplace(count(patients), 2.5)")
         s.run("x = laplace(count(patients), 2)")
+    with LedgerStore(db) as store:
+        (dataset,) = store.datasets()
+        store.reset(dataset.fingerprint, "a new release approved by the board", confirmed=True)
+        assert store.lifetime(dataset.fingerprint) == (Fraction(3), Fraction(0))
 
 
-def test_hole9_a_smaller_total_lowers_the_lifetime_budget_for_good(tmp_path):
+def test_a_session_total_or_a_program_budget_never_changes_a_lifetime(tmp_path):
+    """Issue 21: a session's smaller total, or a program's `budget 2` typed in the REPL, caps
+    that session only; the data's lifetime budget is unchanged."""
     db = tmp_path / "ledger.sqlite"
-    with session(db, budget=2) as s:
+    with session(db, budget=2, lifetime=5) as s:
         s.run("x = laplace(count(patients), 0.5)")
     with session(db, budget=1) as s:
-        s.run("x = laplace(count(patients), 0.25)")
-    with session(db, budget=2) as s:
-        assert s.remaining.epsilon == Fraction(1, 4)
-        with pytest.raises(BudgetExceeded, match="lifetime"):
-            s.run("x = laplace(count(patients), 0.5)")
-        s.run("x = laplace(count(patients), 0.25)")
+        s.run("budget 0.5\nx = laplace(count(patients), 0.25)")
+        with pytest.raises(BudgetExceeded, match="the program's budget"):
+            s.run("budget 0.5\nx = laplace(count(patients), 0.75)")
+    with session(db, budget=5) as s:
+        assert data_spent(s) == Fraction(3, 4)
+        (status,) = s.datasets
+        assert status.lifetime.epsilon == 5 and status.left.epsilon == Fraction(17, 4)
+        assert s.remaining.epsilon == Fraction(17, 4)
+        s.run("x = laplace(count(patients), 4)")
+
+
+def test_a_declared_lifetime_that_differs_from_the_ledger_is_refused_at_bind(tmp_path):
+    db = tmp_path / "ledger.sqlite"
+    with Session(ledger_path=db) as s:
+        s.bind_private("patients", make_patients(), PATIENT_SCHEMA, lifetime=3)
+        s.bind_private("patients", make_patients(), PATIENT_SCHEMA, lifetime=3)  # the same: fine
+        with pytest.raises(UsageError, match="has the lifetime budget epsilon=3 .* not epsilon=4") as caught:
+            s.bind_private("patients", make_patients(), PATIENT_SCHEMA, lifetime=4)
+        assert "jostle ledger lifetime" in caught.value.hint
+
+
+def test_durable_data_without_a_lifetime_takes_no_charge(tmp_path):
+    """Neither the binding nor the session declares a lifetime: the program's `budget` does not
+    become one; the first release is refused, nothing spent, with how to declare one."""
+    db = tmp_path / "ledger.sqlite"
+    with Session(ledger_path=db, output=io.StringIO()) as s:
+        s.bind_private("patients", make_patients(), PATIENT_SCHEMA)
+        with pytest.raises(BudgetExceeded, match="the data 'patients' has no lifetime budget") as caught:
+            s.run("budget 1\nx = laplace(count(patients), 0.5)")
+        assert "lifetime=E" in caught.value.hint and "--lifetime E" in caught.value.hint
+        assert len(s.ledger) == 0 and s.remaining.epsilon == 0
+    with LedgerStore(db) as store:
+        (dataset,) = store.datasets()
+        assert store.lifetime(dataset.fingerprint) is None and store.balance(dataset.fingerprint) == (0, 0)
+
+
+def test_a_re_export_under_a_new_name_keeps_the_old_lifetime(tmp_path, caplog):
+    """The curator binds a copy of spent data under a new name: both datasets are charged and
+    the old lifetime applies; the curator's log (jostle.ledger) says so, nothing else does."""
+    import logging
+
+    db = tmp_path / "ledger.sqlite"
+    with session(db, budget=1) as s:
+        s.run("x = laplace(count(patients), 1)")
+    make_patients().to_csv(tmp_path / "export.csv", index=False)
+    out = io.StringIO()
+    with Session(budget=1, ledger_path=db, output=out) as s, caplog.at_level(logging.WARNING, "jostle.ledger"):
+        s.bind_private("fresh", tmp_path / "export.csv", PATIENT_SCHEMA)
+        assert any("equals data bound before as 'patients'" in r.getMessage() for r in caplog.records)
+        with pytest.raises(BudgetExceeded, match="the data 'patients' has only 0 left"):
+            s.run("x = laplace(count(fresh), 0.5)")
+    assert out.getvalue() == ""
+
+
+def test_a_format_1_ledger_is_migrated_and_keeps_its_balances(tmp_path):
+    """A ledger written by format 1 (content keys, lifetime derived from the charges' totals)
+    opens as format 2: the same events and hash chain, the same balance, a name and the
+    lifetime its charges had fixed."""
+    db = tmp_path / "ledger.sqlite"
+    key = "ab" * 32
+    con = sqlite3.connect(db)
+    con.executescript(FORMAT_1_SCHEMA)
+    con.execute("INSERT INTO meta VALUES ('format', '1'), ('key', ?)", (key,))
+    con.execute("INSERT INTO datasets VALUES ('f' || ?, 'patients', 'one row added or removed', '[\"age\"]', "
+                "'2026-01-01T00:00:00Z')", ("0" * 63,))
+    con.commit()
+    con.close()
+    from jostle.privacy import ledger_store
+
+    fingerprint = "f" + "0" * 63
+    # Two format-1 charges (totals 2, then 1.5: the lifetime it fixed is 1.5), written through
+    # the hash chain as format 1 wrote them.
+    con = sqlite3.connect(db)
+    prev = ledger_store.GENESIS
+    for epsilon, spent, total in (("1/2", "1/2", "2"), ("1/4", "3/4", "3/2")):
+        event = {"kind": "charge", "dataset": fingerprint, "at": "2026-01-01T00:00:00Z", "session": "s",
+                 "seq": 1, "epsilon": epsilon, "delta": "0", "spent_epsilon": spent, "spent_delta": "0",
+                 "total_epsilon": total, "total_delta": "0", "requested_epsilon": epsilon,
+                 "requested_delta": "0", "mechanism": "laplace", "what": "count", "data": "all rows",
+                 "location": "", "note": None, "pid": 1}
+        digest = ledger_store._hash(prev, event)
+        names = list(ledger_store.EVENT_FIELDS) + ["prev_hash", "hash"]
+        con.execute(f"INSERT INTO events ({', '.join(names)}) VALUES ({', '.join('?' * len(names))})",
+                    [event[n] for n in ledger_store.EVENT_FIELDS] + [prev, digest])
+        prev = digest
+    con.commit()
+    con.close()
+    with LedgerStore(db) as store:
+        assert store.verify() == []
+        (dataset,) = store.datasets()
+        assert dataset.name == "patients" and dataset.fingerprint == fingerprint
+        assert store.balance(fingerprint) == (Fraction(3, 4), Fraction(0))
+        assert store.lifetime(fingerprint) == (Fraction(3, 2), Fraction(0))
+        assert [e["kind"] for e in store.events()] == ["charge", "charge", "lifetime"]
+    with session(db, budget=5) as s:  # bound by its name, it continues
+        with pytest.raises(BudgetExceeded, match="only 0.75 left"):
+            s.run("x = laplace(count(patients), 1)")
+        s.run("x = laplace(count(patients), 0.75)")
+
+
+FORMAT_1_SCHEMA = """
+CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE datasets (fingerprint TEXT PRIMARY KEY, label TEXT NOT NULL, unit TEXT NOT NULL,
+    columns TEXT NOT NULL, first_seen TEXT NOT NULL);
+CREATE TABLE events (id INTEGER PRIMARY KEY AUTOINCREMENT,
+    kind TEXT NOT NULL CHECK (kind IN ('charge', 'reset')),
+    dataset TEXT NOT NULL REFERENCES datasets (fingerprint), at TEXT NOT NULL, session TEXT NOT NULL,
+    seq INTEGER, epsilon TEXT NOT NULL, delta TEXT NOT NULL, spent_epsilon TEXT NOT NULL,
+    spent_delta TEXT NOT NULL, total_epsilon TEXT, total_delta TEXT, requested_epsilon TEXT,
+    requested_delta TEXT, mechanism TEXT, what TEXT, data TEXT, location TEXT, note TEXT,
+    pid INTEGER NOT NULL, prev_hash TEXT NOT NULL, hash TEXT NOT NULL);
+CREATE INDEX events_by_dataset ON events (dataset, id);
+CREATE TRIGGER events_are_never_updated BEFORE UPDATE ON events
+    BEGIN SELECT RAISE(ABORT, 'the budget ledger is append-only'); END;
+CREATE TRIGGER events_are_never_deleted BEFORE DELETE ON events
+    BEGIN SELECT RAISE(ABORT, 'the budget ledger is append-only'); END;
+"""
 
 
 def test_processes_opening_a_new_ledger_at_once_all_succeed(tmp_path: Path):

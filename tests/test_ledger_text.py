@@ -52,7 +52,7 @@ def test_long_descriptions_wrap_in_their_column_and_nothing_is_cut():
     assert end - start <= WRAP_WIDTHS["what"] + 2
     column = [line[start:end].strip() for line in lines[2:-1]]
     assert " ".join(column).split() == description.split()  # every word, in order
-    assert lines[-1] == "spent: epsilon=1   total: epsilon=1   remaining: epsilon=0"
+    assert lines[-1] == "this run spent: epsilon=1   of its budget: epsilon=1   left for this run: epsilon=0"
     assert PARALLEL_NOTE not in text  # no partition: spent is the column sum
 
 
@@ -63,16 +63,16 @@ def test_the_parallel_note_appears_only_with_partitions():
     charges = [_charge(i + 1, Fraction(1, 2), "count(part)", part) for i, part in enumerate(parts)]
     text = render_ledger(charges, Budget(Fraction(1)), Budget(Fraction(1, 2)))
     assert text.splitlines()[-1] == PARALLEL_NOTE
-    assert "remaining: epsilon=0.5" in text
+    assert "left for this run: epsilon=0.5" in text
 
 
 @pytest.mark.parametrize("spent, expected", [
-    (Fraction(1), "remaining: epsilon=0"),
-    (Fraction(2, 3), "remaining: epsilon=1/3"),
-    (1 - Fraction(1, 10**9), "remaining: epsilon=1e-09 (under a millionth of the total: "
+    (Fraction(1), "left for this run: epsilon=0"),
+    (Fraction(2, 3), "left for this run: epsilon=1/3"),
+    (1 - Fraction(1, 10**9), "left for this run: epsilon=1e-09 (under a millionth of the total: "
                              "too little for a useful release)"),
-    (1 - Fraction(1, 10**6), "remaining: epsilon=1e-06"),  # a millionth is still usable
-    (1 - Fraction(1, 3 * 10**9), "remaining: epsilon=1/3000000000 (under a millionth"),
+    (1 - Fraction(1, 10**6), "left for this run: epsilon=1e-06"),  # a millionth is still usable
+    (1 - Fraction(1, 3 * 10**9), "left for this run: epsilon=1/3000000000 (under a millionth"),
 ])
 def test_a_remaining_budget_reads_sensibly_and_exactly(spent, expected):
     text = render_ledger([], Budget(Fraction(1)), Budget(spent))
@@ -84,6 +84,7 @@ def test_a_session_that_spends_all_but_a_billionth_says_so(patients):
         session.bind_private("patients", patients, {"age": ("numeric", 0, 100)})
         session.run("x = laplace(count(patients), 0.999999999)")
         text = str(session.ledger)
-    summary = text.splitlines()[-1]
-    assert "spent: epsilon=0.999999999" in summary
-    assert "remaining: epsilon=1e-09 (under a millionth" in summary
+    summary, data = text.splitlines()[-2:]
+    assert data.startswith("data 'patients': lifetime budget epsilon=1, spent epsilon=0.999999999 in all runs")
+    assert "this run spent: epsilon=0.999999999" in summary
+    assert "left for this run: epsilon=1e-09 (under a millionth" in summary

@@ -97,7 +97,7 @@ def test_ledger_records_every_charge_with_line_and_mechanism(session):
     assert float(session.remaining.epsilon) == pytest.approx(0.25)
     frame = ledger.to_frame()
     assert list(frame["epsilon"]) == [0.25, 0.5]
-    assert "remaining" in str(ledger)
+    assert "left for this run" in str(ledger)
 
 
 def test_over_budget_fails_before_release_and_keeps_state(session):
@@ -121,7 +121,7 @@ def test_budget_persists_across_runs(session):
 
 def test_program_budget_statement_sets_total_when_session_has_none(patients):
     s = Session(seed=1)
-    s.bind_private("patients", patients, PATIENT_SCHEMA)
+    s.bind_private("patients", patients, PATIENT_SCHEMA, lifetime=3)
     s.run("budget 0.5\nn = {{ count(patients) }}")
     assert float(s.remaining.epsilon) == 0
     with pytest.raises(BudgetExceeded):

@@ -270,12 +270,41 @@ def load_schema_file(path: Path) -> Schema:
     return read_schema_file(path)[0]
 
 
+@dataclass(frozen=True)
+class SchemaFile:
+    """What a curator's schema file declares about the data beside it.
+
+    Attributes:
+        schema: The columns' public domains.
+        public_rows: The row count is public.
+        dataset: The data's name in the budget ledger, if given ("dataset": "NAME").
+        lifetime: Its lifetime budget as (epsilon, delta) numbers, if given ("lifetime": E or
+            {"epsilon": E, "delta": D}); checked as a budget by whoever binds it.
+    """
+
+    schema: Schema
+    public_rows: bool = False
+    dataset: str | None = None
+    lifetime: tuple[float, float] | None = None
+
+
+SCHEMA_FILE_KEYS = ("columns", "public_rows", "dataset", "lifetime")
+
+
 def read_schema_file(path: Path) -> tuple[Schema, bool]:
-    """Read a JSON schema file and whether it declares the number of rows public.
+    """Read a JSON schema file and whether it declares the number of rows public (see
+    `read_schema_declaration` for everything it may declare)."""
+    declared = read_schema_declaration(path)
+    return declared.schema, declared.public_rows
+
+
+def read_schema_declaration(path: Path) -> SchemaFile:
+    """Read a curator's JSON schema file.
 
     The file is the curator's: {"column": {...}, ...}, or {"columns": {...}} optionally with
     "public_rows": true (the row count is public, e.g. survey respondents; only the curator
-    can declare it, see docs/threat_model.md).
+    can declare it, see docs/threat_model.md), "dataset": "NAME" (the data's name in the
+    budget ledger) and "lifetime": E or {"epsilon": E, "delta": D} (its lifetime budget).
     """
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
@@ -295,16 +324,37 @@ def read_schema_file(path: Path) -> tuple[Schema, bool]:
     public_rows = data.get("public_rows", False) if "columns" in data else False
     if not isinstance(public_rows, bool):
         raise DataError(f"schema file {path}: \"public_rows\" must be true or false, got {public_rows!r}")
-    extra = sorted(set(data) - {"columns", "public_rows"}) if "columns" in data else []
+    extra = sorted(set(data) - set(SCHEMA_FILE_KEYS)) if "columns" in data else []
     if extra:
         raise DataError(f"schema file {path}: unknown key {extra[0]!r} beside \"columns\"",
-                        hint='the keys are "columns" and "public_rows"')
+                        hint='the keys are ' + ", ".join(f'"{k}"' for k in SCHEMA_FILE_KEYS))
+    dataset = data.get("dataset") if "columns" in data else None
+    if dataset is not None and (not isinstance(dataset, str) or not dataset.strip()):
+        raise DataError(f"schema file {path}: \"dataset\" must be a non-empty name, got {dataset!r}")
+    lifetime = _lifetime_entry(path, data.get("lifetime")) if "columns" in data else None
     try:
-        return Schema.of(columns), public_rows
+        return SchemaFile(Schema.of(columns), public_rows, dataset, lifetime)
     except DataError as error:  # errors from a file have no place in a program: name the file
         error.message = f"schema file {path}: {error.message}"
         error.args = (error.message,)
         raise
+
+
+def _lifetime_entry(path: Path, value: Any) -> tuple[float, float] | None:
+    """A schema file's "lifetime": a number (epsilon) or {"epsilon": E, "delta": D}."""
+    if value is None:
+        return None
+    if isinstance(value, dict) and set(value) <= {"epsilon", "delta"} and "epsilon" in value:
+        epsilon, delta = value["epsilon"], value.get("delta", 0)
+    else:
+        epsilon, delta = value, 0
+    for number in (epsilon, delta):
+        if isinstance(number, bool) or not isinstance(number, (int, float)):
+            raise DataError(f"schema file {path}: \"lifetime\" must be a number (epsilon) or "
+                            f'{{"epsilon": E, "delta": D}}, got {value!r}')
+    if not epsilon > 0 or not 0 <= delta < 1:
+        raise DataError(f"schema file {path}: \"lifetime\" needs epsilon > 0 and 0 <= delta < 1, got {value!r}")
+    return float(epsilon), float(delta)
 
 
 def schema_file_for(csv_path: Path) -> Path:

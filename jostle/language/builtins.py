@@ -13,6 +13,7 @@ Privacy behaviours (the `privacy` field of each entry):
 
 from __future__ import annotations
 
+import hashlib
 import math
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
@@ -21,6 +22,7 @@ import numpy as np
 
 from jostle.language import mechanisms, tables
 from jostle.privacy.budget import fmt
+from jostle.privacy.ledger_store import FILE_DATASET
 from jostle.diagnostics.errors import DataError, JostleRuntimeError, PrivacyError
 from jostle.data.schema import (
     Categorical, Numeric, Schema, can_drop_rows, conform, load_schema_file, numbers_where_possible, read_csv,
@@ -534,10 +536,29 @@ def _load(interp, span, path, schema, public_rows=False):
         error.span = span
         raise
     table = make_private_table(interp, name, raw, schema, span, declared_public, strict=declared_public)
-    # From now on the file is private in this session, and charges are recorded against it.
-    digest = binding.dataset_digest(interp, raw, name, columns)
-    interp.accountant.register_dataset(digest, name, columns, path=file)
+    register_loaded_file(interp, name, columns, file)
     return table
+
+
+def register_loaded_file(interp, name: str, columns: list[str], file: Path) -> None:
+    """From now on the file a program loaded is private in this session, and every charge is
+    recorded against it in the durable ledger.
+
+    Its identity there is its path ("file:" and the resolved path), or, for a file the curator
+    bound in this session (same path or inode, as `refuse_registered_private_file` compares),
+    the curator's dataset. Never its rows: the ledger holds datasets bound by curators, and a
+    program that loaded its own guess of some rows would otherwise learn, from spent(),
+    remaining() or a refusal, whether the guess equals them (issue 21). The digest kept in
+    memory for this session is a public stand-in made from the path and the header.
+    """
+    resolved = file.resolve()
+    for source in interp.accountant.private_sources:
+        if source.path is not None and (source.path == resolved or (
+                resolved.exists() and source.path.exists() and resolved.samefile(source.path))):
+            return  # the same data under the same budget: already registered
+    digest = hashlib.sha256(("jostle-loaded-file/1\n" + str(resolved) + "\n" + "\x1f".join(columns)).encode()).digest()
+    interp.accountant.register_dataset(digest, name, columns, path=file,
+                                       name=FILE_DATASET + str(resolved), by_curator=False)
 
 
 @builtin("load_public", 1, 2, privacy="data",
@@ -736,27 +757,32 @@ def _ledger(interp, span):
     return tuple(Record.of(entry.as_dict()) for entry in interp.accountant.ledger)
 
 
-@builtin("spent", 0, privacy="budget", doc="spent(): epsilon spent so far")
+@builtin("spent", 0, privacy="budget", doc="spent(): epsilon this run has spent so far")
 def _spent(interp, span):
     return float(interp.accountant.spent.epsilon)
 
 
-@builtin("remaining", 0, privacy="budget", doc="remaining(): epsilon left of the total budget, or none")
+@builtin("remaining", 0, privacy="budget",
+         doc="remaining(): the most epsilon the next release may spend (this run's budget and the data's lifetime left), or none")
 def _remaining(interp, span):
     remaining = interp.accountant.remaining
     return float(remaining.epsilon) if remaining is not None else None
 
 
 def describe_budget(interp) -> str:
-    """A one-paragraph account of the budget: total, spent, remaining."""
+    """An account of the budget: what this run spent of its total, then each dataset's lifetime
+    budget and balance (every run's spending), on lines of their own."""
+    from jostle.privacy.ledger_text import dataset_line
+
     accountant = interp.accountant
     spent = accountant.spent
     if accountant.total is None:
-        return f"spent {spent}; no total budget is set"
-    remaining = accountant.remaining
-    text = f"total {accountant.cap}; spent {spent}; remaining {remaining}"
-    if accountant.cap != accountant.total.cap:
-        text += f" (the data's lifetime budget, below this session's {accountant.total.cap})"
+        text = f"this run spent {spent}; no total budget is set"
+    else:
+        text = (f"this run spent {spent} of its budget {accountant.cap}; the next release may "
+                f"spend at most {accountant.remaining}")
+    for status in accountant.datasets_status():
+        text += "\n" + dataset_line(status)
     return text
 
 

@@ -22,12 +22,23 @@ Costs are kept incrementally (`CostTree`): every node of the partition tree hold
 cost of its subtree and every parallel group the running maximum over its parts, so a charge
 is checked and recorded in O(depth of the partition tree), not by re-costing the ledger.
 
-With a durable store (jostle.privacy.ledger_store) the session total is the *lifetime* budget of the
-data: each charge is also checked against, and committed to, the store's balance of every
-private dataset registered in the session, before noise is drawn. What is stored per charge
-is the rise of the session's composed cost, so spending composes sequentially across runs and
-processes. The store also fixes each dataset's lifetime budget at its first charge; a session's
-total can lower it but never raise it (`Accountant.cap`, `LedgerStore.limit`).
+Two kinds of limit, kept apart (issue 21):
+  * **caps of this run**: the session total (`--budget`, `Session(budget=)`, or the first
+    program's `budget` statement when neither is given) and every open `budget`/`with budget`
+    context; they bound what this session spends and are checked here, in memory;
+  * **the data's lifetime budget**, the curator's: with a store (jostle.privacy.ledger_store), each
+    charge is also checked against, and committed to, the balance of every private dataset
+    registered in the session, before noise is drawn, and each dataset's balance must stay
+    within its own lifetime budget. What is stored per charge is the rise of the session's
+    composed cost, so spending composes sequentially across runs and processes. A lifetime is
+    declared when the curator binds the data (or defaults to the binding session's total,
+    which the curator gave) and is changed only by `jostle ledger lifetime`: no program, `with
+    budget` block or REPL line sets or changes it.
+`spent` is what this session spent; `remaining` is the most the next release may take (the
+smaller of what the session's total and every dataset's lifetime leave); `datasets_status`
+gives each dataset's lifetime and balance, which include earlier sessions. A dataset is
+identified by its curator's name, never by comparing a program's rows with the ledger
+(docs/threat_model.md, "The durable ledger").
 
 The accountant also remembers, in memory only, every private source registered in the session
 (`PrivateSource`: name, content digest, columns, file), so that no program of the session can
@@ -40,6 +51,7 @@ the same individuals, so they share one budget.
 
 from __future__ import annotations
 
+import logging
 import math
 import uuid
 from collections import defaultdict
@@ -50,7 +62,8 @@ from pathlib import Path
 from typing import Iterator
 
 from jostle.diagnostics.errors import BudgetExceeded, JostleRuntimeError
-from jostle.privacy.ledger_store import ChargeRecord, DatasetInfo, LedgerRefusal, LedgerStore
+from jostle.privacy.ledger_store import (CURATOR_LOG, ChargeRecord, DatasetInfo, LedgerRefusal, LedgerStore,
+                                          _quoted)
 from jostle.diagnostics.source import Span
 
 # The key under which charges about private data that no table registered are recorded.
@@ -376,6 +389,29 @@ class PrivateSource:
     path: Path | None = None
 
 
+@dataclass(frozen=True)
+class DatasetStatus:
+    """What the ledger holds for one dataset of the session: public facts about its identity.
+
+    Attributes:
+        dataset: The dataset (its name in the ledger, key and columns).
+        spent: Its balance: what every session spent on it since its last reset, this one included.
+        lifetime: Its lifetime budget, or None if it has none.
+    """
+
+    dataset: DatasetInfo
+    spent: Budget
+    lifetime: Budget | None
+
+    @property
+    def left(self) -> Budget | None:
+        """What its lifetime budget has left (never below zero), or None without one."""
+        if self.lifetime is None:
+            return None
+        return Budget(max(Fraction(0), self.lifetime.epsilon - self.spent.epsilon),
+                      max(Fraction(0), self.lifetime.delta - self.spent.delta))
+
+
 class Accountant:
     """Charges releases against the session total, every open budget context and the store.
 
@@ -383,10 +419,12 @@ class Accountant:
         total: The session's total budget, or None to let the program's `budget` statement set it.
         store: A durable ledger (jostle.privacy.ledger_store); None keeps the accounting in memory.
         session_id: How this session's charges are labelled in the store (random by default).
+        default_lifetime: The lifetime budget a dataset registered in this session takes when
+            the store has none for it and none is declared (the curator's session total).
     """
 
     def __init__(self, total: Budget | None = None, store: LedgerStore | None = None,
-                 session_id: str | None = None) -> None:
+                 session_id: str | None = None, default_lifetime: Budget | None = None) -> None:
         self.root = DataNode("all rows")
         self.total: BudgetContext | None = (
             BudgetContext(total, "the session budget", None) if total is not None else None
@@ -398,87 +436,92 @@ class Accountant:
         self.session_id = session_id or uuid.uuid4().hex
         self.datasets: dict[str, DatasetInfo] = {}
         self.private_sources: list[PrivateSource] = []
+        self.default_lifetime = default_lifetime
         # The user's call through which library code (the standard library) is running, set by
         # the evaluator: a release written in the library is located there (see `charge`).
         self.call_site: Span | None = None
 
     # ---------------------------------------------------------- datasets
     def register_dataset(self, digest: bytes, label: str, columns: list[str] | tuple[str, ...] = (),
-                         path: Path | None = None) -> str | None:
+                         path: Path | None = None, *, name: str | None = None,
+                         lifetime: Budget | None = None, by_curator: bool = True) -> str | None:
         """Make a private table's data known: from now on every charge is also recorded
         against it in the store, and no program of the session may read it as public.
-        Returns its fingerprint (None without a store).
+        Returns its key in the store (None without a store).
 
         Args:
             digest: the content digest of the raw table (jostle.data.engine.fingerprint).
             label: The table's name, for people reading the ledger.
             columns: Its column names (public).
             path: The file it was read from, if any.
+            name: Its name in the ledger: the curator's (default `label`); for data a program
+                loads, "file:" and the resolved path.
+            lifetime: The lifetime budget its curator declares (see LedgerStore.open_dataset).
+            by_curator: The curator binds it. Only then is its content compared with the
+                contents bound before (so a re-export under a new name keeps the old lifetime);
+                a program's `load` is identified by its path alone, so that nothing the program
+                sees depends on whether its rows equal data in the ledger.
         """
         if digest != UNIDENTIFIED_DATA:
             resolved = path.resolve() if path is not None else None
             self.private_sources.append(PrivateSource(label, digest, frozenset(map(str, columns)), resolved))
         if self.store is None:
             return None
-        info = self.store.register(digest, label, columns)
+        compare = by_curator and self.store.persistent and digest != UNIDENTIFIED_DATA
+        info, linked = self.store.open_dataset(
+            name or label, label, columns, content=digest if compare else None,
+            lifetime=None if lifetime is None else (lifetime.epsilon, lifetime.delta),
+            default_lifetime=None if self.default_lifetime is None
+            else (self.default_lifetime.epsilon, self.default_lifetime.delta))
         self.datasets.setdefault(info.fingerprint, info)
+        log = logging.getLogger(CURATOR_LOG)
+        for other in linked:
+            # The curator's log only: which data the curator bound is not the program's to see.
+            log.warning("the data bound as '%s' equals data bound before as '%s' (ledger %s): every "
+                        "charge of this session is recorded against both, and each one's lifetime "
+                        "budget applies", info.shown, other.shown, self.store.path)
+            self.datasets.setdefault(other.fingerprint, other)
         return info.fingerprint
 
     # ---------------------------------------------------------- queries
     @property
-    def session_spent(self) -> Budget:
-        """What this session's charges cost together."""
+    def spent(self) -> Budget:
+        """What this session's charges cost together (earlier sessions are not included: see
+        `datasets_status` for what the data has spent in all)."""
         return self._tree.total
 
-    @property
-    def spent(self) -> Budget:
-        """What is spent against the data: this session's cost, or with a store the largest
-        balance (componentwise) of the registered datasets, which includes earlier runs."""
-        spent = self._tree.total
-        if self.store is not None:
-            for fingerprint in self.datasets:
-                spent = spent.join(Budget(*self.store.balance(fingerprint)))
-        return spent
+    session_spent = spent
 
-    @property
-    def earlier(self) -> Budget:
-        """What was spent against the data outside this session (earlier runs, other processes)."""
-        return self.spent - self.session_spent
-
-    @property
-    def lifetime(self) -> Budget | None:
-        """The smallest lifetime budget the store holds for the registered datasets, if any.
-
-        A dataset's lifetime budget is fixed by the first session that charges it and can only
-        shrink (jostle.privacy.ledger_store.LedgerStore.limit): a larger session total does not raise it.
-        """
+    def datasets_status(self) -> list[DatasetStatus]:
+        """Each registered dataset's lifetime budget and balance (every session's spending)."""
         if self.store is None:
-            return None
-        limit: Budget | None = None
-        for fingerprint in self.datasets:
-            found = self.store.limit(fingerprint)
-            if found is not None:
-                budget = Budget(*found)
-                limit = budget if limit is None else Budget(min(limit.epsilon, budget.epsilon),
-                                                            min(limit.delta, budget.delta))
-        return limit
+            return []
+        status = []
+        for fingerprint, info in self.datasets.items():
+            found = self.store.lifetime(fingerprint)
+            status.append(DatasetStatus(info, Budget(*self.store.balance(fingerprint)),
+                                        None if found is None else Budget(*found)))
+        return status
 
     @property
     def cap(self) -> Budget | None:
-        """What the data may spend in all: the session total, lowered to the lifetime budget."""
-        if self.total is None:
-            return None
-        lifetime = self.lifetime
-        if lifetime is None:
-            return self.total.cap
-        return Budget(min(self.total.cap.epsilon, lifetime.epsilon), min(self.total.cap.delta, lifetime.delta))
+        """This session's total (None until one is set); a dataset's lifetime is not part of it."""
+        return None if self.total is None else self.total.cap
 
     @property
     def remaining(self) -> Budget | None:
-        cap = self.cap
-        if cap is None:
+        """The most the next release may spend: what the session total leaves, lowered to what
+        every registered dataset's lifetime budget leaves (None if no total is set)."""
+        if self.total is None:
             return None
-        return cap - self.spent
+        left = self.total.cap - self._tree.total
+        for status in self.datasets_status():
+            data_left = status.left
+            if data_left is not None:
+                left = Budget(min(left.epsilon, data_left.epsilon), min(left.delta, data_left.delta))
+            elif self.store is not None and self.store.persistent:
+                left = Budget.zero()  # a durable dataset without a lifetime takes no charge
+        return Budget(max(Fraction(0), left.epsilon), max(Fraction(0), left.delta))
 
     @property
     def innermost(self) -> BudgetContext | None:
@@ -591,52 +634,44 @@ class Accountant:
             self.session_id, entry.index, (entry.budget.epsilon, entry.budget.delta), entry.mechanism,
             entry.description, entry.node.label, entry.span.location if entry.span is not None else "",
         )
-        cap = self.total.cap
         try:
-            self.store.record(list(self.datasets), (rise.epsilon, rise.delta), (cap.epsilon, cap.delta), record)
+            self.store.record(list(self.datasets), (rise.epsilon, rise.delta), record)
         except LedgerRefusal as refusal:
-            requested = getattr(entry.budget, refusal.quantity)
-            remaining = max(Fraction(0), requested - (refusal.balance + refusal.rise - refusal.total))
-            name = refusal.dataset.label
-            where = (f"dataset {refusal.dataset.short} in the ledger {self.store.path}; "
-                     "see `jostle ledger show`")
-            if refusal.lifetime:
-                # The lifetime budget was fixed by an earlier session: a larger total given now
-                # (--budget, Session(budget=), a program's `budget`) cannot raise it.
-                hint = (f"nothing was released and nothing was spent; the data's lifetime "
-                        f"{refusal.quantity} is {fmt(refusal.total)}, fixed when it was first "
-                        f"charged, and a larger --budget or `budget` statement does not raise it "
-                        f"({fmt(refusal.balance)} is spent; {where}). ")
-            else:
-                hint = (f"nothing was released and nothing was spent; {fmt(refusal.balance)} of its "
-                        f"total {fmt(refusal.total)} was already spent, by earlier runs or other "
-                        f"processes ({where}). ")
-            hint += teaching_options(refusal.dataset.short)
-            raise BudgetExceeded(
-                f"this release needs {refusal.quantity} {fmt(requested)} but only {fmt(remaining)} "
-                f"remains of the lifetime budget of the data '{name}': "
-                f"requested {fmt(requested)}, remaining {fmt(remaining)}, "
-                f"difference {fmt(requested - remaining)}",
-                entry.span,
-                hint,
-                _library_note(entry.library_span),
-                requested=requested,
-                remaining=remaining,
-                quantity=refusal.quantity,
-            ) from None
+            raise lifetime_refusal(refusal, entry, self.store.path) from None
 
 
-def teaching_options(dataset: str) -> str:
-    """What a refusal caused by earlier spending says about running again.
-
-    Real data stays refused: only its curator may write a balance off, and that is logged. For
-    teaching or synthetic data (the bundled examples) two ways on are named: a ledger that
-    lives in memory for one run, and a logged reset of this dataset.
-    """
-    return ("On teaching data, run with `--ledger-db :memory:` (Session(ledger_path=\":memory:\") "
-            "in Python; nothing persists) or write the balance off with "
-            f"`jostle ledger reset --dataset {dataset} --yes` (logged); on real data, only its "
-            "curator should")
+def lifetime_refusal(refusal: LedgerRefusal, entry: Charge, ledger_path: str) -> BudgetExceeded:
+    """The error for a charge the store refused, in the numbers `jostle ledger show` prints."""
+    data = refusal.dataset.shown
+    show = f"`jostle ledger show --dataset {_quoted(data)}`"
+    if refusal.missing:
+        return BudgetExceeded(
+            f"the data '{data}' has no lifetime budget in the ledger {ledger_path}",
+            entry.span,
+            "nothing was released and nothing was spent. A dataset's lifetime budget is its "
+            "curator's to declare, when binding it (Session.bind_private(..., lifetime=E), "
+            "`jostle run --lifetime E`, or \"lifetime\": E in its schema file) or with "
+            f"`jostle ledger lifetime --dataset {_quoted(data)} E --reason TEXT --yes`; a "
+            "program's `budget` is only a cap for that program",
+            _library_note(entry.library_span),
+        )
+    requested = getattr(entry.budget, refusal.quantity)
+    remaining = max(Fraction(0), refusal.total - refusal.balance)
+    return BudgetExceeded(
+        f"this release needs {refusal.quantity} {fmt(requested)} but the data '{data}' has only "
+        f"{fmt(remaining)} left of its lifetime budget: lifetime {fmt(refusal.total)}, spent "
+        f"{fmt(refusal.balance)} (by this run and earlier ones), requested {fmt(requested)}, "
+        f"difference {fmt(requested - remaining)}",
+        entry.span,
+        f"nothing was released and nothing was spent; see {show}. A program's `budget` or "
+        "--budget is only a cap for the run and cannot raise a lifetime budget; the data's "
+        f"curator may, with `jostle ledger lifetime --dataset {_quoted(data)} EPSILON --reason "
+        "TEXT --yes` (logged; it keeps what was spent)",
+        _library_note(entry.library_span),
+        requested=requested,
+        remaining=remaining,
+        quantity=refusal.quantity,
+    )
 
 
 def _library_note(library_span: Span | None) -> list[tuple[str, Span | None]]:

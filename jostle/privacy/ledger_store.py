@@ -6,33 +6,40 @@ committed *before* the mechanism draws its noise, so running a program again, re
 REPL or starting a second process continues from what was already spent.
 
 Design:
-  * **Datasets are keyed by content.** A private table's key (its *fingerprint*) is computed
-    from its raw rows, as read, before any schema is applied, by the engine that holds them
-    (jostle.data.engine.fingerprint, version 2: an order-independent hash aggregate over
-    canonical cells, so 30, "30" and 30.0 agree, missing cells alike, and the same rows in
-    another order, from a CSV file, a DataFrame or a Parquet file give the same key; computed
-    only when the ledger is durable). Version 1, a sorted serialisation computed in Python,
-    was replaced in issue 14: a ledger written before keys its datasets anew. The schema is
-    deliberately *not* part of the key: changing a column's bounds does not change whose data
-    it is, and must not grant a fresh budget. The privacy unit ("one row added or removed") is
-    part of the key, so a future unit (e.g. one person with several rows) gets its own budget.
-    The SHA-256 of that serialisation is never stored: the fingerprint is an HMAC of it under
-    a random key kept in the database, so an exported ledger cannot be used to test guesses
-    about the data (with all rows but one known, a plain hash would reveal the last row).
-    The row count is not stored either: under add/remove-one neighbours it is private.
+  * **Datasets are named by their curator (format 2, issue 21).** A dataset's identity in the
+    ledger is the name its curator gives it when binding it (`Session.bind_private(...,
+    dataset=NAME)`, "dataset" in its schema file, by default the table's name), and data a
+    program `load`s itself is identified by its file's resolved path ("file:/abs/path"). Its
+    balance, its lifetime budget and its charges belong to that identity, whatever rows it
+    holds today: a program can therefore never learn from `spent()`, `remaining()`, a refusal
+    or a ledger view whether some rows equal data in the ledger. (Format 1 keyed every dataset
+    by its content, so a program that loaded its own guess of a row saw the curator's balance
+    exactly when the guess was right: a membership oracle. See docs/threat_model.md.)
+  * **Re-exports cannot escape a lifetime budget.** The content fingerprint of the data a
+    *curator* binds (jostle.data.engine.fingerprint, version 2: an order-independent hash
+    aggregate over canonical cells, so the same rows from a CSV, a DataFrame or a Parquet file
+    agree) is kept as an HMAC under a random key held in the database (never the digest
+    itself: with all rows but one known, a plain hash would reveal the last row), in the
+    `contents` table. When a curator binds, under a new name, data equal to content bound
+    before, the session is charged against both datasets and each lifetime applies; the
+    curator's log (the logger `jostle.ledger`) says so. The comparison runs only on the
+    curator's act of binding, never on a program's `load`. The row count is never stored:
+    under add/remove-one neighbours it is private.
   * **One budget for the tables of a session.** The accountant treats all private tables of a
     session as data about the same people (see jostle.privacy.budget), so a charge is recorded against
     *every* dataset registered in the session when it is made. This over-reports for a table
     the release did not touch, which is safe. A release about private data that no table
     registered (a way of making private tables that bypasses registration) is charged to one
     shared stand-in dataset, "(data not identified)", rather than not recorded.
-  * **A lifetime budget only shrinks.** A dataset's lifetime budget is the smallest total
-    under which it has been charged since its last reset (`limit`); a charge is checked
-    against min(session total, that limit) and records that minimum as its total. So the
-    first session that spends on the data fixes its budget, and neither a later `--budget 2`
-    nor a program's `budget 100` can raise it: only the curator can, by writing the balance
-    off with `jostle ledger reset` (logged, needs --yes). The limit is read from the hashed,
-    append-only charge events, so editing it breaks `verify()`.
+  * **A lifetime budget is the curator's.** It is declared when the data is first bound
+    (`lifetime=`, `--lifetime`, "lifetime" in the schema file; failing that, the binding
+    session's own total `Session(budget=)` / `--budget`, which the curator gave) and changed
+    only by `jostle ledger lifetime` (`set_lifetime`), which is logged, keeps what was spent
+    and needs confirmation to raise it. It is a `lifetime` event of the hashed, append-only
+    chain, so editing it breaks `verify()`. A program's `budget` statement, `with budget`
+    block or REPL line is only a cap for that program: it never sets or changes a lifetime.
+    A charge against a durable dataset without a lifetime is refused before anything is
+    released (`LedgerRefusal.missing`). With an in-memory ledger a dataset may have none.
   * **Exact sequential composition across sessions.** Within a session the accountant composes
     charges (parallel over partitions); each charge records the *rise* of the session's
     composed cost (after - before), so a dataset's balance, the sum of its recorded rises, is
@@ -50,6 +57,10 @@ Design:
     SHA-256 hash chained to the previous row, so `verify()` detects an edited or removed row.
     A reset appends a `reset` event that writes the balance off (its epsilon is minus the
     balance); it requires explicit confirmation and records who asked and why.
+  * **Migration.** A format-1 file is rewritten in place, in one transaction, when it is
+    opened: each dataset keeps its key, its events (the hash chain is unchanged) and its
+    balance, is named after its table (made unique), and gets as its lifetime budget the one
+    its charges fixed under format 1 (the smallest total since its last reset).
 
 The store is located by `--ledger-db PATH`, `Session(ledger_path=...)`, or the environment
 variable JOSTLE_LEDGER, and defaults to $XDG_DATA_HOME/jostle/ledger.sqlite
@@ -79,21 +90,18 @@ from jostle.diagnostics.errors import DataError, UsageError
 MEMORY = ":memory:"
 ENV_VAR = "JOSTLE_LEDGER"
 PRIVACY_UNIT = "one row added or removed"
-FORMAT_VERSION = "1"
+FORMAT_VERSION = "2"
+# Name of the logger on which the curator is told what binding found in the ledger (a new
+# dataset, a lifetime taken from the session's budget, data equal to an earlier dataset).
+# Like `jostle.data`, it has only a NullHandler: a program never sees it.
+CURATOR_LOG = "jostle.ledger"
+# The prefix of the identity of data a program loads itself: its file's resolved path.
+FILE_DATASET = "file:"
 GENESIS = "0" * 64  # prev_hash of the first event
 
-_SCHEMA = (
-    "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
-    """CREATE TABLE IF NOT EXISTS datasets (
-        fingerprint TEXT PRIMARY KEY,
-        label TEXT NOT NULL,
-        unit TEXT NOT NULL,
-        columns TEXT NOT NULL,
-        first_seen TEXT NOT NULL
-    )""",
-    """CREATE TABLE IF NOT EXISTS events (
+_EVENTS_TABLE = """CREATE TABLE IF NOT EXISTS {name} (
         id INTEGER PRIMARY KEY AUTOINCREMENT,
-        kind TEXT NOT NULL CHECK (kind IN ('charge', 'reset')),
+        kind TEXT NOT NULL CHECK (kind IN ('charge', 'reset', 'lifetime')),
         dataset TEXT NOT NULL REFERENCES datasets (fingerprint),
         at TEXT NOT NULL,
         session TEXT NOT NULL,
@@ -114,12 +122,34 @@ _SCHEMA = (
         pid INTEGER NOT NULL,
         prev_hash TEXT NOT NULL,
         hash TEXT NOT NULL
-    )""",
+    )"""
+_EVENT_GUARDS = (
     "CREATE INDEX IF NOT EXISTS events_by_dataset ON events (dataset, id)",
     """CREATE TRIGGER IF NOT EXISTS events_are_never_updated BEFORE UPDATE ON events
        BEGIN SELECT RAISE(ABORT, 'the budget ledger is append-only'); END""",
     """CREATE TRIGGER IF NOT EXISTS events_are_never_deleted BEFORE DELETE ON events
        BEGIN SELECT RAISE(ABORT, 'the budget ledger is append-only'); END""",
+)
+_SCHEMA = (
+    "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
+    """CREATE TABLE IF NOT EXISTS datasets (
+        fingerprint TEXT PRIMARY KEY,
+        label TEXT NOT NULL,
+        unit TEXT NOT NULL,
+        columns TEXT NOT NULL,
+        first_seen TEXT NOT NULL,
+        name TEXT
+    )""",
+    "CREATE UNIQUE INDEX IF NOT EXISTS datasets_by_name ON datasets (name)",
+    # The content HMACs bound under each dataset by its curator (never by a program).
+    """CREATE TABLE IF NOT EXISTS contents (
+        content TEXT NOT NULL,
+        dataset TEXT NOT NULL REFERENCES datasets (fingerprint),
+        first_seen TEXT NOT NULL,
+        PRIMARY KEY (content, dataset)
+    )""",
+    _EVENTS_TABLE.format(name="events"),
+    *_EVENT_GUARDS,
 )
 
 # The columns of an event, in the order they are hashed and exported.
@@ -158,17 +188,33 @@ def resolve_ledger_path(path: str | Path | None = None) -> str:
 # ---------------------------------------------------------------- records
 @dataclass(frozen=True)
 class DatasetInfo:
-    """A dataset known to the store: its fingerprint and what is public about it."""
+    """A dataset known to the store: its key, its curator's name and what is public about it.
+
+    Attributes:
+        fingerprint: The dataset's key in the store (an HMAC of its name for datasets made by
+            format 2; the content key for datasets migrated from format 1).
+        label: The table's name when the dataset was first seen.
+        columns: Its column names (public: the header).
+        first_seen: When it was first registered (UTC, ISO 8601).
+        unit: The privacy unit its charges protect.
+        name: Its name in the ledger (the curator's; "file:PATH" for data a program loaded).
+    """
 
     fingerprint: str
     label: str
     columns: tuple[str, ...]
     first_seen: str
     unit: str = PRIVACY_UNIT
+    name: str = ""
 
     @property
     def short(self) -> str:
         return self.fingerprint[:12]
+
+    @property
+    def shown(self) -> str:
+        """How people read its name: the name, or the key's start when it has none."""
+        return self.name or self.short
 
 
 @dataclass(frozen=True)
@@ -185,23 +231,27 @@ class ChargeRecord:
 
 
 class LedgerRefusal(Exception):
-    """A charge would take a dataset's balance past its total; nothing was written.
+    """A charge would take a dataset's balance past its lifetime budget; nothing was written.
 
     Attributes:
-        total: The total it was checked against: min(session total, lifetime budget).
-        lifetime: True when that total is the dataset's lifetime budget, fixed by an earlier
-            session and lower than this session's total.
+        dataset: The dataset that refused it.
+        quantity: "epsilon" or "delta".
+        balance: What the dataset had spent (every session, since its last reset).
+        rise: What the charge would add.
+        total: The dataset's lifetime budget in that quantity (0 when it has none).
+        missing: True when the dataset has no lifetime budget at all (a durable ledger
+            charges no dataset whose curator has not declared one).
     """
 
     def __init__(self, dataset: DatasetInfo, quantity: str, balance: Fraction, rise: Fraction,
-                 total: Fraction, lifetime: bool = False) -> None:
+                 total: Fraction, missing: bool = False) -> None:
         super().__init__(f"{quantity}: {balance} + {rise} > {total} for {dataset.fingerprint}")
         self.dataset = dataset
         self.quantity = quantity
         self.balance = balance
         self.rise = rise
         self.total = total
-        self.lifetime = lifetime
+        self.missing = missing
 
 
 def _text(value: Fraction) -> str:
@@ -247,6 +297,9 @@ class LedgerStore:
             if self.persistent:
                 self._enter_wal(timeout)
             meta = self._meta()
+            if meta.get("format") == "1":
+                self._migrate_from_format_1()
+                meta = self._meta()
             if "key" not in meta:
                 with self._transaction(durable=False):  # two processes may create it at once
                     for statement in _SCHEMA:
@@ -261,6 +314,48 @@ class LedgerStore:
             raise DataError(f"the budget ledger {self.path} has format {meta.get('format')!r}, "
                             f"this Jostle reads format {FORMAT_VERSION!r}")
         self._key = bytes.fromhex(meta["key"])
+
+    def _migrate_from_format_1(self) -> None:
+        """Rewrite a format-1 ledger as format 2, in one transaction (see the module docstring).
+
+        Balances are unchanged (no charge or reset is touched and the hash chain is the same);
+        each dataset is named after its table (its key's start is appended when two share a
+        name) and its contents table holds its format-1 key, which was the content HMAC; the
+        lifetime budget format 1 derived from its charges (the smallest total since its last
+        reset) is written as a `lifetime` event, so nothing a balance allowed before changes.
+        """
+        with self._transaction():
+            if self._meta().get("format") != "1":  # another process migrated it meanwhile
+                return
+            old_limits = {}
+            for (fingerprint,) in self._db.execute("SELECT fingerprint FROM datasets").fetchall():
+                rows = self._db.execute(
+                    "SELECT total_epsilon, total_delta FROM events WHERE dataset = ? AND kind = 'charge' "
+                    "AND id > (SELECT COALESCE(MAX(id), 0) FROM events WHERE dataset = ? AND kind = 'reset')",
+                    (fingerprint, fingerprint)).fetchall()
+                totals = [(Fraction(e), Fraction(d)) for e, d in rows if e is not None and d is not None]
+                if totals:
+                    old_limits[fingerprint] = (min(t[0] for t in totals), min(t[1] for t in totals))
+            self._db.execute("ALTER TABLE datasets ADD COLUMN name TEXT")
+            taken: set[str] = set()
+            for fingerprint, label in self._db.execute(
+                    "SELECT fingerprint, label FROM datasets ORDER BY first_seen, fingerprint").fetchall():
+                name = label if label not in taken else f"{label} ({fingerprint[:12]})"
+                taken.add(name)
+                self._db.execute("UPDATE datasets SET name = ? WHERE fingerprint = ?", (name, fingerprint))
+            # The events table is rebuilt to admit `lifetime` events (a CHECK cannot be altered);
+            # its rows are copied as they are, so the hash chain verifies as before.
+            self._db.execute(_EVENTS_TABLE.format(name="events_v2"))
+            self._db.execute("INSERT INTO events_v2 SELECT * FROM events")
+            self._db.execute("DROP TABLE events")
+            self._db.execute("ALTER TABLE events_v2 RENAME TO events")
+            for statement in _SCHEMA:
+                self._db.execute(statement)
+            self._db.execute("INSERT OR IGNORE INTO contents SELECT fingerprint, fingerprint, first_seen FROM datasets")
+            for fingerprint, limit in old_limits.items():
+                self._append_lifetime(fingerprint, limit, "format 2 migration: the lifetime budget "
+                                      "its charges fixed under format 1")
+            self._db.execute("UPDATE meta SET value = ? WHERE key = 'format'", (FORMAT_VERSION,))
 
     def _meta(self) -> dict[str, str]:
         try:
@@ -301,27 +396,93 @@ class LedgerStore:
                 time.sleep(random.uniform(0.005, 0.05))
 
     def fingerprint(self, digest: bytes) -> str:
-        """The store's key for a dataset: HMAC-SHA256 of its content digest under the store's key."""
+        """The store's key for content: HMAC-SHA256 of its content digest under the store's key."""
         return hmac.new(self._key, digest, hashlib.sha256).hexdigest()
 
+    def name_key(self, name: str) -> str:
+        """The key of the dataset named `name`: HMAC-SHA256 of the name under the store's key."""
+        return hmac.new(self._key, b"jostle dataset name\x00" + name.encode(), hashlib.sha256).hexdigest()
+
+    def open_dataset(self, name: str, label: str, columns: Sequence[str] = (), content: bytes | None = None,
+                     lifetime: tuple[Fraction, Fraction] | None = None,
+                     default_lifetime: tuple[Fraction, Fraction] | None = None,
+                     ) -> tuple[DatasetInfo, list[DatasetInfo]]:
+        """The dataset named `name`, made if it is new; and the others whose content equals `content`.
+
+        Args:
+            name: The dataset's name in the ledger (the curator's, or "file:PATH").
+            label: The table's name, kept for people reading the ledger.
+            columns: Its column names (public).
+            content: The content digest of the data a *curator* binds, compared with every
+                content bound before (None for a program's load: it is never compared).
+            lifetime: The lifetime budget the curator declares. A dataset without one takes it;
+                one that has another is refused (only `set_lifetime` changes it).
+            default_lifetime: The lifetime a dataset without one takes when none is declared
+                (the binding session's total).
+
+        Returns:
+            The dataset, and every other dataset that was bound with equal content (the caller
+            charges all of them, so a re-export under a new name keeps the old lifetime).
+
+        Raises:
+            UsageError: `lifetime` differs from the dataset's lifetime budget.
+        """
+        name = str(name)
+        if not name.strip():
+            raise UsageError("a dataset's name in the ledger must not be empty")
+        with self._transaction(durable=lifetime is not None or default_lifetime is not None):
+            row = self._db.execute("SELECT fingerprint FROM datasets WHERE name = ?", (name,)).fetchone()
+            if row is None:
+                key = self.name_key(name)
+                self._db.execute("INSERT OR IGNORE INTO datasets (fingerprint, label, unit, columns, first_seen, name) "
+                                 "VALUES (?, ?, ?, ?, ?, ?)",
+                                 (key, label, PRIVACY_UNIT, json.dumps(sorted(map(str, columns))), _now(), name))
+            else:
+                key = row[0]
+            current = self.lifetime(key)
+            if lifetime is not None and current is not None and tuple(current) != tuple(lifetime):
+                raise UsageError(
+                    f"the data '{name}' has the lifetime budget {_budget_text(current)} in the ledger "
+                    f"{self.path}, not {_budget_text(lifetime)}",
+                    hint=f"a lifetime budget changes only by `jostle ledger lifetime --dataset {_quoted(name)} "
+                         "EPSILON [--delta D] --reason TEXT` (logged; it keeps what was spent); "
+                         "or bind the data without declaring one")
+            if current is None and (lifetime or default_lifetime) is not None:
+                chosen = lifetime if lifetime is not None else default_lifetime
+                assert chosen is not None
+                self._append_lifetime(key, chosen, "declared when the data was bound" if lifetime is not None
+                                      else "the budget of the session that first bound the data", who=True)
+            linked: list[str] = []
+            if content is not None:
+                content_key = self.fingerprint(content)
+                linked = [fp for (fp,) in self._db.execute(
+                    "SELECT DISTINCT dataset FROM contents WHERE content = ? AND dataset != ?", (content_key, key))]
+                self._db.execute("INSERT OR IGNORE INTO contents VALUES (?, ?, ?)", (content_key, key, _now()))
+        return self.dataset(key), [self.dataset(fp) for fp in sorted(linked)]
+
     def register(self, digest: bytes, label: str, columns: Sequence[str] = ()) -> DatasetInfo:
-        """Make a dataset known to the store (idempotent; the first label is kept)."""
-        fingerprint = self.fingerprint(digest)
-        known = self._db.execute("SELECT 1 FROM datasets WHERE fingerprint = ?", (fingerprint,)).fetchone()
-        if known is None:
-            with self._transaction(durable=False):
-                self._db.execute(
-                    "INSERT OR IGNORE INTO datasets VALUES (?, ?, ?, ?, ?)",
-                    (fingerprint, label, PRIVACY_UNIT, json.dumps(sorted(map(str, columns))), _now()),
-                )
-        return self.dataset(fingerprint)
+        """Make a dataset known under the name `label`, with `digest` as its content (for tests
+        and tools; sessions call `open_dataset`)."""
+        return self.open_dataset(label, label, columns, content=digest)[0]
 
     def dataset(self, fingerprint: str) -> DatasetInfo:
-        row = self._db.execute("SELECT fingerprint, label, columns, first_seen, unit FROM datasets "
+        row = self._db.execute("SELECT fingerprint, label, columns, first_seen, unit, name FROM datasets "
                                "WHERE fingerprint = ?", (fingerprint,)).fetchone()
         if row is None:
             raise UsageError(f"no dataset {fingerprint} in the ledger {self.path}")
-        return DatasetInfo(row[0], row[1], tuple(json.loads(row[2])), row[3], row[4])
+        return DatasetInfo(row[0], row[1], tuple(json.loads(row[2])), row[3], row[4], row[5] or "")
+
+    def dataset_named(self, name: str) -> DatasetInfo | None:
+        """The dataset named `name`, or None."""
+        row = self._db.execute("SELECT fingerprint FROM datasets WHERE name = ?", (name,)).fetchone()
+        return None if row is None else self.dataset(row[0])
+
+    def same_content(self, fingerprint: str) -> list[DatasetInfo]:
+        """Other datasets a curator bound with content equal to some content of this one."""
+        rows = self._db.execute(
+            "SELECT DISTINCT b.dataset FROM contents a JOIN contents b ON a.content = b.content "
+            "WHERE a.dataset = ? AND b.dataset != ?", (fingerprint, fingerprint)).fetchall()
+        return [self.dataset(fp) for (fp,) in sorted(rows)]
 
     def datasets(self) -> list[DatasetInfo]:
         """Every dataset the store knows, in the order first seen."""
@@ -329,11 +490,14 @@ class LedgerStore:
         return [self.dataset(fp) for (fp,) in rows.fetchall()]
 
     def resolve(self, prefix: str) -> DatasetInfo:
-        """The dataset whose fingerprint starts with `prefix` (at least 6 characters)."""
+        """The dataset named `prefix`, else the one whose key starts with it (6 characters or more)."""
+        named = self.dataset_named(prefix)
+        if named is not None:
+            return named
         prefix = prefix.strip().lower()
         if len(prefix) < 6:
-            raise UsageError(f"give at least 6 characters of the dataset's fingerprint, got {prefix!r}",
-                             hint="`jostle ledger show` lists the fingerprints")
+            raise UsageError(f"no dataset is named {prefix!r}, and a fingerprint needs at least 6 characters",
+                             hint="`jostle ledger show` lists the datasets' names and fingerprints")
         matches = [d for d in self.datasets() if d.fingerprint.startswith(prefix)]
         if not matches:
             raise UsageError(f"no dataset in the ledger {self.path} has a fingerprint starting {prefix}",
@@ -351,58 +515,103 @@ class LedgerStore:
         ).fetchone()
         return (Fraction(row[0]), Fraction(row[1])) if row else (Fraction(0), Fraction(0))
 
-    def limit(self, fingerprint: str) -> tuple[Fraction, Fraction] | None:
-        """A dataset's lifetime budget: the smallest (epsilon, delta) total, componentwise, under
-        which it was charged since its last reset; None if it has not been charged since.
+    def lifetime(self, fingerprint: str) -> tuple[Fraction, Fraction] | None:
+        """A dataset's lifetime budget (epsilon, delta): its latest `lifetime` event; None if it has none.
 
-        It only shrinks: each charge records min(session total, this limit) as its total.
+        Only the curator sets it: when binding the data (`open_dataset`) or with `set_lifetime`
+        (`jostle ledger lifetime`). A session's total and a program's `budget` never change it.
         """
-        rows = self._db.execute(
-            "SELECT total_epsilon, total_delta FROM events WHERE dataset = ? AND kind = 'charge' AND id > "
-            "(SELECT COALESCE(MAX(id), 0) FROM events WHERE dataset = ? AND kind = 'reset')",
-            (fingerprint, fingerprint),
-        ).fetchall()
-        totals = [(Fraction(e), Fraction(d)) for e, d in rows if e is not None and d is not None]
-        if not totals:
-            return None
-        return min(t[0] for t in totals), min(t[1] for t in totals)
+        row = self._db.execute(
+            "SELECT total_epsilon, total_delta FROM events WHERE dataset = ? AND kind = 'lifetime' "
+            "ORDER BY id DESC LIMIT 1", (fingerprint,)).fetchone()
+        return None if row is None else (Fraction(row[0]), Fraction(row[1]))
+
+    limit = lifetime  # the format-1 name
 
     # ---------------------------------------------------------- writing
     def record(self, fingerprints: Sequence[str], rise: tuple[Fraction, Fraction],
-               total: tuple[Fraction, Fraction], charge: ChargeRecord) -> None:
+               charge: ChargeRecord) -> None:
         """Atomically check and record one charge against every dataset in `fingerprints`.
 
-        Each dataset's balance plus `rise` must stay within min(`total`, its lifetime budget)
-        in both epsilon and delta, and that minimum is recorded as the charge's total, so a
-        lifetime budget never rises (see `limit`); otherwise nothing is written. Returns only after the commit is durable: the caller may
-        then draw noise.
+        Each dataset's balance plus `rise` must stay within its lifetime budget in both epsilon
+        and delta (a durable ledger refuses a dataset without one; an in-memory ledger charges
+        it without that check); otherwise nothing is written. The session's own total is the
+        accountant's to check, not the store's. Returns only after the commit is durable: the
+        caller may then draw noise.
 
         Raises:
-            LedgerRefusal: Some dataset's balance would exceed the total.
+            LedgerRefusal: Some dataset's balance would exceed its lifetime budget, or it has none.
             DataError: The ledger cannot be written (e.g. locked for longer than the timeout).
         """
         with self._transaction():
             balances = {fp: self.balance(fp) for fp in fingerprints}
-            caps = {}
-            for fp in fingerprints:
-                limit = self.limit(fp)
-                caps[fp] = total if limit is None else (min(total[0], limit[0]), min(total[1], limit[1]))
+            lifetimes = {fp: self.lifetime(fp) for fp in fingerprints}
             for fp, spent in balances.items():
+                lifetime = lifetimes[fp]
+                if lifetime is None:
+                    if self.persistent:
+                        raise LedgerRefusal(self.dataset(fp), "epsilon", spent[0], rise[0], Fraction(0), missing=True)
+                    continue
                 for index, quantity in enumerate(("epsilon", "delta")):
-                    if spent[index] + rise[index] > caps[fp][index]:
-                        raise LedgerRefusal(self.dataset(fp), quantity, spent[index], rise[index],
-                                            caps[fp][index], lifetime=caps[fp][index] < total[index])
+                    if spent[index] + rise[index] > lifetime[index]:
+                        raise LedgerRefusal(self.dataset(fp), quantity, spent[index], rise[index], lifetime[index])
             for fp, spent in balances.items():
+                lifetime = lifetimes[fp]
                 self._append({
                     "kind": "charge", "dataset": fp, "at": _now(), "session": charge.session,
                     "seq": charge.seq, "epsilon": _text(rise[0]), "delta": _text(rise[1]),
                     "spent_epsilon": _text(spent[0] + rise[0]), "spent_delta": _text(spent[1] + rise[1]),
-                    "total_epsilon": _text(caps[fp][0]), "total_delta": _text(caps[fp][1]),
+                    "total_epsilon": None if lifetime is None else _text(lifetime[0]),
+                    "total_delta": None if lifetime is None else _text(lifetime[1]),
                     "requested_epsilon": _text(charge.requested[0]),
                     "requested_delta": _text(charge.requested[1]),
                     "mechanism": charge.mechanism, "what": charge.what, "data": charge.data,
                     "location": charge.location, "note": None, "pid": os.getpid(),
                 })
+
+    def set_lifetime(self, fingerprint: str, lifetime: tuple[Fraction, Fraction], reason: str,
+                     confirmed: bool = False) -> dict[str, Any]:
+        """Change a dataset's lifetime budget, keeping what was spent; logged with who and why.
+
+        Lowering it needs only a reason; raising it (or declaring one where there was none)
+        also needs `confirmed`, as a reset does. A lifetime below what is already spent is
+        allowed: the data then takes no further charge.
+
+        Raises:
+            UsageError: No reason, a raise without confirmation, or a negative or invalid budget.
+        """
+        lifetime = (Fraction(lifetime[0]), Fraction(lifetime[1]))
+        if lifetime[0] <= 0 or lifetime[1] < 0 or lifetime[1] >= 1:
+            raise UsageError(f"a lifetime budget needs epsilon > 0 and 0 <= delta < 1, got {_budget_text(lifetime)}")
+        if not reason.strip():
+            raise UsageError("changing a lifetime budget needs a reason (it is kept in the ledger)",
+                             hint="add --reason TEXT")
+        dataset = self.dataset(fingerprint)
+        with self._transaction():
+            current = self.lifetime(fingerprint)
+            raising = current is None or lifetime[0] > current[0] or lifetime[1] > current[1]
+            if raising and confirmed is not True:
+                raise UsageError(
+                    f"raising the lifetime budget of the data '{dataset.shown}' needs explicit confirmation",
+                    hint="it lets more be learned about the people in the data than was allowed "
+                         "before; add --yes if that is really intended")
+            return self._append_lifetime(fingerprint, lifetime, reason.strip(), who=True)
+
+    def _append_lifetime(self, fingerprint: str, lifetime: tuple[Fraction, Fraction], note: str,
+                         who: bool = False) -> dict[str, Any]:
+        """Append a `lifetime` event (inside an open transaction): it rises nothing."""
+        spent = self.balance(fingerprint)
+        event = {
+            "kind": "lifetime", "dataset": fingerprint, "at": _now(), "session": "lifetime",
+            "seq": None, "epsilon": "0", "delta": "0",
+            "spent_epsilon": _text(spent[0]), "spent_delta": _text(spent[1]),
+            "total_epsilon": _text(lifetime[0]), "total_delta": _text(lifetime[1]),
+            "requested_epsilon": None, "requested_delta": None, "mechanism": None, "what": None,
+            "data": None, "location": None, "note": f"{note} (by {_who()})" if who else note,
+            "pid": os.getpid(),
+        }
+        self._append(event)
+        return event
 
     def reset(self, fingerprint: str, reason: str, confirmed: bool) -> dict[str, Any]:
         """Write a dataset's balance off, logging who asked and why. Returns the reset event.
@@ -526,6 +735,30 @@ class LedgerStore:
         return rows
 
 
+def _budget_text(budget: tuple[Fraction, Fraction]) -> str:
+    """`epsilon=E` or `epsilon=E, delta=D`, exact (as jostle.privacy.budget.Budget prints)."""
+    epsilon, delta = (Fraction(budget[0]), Fraction(budget[1]))
+    text = f"epsilon={_decimal(epsilon)}"
+    return text + (f", delta={_decimal(delta)}" if delta else "")
+
+
+def _decimal(value: Fraction) -> str:
+    if value.denominator == 1:
+        return str(value.numerator)
+    for digits in range(6, 16):
+        text = f"{float(value):.{digits}g}"
+        if Fraction(text) == value:
+            return text
+    return f"{value.numerator}/{value.denominator}"
+
+
+def _quoted(name: str) -> str:
+    """A dataset name as a shell argument."""
+    import shlex
+
+    return shlex.quote(name)
+
+
 def _who() -> str:
     try:
         user = getpass.getuser()
@@ -535,7 +768,7 @@ def _who() -> str:
 
 
 def summarise(store: LedgerStore, fingerprints: Iterable[str] | None = None) -> list[dict[str, Any]]:
-    """Per dataset: label, columns, first seen, balance, charges and resets so far."""
+    """Per dataset: label, columns, first seen, balance, lifetime, charges and resets so far."""
     wanted = set(fingerprints) if fingerprints is not None else None
     summary = []
     for dataset in store.datasets():
@@ -545,6 +778,7 @@ def summarise(store: LedgerStore, fingerprints: Iterable[str] | None = None) -> 
         epsilon, delta = store.balance(dataset.fingerprint)
         summary.append({
             "dataset": dataset, "spent_epsilon": epsilon, "spent_delta": delta,
+            "lifetime": store.lifetime(dataset.fingerprint), "same_content": store.same_content(dataset.fingerprint),
             "charges": sum(e["kind"] == "charge" for e in events),
             "resets": sum(e["kind"] == "reset" for e in events),
             "events": events,

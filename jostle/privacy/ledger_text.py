@@ -14,7 +14,9 @@ from __future__ import annotations
 import textwrap
 from fractions import Fraction
 
-from jostle.privacy.budget import Budget, Charge, fmt
+from collections.abc import Sequence
+
+from jostle.privacy.budget import Budget, Charge, DatasetStatus, fmt
 
 # Widest a wrapped column may be, in characters (by column header).
 WRAP_WIDTHS = {"mechanism": 28, "what": 48, "data": 28}
@@ -43,7 +45,7 @@ def _table(header: tuple[str, ...], rows: list[tuple[str, ...]]) -> list[str]:
 
 def remaining_text(total: Budget, spent: Budget) -> str:
     """`epsilon=R` exactly, flagged when it is positive but a negligible share of the total."""
-    remaining = total - spent
+    remaining = Budget(max(Fraction(0), total.epsilon - spent.epsilon), max(Fraction(0), total.delta - spent.delta))
     text = str(remaining)
     if 0 < remaining.epsilon < total.epsilon * NEGLIGIBLE_SHARE:
         text += " (under a millionth of the total: too little for a useful release)"
@@ -51,15 +53,18 @@ def remaining_text(total: Budget, spent: Budget) -> str:
 
 
 def render_ledger(charges: list[Charge], total: Budget | None, spent: Budget,
-                  earlier: Budget | None = None) -> str:
-    """The ledger as an aligned text table followed by the totals.
+                  datasets: Sequence[DatasetStatus] = ()) -> str:
+    """The ledger as an aligned text table, then what this run spent and what the data has left.
+
+    The two are different things and print on lines of their own: this session's spending
+    against its total (its cap), and, per dataset in the durable ledger, its lifetime budget and
+    balance, which include earlier runs (the same numbers as `jostle ledger show`).
 
     Args:
         charges: This session's charges, oldest first.
-        total: What the data may spend in all (None when no total is set yet).
-        spent: What is spent against the data, `earlier` included.
-        earlier: What the durable ledger says was spent on the same data outside this session;
-            shown when it is not zero.
+        total: This session's total (None when no total is set yet).
+        spent: What this session's charges cost together.
+        datasets: Each dataset's lifetime budget and balance (Accountant.datasets_status).
     """
     header = ("#", "where", "mechanism", "epsilon", "delta", "what", "data")
     rows = [
@@ -70,12 +75,21 @@ def render_ledger(charges: list[Charge], total: Budget | None, spent: Budget,
     lines = _table(header, rows)
     if not rows:
         lines.append("(no charges)")
-    summary = f"spent: {spent}"
-    if earlier is not None and (earlier.epsilon or earlier.delta):
-        summary += f" (earlier runs: {earlier}; this session: {spent - earlier})"
+    summary = f"this run spent: {spent}"
     if total is not None:
-        summary += f"   total: {total}   remaining: {remaining_text(total, spent)}"
+        summary += f"   of its budget: {total}   left for this run: {remaining_text(total, spent)}"
     lines.append(summary)
+    for status in datasets:
+        lines.append(dataset_line(status))
     if any(c.node.parent is not None for c in charges):
         lines.append(PARALLEL_NOTE)
     return "\n".join(lines)
+
+
+def dataset_line(status: DatasetStatus) -> str:
+    """`data 'NAME': lifetime budget L, spent S in all runs, left R` (or: no lifetime budget)."""
+    head = f"data '{status.dataset.shown}': "
+    if status.lifetime is None:
+        return head + f"no lifetime budget, spent {status.spent} in all runs"
+    return head + (f"lifetime budget {status.lifetime}, spent {status.spent} in all runs, "
+                   f"left {remaining_text(status.lifetime, status.spent)}")

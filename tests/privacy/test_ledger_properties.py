@@ -25,10 +25,11 @@ from fractions import Fraction
 from typing import Any
 
 import pandas as pd
+import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
-from jostle import BudgetExceeded, Session
+from jostle import UsageError, BudgetExceeded, Session
 from tests.privacy.conftest import thorough_factor
 
 DOMAINS = {"g": ["a", "b", "c"], "h": ["x", "y"]}
@@ -289,11 +290,13 @@ def test_ledger_respects_the_budget_and_the_composition_rules(program: tuple, da
     assert worst[0] <= ledger.spent.epsilon and worst[1] <= ledger.spent.delta, source
 
 
-# ---------------------------------------------------------------- lifetime budgets (issue 11, hole 9)
+# ---------------------------------------------------------------- lifetime budgets (issues 11 and 21)
 session_plans = st.lists(
     st.tuples(
-        st.sampled_from(["session", "program", "reset"]),   # how the total is given, or a reset
-        st.sampled_from(["0.5", "1", "2", "100"]),          # the total
+        # how the session's total is given, a session that declares the data's lifetime, a
+        # reset by the curator, or a change of the lifetime by the curator (`jostle ledger lifetime`)
+        st.sampled_from(["session", "program", "declare", "reset", "lifetime"]),
+        st.sampled_from(["0.5", "1", "2", "100"]),          # the total (or the new lifetime)
         st.lists(st.sampled_from(["0.25", "0.5", "1", "1.5"]), min_size=1, max_size=4),  # releases
     ),
     min_size=1, max_size=6,
@@ -303,13 +306,15 @@ session_plans = st.lists(
 @settings(max_examples=int(40 * thorough_factor(False)), deadline=None, derandomize=True,
           suppress_health_check=[HealthCheck.too_slow])
 @given(plan=session_plans)
-def test_hole9_the_lifetime_budget_of_a_dataset_never_rises(plan: list) -> None:
+def test_the_lifetime_budget_of_a_dataset_is_the_curators(plan: list) -> None:
     """Sessions one after another on one durable ledger, each with its own total (from the
-    session, or from the program's `budget` statement), and resets by the curator between them.
-    Model: the first charge after a reset fixes the lifetime budget at that session's total; a
-    later, smaller total lowers it; a release is accepted iff the balance plus its epsilon stays
-    within min(session total, lifetime budget). The balance never exceeds any total given since
-    the last reset under which something was charged."""
+    session, or from the program's `budget` statement), with lifetime declarations, resets and
+    lifetime changes by the curator between them. Model (issue 21): a dataset's lifetime is set
+    by the first binding that declares one, or by the first binding session's own total; a
+    program's `budget` never sets or changes it; only `set_lifetime` changes it, keeping the
+    balance; a reset writes the balance off and keeps the lifetime. A release is accepted iff
+    the data has a lifetime, this session's spending plus its epsilon stays within the session's
+    total and the balance plus its epsilon within the lifetime."""
     import tempfile
 
     from jostle.privacy.ledger_store import LedgerStore
@@ -320,29 +325,49 @@ def test_hole9_the_lifetime_budget_of_a_dataset_never_rises(plan: list) -> None:
         balance, lifetime = Fraction(0), None
         for mode, total_text, releases in plan:
             total = Fraction(total_text)
-            if mode == "reset":
+            if mode in ("reset", "lifetime"):
                 with LedgerStore(db) as store:
-                    for dataset in store.datasets():
-                        store.reset(dataset.fingerprint, "property test", confirmed=True)
-                balance, lifetime = Fraction(0), None
+                    datasets = store.datasets()
+                    for dataset in datasets:
+                        if mode == "reset":
+                            store.reset(dataset.fingerprint, "property test", confirmed=True)
+                        else:
+                            store.set_lifetime(dataset.fingerprint, (total, Fraction(0)), "property test",
+                                               confirmed=True)
+                if datasets:
+                    balance, lifetime = (Fraction(0), lifetime) if mode == "reset" else (balance, total)
                 continue
-            session = Session(budget=float(total) if mode == "session" else None, seed=1, ledger_path=db)
-            session.bind_private("t", frame, SCHEMA)
+            given_total = float(total) if mode in ("session", "declare") else None
+            declared = 2 * float(total) if mode == "declare" else None
+            session = Session(budget=given_total, seed=1, ledger_path=db)
+            if declared is not None and lifetime is not None and Fraction(declared) != lifetime:
+                with pytest.raises(UsageError, match="jostle ledger lifetime"):
+                    session.bind_private("t", frame, SCHEMA, lifetime=declared)
+                event("a declaration that differs from the ledger was refused at bind")
+                session.close()
+                continue
+            session.bind_private("t", frame, SCHEMA, lifetime=declared)
+            if lifetime is None and mode != "program":
+                lifetime = Fraction(declared) if declared is not None else total
             head = f"budget {total_text}\n" if mode == "program" else ""
+            this_run = Fraction(0)
             for epsilon_text in releases:
                 epsilon = Fraction(epsilon_text)
-                cap = total if lifetime is None else min(total, lifetime)
-                expected = balance + epsilon <= cap
+                expected = lifetime is not None and this_run + epsilon <= total and balance + epsilon <= lifetime
                 try:
                     session.run(f"{head}x = laplace(count(t), {epsilon_text})\n")
                     accepted = True
                 except BudgetExceeded:
                     accepted = False
                 assert accepted == expected, (plan, mode, total, epsilon, balance, lifetime)
-                if not accepted and cap < total:
+                if not accepted and lifetime is not None and this_run + epsilon <= total:
                     event("a lifetime budget refused what the session's total allowed")
                 if accepted:
-                    balance, lifetime = balance + epsilon, cap
-                assert session.spent.epsilon == balance
-                assert session.remaining.epsilon == (total if lifetime is None else min(total, lifetime)) - balance
+                    balance, this_run = balance + epsilon, this_run + epsilon
+                assert session.spent.epsilon == this_run
+                (status,) = session.datasets
+                assert status.spent.epsilon == balance
+                assert (status.lifetime.epsilon if status.lifetime else None) == lifetime
+                left = Fraction(0) if lifetime is None else max(Fraction(0), min(total - this_run, lifetime - balance))
+                assert session.remaining.epsilon == left
             session.close()
