@@ -74,6 +74,7 @@ import getpass
 import hashlib
 import hmac
 import json
+import logging
 import os
 import secrets
 import socket
@@ -95,6 +96,7 @@ FORMAT_VERSION = "2"
 # dataset, a lifetime taken from the session's budget, data equal to an earlier dataset).
 # Like `jostle.data`, it has only a NullHandler: a program never sees it.
 CURATOR_LOG = "jostle.ledger"
+logging.getLogger(CURATOR_LOG).addHandler(logging.NullHandler())
 # The prefix of the identity of data a program loads itself: its file's resolved path.
 FILE_DATASET = "file:"
 GENESIS = "0" * 64  # prev_hash of the first event

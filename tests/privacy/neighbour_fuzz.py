@@ -87,6 +87,7 @@ import pandas as pd
 from jostle import Session
 from jostle.diagnostics.errors import JostleError
 from tests.privacy.fuzz_returned import Returned, ReturnedWatch, returned_statements, returned_violation
+from tests.privacy.fuzz_ledger import history_for, ledger_statements, lifetime_for, prepare_ledger
 
 # ---------------------------------------------------------------- configuration
 DEFAULT_SECONDS = 60.0
@@ -257,6 +258,7 @@ class Case:
     seed: int
     budget: float | None
     choicemaker: bool
+    history: str | None = None  # a curator's earlier session on a durable ledger (fuzz_ledger.py)
 
     @property
     def source(self) -> str:
@@ -1097,6 +1099,11 @@ class Generator:
                      f"        print(part.key, {{{{ count(part) }}}})"]
         chunks.append(f"with budget {self.pick(['1', '2'])}:\n" + "\n".join(body))
 
+    def family_ledger(self, chunks: list[str]) -> None:
+        """Guesses of the private rows loaded against a ledger a curator has charged (issue 21,
+        hole 1; tests/privacy/fuzz_ledger.py): the budget views must not depend on the guess."""
+        chunks.extend(ledger_statements(self))
+
     def family_returned(self, chunks: list[str]) -> None:
         """Values a Python user takes back with Session.eval (issue 21, hole 5), of every kind
         (tests/privacy/fuzz_returned.py); every case's globals are taken back and checked."""
@@ -1124,6 +1131,7 @@ MISPLACED = {
 FAMILIES: dict[str, float] = {
     "compose": 30, "hole1": 14, "hole5": 10, "hole7": 8, "choicemaker": 4, "partition": 8,
     "release": 8, "private_probe": 8, "public": 3, "trees": 2, "misplaced": 4, "brl": 2, "returned": 4,
+    "ledger": 4,
 }
 
 
@@ -1229,7 +1237,8 @@ def make_case(rng: random.Random, families: dict[str, float] | None = None, engi
             choicemaker = True
         getattr(generator, f"family_{family}")(chunks)
     return Case(tuple(chunks), private, extra, position, extra_first, bind, other, tuple(publics),
-                tuple(values.items()), rng.randrange(1 << 30), budget, choicemaker)
+                tuple(values.items()), rng.randrange(1 << 30), budget, choicemaker,
+                history_for(rng) if "ledger" in drawn else None)
 
 
 # ---------------------------------------------------------------- the tiny ChoiceMaker corpus
@@ -1411,6 +1420,7 @@ def run_case(case: Case, which: int, workspace: Workspace, timeout: float = RUN_
     """
     private = case.neighbour(which)
     workspace.prepare(case, private)
+    ledger_path = prepare_ledger(case, private, workspace)  # the curator's earlier session, if any
     cache = Path(tempfile.mkdtemp(prefix="cache-", dir=workspace.root))
     seen = _Observed(cache)
     first: list[tuple[str, tuple]] = []
@@ -1423,8 +1433,8 @@ def run_case(case: Case, which: int, workspace: Workspace, timeout: float = RUN_
             warnings.simplefilter("always")
             seen.warnings = caught
             try:
-                session = Session(budget=case.budget, seed=case.seed, ledger_path=":memory:", output=seen.output,
-                                  engine=setting)
+                session = Session(budget=case.budget, seed=case.seed, ledger_path=ledger_path, output=seen.output,
+                                  engine=setting, lifetime=lifetime_for(case))
                 _record_first_charge(session, seen, first)
                 watch = ReturnedWatch(session)
                 try:

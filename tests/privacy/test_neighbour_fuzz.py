@@ -51,6 +51,7 @@ from tests.privacy.neighbour_fuzz import (
 SEED = 20261123
 CONTROL_SECONDS = 30.0   # a cap: each negative control stops at its first attributable finding, in a few seconds
 ENGINE_SECONDS = 60.0    # the engine route's share (four runs a case: about 2 cases a second)
+LEDGER_SECONDS = 20.0    # the `ledger` family (issue 21, hole 1) on its own
 RETURNED_SECONDS = 20.0  # the `returned` family on its own (its globals are taken back after every run anyway)
 
 
@@ -342,6 +343,38 @@ def test_values_returned_to_python_are_checked_in_fuzzed_programs() -> None:
 def test_values_left_attached_are_found_by_the_fuzzer() -> None:
     finding = _assert_found(attached_values(), {"returned": 1})
     assert "reaches a live part of the session" in finding.reason and "randomness" in finding.reason, finding.reason
+
+
+def content_keyed_loads() -> Reintroduced:
+    """Before issue 21's hole 1 was closed: a file a program loaded was registered with the
+    ledger by its content digest, so it was charged and reported together with any dataset of
+    equal content (the ledger as a membership oracle)."""
+    from jostle.language import binding, builtins
+
+    def by_content(interp: Any, name: str, columns: list[str], file: Any) -> None:
+        from jostle.data.schema import read_csv_file
+
+        raw = read_csv_file(file).frame
+        digest = binding.dataset_digest(interp, raw, name, columns)
+        interp.accountant.register_dataset(digest, name, columns, path=file)
+
+    return Reintroduced("21.1 (the ledger as an oracle)", [(builtins, "register_loaded_file", by_content)])
+
+
+def test_guesses_loaded_against_a_charged_ledger_are_fuzzed() -> None:
+    """The `ledger` family: a curator's earlier session charged the neighbour's rows on a durable
+    ledger; the program loads a guess (one neighbour's rows) and looks at the budget. Nothing it
+    sees before its first charge, nor whether that charge is accepted, may depend on the guess."""
+    stats = FuzzStats()
+    finding = fuzz(LEDGER_SECONDS, seed=SEED + 3, families={"ledger": 3, "compose": 1}, stats=stats)
+    print(stats)
+    assert finding is None, f"{finding.report()}\n\n{stats}"
+    assert stats.programs >= 15 and stats.charged >= stats.programs // 4, stats
+
+
+def test_the_ledger_as_an_oracle_is_found_by_the_fuzzer() -> None:
+    finding = _assert_found(content_keyed_loads(), {"ledger": 1})
+    assert "guessed.csv" in finding.case.source and finding.case.history is not None
 
 
 # ---------------------------------------------------------------- the harness
