@@ -187,3 +187,13 @@ def test_an_option_written_in_jostle_joins_a_tree_choicemaker(tmp_path, monkeypa
     trace = session.eval("trace(T)")[0]
     assert trace["choice"] in ("Vote", "FriedmanSchuster") and set(trace["predicted_error"]) == {"Vote", "FriedmanSchuster"}
     assert sum(c.budget.epsilon for c in session.ledger) <= 1
+
+
+@pytest.mark.parametrize("learner", ["C45", "OneRule", "FriedmanSchuster"])
+def test_a_tree_on_an_empty_public_table_is_a_located_error(learner):
+    """Found by the neighbour fuzzer's `returned` family (issue 21): scikit-learn's ValueError
+    escaped as an internal error. A public table's size is public, so saying so is fine."""
+    session = _session()
+    session.run('empty = pub.where(lambda r: false)\n')
+    with pytest.raises(JostleRuntimeError, match="needs at least one row to learn from"):
+        session.run(f'm = {learner}(empty, "label")\n')

@@ -179,6 +179,9 @@ class TreeOption:
                                      span)
         table, target = args
         data = task_data(table, target, span, who)
+        if not table.private and len(data.y) == 0:
+            # a public table's size is public: the non-private baseline needs a row to learn from
+            raise JostleRuntimeError(f"{who} needs at least one row to learn from; this public table is empty", span)
         if self.configuration is None:
             if table.private:
                 raise PrivacyError("C45 is not private: it only learns from public tables", span,
