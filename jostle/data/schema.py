@@ -27,7 +27,13 @@ The rules (the only ones; both policies apply them alike, except as said):
   * text in a numeric column that is not a number: the same (default, else error or drop);
   * a column the schema declares but the data lacks is an error (column names are the
     header, the same on neighbouring tables, so this error is data-independent); extra
-    columns are ignored (they are not part of the table).
+    columns are ignored (they are not part of the table);
+  * every cell is first read by `jostle.data.cells.read_cell`, by its type alone: None, NaN,
+    NaT and pandas.NA are missing; bools, ints, floats, texts, Decimals, Fractions and NumPy's
+    scalars of these are plain values; any other cell (a list, NumPy array, dict, bytes, a
+    date or time, a complex number, any other object) is *unknown*, which the rules above
+    treat like a missing value (the default, else an error naming the row, or the row
+    dropped). No rule calls a method of the cell's own class, so no cell raises.
 
 CSV files are parsed by one reader (`read_csv_file`) for every route: RFC 4180 records
 (Python's csv module), UTF-8 with an optional byte-order mark. A record the reader cannot use
@@ -50,6 +56,7 @@ from typing import TYPE_CHECKING, Any, Mapping
 
 import numpy as np
 
+from jostle.data.cells import MISSING, PLAIN, read_cell
 from jostle.diagnostics.errors import DataError
 
 if TYPE_CHECKING:
@@ -510,21 +517,55 @@ def read_csv(path: str | Path) -> pd.DataFrame:
     return read_csv_file(path).checked()
 
 
-def _is_missing(value: Any) -> bool:
-    if value is None:
-        return True
-    if isinstance(value, str):
-        return value.strip() == "" or value.strip().lower() in ("na", "nan", "null")
+def python_cells(frame: pd.DataFrame) -> pd.DataFrame:
+    """A raw frame's cells as Python objects, each missing cell (`read_cell`) as None.
+
+    For the in-memory route of the curator's DataFrame. pandas' own test (`notna`) compares an
+    object cell with itself, which raised on one row for a signalling Decimal NaN or a float
+    subclass whose `!=` raises, and may call a cell's own methods; `read_cell` never does.
+    Columns of a NumPy or pandas type hold no Python objects of their own: pandas tests those.
+    """
     import pandas as pd
 
-    try:
-        return bool(pd.isna(value))
-    except (TypeError, ValueError):
-        return False
+    out = frame.astype(object)
+    for position in range(frame.shape[1]):
+        column = frame.iloc[:, position]
+        if column.dtype == object:
+            missing = np.fromiter((read_cell(cell)[0] == MISSING for cell in column.tolist()), dtype=bool,
+                                  count=len(column))
+        else:
+            missing = pd.isna(column).to_numpy(dtype=bool)
+        if missing.any():
+            out.iloc[missing, position] = None
+    return out
+
+
+def _is_missing(value: Any) -> bool:
+    """A missing cell: one `read_cell` reads as missing, or a text that is blank or na/nan/null."""
+    kind, plain = read_cell(value)
+    return kind == MISSING or (kind == PLAIN and isinstance(plain, str) and _missing_text(plain))
+
+
+def _missing_text(text: str) -> bool:
+    stripped = text.strip()
+    return stripped == "" or stripped.lower() in ("na", "nan", "null")
 
 
 def _match_category(value: Any, values: tuple) -> tuple[bool, Any]:
     """Match a raw cell against the declared categories, allowing '1' to match 1.
+
+    Only a plain cell (`read_cell`) can match, by its exact Python value: a list, an array or
+    an object of another type never does, and its own methods never run (an array's `==`
+    gave an array whose truth value raised: issue 21, hole 4).
+    """
+    kind, plain = read_cell(value)
+    if kind != PLAIN:
+        return False, None
+    return _match_plain(plain, values)
+
+
+def _match_plain(value: bool | int | float | str, values: tuple) -> tuple[bool, Any]:
+    """`_match_category` of a plain cell (an exact bool, int, float or str).
 
     The match is the declared value, never the cell (a cell 0.0 matching the category 0 is
     stored as 0): row functions then compute on the domain's own values (-0 is 0, -0.0 is not),
@@ -551,6 +592,50 @@ def _match_category(value: Any, values: tuple) -> tuple[bool, Any]:
             except ValueError:
                 pass
     return False, None
+
+
+def read_number(value: Any) -> tuple[float | None, str]:
+    """A raw cell of a numeric column: (its number, "") or (None, why it has none, for messages).
+
+    A whole number beyond every double reads as the infinity of its sign (the bound it is then
+    clamped to), as an engine's cast gives; raising would fail on this one row (exit 70), which
+    a neighbour without it does not.
+    """
+    kind, plain = read_cell(value)
+    if kind == MISSING:
+        return None, "is missing"
+    if kind != PLAIN:
+        return None, f"is {kind}, not a number"
+    if isinstance(plain, str):
+        if _missing_text(plain):
+            return None, "is missing"
+        try:
+            number = float(plain)
+        except ValueError:
+            return None, f"{plain!r} is not a number"
+        return (None, "is NaN") if math.isnan(number) else (number, "")
+    try:
+        return float(plain), ""
+    except OverflowError:
+        return (math.inf if plain > 0 else -math.inf), ""
+
+
+def category_problem(value: Any, values: tuple) -> str:
+    """Why a raw cell matches no category (`_match_category`), in the curator's refusal."""
+    kind, plain = read_cell(value)
+    if kind == MISSING or (kind == PLAIN and isinstance(plain, str) and _missing_text(plain)):
+        return "is missing"
+    if kind != PLAIN:
+        return f"is {kind}, not one of {list(values)}"
+    return f"{_shown(plain)} is not one of {list(values)}"
+
+
+def _shown(value: bool | int | float | str) -> str:
+    """A plain value as a message shows it (a whole number too long to print by its size)."""
+    try:
+        return repr(value)
+    except ValueError:
+        return f"a whole number of about {int(value.bit_length() * math.log10(2)) + 1} digits"
 
 
 def breaking_hint(name: str, spec: ColumnSpec) -> str:
@@ -618,22 +703,7 @@ def conform(frame: pd.DataFrame, schema: Schema, table: str, strict: bool = True
         if isinstance(spec, Numeric):
             values = np.empty(len(raw), dtype=float)
             for i, cell in enumerate(raw):
-                number: float | None
-                if _is_missing(cell):
-                    number = None
-                    problem = "is missing"
-                else:
-                    try:
-                        number = float(cell)
-                        problem = ""
-                        if math.isnan(number):
-                            number, problem = None, "is NaN"
-                    except (TypeError, ValueError):
-                        number, problem = None, f"{cell!r} is not a number"
-                    except OverflowError:  # a whole number beyond every double: its infinity,
-                        # clamped to the bound as an engine's cast does; raising would fail on
-                        # this one row (exit 70), which a neighbour without it does not.
-                        number, problem = (math.inf if cell > 0 else -math.inf), ""
+                number, problem = read_number(cell)
                 if number is None:
                     if spec.default is None:
                         fail(name, i, problem, breaking_hint(name, spec))
@@ -648,8 +718,7 @@ def conform(frame: pd.DataFrame, schema: Schema, table: str, strict: bool = True
                 ok, value = (False, None) if _is_missing(cell) else _match_category(cell, spec.values)
                 if not ok:
                     if spec.default is None:
-                        what = "is missing" if _is_missing(cell) else f"{cell!r} is not one of {list(spec.values)}"
-                        fail(name, i, what, breaking_hint(name, spec))
+                        fail(name, i, category_problem(cell, spec.values), breaking_hint(name, spec))
                         value = spec.values[0]  # a placeholder: the row is dropped
                     else:
                         value = spec.default

@@ -7,7 +7,10 @@ DataFrame) becomes the stored value:
     bounds (rounded half-even first for an integer column), infinities to the bounds;
   * categorical: the code of the first declared value the cell matches (the cell itself, its
     text, or its number equal to a numeric category, in `_match_category`'s order), else the
-    default's code, or the row breaks.
+    default's code, or the row breaks;
+  * a column of a type whose cells no schema reads (`sql_kind`: lists, structs, maps, blobs,
+    dates and times, ...) holds unknown cells (jostle.data.cells): each that is not NULL takes
+    the default, or its row breaks, as in memory.
 A row that breaks is refused by a curator's schema (the first such row is named to the
 curator) and dropped under a program's schema. Each rule is decided per row, so dropping is
 1-stable and nothing but the count (to the curator's logger) depends on the rows.
@@ -15,6 +18,7 @@ curator) and dropped under a program's schema. Each rule is decided per row, so 
 
 from __future__ import annotations
 
+import decimal
 import math
 import unicodedata
 from typing import Any
@@ -22,20 +26,50 @@ from typing import Any
 from jostle.data.engine.dialect import as_text, row_number, spark_text, text_number
 from jostle.data.engine.expressions import Compiler, literal, quote
 from jostle.data.engine.relation import conform_number_sql
-from jostle.data.schema import Categorical, Numeric, Schema, _is_missing
+from jostle.data.cells import BYTES, DATE_TIME, LIST, OBJECT, RECORD, UNKNOWN_KINDS
+from jostle.data.schema import Categorical, Numeric, Schema, _is_missing, category_problem, read_number
 
 MISSING_WORDS = ("na", "nan", "null")
 PLAIN_DECIMAL = "^-?[0-9]+(\\.[0-9]+)?\\z"  # Java's regular expression: digits, one point, no spaces
-NUMERIC_TYPES = ("DOUBLE", "FLOAT", "REAL", "BIGINT", "INTEGER", "SMALLINT", "TINYINT", "HUGEINT", "UBIGINT",
-                 "UINTEGER", "USMALLINT", "UTINYINT", "DECIMAL")
+TEXT = "text"
+INTEGER = "integer"
+FLOAT = "float"
+BOOLEAN = "boolean"
+_INTEGER_TYPES = ("TINYINT", "SMALLINT", "INTEGER", "INT", "BIGINT", "HUGEINT", "UTINYINT", "USMALLINT", "UINTEGER",
+                  "UBIGINT", "UHUGEINT", "INT1", "INT2", "INT4", "INT8", "LONG", "SHORT", "BYTE")
+_FLOAT_TYPES = ("DOUBLE", "FLOAT", "REAL", "FLOAT4", "FLOAT8")
 
 
-def _is_numeric_type(sql_type: str) -> bool:
-    return sql_type.upper().startswith(NUMERIC_TYPES)
+def sql_kind(sql_type: str, dialect: str = "duckdb") -> str:
+    """How a column of this SQL type reads, by `jostle.data.cells.read_cell`'s rule.
 
-
-def _is_text_type(sql_type: str) -> bool:
-    return sql_type.upper() in ("VARCHAR", "STRING", "TEXT")
+    TEXT, INTEGER, FLOAT (DECIMAL too: a Parquet decimal reads as doubles in memory, so its
+    text is the double's) or BOOLEAN: plain cells. Any other type is a kind of cell no schema
+    reads, the kind its cells have in memory (DuckDB's reader gives pandas a NumPy array for a
+    LIST, a dict for a STRUCT or MAP, a bytearray for a BLOB, a Timestamp for a DATE): every
+    cell of the column that is not NULL is then unknown (the default, or the row breaks), on
+    every route alike. Types as DuckDB names them and as `SparkEngine.raw_types` gives Spark's.
+    """
+    upper = sql_type.strip().upper()
+    if upper.endswith("]") or upper.startswith(("ARRAY", "LIST")):  # DuckDB VARCHAR[], DOUBLE[2]; Spark ARRAY<..>
+        return LIST
+    if upper.startswith(("STRUCT", "MAP", "UNION", "ROW")):
+        return RECORD
+    if upper in ("VARCHAR", "STRING", "TEXT", "JSON", "CHAR", "BPCHAR") or upper.startswith(("VARCHAR(", "ENUM(")):
+        return TEXT
+    if upper in ("BOOLEAN", "BOOL", "LOGICAL"):
+        return BOOLEAN
+    if upper in _INTEGER_TYPES or (dialect == "spark" and upper == "DECIMAL(20,0)"):
+        # Spark reads a Parquet UINT64 column (DuckDB's UBIGINT, whole numbers in memory) as
+        # DECIMAL(20,0); a true decimal column of that type reads as whole numbers there too.
+        return INTEGER
+    if upper in _FLOAT_TYPES or upper.startswith(("DECIMAL", "NUMERIC")):
+        return FLOAT
+    if upper in ("BLOB", "BYTEA", "BINARY", "VARBINARY"):
+        return BYTES
+    if upper.startswith(("DATE", "TIME", "INTERVAL")):  # TIMESTAMP[_NS|_MS|_S|_NTZ| WITH TIME ZONE], TIMETZ
+        return DATE_TIME
+    return OBJECT  # UUID, BIT, ...: a uuid.UUID in memory, an object of another type
 
 
 # Python's own reading of a text cell (jostle.data.schema.conform is the reference): str.strip()
@@ -116,9 +150,13 @@ def _numeric_cell(cell: str, sql_type: str, dialect: str = "duckdb") -> tuple[st
     """(the cell as a DOUBLE, NULL where it is missing, not a number or NaN; the SQL of "it is").
 
     A text float() reads is never missing to `_is_missing` unless it is NaN ('nan'): the empty
-    text and the words na, null are no numbers, so one parse decides (read once per use).
+    text and the words na, null are no numbers, so one parse decides (read once per use). A
+    cell of a type no schema reads (`sql_kind`) has no number.
     """
-    if _is_numeric_type(sql_type) or sql_type.upper() == "BOOLEAN":
+    kind = sql_kind(sql_type, dialect)
+    if kind in UNKNOWN_KINDS:
+        return "CAST(NULL AS DOUBLE)", "TRUE"
+    if kind != TEXT:
         number = f"CAST({cell} AS DOUBLE)"
     else:
         text = as_text(cell, dialect)
@@ -137,7 +175,10 @@ def _categorical_cell(cell: str, sql_type: str, spec: Categorical, dialect: str 
     from jostle.data.engine.expressions import _is_bool, _is_number
 
     cases = []
-    if _is_text_type(sql_type) or not (_is_numeric_type(sql_type) or sql_type.upper() == "BOOLEAN"):
+    kind = sql_kind(sql_type, dialect)
+    if kind in UNKNOWN_KINDS:  # no category matches such a cell: NULL, missing, breaks the row alike
+        return "CAST(NULL AS INTEGER)", "TRUE"
+    if kind == TEXT:
         text = as_text(cell, dialect)
         trimmed = python_strip(text, dialect)  # _match_category: str(cell).strip(), then float() of it
         number = python_float(trimmed, dialect)
@@ -165,14 +206,17 @@ def _categorical_cell(cell: str, sql_type: str, spec: Categorical, dialect: str 
         for i, value in enumerate(spec.values):
             if _is_number(value) or _is_bool(value):
                 cases.append(f"WHEN {number} = {literal(float(value)).sql} THEN {i}")
-        text = as_text(cell, dialect)
-        if sql_type.upper() == "BOOLEAN":  # Python's str(True) is 'True'; SQL's text of TRUE is 'true'
+        # str() of the cell as Python holds it: an int's digits, a float's shortest repr (DuckDB
+        # prints a DOUBLE as Python does; a FLOAT or DECIMAL is first widened to the double it
+        # is in memory: 0.1 as a FLOAT is 0.10000000149011612 there, not '0.1').
+        text = as_text(cell if kind == INTEGER else number, dialect)
+        if kind == BOOLEAN:  # Python's str(True) is 'True'; SQL's text of TRUE is 'true'
             text = f"(CASE WHEN {cell} THEN 'True' ELSE 'False' END)"
         for i, value in enumerate(spec.values):
             cases.append(f"WHEN {text} = {literal(str(value)).sql} THEN {i}")
         missing = f"({cell} IS NULL OR isnan({number}))"
     code = f"(CASE WHEN {missing} THEN NULL {' '.join(cases)} ELSE NULL END)"
-    if dialect == "spark" and not (_is_numeric_type(sql_type) or sql_type.upper() == "BOOLEAN"):
+    if dialect == "spark" and kind == TEXT:
         code = _exact_first(text, spec, code, dialect)  # `text`: the cell as text, above
     return code, f"({code} IS NULL)"
 
@@ -224,13 +268,12 @@ def first_breaking_row(engine: Any, raw: str, schema: Schema, types: dict[str, s
     cell = engine.query(f"SELECT {quote(column, engine.dialect)} FROM "
                         f"(SELECT {position} AS n, * FROM {raw}) AS r WHERE n = {row}")[0][0]
     spec = schema[column]
-    if _is_missing(cell):
-        what = "is missing"
-    elif isinstance(spec, Numeric):
-        try:
-            what = "is NaN" if math.isnan(float(cell)) else f"{cell!r} is not a number"
-        except (TypeError, ValueError, OverflowError):
-            what = f"{cell!r} is not a number"
-    else:
-        what = f"{cell!r} is not one of {list(spec.values)}"
-    return column, row, what
+    kind = sql_kind(types.get(column, "VARCHAR"), engine.dialect)
+    if kind in UNKNOWN_KINDS and cell is not None:  # described by its kind, as in memory
+        return column, row, (f"is {kind}, not a number" if isinstance(spec, Numeric)
+                              else f"is {kind}, not one of {list(spec.values)}")
+    if kind == INTEGER and isinstance(cell, decimal.Decimal):  # Spark's DECIMAL(20,0): a whole number
+        cell = int(cell)
+    if isinstance(spec, Numeric):
+        return column, row, read_number(cell)[1]
+    return column, row, category_problem(cell, spec.values)

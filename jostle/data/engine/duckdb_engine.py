@@ -72,7 +72,8 @@ class DuckDBEngine(SqlAggregates):
         # engine's timing (so the table's size) into a program's output.
         self.connection.execute("SET enable_progress_bar = false")
         self._columns: dict[str, list[str]] = {}
-        self._frames: dict[str, Any] = {}  # raw views registered from a DataFrame: the frame itself
+        self._frames: dict[str, Any] = {}  # raw views of a DataFrame: the frame itself
+        self._registered: set[str] = set()  # those registered with DuckDB (`raw_frame`)
         self._group_cache: dict[tuple, dict[tuple[int, ...], int]] = {}
         self._lock = threading.Lock()
 
@@ -133,14 +134,25 @@ class DuckDBEngine(SqlAggregates):
         return view
 
     def raw_frame(self, frame: Any) -> str:
+        """A pandas DataFrame as a raw view. `bind` conforms it in memory, cell by cell, and the
+        frame is registered with DuckDB only when SQL first reads the view (`raw_types`, which
+        `fingerprint.engine_digest` calls first, or `store_conformed`): DuckDB's registration
+        types each object column from its cells and raised on some (a NumPy array of texts,
+        issue 21 hole 4), which would fail the curator's binding on one row."""
         view = self._fresh("raw")
-        with self._lock:
-            self.connection.register(view, frame)
         self._columns[view] = [str(c) for c in frame.columns]
         self._frames[view] = frame
         return view
 
+    def _register(self, view: str) -> None:
+        """Register a raw frame's view with DuckDB, once (see `raw_frame`)."""
+        with self._lock:
+            if view in self._frames and view not in self._registered:
+                self.connection.register(view, self._frames[view])
+                self._registered.add(view)
+
     def raw_types(self, view: str) -> dict[str, str]:
+        self._register(view)
         return {row[0]: row[1] for row in self.query(f"DESCRIBE {view}")}
 
     # ------------------------------------------------------------ binding
@@ -252,6 +264,7 @@ class DuckDBEngine(SqlAggregates):
             else:
                 stored[name] = frame[name].astype(float).reset_index(drop=True)
         view = self.raw_frame(pd.DataFrame(stored, columns=list(schema.names)))
+        self._register(view)
         name = self._fresh("table")
         self.query(f"CREATE TABLE {name} AS SELECT * FROM {view}")
         self._columns[name] = list(schema.names)

@@ -199,23 +199,63 @@ def frame_digest(frame: Any, unit: str) -> bytes:
     frame.columns = [str(c) for c in frame.columns]
     for name in frame.columns:
         column = frame[name]
-        if pd.api.types.is_numeric_dtype(column.dtype) or pd.api.types.is_bool_dtype(column.dtype):
+        if _typed_for_duckdb(column.dtype):
             continue
         if isinstance(column.dtype, pd.StringDtype):  # texts and missing cells only
             continue
-        if column.dtype == object and all(v is None or isinstance(v, str) for v in column.unique()):
+        # Each cell is looked at, none hashed (`unique` raised on a NumPy array or a dict: the
+        # curator's binding then failed on one row, issue 21 hole 4).
+        if column.dtype == object and all(v is None or isinstance(v, str) for v in column.tolist()):
             continue
         frame[name] = _as_csv_text(column).to_numpy(dtype=object)  # by position: the index may be any
     engine = DuckDBEngine()
     return engine_digest(engine, engine.raw_frame(frame), unit)
 
 
+def _typed_for_duckdb(dtype: Any) -> bool:
+    """A numeric or boolean dtype DuckDB registers as it is (not complex, sparse or longdouble)."""
+    import numpy as np
+    import pandas as pd
+
+    if isinstance(dtype, pd.SparseDtype) or pd.api.types.is_complex_dtype(dtype):
+        return False
+    if not (pd.api.types.is_numeric_dtype(dtype) or pd.api.types.is_bool_dtype(dtype)):
+        return False
+    return not (isinstance(dtype, np.dtype) and dtype.kind == "f" and dtype.itemsize > 8)
+
+
 def _as_csv_text(column: Any) -> Any:
-    """A column as the text pandas' CSV writer gives it (missing cells as None)."""
+    """A column as the text pandas' CSV writer gives it (missing cells as None).
+
+    A column the writer cannot print (a cell whose `str` raises, a whole number of more than
+    4300 digits) is written with each cell's text by `jostle.data.cells.read_cell`'s rule
+    instead (`_cell_text`), so that no cell makes the fingerprint, and with it the curator's
+    binding, fail; such columns had no fingerprint before, so no ledger holds one to match.
+    """
     import io
 
     import pandas as pd
 
     part = column.infer_objects() if column.dtype == object else column  # Timestamps write as dates
-    text = pd.read_csv(io.StringIO(part.to_frame("c").to_csv(index=False)), dtype=str, keep_default_na=False)["c"]
+    try:
+        written = part.to_frame("c").to_csv(index=False)
+    except Exception:  # noqa: BLE001 - a cell's own __str__ or __format__ raised
+        written = pd.Series([_cell_text(cell) for cell in column.tolist()], dtype=object).to_frame("c").to_csv(
+            index=False)
+    text = pd.read_csv(io.StringIO(written), dtype=str, keep_default_na=False)["c"]
     return text.where(text != "", None).astype(object)
+
+
+def _cell_text(cell: Any) -> str | None:
+    """A text for any cell that never raises: a plain value's own, else its kind's name."""
+    from jostle.data.cells import MISSING, PLAIN, read_cell
+
+    kind, value = read_cell(cell)
+    if kind == MISSING:
+        return None
+    if kind != PLAIN:
+        return f"<{kind}>"
+    try:
+        return str(value)
+    except ValueError:  # a whole number beyond str()'s 4300 digits: its hexadecimal digits
+        return f"{value:#x}"

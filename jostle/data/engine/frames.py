@@ -83,6 +83,12 @@ def _categories(column: Any, spec: Categorical) -> Any:
             isinstance(column.dtype, pd.StringDtype)
             or (column.dtype == object and pd.api.types.infer_dtype(column, skipna=True) in ("string", "empty"))):
         return None
+    # Texts of str's own type only: factorize hashes and compares the cells, which for a
+    # subclass of str runs its own __hash__ and __eq__ (they may raise, or merge unequal texts);
+    # conform reads such a cell by str's methods (jostle.data.cells).
+    # (A float is NaN here, the only float `infer_dtype` skips.)
+    if not set(map(type, column.to_numpy(dtype=object))) <= {str, float, type(None), type(pd.NA)}:
+        return None
     codes, texts = pd.factorize(column, use_na_sentinel=True)
     values = np.empty(len(texts) + 1, dtype=object)  # the last slot: a missing cell (code -1)
     for i, text in enumerate(list(texts) + [None]):
