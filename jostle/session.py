@@ -314,8 +314,10 @@ class Session:
     @property
     def ledger(self) -> Ledger:
         """This session's charges, its total and what it spent, and each dataset's lifetime and balance."""
+        # Each dataset's lifetime line only with a durable ledger: in memory it would repeat
+        # this session's figures (nothing persists).
         return Ledger(self.accountant.ledger, self.accountant.cap, self.accountant.spent,
-                      self.accountant.datasets_status())
+                      self.accountant.datasets_status() if self.store.persistent else [])
 
     @property
     def spent(self) -> Budget:

@@ -84,7 +84,6 @@ def test_a_session_that_spends_all_but_a_billionth_says_so(patients):
         session.bind_private("patients", patients, {"age": ("numeric", 0, 100)})
         session.run("x = laplace(count(patients), 0.999999999)")
         text = str(session.ledger)
-    summary, data = text.splitlines()[-2:]
-    assert data.startswith("data 'patients': lifetime budget epsilon=1, spent epsilon=0.999999999 in all runs")
+    summary = text.splitlines()[-1]  # an in-memory ledger: no line per dataset
     assert "this run spent: epsilon=0.999999999" in summary
     assert "left for this run: epsilon=1e-09 (under a millionth" in summary

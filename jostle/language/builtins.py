@@ -781,8 +781,9 @@ def describe_budget(interp) -> str:
     else:
         text = (f"this run spent {spent} of its budget {accountant.cap}; the next release may "
                 f"spend at most {accountant.remaining}")
-    for status in accountant.datasets_status():
-        text += "\n" + dataset_line(status)
+    if accountant.store is not None and accountant.store.persistent:
+        for status in accountant.datasets_status():
+            text += "\n" + dataset_line(status)
     return text
 
 

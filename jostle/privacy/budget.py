@@ -646,9 +646,9 @@ def lifetime_refusal(refusal: LedgerRefusal, entry: Charge, ledger_path: str) ->
     show = f"`jostle ledger show --dataset {_quoted(data)}`"
     if refusal.missing:
         return BudgetExceeded(
-            f"the data '{data}' has no lifetime budget in the ledger {ledger_path}",
+            f"the data '{data}' has no lifetime budget in the durable ledger",
             entry.span,
-            "nothing was released and nothing was spent. A dataset's lifetime budget is its "
+            f"nothing was released and nothing was spent (ledger {ledger_path}). A dataset's lifetime budget is its "
             "curator's to declare, when binding it (Session.bind_private(..., lifetime=E), "
             "`jostle run --lifetime E`, or \"lifetime\": E in its schema file) or with "
             f"`jostle ledger lifetime --dataset {_quoted(data)} E --reason TEXT --yes`; a "
