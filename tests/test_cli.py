@@ -140,6 +140,20 @@ def test_the_durable_ledger_needs_a_lifetime_and_refuses_past_it(tmp_path):
     assert "teaching (by" in shown.stdout and "lifetime budget epsilon=3, spent epsilon=2" in shown.stdout
 
 
+def test_the_readmes_two_budgets_example_does_what_it_says(tmp_path):
+    """The README's "Two budgets" commands, in order, on a new user's durable ledger."""
+    env = _fresh_home(tmp_path)
+    section = (ROOT / "README.md").read_text(encoding="utf-8").split("## Two budgets", 1)[1].split("\n## ", 1)[0]
+    (block,) = re.findall(r"```sh\n(.*?)\n```", section, re.S)
+    commands = [shlex.split(line.split("#", 1)[0]) for line in block.splitlines()]
+    runs = [subprocess.run(_as_installed(command), capture_output=True, text=True, cwd=ROOT, env=env, timeout=300)
+            for command in commands]
+    assert [run.returncode for run in runs] == [0, 0, 0, BudgetExceeded.exit_code], [r.stderr for r in runs]
+    assert "lifetime budget epsilon=3, spent epsilon=1 in all runs, left epsilon=2" in runs[0].stdout
+    assert "lifetime budget epsilon=3, spent epsilon=2 in all runs, left epsilon=1" in runs[1].stdout
+    assert "has only 0 left of its lifetime budget: lifetime 3, spent 3" in runs[3].stderr
+
+
 # ---------------------------------------------------------------- output piped into a reader that stops early
 PIPE_PROGRAM = "with budget 0.5:\n    n = {{ count(people) }}\nfor i in range(30000):\n    print(i)\n"
 
