@@ -153,9 +153,18 @@ def _abs(interp, span, value):
 
 @builtin("round", 1, 2, privacy="row", doc="round(x[, digits])")
 def _round(interp, span, value, digits=0):
+    if isinstance(digits, RowValues):
+        # The digits are one number for every row (numpy's round and the engines' SQL take one
+        # scale), so a column there is refused, on its type alone, whatever the rows hold.
+        raise refuse("the number of digits of round() cannot be a column", digits, span,
+                     "round every row to the same public number of digits, e.g. round(r.score, 2); to "
+                     "vary it by row, choose among public ones: round(r.score, 0) if r.code == 0 else "
+                     "round(r.score, 2)")
     if isinstance(value, RowValues):
-        return row_apply(lambda a: np.round(a.astype(float), int(digits)), [value], span, "round()",
-                         op=("round", int(digits)))
+        _refuse_private("round", (digits,), span)
+        places = int(_number(digits, "round", span))
+        return row_apply(lambda a: np.round(a.astype(float), places), [value], span, "round()",
+                         op=("round", places))
     _refuse_private("round", (value, digits), span)
     if isinstance(value, np.ndarray):
         return np.round(value, int(digits))

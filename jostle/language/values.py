@@ -20,11 +20,11 @@ from jostle.privacy.budget import DataNode
 from jostle.data.schema import Schema
 from jostle.diagnostics.source import Span
 
-# Whole numbers are Python ints, which have no size limit: a program could build one so large
-# that converting it to a float overflows, printing it fails, or computing it exhausts memory.
-# Literals and arithmetic results are therefore kept below 10**308, which every float holds.
-MAX_WHOLE_DIGITS = 308
-MAX_WHOLE = 10**MAX_WHOLE_DIGITS
+# The limits on whole numbers (below 10**308, public values too) and on one row's values
+# (jostle.language.row_limits has them and their argument).
+from jostle.language.row_limits import MAX_ROW_TEXT, MAX_WHOLE, MAX_WHOLE_DIGITS  # noqa: F401 - re-exported
+from jostle.language.row_limits import huge_wholes as _huge_wholes, long_texts as _long_texts
+from jostle.language.row_limits import limit_message, oversized_results
 
 if TYPE_CHECKING:
     from jostle.language import ast_nodes as A
@@ -325,9 +325,11 @@ class RowValues:
     probe only, so whether a row function fails never depends on the private rows.
 
     On the rows themselves nothing raises: a row on which an operation fails (0 ** -1, a
-    division by zero in Python numbers, an overflow) is marked in `missing` and keeps a
-    placeholder value; `where` drops missing rows and `derive` gives them the domain's default.
-    Each row's outcome depends on that row alone, so both rules are 1-stable.
+    division by zero in Python numbers, an overflow) or whose result would break the public
+    size limits (jostle.language.row_limits: a text repeated 10**12 times is never built) is
+    marked in `missing` and keeps a placeholder value; `where` drops missing rows and `derive`
+    gives them the domain's default. Each row's outcome depends on that row alone, so both
+    rules are 1-stable.
     """
 
     array: np.ndarray
@@ -690,6 +692,12 @@ def row_apply(function: Callable[..., Any], operands: list[Any], span: Span, wha
     The function runs on the operands' joint public probe first: if it fails there, the
     error is raised whatever the private rows hold. Only then does it run on the columns;
     there it never raises: rows on which it fails are marked missing (see RowValues).
+
+    Sizes are kept within the public limits of jostle.language.row_limits (its docstring has
+    the argument): an operation that would build an oversized value (`text * n`, `a ** b`) is
+    sized first, from the operands alone; on the probe that raises, on a row that row takes
+    the missing value without being computed, and a row whose result is beyond a limit after
+    any operation holds the placeholder, never the oversized value.
     """
     from jostle.diagnostics.errors import JostleRuntimeError
 
@@ -702,24 +710,40 @@ def row_apply(function: Callable[..., Any], operands: list[Any], span: Span, wha
     probes = iter(joint)
     probe_operands = [next(probes) if isinstance(o, RowValues) else o for o in operands]
     with np.errstate(all="ignore"):
+        oversized = _oversized(op, probe_operands, message, span)
+        if oversized is not None and oversized.any():  # sized before it is built: public values only
+            raise JostleRuntimeError(*_located(limit_message(op, what), span))
         try:
             probe = np.asarray(function(*probe_operands))
         except ROW_ERRORS:
             raise JostleRuntimeError(message, span) from None
+        except MemoryError:
+            # The probe is made of the public domains and the program's constants, so what it
+            # asks for is the same on every table (the memory left beside it is not protected,
+            # as the run's memory use in general; see docs/threat_model.md, Known limits): a
+            # located error, not an internal one. Rows never get here (see ROW_ERRORS).
+            raise JostleRuntimeError(f"{what} needs more memory than there is, on the columns' public "
+                                     "domains", span, "the operation builds values too large for any "
+                                     "row; bound its operands first") from None
         if probe.shape != (len(joint[0]),):
             raise JostleRuntimeError(f"{what} does not give one value per row", span)
         if _huge_wholes(probe).any():  # the same limit as on public numbers (MAX_WHOLE)
-            raise JostleRuntimeError(f"{what} gives a whole number of more than {MAX_WHOLE_DIGITS} digits",
-                                     span, "use floats for numbers this large")
-        if _long_texts(probe).any():  # the same limit as `text * n` on public values
-            raise JostleRuntimeError(f"{what} gives a text of more than {MAX_ROW_TEXT:,} characters", span)
+            raise JostleRuntimeError(*_located(limit_message(("**",), what), span))
+        if _long_texts(probe).any():  # a row's text: jostle.language.row_limits.MAX_ROW_TEXT
+            raise JostleRuntimeError(*_located(limit_message(("*",), what), span))
         if columns[0].expr is not None:  # an engine table: build the expression, run nothing here
             return _row_expression(op, operands, columns, probe, sources, span, what, function)
         arrays = [o.array if isinstance(o, RowValues) else o for o in operands]
         missing = _missing_union(columns)
-        result, failed = _apply_to_rows(function, arrays, len(columns[0].array), probe)
+        n = len(columns[0].array)
+        skipped = _oversized(op, arrays, message, span)  # each row sized from its own values
+        if skipped is not None and skipped.any():
+            result, failed = _apply_within_limits(function, arrays, np.broadcast_to(skipped, (n,)), probe)
+        else:
+            result, failed = _apply_to_rows(function, arrays, n, probe)
     huge = _huge_wholes(result) | _long_texts(result)
-    if huge.any():
+    if huge.any():  # the row keeps the placeholder, not the oversized value (row_limits, rule 1)
+        result = _with_placeholder(result, huge, probe)
         failed = huge if failed is None else (failed | huge)
     if failed is not None:
         missing = failed if missing is None else (missing | failed)
@@ -750,14 +774,6 @@ def _row_expression(op: tuple | None, operands: list[Any], columns: list[RowValu
                      sources, None, expr=expression, replay=replay)
 
 
-def _huge_wholes(values: np.ndarray) -> np.ndarray:
-    """Which entries are Python whole numbers of MAX_WHOLE or more (only object arrays hold them)."""
-    if values.dtype != object:
-        return np.zeros(values.shape, dtype=bool)
-    return np.fromiter((isinstance(v, int) and not isinstance(v, bool) and abs(v) >= MAX_WHOLE
-                        for v in values.reshape(-1).tolist()), dtype=bool, count=values.size).reshape(values.shape)
-
-
 def _missing_union(columns: list[RowValues]) -> np.ndarray | None:
     masks = [c.missing for c in columns if c.missing is not None]
     if not masks:
@@ -769,16 +785,65 @@ def _missing_union(columns: list[RowValues]) -> np.ndarray | None:
 # (or any other resource error): whether it happens depends on what the other rows already
 # hold, so catching it per row would let one row change another row's outcome (found by an
 # adversarial review); it propagates and ends the run, as running out of memory does anywhere.
+# A row's values cannot cause one: what an operation may build is sized before it runs and no
+# row holds a value beyond the public limits (jostle.language.row_limits, issue 21).
 ROW_ERRORS = (TypeError, ValueError, ArithmeticError, AttributeError)
-MAX_ROW_TEXT = 10_000_000  # characters in one row's text, as `text * n` is capped on public values
 
 
-def _long_texts(values: np.ndarray) -> np.ndarray:
-    """Which entries are texts longer than MAX_ROW_TEXT (only object arrays hold them)."""
-    if values.dtype != object:
-        return np.zeros(values.shape, dtype=bool)
-    return np.fromiter((isinstance(v, str) and len(v) > MAX_ROW_TEXT for v in values.reshape(-1).tolist()),
-                       dtype=bool, count=values.size).reshape(values.shape)
+def _located(message_and_hint: tuple[str, str], span: Span) -> tuple[str, Span, str]:
+    """(message, span, hint): the arguments of a located error."""
+    return message_and_hint[0], span, message_and_hint[1]
+
+
+def _oversized(op: tuple | None, operands: list[Any], message: str, span: Span) -> np.ndarray | None:
+    """row_limits.oversized_results, with operands it cannot size refused as a type mismatch."""
+    from jostle.diagnostics.errors import JostleRuntimeError
+
+    try:
+        return oversized_results(op, operands)
+    except ROW_ERRORS:  # e.g. arrays that do not broadcast: the operation itself fails alike
+        raise JostleRuntimeError(message, span) from None
+
+
+def _placeholder(probe: np.ndarray) -> Any:
+    """The value a failed row holds: the probe's first (within every limit, typed like the column)."""
+    return probe.reshape(-1)[0] if probe.size else None
+
+
+def _with_placeholder(result: np.ndarray, rows: np.ndarray, probe: np.ndarray) -> np.ndarray:
+    """`result` with the placeholder on `rows` (a fixed-width text array becomes an object array)."""
+    result = result.astype(object) if result.dtype.kind in "US" else result.copy()
+    try:
+        result[rows] = _placeholder(probe)
+    except (TypeError, ValueError, OverflowError):
+        result = result.astype(object)
+        result[rows] = _placeholder(probe)
+    return result
+
+
+def _apply_within_limits(function: Callable[..., Any], arrays: list[Any], skipped: np.ndarray,
+                         probe: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """`function` on the rows not `skipped`; skipped rows hold the placeholder and are failed.
+
+    The skipped rows are those whose result row_limits sized beyond a limit from their own
+    operands: they are never computed, so no row allocates more than the limits allow.
+    """
+    kept = ~skipped
+    subset = [a[kept] if isinstance(a, np.ndarray) and a.ndim == 1 else a for a in arrays]
+    values, failed_kept = _apply_to_rows(function, subset, int(kept.sum()), probe)
+    result = np.empty(len(skipped), dtype=object)
+    result[kept] = list(values)
+    result[skipped] = _placeholder(probe)
+    try:
+        dtype = np.result_type(values.dtype, probe.dtype)
+        if dtype != object:
+            result = result.astype(dtype)
+    except (TypeError, ValueError, OverflowError):
+        pass  # mixed kinds stay Python objects, as in _apply_to_rows
+    failed = skipped.copy()
+    if failed_kept is not None:
+        failed[kept] = failed_kept
+    return result, failed
 
 
 def _apply_to_rows(function: Callable[..., Any], arrays: list[Any], n: int,

@@ -1104,6 +1104,13 @@ class Generator:
         hole 1; tests/privacy/fuzz_ledger.py): the budget views must not depend on the guess."""
         chunks.extend(ledger_statements(self))
 
+    def family_resources(self, chunks: list[str]) -> None:
+        """Row values that would exhaust memory: texts repeated by counts, whole powers, doubled
+        texts over large domains (issue 21, hole 2; tests/privacy/fuzz_resources.py)."""
+        from tests.privacy.fuzz_resources import resource_statements  # it imports this module
+
+        resource_statements(self, chunks)
+
     def family_returned(self, chunks: list[str]) -> None:
         """Values a Python user takes back with Session.eval (issue 21, hole 5), of every kind
         (tests/privacy/fuzz_returned.py); every case's globals are taken back and checked."""
@@ -1132,6 +1139,7 @@ FAMILIES: dict[str, float] = {
     "compose": 30, "hole1": 14, "hole5": 10, "hole7": 8, "choicemaker": 4, "partition": 8,
     "release": 8, "private_probe": 8, "public": 3, "trees": 2, "misplaced": 4, "brl": 2, "returned": 4,
     "ledger": 4,
+    "resources": 4,  # issue 21, hole 2 (tests/privacy/fuzz_resources.py)
 }
 
 

@@ -377,6 +377,53 @@ def test_the_ledger_as_an_oracle_is_found_by_the_fuzzer() -> None:
     assert "guessed.csv" in finding.case.source and finding.case.history is not None
 
 
+def unsized_repetitions() -> Reintroduced:
+    """Before issue 21's hole 2 was closed: `text * n` in a row function was built before its
+    size was known, on the probe (MemoryError on every table) and on each row (MemoryError only
+    when a row held a huge count). Only repetitions are unsized here: an unsized power would
+    compute 2 ** 10**12 for hours, which no time limit interrupts."""
+    from jostle.language import values
+
+    sized = values.oversized_results
+
+    def unsized(op: Any, operands: list[Any]) -> Any:
+        return None if op is not None and op[0] == "*" else sized(op, operands)
+
+    return Reintroduced("21.2 (a row's values exhaust memory)", [(values, "oversized_results", unsized)])
+
+
+def test_resource_exhausting_row_values_are_fuzzed() -> None:
+    """The `resources` family on its own (tests/privacy/fuzz_resources.py), from the seed and for
+    the time the negative control below gets: with the sizing, no violation."""
+    stats = FuzzStats()
+    finding = fuzz(CONTROL_SECONDS, seed=SEED, families={"resources": 1}, stats=stats)
+    print(stats)
+    assert finding is None, f"{finding.report()}\n\n{stats}"
+    assert stats.programs >= 40 and stats.programs - stats.failed >= stats.programs // 5, stats
+
+
+def test_row_values_exhausting_memory_are_found_by_the_fuzzer() -> None:
+    """Hole 2 put back: the fuzzer finds a run that dies with MemoryError on one neighbour only
+    (the row decided it), within the same seed and time, and the case passes with the sizing."""
+    hole = unsized_repetitions()
+    stats = FuzzStats()
+    with Workspace() as workspace:
+        def one_row_decides(finding: Finding) -> bool:
+            first, second = finding.outcomes
+            if (first.internal is None) == (second.internal is None):
+                return False
+            with hole.fixed():
+                return check_case(finding.case, workspace) is None
+
+        with hole.applied():
+            finding = fuzz(CONTROL_SECONDS, seed=SEED, families={"resources": 1}, stats=stats, minimise_seconds=0,
+                           accept=one_row_decides)
+    print(f"hole {hole.hole}: {'found' if finding else 'NOT found'} after {stats}")
+    assert finding is not None, f"the fuzzer did not find hole {hole.hole} reintroduced: {stats}"
+    internal = finding.outcomes[0].internal or finding.outcomes[1].internal
+    assert internal.rstrip().endswith("MemoryError") and " * " in finding.case.source, internal
+
+
 # ---------------------------------------------------------------- the harness
 def test_generated_programs_parse_and_vary() -> None:
     from jostle.diagnostics.errors import JostleSyntaxError
