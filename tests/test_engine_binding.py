@@ -138,18 +138,26 @@ def test_the_curators_csv_is_read_strictly_on_duckdb(tmp_path: Path):
 
 
 def test_the_durable_ledger_keys_the_same_data_the_same_way_on_every_route(files, tmp_path: Path):
+    """The content a curator binds is one key by every route (a DataFrame, CSV, Parquet; in
+    memory or on DuckDB), so a re-export under another name is charged together with it."""
+    from jostle.privacy.ledger_store import LedgerStore
+
     ledger = str(tmp_path / "ledger.sqlite")
-    fingerprints = set()
+    names = []
     for data in (_frame(), files["csv"], files["parquet"]):
         for engine in ("pandas", "duckdb"):
+            names.append(f"t-{len(names)}")
             session = Session(budget=50, ledger_path=ledger, engine=engine)
-            session.bind_private("t", data, SCHEMA)
-            fingerprints.update(session.accountant.datasets)
+            session.bind_private("t", data, SCHEMA, dataset=names[-1])
+            assert {d.name for d in session.accountant.datasets.values()} == set(names)  # all linked
             session.close()
-    assert len(fingerprints) == 1
     session = Session(budget=50, ledger_path=ledger)
-    session.bind_private("t", _frame().iloc[1:], SCHEMA)  # a neighbour: another dataset
-    assert set(session.accountant.datasets) != fingerprints
+    session.bind_private("t", _frame().iloc[1:], SCHEMA, dataset="neighbour")  # another content
+    assert {d.name for d in session.accountant.datasets.values()} == {"neighbour"}
+    session.close()
+    with LedgerStore(ledger) as store:
+        contents = store._db.execute("SELECT COUNT(DISTINCT content) FROM contents").fetchone()[0]
+    assert contents == 2
 
 
 def test_no_fingerprint_is_computed_with_an_in_memory_ledger(files, monkeypatch):
