@@ -386,6 +386,18 @@ def test_the_repl_continues_from_the_ledger_after_a_restart(data):
     assert "data 'people': lifetime budget epsilon=1, spent epsilon=1 in all runs, left epsilon=0" in second.stdout
 
 
+def test_a_budget_typed_in_the_repl_does_not_change_the_lifetime(data):
+    """Issue 21: `budget 2` typed in the REPL on data whose lifetime budget is 5 caps that
+    input; the lifetime budget stays 5."""
+    db = str(data / "study.sqlite")
+    args = ["repl", "--lifetime", "5", "--data", f"people={data / 'people.csv'}", "--ledger-db", db]
+    typed = jostle(*args, stdin="budget 2\nx = laplace(count(people), 1)\n\n:budget\n")
+    assert typed.returncode == 0, typed.stderr
+    assert "data 'people': lifetime budget epsilon=5, spent epsilon=1 in all runs, left epsilon=4" in typed.stdout
+    shown = jostle("ledger", "show", "--db", db)
+    assert "lifetime budget epsilon=5, spent epsilon=1, left epsilon=4" in shown.stdout
+
+
 def _spend(data: Path, db: Path, epsilon: float) -> bool:
     """Spend `epsilon` on people.csv in the ledger `db` (in-process, to keep the tests quick);
     False if the ledger refused it."""

@@ -483,6 +483,21 @@ def test_a_session_total_or_a_program_budget_never_changes_a_lifetime(tmp_path):
         s.run("x = laplace(count(patients), 4)")
 
 
+def test_a_program_budget_within_the_lifetime_left_is_granted(tmp_path):
+    """Issue 21: data with lifetime 5 of which 1 is spent; a program saying `budget 1.0` (no
+    session total) may spend 1, and its numbers agree with the ledger's."""
+    db = tmp_path / "ledger.sqlite"
+    with session(db, budget=1, lifetime=5) as s:
+        s.run("x = laplace(count(patients), 1)")
+    out = io.StringIO()
+    with Session(ledger_path=db, output=out) as s:
+        s.bind_private("patients", make_patients(), PATIENT_SCHEMA)
+        s.run("budget 1.0\nprint(remaining())\nx = laplace(count(patients), 1)\nprint(spent(), remaining())")
+        (status,) = s.datasets
+        assert (status.lifetime.epsilon, status.spent.epsilon, status.left.epsilon) == (5, 2, 3)
+    assert out.getvalue() == "1.0\n1.0 0.0\n"
+
+
 def test_a_declared_lifetime_that_differs_from_the_ledger_is_refused_at_bind(tmp_path):
     db = tmp_path / "ledger.sqlite"
     with Session(ledger_path=db) as s:
