@@ -200,7 +200,8 @@ def test_fixed_width_texts_cannot_double_past_the_limit() -> None:
     were measured). The width is public, and beyond MAX_ROW_TEXT the probe refuses it."""
     program = ('def f(r):\n    x = "a" if r.n > 5 else "bb"\n    for i in range(14):\n        x = x + x\n'
                '    return x == "q"\nu = t.where(f)\n')
-    output, error, message, _ = on_both(program, REPEAT_SCHEMA, SHARED_ROWS, ("a", 7), ("s", "n"))
+    schema = {"s": ("categorical", ["a", "b", "c"]), "n": ("categorical", list(range(10)))}
+    output, error, message, _ = on_both(program, schema, SHARED_ROWS, ("a", 7), ("s", "n"))
     assert error == "JostleRuntimeError" and "'+' gives a text of more than" in message
     assert "<string>:4:13" in message
 
