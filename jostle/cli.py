@@ -51,7 +51,8 @@ class _Parser(argparse.ArgumentParser):
 
 
 # The options of a session, their defaults, and whether they may be repeated.
-SESSION_OPTIONS = {"budget": None, "delta": 0.0, "data": [], "lifetime": None, "seed": None, "ledger": False,
+SESSION_OPTIONS = {"budget": None, "delta": 0.0, "data": [], "dataset_names": [], "lifetime": None, "seed": None,
+                   "ledger": False,
                    "ledger_db": None,
                    "trace": False, "engine": "auto", "master": None}
 _BEFORE = "before_"  # dest prefix of the options given before the command
@@ -61,7 +62,7 @@ def _session_options(parser: argparse.ArgumentParser, prefix: str = "") -> None:
     """Add the session options. Their defaults are SUPPRESS so that a value given before the
     command is not overwritten by a subcommand's default; `_merge_options` fills them in."""
     def add(*flags: str, **kwargs) -> None:
-        dest = prefix + flags[0].lstrip("-").replace("-", "_")
+        dest = prefix + kwargs.pop("dest", flags[0].lstrip("-").replace("-", "_"))
         parser.add_argument(*flags, dest=dest, default=argparse.SUPPRESS, **kwargs)
 
     add("--budget", type=float, metavar="E",
@@ -71,6 +72,9 @@ def _session_options(parser: argparse.ArgumentParser, prefix: str = "") -> None:
     add("--data", action="append", metavar="NAME=PATH",
         help="bind a private table (a CSV or Parquet file); its schema comes from a .schema.json "
              "file beside it or from a `private NAME: {...}` declaration")
+    add("--dataset", action="append", metavar="NAME=DATASET", dest="dataset_names",
+        help="the name the durable ledger knows the table NAME (bound with --data) by; default NAME: "
+             "bind every version of the same data under one name")
     add("--lifetime", metavar="E[,D]",
         help="the lifetime budget (epsilon, or epsilon,delta) of data bound or loaded in this run "
              "that the durable ledger does not know yet: the most ever spent on it, across runs "
@@ -177,8 +181,8 @@ def _merge_options(args: argparse.Namespace) -> None:
     if args.command is not None and args.code is not None:
         raise UsageError(f"-c CODE cannot be combined with the `{args.command}` command")
     for name, default in SESSION_OPTIONS.items():
-        if name == "data":
-            args.data = before.get("data", []) + getattr(args, "data", [])
+        if name in ("data", "dataset_names"):  # repeatable: given before and after, all apply
+            setattr(args, name, before.get(name, []) + getattr(args, name, []))
             continue
         if name in before and hasattr(args, name) and getattr(args, name) != before[name]:
             flag = "--" + name.replace("_", "-")
@@ -204,6 +208,7 @@ def _session(args: argparse.Namespace):
     options = {"spark": {"master": args.master}} if args.master is not None else None
     session = Session(budget=args.budget, delta=args.delta, seed=args.seed, ledger_path=args.ledger_db,
                       engine=args.engine, engine_options=options, lifetime=_lifetime_option(args.lifetime))
+    datasets = _dataset_names(args.dataset_names, args.data)
     seen: set[str] = set()
     for binding in args.data:
         name, sep, path = binding.partition("=")
@@ -213,8 +218,26 @@ def _session(args: argparse.Namespace):
         if name in seen:
             raise UsageError(f"--data {name}=... is given twice: each table is bound once", hint="give each table one --data NAME=PATH")
         seen.add(name)
-        session.bind_private(name, path)
+        session.bind_private(name, path, dataset=datasets.get(name))
     return session
+
+
+def _dataset_names(given: list[str], data: list[str]) -> dict[str, str]:
+    """--dataset NAME=DATASET for tables bound with --data NAME=PATH."""
+    bound = {binding.partition("=")[0] for binding in data}
+    names: dict[str, str] = {}
+    for item in given:
+        table, sep, dataset = item.partition("=")
+        if not sep or not table or not dataset.strip():
+            raise UsageError(f"--dataset takes NAME=DATASET, got {item!r}",
+                             hint="for example --data patients=p.csv --dataset patients=patients-2026")
+        if table not in bound:
+            raise UsageError(f"--dataset names the table {table!r}, which no --data binds",
+                             hint=f"add --data {table}=PATH")
+        if table in names:
+            raise UsageError(f"--dataset {table}=... is given twice")
+        names[table] = dataset
+    return names
 
 
 def _lifetime_option(text: str | None) -> tuple[float, float] | None:

@@ -398,6 +398,22 @@ def test_a_budget_typed_in_the_repl_does_not_change_the_lifetime(data):
     assert "lifetime budget epsilon=5, spent epsilon=1, left epsilon=4" in shown.stdout
 
 
+def test_the_curator_names_the_dataset_on_the_command_line(data):
+    db = str(data / "study.sqlite")
+    program = write(data / "p.jst", "x = laplace(count(people), 0.5)\n")
+    people = f"people={data / 'people.csv'}"
+    for _ in range(2):
+        run = jostle("run", str(program), "--data", people, "--dataset", "people=survey 2026", "--lifetime", "1",
+                     "--budget", "1", "--ledger-db", db, "--ledger")
+        assert run.returncode == 0, run.stderr
+    assert "data 'survey 2026': lifetime budget epsilon=1, spent epsilon=1 in all runs, left epsilon=0" in run.stdout
+    other = jostle("run", str(program), "--data", people, "--budget", "1", "--ledger-db", db)
+    # under another name, the same rows are charged with 'survey 2026' too (a re-export), which has 0 left
+    assert other.returncode == BudgetExceeded.exit_code and "the data 'survey 2026' has only 0 left" in other.stderr
+    wrong = jostle("run", str(program), "--data", people, "--dataset", "persons=x", "--ledger-db", db)
+    assert wrong.returncode == UsageError.exit_code and "no --data binds" in wrong.stderr
+
+
 def _spend(data: Path, db: Path, epsilon: float) -> bool:
     """Spend `epsilon` on people.csv in the ledger `db` (in-process, to keep the tests quick);
     False if the ledger refused it."""
