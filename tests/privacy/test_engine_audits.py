@@ -473,16 +473,17 @@ def test_the_fingerprint_is_computed_once_per_binding_and_follows_the_rows(tmp_p
                 session.close()
             assert len(calls) == 1, (data, engine, len(calls))
             digests.append(calls[0])
-    # a program's load of the same files: once per load, the same digest
+    # A program's load of the same files: never fingerprinted (issue 21: a program's data is
+    # known to the ledger by its path, never compared with the ledger's contents).
     for name in ("data.csv", "data.parquet"):
         for engine in ("pandas", "duckdb"):
             with counted_digests() as calls:
                 session = Session(budget=10, ledger_path=str(tmp_path / f"other-{engine}.sqlite"), engine=engine)
                 session.run(f'u = load("{tmp_path / name}", {SCHEMA_SOURCE})\nv = load("{tmp_path / name}", '
                             f'{SCHEMA_SOURCE})')
+                assert {d.name for d in session.accountant.datasets.values()} == {f"file:{tmp_path / name}"}
                 session.close()
-            assert len(calls) == 2, (name, engine, len(calls))
-            digests += calls
+            assert len(calls) == 0, (name, engine, len(calls))
     assert len(set(digests)) == 1
     # a neighbour is another dataset
     with counted_digests() as calls:
