@@ -185,7 +185,8 @@ MESSY = COMMON + b"9,b,\n\"\"\n\xd9\xa3,a\n"
 
 
 def _reads_as_python_reads_it(engine: SparkEngine, path: Path) -> None:
-    """Spark's records of `path` are Jostle's reader's, and its 3 unusable records refuse a bind."""
+    """Spark's records of `path` are Jostle's reader's, and with its 3 unusable records a strict
+    read (the curator's) leaves the file to Jostle's reader, which refuses it."""
     python = read_csv_file(path).frame
     rows = engine.query(f"SELECT * FROM {engine.raw_csv(path, csv_header(path))}")
 
@@ -194,9 +195,8 @@ def _reads_as_python_reads_it(engine: SparkEngine, path: Path) -> None:
 
     assert [tuple(cell(v) for v in row) for row in rows] == \
         [tuple(cell(v) for v in row) for row in python.itertuples(index=False)]
-    view = engine.raw_csv(path, csv_header(path), strict=True)
-    with pytest.raises(DataError, match="cannot read its data: 3 record"):
-        engine.bind(view, Schema.of({"age": Numeric(0, 100, default=0)}), "t", strict=True, materialise=True)
+    assert engine.raw_csv(path, csv_header(path), strict=True) is None
+    assert len(read_csv_file(path).problems) == 3
 
 
 def test_spark_reads_a_messy_csv_as_python_reads_it(engine: SparkEngine, tmp_path: Path):

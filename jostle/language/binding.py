@@ -10,13 +10,15 @@ only, its size:
 Why size may decide the curator's route and not a program's: whichever route a table takes,
 a program sees the same values, errors and ledger (the same exact aggregates and the same noise
 draws; a row function the engine cannot compile is run by the in-memory code on the engine's
-rows, `jostle.language.tables`), except for timing. The one place the routes could differ is
-reading a CSV file with unusable records, where DuckDB's reader and ours may drop different
-records; the curator's binding reads strictly on both routes (an unusable record is an error to
-the curator before any program runs), so a file either binds to the same rows or not at all. A
-program's `load` reads totally (unusable records dropped), so its route never depends on the
-file's size: a neighbouring file could otherwise cross the threshold and change which records
-are dropped.
+rows, `jostle.language.tables`), except for timing. Reading a CSV file is where the routes
+could differ, since DuckDB's and Spark's readers follow other rules than Python's on some
+constructs (issue 21, hole 3: a quote after spaces, a record with a field too many, a quote never
+closed, mixed line ends, bytes that are not UTF-8). So a CSV file's records are Jostle's reader's
+on every route (`file_source`): an engine's reader reads the curator's file only when it gives
+exactly those records, and the curator's binding reads strictly on every route, at bind time (an
+unusable record is an error to the curator before any program runs), so a file binds to the same
+rows on both sides of the threshold or to none. A program's `load` reads totally (unusable
+records dropped) with Jostle's reader, and its route never depends on the file's size.
 
 The durable ledger's fingerprint (`jostle.data.engine.fingerprint`) is computed here, once,
 by the engine holding the data (an in-process DuckDB for the in-memory route), and not at all
@@ -105,26 +107,45 @@ def csv_header(path: Path) -> list[str]:
 def file_source(interp: Any, path: Path, engine_name: str, strict: bool) -> EngineSource:
     """A CSV or Parquet file as raw rows on an engine.
 
+    A CSV file's records are Jostle's reader's (`jostle.data.schema.read_csv_file`) on every
+    route, and so are its errors and the point where they are raised (here: at bind time for
+    the curator, before any program runs; at the `load` for a program). The engine's own reader
+    reads the file only on a strict route and only when it gives exactly those records
+    (`engine.raw_csv(..., strict=True)`: the dialect scan `jostle.data.engine.csv_dialect` finds
+    nothing on which the readers differ, and the engine's checks of the records it read find
+    nothing Python would refuse); every other CSV is read by Jostle's reader and its rows go to
+    the engine as a frame. Which reader ran shows in the curator's log only.
+
     Args:
         strict: The curator's or a public route: a CSV record the reader cannot use is an error
-            (raised when the rows are first read). Otherwise such records are dropped.
+            (a DataError raised here, naming the line). Otherwise such records are dropped.
     """
     engine = table_engine(interp, engine_name)
     if is_parquet(path):
         if not path.exists():
             raise DataError(f"data file {path} does not exist")
         return EngineSource(engine, engine.raw_parquet(path), path)
-    if not strict:
+    from jostle.data.engine import csv_dialect
+    from jostle.data.schema import DATA_LOG, read_csv_file
+
+    if strict:
+        scanned = csv_dialect.scan(path)
+        view = None
+        if scanned.problem is None:
+            view = engine.raw_csv(path, csv_header(path), strict=True, scanned=scanned)
+            if view is not None:
+                return EngineSource(engine, view, path)
+        DATA_LOG.info("data file %s: read by Jostle's CSV reader, not %s's (%s)", path, engine_name,
+                      scanned.problem or "a record it reads otherwise or not at all")
+        frame = read_csv_file(path).checked()
+    else:
         # A program's load reads with Jostle's reader on every route, whose dropping of unusable
         # records is 1-stable. DuckDB's reader with ignore_errors is not: a carriage return
         # ending one record of a file of newlines stops it with an error naming a line, and a
         # closed quote followed by text (`1,"a"b`) makes it drop every record after it
-        # (tests/privacy/test_engine_audits.py). The rows then go to the engine as a frame.
-        from jostle.data.schema import read_csv_file
-
+        # (tests/privacy/test_engine_audits.py).
         frame = read_csv_file(path).rows_for_program(path.stem)
-        return EngineSource(engine, engine.raw_frame(frame), path, frame=frame)
-    return EngineSource(engine, engine.raw_csv(path, csv_header(path), strict=strict), path)
+    return EngineSource(engine, engine.raw_frame(frame), path, frame=frame)
 
 
 def frame_source(interp: Any, frame: Any, engine_name: str) -> EngineSource:

@@ -88,6 +88,7 @@ from jostle import Session
 from jostle.diagnostics.errors import JostleError
 from tests.privacy.fuzz_returned import Returned, ReturnedWatch, returned_statements, returned_violation
 from tests.privacy.fuzz_ledger import history_for, ledger_statements, lifetime_for, prepare_ledger
+from tests.privacy.fuzz_csv import csv_statements, draw_dialect
 
 # ---------------------------------------------------------------- configuration
 DEFAULT_SECONDS = 60.0
@@ -259,6 +260,7 @@ class Case:
     budget: float | None
     choicemaker: bool
     history: str | None = None  # a curator's earlier session on a durable ledger (fuzz_ledger.py)
+    csv: Any = None             # the dialect of the curator's CSV file, bound by path (fuzz_csv.py)
 
     @property
     def source(self) -> str:
@@ -1111,6 +1113,11 @@ class Generator:
 
         resource_statements(self, chunks)
 
+    def family_csv(self, chunks: list[str]) -> None:
+        """Releases that show the rows read from the curator's CSV file, which the case writes
+        in a random dialect (issue 21, hole 3; tests/privacy/fuzz_csv.py)."""
+        csv_statements(self, chunks)
+
     def family_returned(self, chunks: list[str]) -> None:
         """Values a Python user takes back with Session.eval (issue 21, hole 5), of every kind
         (tests/privacy/fuzz_returned.py); every case's globals are taken back and checked."""
@@ -1140,6 +1147,7 @@ FAMILIES: dict[str, float] = {
     "release": 8, "private_probe": 8, "public": 3, "trees": 2, "misplaced": 4, "brl": 2, "returned": 4,
     "ledger": 4,
     "resources": 4,  # issue 21, hole 2 (tests/privacy/fuzz_resources.py)
+    "csv": 3,  # issue 21, hole 3 (tests/privacy/fuzz_csv.py)
 }
 
 
@@ -1244,9 +1252,12 @@ def make_case(rng: random.Random, families: dict[str, float] | None = None, engi
                 continue
             choicemaker = True
         getattr(generator, f"family_{family}")(chunks)
+    dialect = draw_dialect(rng) if "csv" in drawn else None
+    if dialect is not None:  # the curator's file, bound by its path (fuzz_csv.py)
+        bind = "declared_path" if bind.startswith("declared") else "path"
     return Case(tuple(chunks), private, extra, position, extra_first, bind, other, tuple(publics),
                 tuple(values.items()), rng.randrange(1 << 30), budget, choicemaker,
-                history_for(rng) if "ledger" in drawn else None)
+                history_for(rng) if "ledger" in drawn else None, dialect)
 
 
 # ---------------------------------------------------------------- the tiny ChoiceMaker corpus
@@ -1400,7 +1411,9 @@ class Workspace:
         """Write the files of one run: the private table (when it is bound by path: a copy the
         curator leaves elsewhere is the curator's to protect, see docs/threat_model.md), the
         other private table, the public CSVs, a schema file for the CLI and the program."""
-        if command_line or case.bind in ("path", "declared_path"):
+        if case.csv is not None and (command_line or case.bind in ("path", "declared_path")):
+            (self.root / PRIVATE_FILE).write_bytes(case.csv.render(private))
+        elif command_line or case.bind in ("path", "declared_path"):
             private.frame().to_csv(self.root / PRIVATE_FILE, index=False)
         else:
             (self.root / PRIVATE_FILE).unlink(missing_ok=True)
@@ -1448,7 +1461,8 @@ def run_case(case: Case, which: int, workspace: Workspace, timeout: float = RUN_
                 try:
                     _bind(session, case, private, workspace)
                 except JostleError as error:  # the curator's error, before the program runs
-                    return Outcome("", ("unbound", type(error).__name__), "", EXIT_UNBOUND)
+                    unbound = ("unbound", type(error).__name__, str(error).split(" (hint: ")[0])
+                    return Outcome("", unbound, "", EXIT_UNBOUND)
                 del caught[:]  # binding is the curator's business
                 watch.reset()
                 session.run(case.source, str(workspace.root / "prog.jst"))
@@ -1583,9 +1597,13 @@ def route_violation(in_memory: Outcome, on_engine: Outcome) -> str | None:
     for outcome in (in_memory, on_engine):
         if outcome.internal is not None:
             return "internal error (an exception that is not a JostleError)"
-    if {EXIT_TIMEOUT, EXIT_UNBOUND} & {in_memory.exit_code, on_engine.exit_code}:
-        # A timeout says nothing; a binding refused on one route only is the curator's to see.
-        return None
+    if EXIT_TIMEOUT in (in_memory.exit_code, on_engine.exit_code):
+        return None  # a timeout says nothing
+    if EXIT_UNBOUND in (in_memory.exit_code, on_engine.exit_code):
+        # The curator's binding comes before any program, but it too must go alike on every
+        # route: refused on both with the same error, or on neither (issue 21, hole 3).
+        return None if in_memory.event == on_engine.event else \
+            "the curator's binding is refused differently in memory and on the engine"
     if in_memory.output != on_engine.output:
         return "the output differs between memory and the engine"
     if in_memory.end != on_engine.end:
@@ -1623,6 +1641,8 @@ class Finding:
             table = case.neighbour(which)
             lines.append(f"neighbour {which} ({len(table.rows)} rows):")
             lines += [f"    {line}" for line in table.text().splitlines()]
+            if case.csv is not None:  # the file as written in the case's dialect (fuzz_csv.py)
+                lines.append(f"    its CSV file: {case.csv.render(table)[:2000]!r}")
         if case.other is not None:
             lines += [f"private table other {case.other.schema_source()} (the same on both):"]
             lines += [f"    {line}" for line in case.other.text().splitlines()]

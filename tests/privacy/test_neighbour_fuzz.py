@@ -12,6 +12,11 @@
   engine cannot compile) and crafted rows: the neighbours on DuckDB obey the same rule, and
   each neighbour's whole run on DuckDB (output, end, ledger) equals its run in memory, since the
   route follows the curator's data size under `auto` and must not be observable.
+* `test_csv_dialects_across_the_route_threshold_find_no_violation`: issue 21, hole 3. The
+  curator's CSV file written in random dialects (tests/privacy/fuzz_csv.py), each neighbour
+  run in memory and with the file on DuckDB: the same run on both routes, the curator's
+  binding included. Its negative control reads every curator's CSV with DuckDB's reader
+  again (`csv_engine_reader`).
 * Negative controls: each hole of issue 11 the fuzzer must catch (1, 2, 5 and 7) is put back
   by monkeypatching its fix away, replaying the code before the fix, and the fuzzer must find
   a violation within CONTROL_SECONDS that goes away once the fix is restored (so the finding
@@ -37,6 +42,7 @@ from __future__ import annotations
 
 import contextlib
 import random
+from collections import Counter
 from collections.abc import Iterator
 from typing import Any
 
@@ -51,6 +57,7 @@ from tests.privacy.neighbour_fuzz import (
 SEED = 20261123
 CONTROL_SECONDS = 30.0   # a cap: each negative control stops at its first attributable finding, in a few seconds
 ENGINE_SECONDS = 60.0    # the engine route's share (four runs a case: about 2 cases a second)
+CSV_SECONDS = 30.0       # the CSV dialects across the route threshold (about 4 cases a second)
 LEDGER_SECONDS = 20.0    # the `ledger` family (issue 21, hole 1) on its own
 RETURNED_SECONDS = 20.0  # the `returned` family on its own (its globals are taken back after every run anyway)
 
@@ -77,6 +84,33 @@ def test_neighbour_fuzz_on_duckdb_finds_no_violation() -> None:
     assert stats.programs >= 40, stats
     assert stats.charged >= stats.programs // 10, stats
     assert stats.programs - stats.failed >= stats.programs // 10, stats
+
+
+def test_csv_dialects_across_the_route_threshold_find_no_violation(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 21, hole 3 (tests/privacy/fuzz_csv.py): the curator's CSV file in random dialects,
+    each neighbour run in memory and with the file on DuckDB: the same run on both routes, the
+    curator's binding included. Both readers must have run: DuckDB's on the files it reads as
+    Python does, Jostle's on the others."""
+    pytest.importorskip("duckdb")
+    from jostle.language import binding
+
+    readers: Counter = Counter()
+    original = binding.file_source
+
+    def counted(*args: Any, **kwargs: Any) -> Any:
+        source = original(*args, **kwargs)
+        readers["engine" if source.frame is None else "jostle"] += 1
+        return source
+
+    monkeypatch.setattr(binding, "file_source", counted)
+    stats = FuzzStats()
+    finding = fuzz(fuzz_seconds(CSV_SECONDS), seed=SEED + 3, families={"csv": 3, "compose": 1}, stats=stats,
+                   engine=LARGE)
+    print(stats, dict(readers))
+    assert finding is None, f"{finding.report()}\n\n{stats}"
+    assert stats.programs >= 30, stats
+    assert stats.programs - stats.failed >= stats.programs // 4, stats  # most bind and run
+    assert readers["engine"] >= 20 and readers["jostle"] >= 20, readers
 
 
 def test_the_command_line_agrees_on_neighbours() -> None:
@@ -276,6 +310,33 @@ def engine_sql_frames() -> Reintroduced:
         return view
 
     return Reintroduced("engine: frames in SQL", [(DuckDBEngine, "raw_frame", registered_only)])
+
+
+def csv_engine_reader() -> Reintroduced:
+    """Before issue 21 (hole 3): a curator's CSV file on DuckDB was read by DuckDB's reader
+    whatever it held (a quote after spaces kept its quotes, a field too many or a quote never
+    closed read, mixed line ends refused), its errors raised when a schema first read it."""
+    from jostle.data.engine.duckdb_engine import DuckDBEngine, _path
+    from jostle.data.engine.expressions import quote
+
+    def read_by_duckdb(self: Any, path: Any, header: list[str], strict: bool = False, scanned: Any = None) -> str:
+        view = self._fresh("raw")
+        columns = "{" + ", ".join(f"'{n}': 'VARCHAR'" for n in header) + "}"
+        cells = ", ".join(f"ltrim({quote(n)}, ' ') AS {quote(n)}" for n in header)
+        self.query(f"CREATE VIEW {view} AS SELECT {cells} FROM read_csv('{_path(path)}', header = true, "
+                   f"columns = {columns}, all_varchar = true, null_padding = true, "
+                   f"ignore_errors = {'false' if strict else 'true'}, auto_detect = false, delim = ',', "
+                   f"quote = '\"', escape = '\"', strict_mode = true, parallel = false)")
+        self._columns[view] = list(header)
+        return view
+
+    return Reintroduced("3: CSV read by DuckDB", [(DuckDBEngine, "raw_csv", read_by_duckdb)])
+
+
+def test_csv_read_by_duckdb_reintroduced_is_found_across_the_route() -> None:
+    pytest.importorskip("duckdb")
+    finding = _assert_found(csv_engine_reader(), {"csv": 1}, engine=LARGE)
+    assert finding.case.csv is not None and finding.case.bind in ("path", "declared_path")
 
 
 def test_a_second_call_of_row_functions_reintroduced_is_found_on_duckdb() -> None:

@@ -15,6 +15,7 @@ the histogram counts, and the driver's exact samplers add the noise.
 
 from __future__ import annotations
 
+import csv
 import itertools
 import math
 import threading
@@ -24,9 +25,10 @@ from typing import Any
 
 import numpy as np
 
-from jostle.data.engine import holds_quote
+from jostle.data.engine import csv_dialect, holds_quote
 from jostle.data.engine.aggregates import SqlAggregates
 from jostle.data.engine.conform import conform_query, first_breaking_row
+from jostle.data.engine.csv_dialect import CsvScan, python_whitespace
 from jostle.data.engine.expressions import literal, quote
 from jostle.data.engine.relation import Relation
 from jostle.data.schema import DATA_LOG, Categorical, DataError, Schema, breaking_hint
@@ -95,35 +97,77 @@ class DuckDBEngine(SqlAggregates):
         return self._columns[source]
 
     # ------------------------------------------------------------ raw sources
-    def raw_csv(self, path: Path, header: list[str], strict: bool = False) -> str:
+    def raw_csv(self, path: Path, header: list[str], strict: bool = False,
+                scanned: CsvScan | None = None) -> str | None:
         """A view of a CSV file's records as text cells (no typing: the schema types them).
 
-        The records are those `jostle.data.schema.read_csv_file` reads: DuckDB's strict mode
-        finds the same unusable records (more fields than the header, a quote not closed, bytes
-        that are not UTF-8), short records are padded with missing cells, blank lines skipped,
-        and spaces after a delimiter skipped (`ltrim`, as Python's skipinitialspace). Two
-        differences remain: a quoted field after spaces (`1,  "a"`) keeps its quotes here, and a
-        record with one trailing empty field more than the header (`1,a,`) is read, not refused.
-        Neither can make a program's view depend on the route (`jostle.language.binding`).
+        With `strict` (the curator's and public routes), the view holds exactly the records of
+        Jostle's reader (`jostle.data.schema.read_csv_file`), read now, or there is none (None):
+        the file holds a construct on which DuckDB's reader and Python's differ
+        (`csv_dialect.scan`), a record Python cannot use (more fields than the header, a field
+        longer than Python's csv field limit), or DuckDB failed to read it. The caller then
+        reads the file with Jostle's reader, which also names its unusable records, so the
+        rows and the errors, and when they come (now, at bind time), are the same on every
+        route (issue 21, hole 3). Without `strict` (tests only: a program's `load` uses
+        Jostle's reader on every route) unusable records are skipped.
+
+        How DuckDB's reader is held to Python's rules on the files the scan lets through: one
+        column more than the header, so a record with one field too many shows it there (DuckDB
+        takes a record with trailing empty fields too many as the header's length, refuses
+        others); empty fields read as '' (`nullstr` is a line feed, which no unquoted field
+        holds, and quoted fields are never missing), so only a record shorter than the header
+        has missing cells, as in Python; a record of one field that is blank (Python's
+        str.strip) is skipped, as Python skips blank lines; spaces after a comma are skipped
+        (`ltrim`, Python's skipinitialspace; the scan refuses a quoted field that starts with a
+        space, which ltrim would also trim).
 
         Args:
-            strict: Raise (a DataError when the rows are first read, at `bind`) on an unusable
-                record, for the curator's route; otherwise such records are skipped.
+            strict: See above.
+            scanned: The file's `csv_dialect.scan`, if the caller has it (scanned otherwise).
         """
-        view = self._fresh("raw")
-        columns = "{" + ", ".join(f"'{n.replace(chr(39), chr(39) * 2)}': 'VARCHAR'" for n in header) + "}"
+        import duckdb
+
+        if strict:
+            scanned = scanned or csv_dialect.scan(path)
+            if scanned.problem is not None:
+                return None
+        quoted = scanned.quoted if scanned is not None else holds_quote(path)
+        extra = "__jostle_extra"
+        while extra in header:
+            extra += "_"
+        names = list(header) + [extra]
+        columns = "{" + ", ".join(f"'{n.replace(chr(39), chr(39) * 2)}': 'VARCHAR'" for n in names) + "}"
         # ltrim(x, ' ') only where x starts with a space: the same text, and ltrim with a set of
         # characters costs about as much as reading the CSV (0.5 s per million rows of 3 columns).
         cells = ", ".join(f"(CASE WHEN {quote(n)} ^@ ' ' THEN ltrim({quote(n)}, ' ') ELSE {quote(n)} END) AS {quote(n)}"
                           for n in header)
-        # Jostle's reader skips a record of one field that is only white space (Python's
-        # str.strip) as a blank line, also `""`: in a file of one column, so must this view.
-        blank = (f" WHERE NOT regexp_full_match(coalesce({quote(header[0])}, ''), '[{PYTHON_WHITESPACE}]*')"
-                 if len(header) == 1 else "")
-        self.query(f"CREATE VIEW {view} AS SELECT {cells} FROM read_csv('{_path(path)}', header = true, "
-                   f"columns = {columns}, all_varchar = true, null_padding = true, "
-                   f"ignore_errors = {'false' if strict else 'true'}, auto_detect = false, delim = ',', "
-                   f"quote = '\"', escape = '\"', strict_mode = true, parallel = {_parallel(path)}){blank}")
+        second = quote(names[1])  # missing only in a record of one field
+        blank = (f"{second} IS NULL AND regexp_full_match(coalesce({quote(header[0])}, ''), "
+                 f"'[{python_whitespace()}]*')")
+        records = (f"SELECT {cells}, {quote(extra)} FROM read_csv('{_path(path)}', header = true, "
+                   f"columns = {columns}, all_varchar = true, null_padding = true, nullstr = '\n', "
+                   f"allow_quoted_nulls = false, ignore_errors = {'false' if strict else 'true'}, "
+                   f"auto_detect = false, delim = ',', quote = '\"', escape = '\"', strict_mode = true, "
+                   f"parallel = {'false' if quoted else 'true'}) WHERE NOT ({blank})")
+        limit = csv.field_size_limit()
+        unusable = " OR ".join([f"{quote(extra)} IS NOT NULL"] + [f"strlen({quote(n)}) > {limit}" for n in header])
+        listed = ", ".join(quote(n) for n in header)
+        # A file holding a quote is read by one thread: DuckDB's parallel scanner refuses a quoted
+        # line break together with null_padding ("The parallel scanner does not support
+        # null_padding in conjunction with quoted new lines"), an error naming a line.
+        view = self._fresh("raw")
+        if not strict:
+            self.query(f"CREATE VIEW {view} AS SELECT {listed} FROM ({records}) AS r WHERE NOT ({unusable})")
+        else:
+            stored = self._fresh("csv")
+            try:
+                self.query(f"CREATE TABLE {stored} AS {records}")
+            except duckdb.Error:
+                return None  # DuckDB could not read it: Jostle's reader says why, or reads it
+            if self.query(f"SELECT 1 FROM {stored} WHERE {unusable} LIMIT 1"):
+                self.query(f"DROP TABLE {stored}")
+                return None
+            self.query(f"CREATE VIEW {view} AS SELECT {listed} FROM {stored}")
         self._columns[view] = list(header)
         return view
 
@@ -346,21 +390,6 @@ class DuckDBEngine(SqlAggregates):
             else:
                 out[name] = column.astype(float).reset_index(drop=True)
         return pd.DataFrame(out, index=pd.RangeIndex(len(frame)))
-
-
-# The characters Python's str.strip() removes (str.isspace), as an RE2 character class.
-PYTHON_WHITESPACE = "".join(f"\\x{{{ord(c):x}}}" for c in map(chr, range(0x110000)) if c.isspace())
-
-
-def _parallel(path: Path) -> str:
-    """'false' when the file holds a quote (so a quoted field may hold a line break), else 'true'.
-
-    DuckDB's parallel CSV reader refuses a quoted line break together with null_padding ("The
-    parallel scanner does not support null_padding in conjunction with quoted new lines"), an
-    error raised only when the rows are read: under a program's schema, inside the program,
-    naming the line. Jostle's reader reads such records (`holds_quote`).
-    """
-    return "false" if holds_quote(path) else "true"
 
 
 def _path(path: Path) -> str:

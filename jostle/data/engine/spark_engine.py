@@ -29,25 +29,23 @@ match it on Spark (numeric categories match by value, as everywhere); the rows a
 collects from a Parquet directory of several files come in Spark's order of the files.
 
 CSV files (the curator's and public routes; a program's `load` reads with Jostle's own reader
-on every engine, jostle.language.binding) are read by Spark's reader (univocity) so as to give
-the records `jostle.data.schema.read_csv_file` gives: the header is taken from the file by
-`binding.csv_header` and given as the schema; records are parsed across line breaks inside
-quotes (`multiLine`, the default; `csv_multi_line=False` splits large files across tasks but
-breaks quoted line breaks); spaces after a delimiter are skipped; a record with fewer fields
-than the header is padded with missing cells (Spark's PERMISSIVE mode); a record with more
-fields, one holding a field longer than Python's csv limit (131,072 characters) or bytes that
-are not UTF-8 is unusable: dropped, or, when `strict`, a DataError at `bind`. Differences
-that remain (none depends on the route: Spark is chosen by the curator, never by the data):
-  * bytes that are not UTF-8 are replaced by U+FFFD by Spark's decoder, so a record holding a
-    genuine U+FFFD is also taken as unusable;
-  * a quote left open swallows the rest of the file into one field; Python refuses that last
-    record, Spark keeps it;
-  * a stray quote inside an unquoted field (`ab"c`) is kept as text by Spark, refused by Python;
-  * white space other than spaces after a delimiter (a tab) is skipped by Spark, kept by
-    Python (conformance trims cells, so only a categorical value with a leading tab differs);
-  * a record of more than 1,048,576 fields makes Spark's parser fail: the read fails (a
-    DataError at bind, whichever record); Python drops the record;
-  * a line of spaces before the header is taken as the header by Spark.
+on every engine, jostle.language.binding) are read by Spark's reader (univocity) only when it
+gives exactly the records `jostle.data.schema.read_csv_file` gives, else by Jostle's reader
+(`raw_csv` returns None; issue 21, hole 3). `csv_dialect.scan` leaves to Jostle's reader every
+file holding a construct on which the readers differ (bytes that are not UTF-8, which Spark
+reads as U+FFFD; a quote after spaces, in an unquoted field or never closed, which Spark keeps
+as text or reads to the end of the file; mixed line ends; a NUL character, which starts a
+comment line for Spark; a first line that is not the header, which Spark takes as the header).
+On the other files: the header is taken from the file by `binding.csv_header` and given as the
+schema; records are parsed across line breaks inside quotes (`multiLine`, the default, when the
+file holds a quote; `csv_multi_line=False` splits large files across tasks but breaks quoted line
+breaks); spaces after a delimiter are skipped in SQL (Python's skipinitialspace; Spark's own
+option skips tabs too); a record with fewer fields than the header is padded with missing cells
+(Spark's PERMISSIVE mode); a record of one blank field (Python's str.strip) is skipped; a record
+with more fields, a field longer than Python's csv limit or a U+FFFD (or more than 1,048,576
+fields, which makes Spark's parser fail) sends the file to Jostle's reader, which refuses it or
+names the record. One difference remains, which no consumer sees: Spark reads an empty unquoted
+field as missing where Python reads '' (the schema's rules and the fingerprint treat them alike).
 
 Running on a cluster. `SparkEngine(master="spark://host:7077")` (or `yarn`, `k8s://...`;
 `jostle run --engine spark --master URL`, `Session(engine="spark", engine_options={"spark":
@@ -71,6 +69,7 @@ yield results one by one (joblib-spark, multiprocessing) get them as a list at t
 
 from __future__ import annotations
 
+import csv
 import itertools
 import os
 import shutil
@@ -81,9 +80,10 @@ from typing import Any
 
 import numpy as np
 
-from jostle.data.engine import holds_quote
+from jostle.data.engine import csv_dialect, holds_quote
 from jostle.data.engine.aggregates import SqlAggregates
 from jostle.data.engine.conform import conform_query, first_breaking_row
+from jostle.data.engine.csv_dialect import CsvScan, python_whitespace
 from jostle.data.engine.expressions import quote
 from jostle.data.engine.relation import Relation
 from jostle.data.schema import DATA_LOG, Categorical, DataError, Schema, breaking_hint
@@ -101,7 +101,6 @@ SESSION_SQL_CONF = {
     "spark.sql.optimizer.excludedRules": ",".join(_PUSH_DOWN + rule for rule in (
         "PushDownPredicates", "PushPredicateThroughNonJoin", "InferFiltersFromConstraints")),
 }
-CSV_FIELD_LIMIT = 131072        # Python csv's default field_size_limit: a longer field is unusable
 CSV_MAX_COLUMNS = 1 << 20       # univocity's array of fields per record (Spark's default is 20,480)
 CORRUPT = "__jostle_record__"   # Spark's column for the text of a record that did not fit the header
 
@@ -154,7 +153,6 @@ class SparkEngine(SqlAggregates):
         self._columns: dict[str, list[str]] = {}
         self._frames: dict[str, Any] = {}        # the Spark DataFrame behind each view
         self._pandas: dict[str, Any] = {}        # a raw view of a pandas DataFrame -> the frame itself
-        self._csv_checks: dict[str, str] = {}    # a strict CSV view -> its unusable-record count query
         self._group_cache: dict[tuple, dict[tuple[int, ...], int]] = {}
         self._lock = threading.Lock()
 
@@ -187,39 +185,61 @@ class SparkEngine(SqlAggregates):
         return self._columns[source]
 
     # ------------------------------------------------------------ raw sources
-    def raw_csv(self, path: Path, header: list[str], strict: bool = False) -> str:
+    def raw_csv(self, path: Path, header: list[str], strict: bool = False,
+                scanned: CsvScan | None = None) -> str | None:
         """A view of a CSV file's usable records as text cells (see the module docstring).
 
         Args:
-            strict: Unusable records make `bind` raise a DataError (the curator's route);
-                otherwise they are dropped.
+            strict: The curator's and public routes: the view holds exactly the records of
+                Jostle's reader, read and checked now, or there is none (None) when the file
+                holds a construct on which Spark's reader and Python's differ
+                (`csv_dialect.scan`), a record Python cannot use, or Spark failed to read it;
+                the caller then reads the file with Jostle's reader (as
+                `DuckDBEngine.raw_csv`). Otherwise unusable records are dropped.
+            scanned: The file's `csv_dialect.scan`, if the caller has it.
         """
+        from py4j.protocol import Py4JError
         from pyspark import StorageLevel
+        from pyspark.errors import PySparkException
         from pyspark.sql.types import StringType, StructField, StructType
 
+        if strict:
+            scanned = scanned or csv_dialect.scan(path)
+            if scanned.problem is not None:
+                return None
+        quoted = scanned.quoted if scanned is not None else holds_quote(path)
         fields = [StructField(name, StringType()) for name in header] + [StructField(CORRUPT, StringType())]
         # multiLine reads a file as one task; a file without any quote has no record spanning a
         # line break, so it is split across tasks (the same records: `holds_quote`). A CSV of
         # 10^6 rows took 86 s to bind in one task on 2 cores.
-        multi_line = self.csv_multi_line and holds_quote(path)
+        multi_line = self.csv_multi_line and quoted
+        # Leading white space is not Spark's to skip (it skips tabs too): spaces are skipped below,
+        # as Python's skipinitialspace does.
         options = {"header": "true", "multiLine": str(multi_line).lower(), "mode": "PERMISSIVE",
                    "sep": ",", "quote": '"', "escape": '"', "encoding": "UTF-8",
-                   "columnNameOfCorruptRecord": CORRUPT, "ignoreLeadingWhiteSpace": "true",
+                   "columnNameOfCorruptRecord": CORRUPT, "ignoreLeadingWhiteSpace": "false",
                    "ignoreTrailingWhiteSpace": "false", "enforceSchema": "true",
                    "maxColumns": str(CSV_MAX_COLUMNS), "maxCharsPerColumn": "-1"}
         records = self.session.read.options(**options).schema(StructType(fields)).csv(str(path))
         records.createOrReplaceTempView(parsed := self._fresh("csv"))
         unusable, blank = _record_tests(header)
+        cells = ", ".join(f"(CASE WHEN startswith({c}, ' ') THEN TRIM(LEADING ' ' FROM {c}) ELSE {c} END) AS {c}"
+                          for c in (quote(n, "spark") for n in header))
         # Cached: the file is parsed once for the checks, the fingerprint and the binding. The
         # view's own name in the plan keeps Spark's cache from serving another read of the same
         # path (whose file may have changed since) for this one.
-        frame = self.session.sql(f"SELECT {', '.join(quote(n, 'spark') for n in header)} FROM {parsed} "
-                                 f"WHERE NOT ({unusable}) AND NOT ({blank}) AND {_read_mark(parsed)}"
-                                 ).persist(StorageLevel.MEMORY_AND_DISK)
-        view = self._register(frame, "raw")
+        frame = self.session.sql(f"SELECT {cells} FROM {parsed} WHERE NOT ({unusable}) AND NOT ({blank}) "
+                                 f"AND {_read_mark(parsed)}").persist(StorageLevel.MEMORY_AND_DISK)
         if strict:
-            self._csv_checks[view] = f"SELECT count(*) FROM {parsed} WHERE ({unusable}) AND NOT ({blank})"
-        return view
+            try:
+                broken = int(self.query(f"SELECT count(*) FROM {parsed} WHERE ({unusable}) AND NOT ({blank})")[0][0])
+                frame.count()
+            except (PySparkException, Py4JError):
+                broken = 1  # Spark could not read it: Jostle's reader says why, or reads it
+            if broken:
+                frame.unpersist()
+                return None
+        return self._register(frame, "raw")
 
     def raw_parquet(self, path: Path) -> str:
         view = self._fresh("parquet")
@@ -296,13 +316,6 @@ class SparkEngine(SqlAggregates):
         if missing:
             raise DataError(f"table '{table}' has no column {', '.join(repr(m) for m in missing)}",
                             hint=f"its columns are {available}; fix the schema or the file")
-        if raw in self._csv_checks:
-            unusable = int(self.query(self._csv_checks[raw])[0][0])
-            if unusable:
-                raise DataError(f"table '{table}': cannot read its data: {unusable} record(s) have more fields "
-                                "than the header, a field longer than 131072 characters, or bytes that are "
-                                "not UTF-8", hint="fix the file: each record needs at most as many fields as "
-                                "the header, and the text must be UTF-8")
         types = self.raw_types(raw)
         select, problems = conform_query(raw, schema, types, self.dialect)
         if problems:
@@ -417,10 +430,13 @@ def _record_tests(header: list[str]) -> tuple[str, str]:
     unquoted = f"regexp_replace({text}, '\"([^\"]|\"\")*\"', '')"
     fields = f"(length({unquoted}) - length(replace({unquoted}, ',', '')) + 1)"
     first = cells[0]
-    blank_cell = f"({first} IS NULL OR {first} RLIKE '(?U)^\\\\s*\\\\z')"
-    blank = blank_cell if len(header) == 1 else f"({text} IS NOT NULL AND {fields} = 1 AND {blank_cell})"
+    # Spark SQL reads a backslash in a literal as an escape: each is doubled for Java's pattern
+    blank_cell = f"({first} IS NULL OR {first} RLIKE '^[{python_whitespace().replace(chr(92), chr(92) * 2)}]*\\\\z')"
+    # A record of another length than the header's has its text; one of the header's length none.
+    one_field = f"({text} IS NULL OR {fields} = 1)" if len(header) == 1 else f"({text} IS NOT NULL AND {fields} = 1)"
+    blank = f"({one_field} AND {blank_cell})"
     tests = [f"({text} IS NOT NULL AND {fields} > {len(header)})"]
-    tests += [f"coalesce(instr({c}, '\uFFFD') > 0 OR length({c}) > {CSV_FIELD_LIMIT}, false)" for c in cells]
+    tests += [f"coalesce(instr({c}, '\uFFFD') > 0 OR length({c}) > {csv.field_size_limit()}, false)" for c in cells]
     return " OR ".join(tests), blank
 
 
