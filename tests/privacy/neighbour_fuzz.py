@@ -173,7 +173,11 @@ class TableSpec:
     rows: tuple[tuple, ...]
 
     def frame(self) -> pd.DataFrame:
-        return pd.DataFrame(list(self.rows), columns=[c.name for c in self.columns])
+        try:
+            return pd.DataFrame(list(self.rows), columns=[c.name for c in self.columns])
+        except Exception:  # noqa: BLE001 - a crafted cell whose methods raise as pandas infers a type
+            return pd.DataFrame({c.name: pd.Series([row[i] for row in self.rows], dtype=object)  # (fuzz_cells.py)
+                                 for i, c in enumerate(self.columns)})
 
     def schema(self) -> dict[str, Any]:
         return {c.name: c.python() for c in self.columns}
@@ -183,7 +187,12 @@ class TableSpec:
 
     def text(self) -> str:
         """The table as CSV text (for reports)."""
-        return self.frame().to_csv(index=False).strip() or "(no columns)"
+        try:
+            return self.frame().to_csv(index=False).strip() or "(no columns)"
+        except Exception:  # noqa: BLE001 - a crafted cell that cannot print itself (fuzz_cells.py)
+            from tests.privacy.fuzz_cells import table_text
+
+            return table_text(self)
 
 
 def _lit(value: Any) -> str:
@@ -252,7 +261,8 @@ class Case:
     extra: tuple
     position: int
     extra_first: bool
-    bind: str                   # "frame", "path", "declared" (bound without a schema), "declared_path"
+    bind: str                   # "frame", "path", "declared" (bound without a schema), "declared_path",
+                                # "declared_parquet" (fuzz_cells.py)
     other: TableSpec | None     # a second private table, the same on both neighbours
     publics: tuple[PublicTable, ...]
     values: tuple[tuple[str, Any], ...]  # public Python values bound with bind_public
@@ -261,6 +271,7 @@ class Case:
     choicemaker: bool
     history: str | None = None  # a curator's earlier session on a durable ledger (fuzz_ledger.py)
     csv: Any = None             # the dialect of the curator's CSV file, bound by path (fuzz_csv.py)
+    cells: Any = None           # the Parquet layout of rows with exotic cells (fuzz_cells.py)
 
     @property
     def source(self) -> str:
@@ -1118,6 +1129,14 @@ class Generator:
         in a random dialect (issue 21, hole 3; tests/privacy/fuzz_csv.py)."""
         csv_statements(self, chunks)
 
+    def family_cells(self, chunks: list[str]) -> None:
+        """Releases of a private table whose rows hold exotic cells (arrays, dicts, NumPy scalars,
+        objects whose methods raise), bound as a DataFrame or a Parquet file of nested types
+        under the program's schema, and of that file loaded (issue 21, hole 4; fuzz_cells.py)."""
+        from tests.privacy.fuzz_cells import cells_statements  # it imports this module
+
+        cells_statements(self, chunks)
+
     def family_returned(self, chunks: list[str]) -> None:
         """Values a Python user takes back with Session.eval (issue 21, hole 5), of every kind
         (tests/privacy/fuzz_returned.py); every case's globals are taken back and checked."""
@@ -1148,6 +1167,7 @@ FAMILIES: dict[str, float] = {
     "ledger": 4,
     "resources": 4,  # issue 21, hole 2 (tests/privacy/fuzz_resources.py)
     "csv": 3,  # issue 21, hole 3 (tests/privacy/fuzz_csv.py)
+    "cells": 3,  # issue 21, hole 4 (tests/privacy/fuzz_cells.py)
 }
 
 
@@ -1255,9 +1275,14 @@ def make_case(rng: random.Random, families: dict[str, float] | None = None, engi
     dialect = draw_dialect(rng) if "csv" in drawn else None
     if dialect is not None:  # the curator's file, bound by its path (fuzz_csv.py)
         bind = "declared_path" if bind.startswith("declared") else "path"
+    layout = None
+    if "cells" in drawn and dialect is None:  # exotic cells under the program's schema (fuzz_cells.py)
+        from tests.privacy.fuzz_cells import exotic_case
+
+        private, extra, bind, layout = exotic_case(rng, private, extra, bind, chunks)
     return Case(tuple(chunks), private, extra, position, extra_first, bind, other, tuple(publics),
                 tuple(values.items()), rng.randrange(1 << 30), budget, choicemaker,
-                history_for(rng) if "ledger" in drawn else None, dialect)
+                history_for(rng) if "ledger" in drawn else None, dialect, layout)
 
 
 # ---------------------------------------------------------------- the tiny ChoiceMaker corpus
@@ -1414,9 +1439,14 @@ class Workspace:
         if case.csv is not None and (command_line or case.bind in ("path", "declared_path")):
             (self.root / PRIVATE_FILE).write_bytes(case.csv.render(private))
         elif command_line or case.bind in ("path", "declared_path"):
-            private.frame().to_csv(self.root / PRIVATE_FILE, index=False)
+            frame = private.frame() if case.cells is None else case.cells.csv_frame(private)
+            frame.to_csv(self.root / PRIVATE_FILE, index=False)
         else:
             (self.root / PRIVATE_FILE).unlink(missing_ok=True)
+        if case.cells is not None:  # the private rows as a Parquet file (fuzz_cells.py)
+            case.cells.write(private, self.root / "priv.parquet")
+        else:
+            (self.root / "priv.parquet").unlink(missing_ok=True)
         schema_file = self.root / "priv.schema.json"
         if case.bind.startswith("declared"):
             schema_file.unlink(missing_ok=True)
@@ -1542,6 +1572,8 @@ def _bind(session: Session, case: Case, private: TableSpec, workspace: Workspace
         session.bind_private("t", str(path), private.schema())
     elif case.bind == "declared":
         session.bind_private("t", private.frame())
+    elif case.bind == "declared_parquet":  # fuzz_cells.py
+        session.bind_private("t", str(workspace.root / "priv.parquet"))
     else:
         (workspace.root / "priv.schema.json").unlink(missing_ok=True)
         session.bind_private("t", str(path))

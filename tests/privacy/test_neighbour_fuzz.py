@@ -34,6 +34,11 @@
   first release must be the same on both neighbours. `test_values_left_attached_are_found_by_the_fuzzer`
   puts the hole back (released models returned as they were, unchecked) and the `returned`
   family must find the session's randomness in a returned tree.
+* Exotic cells under program schemas (issue 21, hole 4; tests/privacy/fuzz_cells.py): the
+  `cells` family binds rows holding arrays, dicts, NumPy scalars, objects whose methods raise,
+  as a DataFrame or a Parquet file of nested types, in memory and on DuckDB; two controls put
+  the hole back (cells read by their own methods: a crash on one neighbour; Parquet types read
+  as SQL text on DuckDB: a route difference), each found in a few seconds.
 * The harness itself: programs parse, generation is seeded, the oracle compares what comes
   before the first release, the minimiser shrinks.
 """
@@ -483,6 +488,88 @@ def test_row_values_exhausting_memory_are_found_by_the_fuzzer() -> None:
     assert finding is not None, f"the fuzzer did not find hole {hole.hole} reintroduced: {stats}"
     internal = finding.outcomes[0].internal or finding.outcomes[1].internal
     assert internal.rstrip().endswith("MemoryError") and " * " in finding.case.source, internal
+
+
+def cells_read_by_their_own_methods() -> Reintroduced:
+    """Before issue 21's hole 4 was closed: a schema took every raw cell as it was, compared it
+    with the categories by its own `==` (`value in values`: a NumPy array's truth value raised),
+    parsed it by its own `__float__` and printed it by its own `__str__`."""
+    from jostle.data import schema
+
+    def every_cell_as_it_is(cell: Any) -> tuple[str, Any]:
+        if cell is None or (type(cell) is float and cell != cell):
+            return "missing", None
+        return "plain", cell
+
+    return Reintroduced("21.4 (exotic cells)", [(schema, "read_cell", every_cell_as_it_is)])
+
+
+def parquet_types_read_as_text() -> Reintroduced:
+    """Before issue 21's hole 4 was closed, on DuckDB: a Parquet column of any type that is not
+    a number or a boolean read as its SQL text (a BLOB 'a' matched the category "a", a DATE was
+    '2020-01-01'), and a type starting with a number's name (DOUBLE[]) was cast as a number."""
+    from jostle.data.engine import conform
+
+    old_numbers = ("DOUBLE", "FLOAT", "REAL", "BIGINT", "INTEGER", "SMALLINT", "TINYINT", "HUGEINT", "UBIGINT",
+                   "UINTEGER", "USMALLINT", "UTINYINT", "DECIMAL")
+
+    def old_kind(sql_type: str, dialect: str = "duckdb") -> str:
+        upper = sql_type.upper()
+        if upper == "BOOLEAN":
+            return conform.BOOLEAN
+        return conform.INTEGER if upper.startswith(old_numbers) else conform.TEXT  # INTEGER: the cell's own text
+
+    return Reintroduced("21.4 (Parquet types on DuckDB)", [(conform, "sql_kind", old_kind)])
+
+
+def test_exotic_cells_under_program_schemas_are_fuzzed() -> None:
+    """The `cells` family (tests/privacy/fuzz_cells.py) from the seed and for the time the
+    negative controls below get, in memory and on DuckDB: with the rule of jostle/data/cells.py,
+    no violation, and the Parquet files of nested types were bound and loaded on both routes."""
+    pytest.importorskip("duckdb")
+    stats = FuzzStats()
+    kinds: Counter = Counter()
+
+    def note(case: Case) -> None:
+        kinds[case.bind] += 1
+        kinds.update(storage for _, storage in case.cells.storage)
+
+    finding = fuzz(CONTROL_SECONDS, seed=SEED, families={"cells": 1}, stats=stats, engine=LARGE, on_case=note)
+    print(stats, dict(kinds))
+    assert finding is None, f"{finding.report()}\n\n{stats}"
+    assert stats.programs >= 20 and stats.programs - stats.failed >= stats.programs // 2, stats
+    assert kinds["declared"] >= 5 and kinds["declared_parquet"] >= 5 and kinds["list"] >= 3, kinds
+
+
+def test_exotic_cells_read_by_their_own_methods_are_found_by_the_fuzzer() -> None:
+    """Hole 4 put back: the fuzzer finds a run that dies on one neighbour only (the row holding
+    the cell decided it: the issue's ValueError, or another cell's own method raising), within
+    the same seed and time, and the case passes with the rule."""
+    hole = cells_read_by_their_own_methods()
+    stats = FuzzStats()
+    with Workspace() as workspace:
+        def one_row_decides(finding: Finding) -> bool:
+            first, second = finding.outcomes
+            if (first.internal is None) == (second.internal is None):
+                return False
+            with hole.fixed():
+                return check_case(finding.case, workspace) is None
+
+        with hole.applied():
+            finding = fuzz(CONTROL_SECONDS, seed=SEED, families={"cells": 1}, stats=stats, minimise_seconds=0,
+                           accept=one_row_decides)
+    print(f"hole {hole.hole}: {'found' if finding else 'NOT found'} after {stats}")
+    assert finding is not None, f"the fuzzer did not find hole {hole.hole} reintroduced: {stats}"
+    assert finding.case.cells is not None and "jostle/data/schema.py" in \
+        (finding.outcomes[0].internal or finding.outcomes[1].internal)
+
+
+def test_parquet_types_read_as_text_on_duckdb_are_found_by_the_fuzzer() -> None:
+    """The SQL half of hole 4 put back: the engine route finds a Parquet file whose rows DuckDB
+    reads otherwise than memory (or fails to read), and the case passes with `sql_kind`."""
+    pytest.importorskip("duckdb")
+    finding = _assert_found(parquet_types_read_as_text(), {"cells": 1}, engine=LARGE)
+    assert finding.case.cells is not None
 
 
 # ---------------------------------------------------------------- the harness
