@@ -515,3 +515,9 @@ def test_spark_reads_every_parquet_column_type_as_memory_and_duckdb_do(tmp_path:
     assert outcomes["pandas"][0][0] == "ok" and len(outcomes["pandas"][0][1]) == 3, outcomes["pandas"]
     assert outcomes["pandas"][2][0] == "error", outcomes["pandas"]
     assert outcomes["pandas"] == outcomes["duckdb"] == outcomes["spark"]
+    for label in SPARK_CANNOT_READ:  # a located refusal of the file (its schema decides), not a crash
+        session = Session(budget=1, ledger_path=":memory:", output=io.StringIO(), engine="spark",
+                          engine_options={"spark": {"session": spark}})
+        with pytest.raises(DataError, match="Spark cannot read the Parquet file"):
+            session.bind_private("t", parquet_file(tmp_path, label))
+        session.close()

@@ -73,6 +73,30 @@ def test_a_program_schema_drops_what_a_curator_schema_refuses():
         conform(raw, strict, "t")
 
 
+def test_cells_no_schema_reads_take_the_default_or_are_named_by_kind():
+    """Issue 21, hole 4: a cell that is not a number, text or boolean (here a NumPy array, a
+    dict, bytes, a date) is unknown: the default, the row dropped, or the curator's refusal
+    naming the row and the cell's kind; never compared or parsed by its own methods."""
+    import datetime
+
+    import numpy as np
+
+    cells = [np.array(["a", "b"]), {"a": 1}, b"1", datetime.date(2020, 1, 1), np.str_("b"), np.float32(2.5)]
+    raw = frame(c=["a"] + cells, x=["1"] + cells)
+    lenient = Schema.of({"c": Categorical(("a", "b"), default="a"), "x": Numeric(0, 10, default=5)})
+    out = conform(raw, lenient, "t", strict=False)
+    assert out["c"].tolist() == ["a", "a", "a", "a", "a", "b", "a"]
+    assert out["x"].tolist() == [1.0, 5.0, 5.0, 5.0, 5.0, 5.0, 2.5]
+    strict = Schema.of({"c": Categorical(("a", "b")), "x": Numeric(0, 10)})
+    assert conform(raw, strict, "t", strict=False).values.tolist() == [["a", 1.0]]
+    with pytest.raises(DataError, match=r"column 'c', row 2: the value is a list, not one of \['a', 'b'\]"):
+        conform(raw, strict, "t")
+    with pytest.raises(DataError, match=r"column 'x', row 2: the value is a record, not a number"):
+        conform(frame(x=["1", {"a": 1}]), Schema.of({"x": Numeric(0, 10)}), "t")
+    with pytest.raises(DataError, match=r"row 2: the value a whole number of about 5001 digits is not one of"):
+        conform(frame(c=["a", 10 ** 5000]), Schema.of({"c": Categorical(("a",))}), "t")
+
+
 def test_schema_file(tmp_path):
     path = tmp_path / "t.schema.json"
     path.write_text('{"x": {"type": "numeric", "bounds": [0, 5], "default": 1}}')

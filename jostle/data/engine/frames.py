@@ -9,10 +9,11 @@ are all of one kind this module gives its result without that loop:
   * a numeric column of a numeric or boolean dtype: `float(cell)` is numpy's cast to float64
     (both round to nearest), a missing cell is NaN, so the column is converted and clamped in
     one vectorised step;
-  * a categorical column whose non-missing cells are all texts (a string dtype, or an object
-    column `pandas.api.types.infer_dtype` finds to hold only texts): equal texts are equal
-    cells, so `conform`'s own rules (`_is_missing`, `_match_category`) are applied once per
-    distinct text (pandas.factorize) and spread to the rows.
+  * a categorical column whose non-missing cells are all texts of str's own type (a string
+    dtype, or an object column of such texts: a subclass of str would be hashed and compared
+    by its own methods, which `conform` never calls): equal texts are equal cells, so
+    `conform`'s own rules (`_is_missing`, `_match_category`) are applied once per distinct
+    text (pandas.factorize) and spread to the rows.
 
 Anything else (a column of mixed Python objects, a numeric column of texts), and any frame with
 a cell that breaks the schema, goes to `conform` itself, which then names the cell or drops

@@ -242,8 +242,17 @@ class SparkEngine(SqlAggregates):
         return self._register(frame, "raw")
 
     def raw_parquet(self, path: Path) -> str:
+        from pyspark.errors import AnalysisException
+
         view = self._fresh("parquet")
-        self.session.read.parquet(str(path)).createOrReplaceTempView(view)
+        try:
+            self.session.read.parquet(str(path)).createOrReplaceTempView(view)
+        except AnalysisException as error:
+            # A column type Spark cannot read (TIME, UUID, INTERVAL; DuckDB and memory read them,
+            # as cells of unknown kind) or a file that is no Parquet: the file's schema decides,
+            # the same for a neighbouring file, so this names no row.
+            raise DataError(f"Spark cannot read the Parquet file {path}: {str(error).splitlines()[0]}",
+                            hint="store the column as text or a number, or use another engine") from None
         return self._register(self.session.sql(f"SELECT * FROM {view} WHERE {_read_mark(view)}"), "raw")
 
     def raw_frame(self, frame: Any) -> str:
