@@ -601,7 +601,7 @@ def read_number(value: Any) -> tuple[float | None, str]:
     clamped to), as an engine's cast gives; raising would fail on this one row (exit 70), which
     a neighbour without it does not.
     """
-    kind, plain = read_cell(value)
+    kind, plain = (PLAIN, value) if type(value) is str else read_cell(value)
     if kind == MISSING:
         return None, "is missing"
     if kind != PLAIN:
@@ -715,7 +715,11 @@ def conform(frame: pd.DataFrame, schema: Schema, table: str, strict: bool = True
         else:
             cells = []
             for i, cell in enumerate(raw):
-                ok, value = (False, None) if _is_missing(cell) else _match_category(cell, spec.values)
+                kind, plain = read_cell(cell)
+                if kind == PLAIN and not (type(plain) is str and _missing_text(plain)):
+                    ok, value = _match_plain(plain, spec.values)
+                else:
+                    ok, value = False, None
                 if not ok:
                     if spec.default is None:
                         fail(name, i, category_problem(cell, spec.values), breaking_hint(name, spec))
