@@ -467,6 +467,18 @@ def test_every_column_type_of_a_parquet_file_is_read_by_the_rule_alike_on_every_
     assert seen["pandas"] == seen["duckdb"]
 
 
+@pytest.mark.parametrize("engine", ROUTES)
+def test_parquet_files_of_every_column_type_bind_with_a_durable_ledger(engine: str, tmp_path: Path) -> None:
+    """The durable ledger's fingerprint of a Parquet file on DuckDB cast a DOUBLE[], INTEGER[][]
+    or INTERVAL column to DOUBLE (their names start as a number's), which failed the binding."""
+    ledger = str(tmp_path / "ledger.sqlite")
+    for label in PARQUET:
+        session = Session(budget=5, seed=SEED, ledger_path=ledger, output=io.StringIO(), engine=engine)
+        session.bind_private("t", parquet_file(tmp_path, label), dataset=label)
+        session.run('private t: {c: categorical(["a", "b", 1], default="a")}\nprint(laplace(count(t), 1.0))')
+        session.close()
+
+
 SPARK_REASON = spark_unavailable()
 
 

@@ -34,6 +34,13 @@ NUMERIC_PREFIXES = ("DOUBLE", "FLOAT", "REAL", "BIGINT", "INTEGER", "SMALLINT", 
                     "UINTEGER", "USMALLINT", "UTINYINT", "DECIMAL", "INT", "LONG", "SHORT", "BYTE")
 
 
+def _is_number_type(upper: str) -> bool:
+    """A SQL type (upper case) whose cells cast to DOUBLE: not a list of numbers (DOUBLE[],
+    INTEGER[][]) nor INTERVAL, which share a number's prefix and whose cast failed the digest,
+    and so the curator's binding (issue 21, hole 4); those are digested as their text."""
+    return upper.startswith(NUMERIC_PREFIXES) and not upper.endswith("]") and not upper.startswith("INTERVAL")
+
+
 def _pow2(exponent_sql: str) -> str:
     """2^k as two exactly representable factors (k up to about 1100 in magnitude)."""
     half = f"CAST(floor(({exponent_sql}) / 2.0) AS INTEGER)"
@@ -54,7 +61,7 @@ def number_text(x: str, dialect: str = "duckdb") -> str:
 def cell_text(column_sql: str, sql_type: str, dialect: str = "duckdb") -> str:
     """SQL giving a raw cell's canonical text (see the module docstring)."""
     upper = sql_type.upper()
-    if upper.startswith(NUMERIC_PREFIXES):
+    if _is_number_type(upper):
         value = f"CAST({column_sql} AS DOUBLE)"
         return f"(CASE WHEN {column_sql} IS NULL OR isnan({value}) THEN 'm' ELSE {number_text(value, dialect)} END)"
     if upper == "BOOLEAN":
@@ -94,7 +101,7 @@ def _staged_digest_query(raw: str, ordered: list[str], types: dict[str, str], di
     first, numbers, texts, cells = [], [], [], []
     for i, name in enumerate(ordered):
         column, upper = quote(name, d), types.get(name, "VARCHAR").upper()
-        if upper.startswith(NUMERIC_PREFIXES):
+        if _is_number_type(upper):
             first.append(f"CAST({column} AS DOUBLE) AS x{i}")
             numbers.append(i)
             cells.append(f"(CASE WHEN x{i} IS NULL OR isnan(x{i}) THEN 'm' ELSE {{n{i}}} END)")
