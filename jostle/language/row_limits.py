@@ -53,6 +53,8 @@ from typing import Any
 
 import numpy as np
 
+from jostle.data.limits import MAX_ROW_TEXT
+
 # Whole numbers are Python ints, which have no size limit: a program could build one so large
 # that converting it to a float overflows, printing it fails, or computing it exhausts memory.
 # Literals and arithmetic results are therefore kept below 10**308, which every float holds.
@@ -63,8 +65,9 @@ MAX_WHOLE = 10**MAX_WHOLE_DIGITS
 # characters by jostle.language.operators.MAX_REPEAT): a public value exists once, a row's
 # value once per row, and its size is what one row can add to the memory of every value the
 # program holds (see the module docstring), so it is kept to a size labels and concatenated
-# categories never reach.
-MAX_ROW_TEXT = 10_000
+# categories never reach. MAX_ROW_TEXT (10,000) is defined in jostle.data.limits, imported above,
+# because the engines' compiler reads it too (jostle.data.engine.expressions compiles a row's
+# text only where no row can exceed it).
 
 # `a ** b` of whole numbers is sized as b * log10(|a|) digits, in floating point: a result
 # sized beyond MAX_WHOLE_DIGITS + POWER_MARGIN is not computed. The margin absorbs the

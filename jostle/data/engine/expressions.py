@@ -34,7 +34,21 @@ the SQL raise):
     2^53 as a category or constant is NotCompilable: a DOUBLE cannot hold it exactly);
   * `round(x, d)` is numpy's: rint for d = 0, else rint(x * s) / s with numpy's own scale s
     (1e9 multiplied by 10 step by step beyond 1e8, `power_of_ten`), round-half-even;
-  * constants are DOUBLE casts of their shortest text, -0.0 included.
+  * constants are DOUBLE casts of their shortest text, -0.0 included;
+  * the public size limits of a row's values (jostle.language.row_limits: in memory, a row
+    whose text grows beyond MAX_ROW_TEXT characters, or whose whole number reaches 10**308,
+    takes the missing value) are kept by compiling only what no row can reach: each text
+    carries `Compiled.longest`, the most characters any row's value can hold, from the public
+    domains and constants (a category's longest value, a constant's length, the sum for `+`,
+    the larger branch for `if`), and a text operation whose result could exceed the limit is
+    NotCompilable, so it runs in memory on the engine's rows (the in-memory rule itself:
+    missing rows dropped by `where`, the default in `derive`). Below the limit no row is
+    ever flagged in memory, so SQL's `||` and CASE give the same rows. `text * n` and `%` on
+    texts do not compile (numbers only), nor does arithmetic on Python whole numbers (a
+    category's), and every whole number that compiles is at most 2^53 (categories, constants
+    and their `abs` or `if`), far below 10**308; `**` compiles on float64 only, which
+    overflows to inf alike in memory and in SQL. The engine's own length function is never
+    consulted, so how it counts characters cannot matter.
 A sub-expression read several times (numpy's floor division reads each operand six times) is
 computed once per row as a column of an inner SELECT (`Compiler.share`), so SQL grows linearly.
 Whatever this module cannot compile raises `NotCompilable`; the table is then computed in
@@ -47,6 +61,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from typing import Any, Callable
+
+from jostle.data.limits import MAX_ROW_TEXT
 
 ARITHMETIC = ("+", "-", "*", "/", "//", "%", "**")
 ORDERING = ("<", "<=", ">", ">=")
@@ -111,7 +127,8 @@ class Compiled:
     numbers, which `numpy.where` makes of whole-number constants), 'object' (Python objects: a
     categorical column's values, on which numpy runs Python's own operators), 'constant' (a
     public scalar, which numpy converts to the other operand's type). `constant` holds a
-    constant's value, as a 1-tuple.
+    constant's value, as a 1-tuple. `longest` is, for a text, the most characters any row's
+    value can hold, known from the public domains and constants alone (see `_row_text`).
     """
 
     sql: str
@@ -119,6 +136,7 @@ class Compiled:
     values: tuple = ()
     flavour: str = "array"
     constant: tuple = ()
+    longest: int = 0
 
 
 def _number(value: float) -> str:
@@ -161,8 +179,26 @@ def literal(value: Any) -> Compiled:
             raise NotCompilable("a whole number beyond 2^53 (numpy keeps it exact)")
         return Compiled(_number(value), "num", flavour="constant", constant=(value,))
     if isinstance(value, str):
-        return Compiled(_text(value), "str", flavour="constant", constant=(value,))
+        return Compiled(_text(value), "str", flavour="constant", constant=(value,), longest=len(value))
     raise NotCompilable(f"a {type(value).__name__} constant")
+
+
+def _row_text(compiled: Compiled, what: str) -> Compiled:
+    """A text an operation computes on each row, if no row's value can exceed MAX_ROW_TEXT.
+
+    In memory every row operation's result is measured (jostle.language.row_limits): a row whose
+    text is longer takes the missing value and holds a placeholder. SQL computes the long text
+    and would keep the row, so a result that could be long on some row (a pair of long
+    categories the public probe did not try, a long category chosen by `if`) is NotCompilable
+    and runs in memory (jostle.language.tables._on_engine), the same rule on the same rows. The
+    bound `longest` depends on the public domains, the program's constants and the expression's
+    shape only, so which route runs never depends on the rows; below the limit no row can be
+    flagged in memory, so the SQL gives every row memory's value.
+    """
+    if compiled.longest > MAX_ROW_TEXT:
+        raise NotCompilable(f"{what} giving texts of up to {compiled.longest:,} characters, beyond the "
+                            f"{MAX_ROW_TEXT:,} one row may hold (the in-memory rule decides those rows)")
+    return compiled
 
 
 def _whole_constant(compiled: Compiled) -> bool:
@@ -327,9 +363,6 @@ class Compiler:
             return f"ln({sql})"
         return f"(CASE WHEN {sql} > 0 THEN ln({sql}) WHEN {sql} = 0 THEN {MINUS_INFINITY} ELSE {NAN} END)"
 
-    def repeat(self, text: str, times: int) -> str:
-        return f"repeat({text}, {max(times, 0)})"
-
     # ------------------------------------------------------------ compile
     def compile(self, expression: Any) -> Compiled:
         """The SQL of an expression (raises NotCompilable)."""
@@ -353,19 +386,20 @@ class Compiler:
         """A code as the value it stands for (only for a domain of one type)."""
         if compiled.kind != "code":
             return compiled
-        values = compiled.values
+        values, longest = compiled.values, 0
         if all(_is_number(v) for v in values):
             if not all(_exact_category(v) for v in values):
                 raise NotCompilable("a category that is a whole number beyond 2^53 or not a float64")
             kind, parts = "num", [_number(v) for v in values]
         elif all(isinstance(v, str) for v in values):
             kind, parts = "str", [_text(v) for v in values]
+            longest = max(map(len, values), default=0)  # the longest text a row can hold here
         elif all(_is_bool(v) for v in values):
             kind, parts = "bool", ["TRUE" if v else "FALSE" for v in values]
         else:
             raise NotCompilable("a categorical column whose values are of several types")
         cases = " ".join(f"WHEN {i} THEN {part}" for i, part in enumerate(parts))
-        return Compiled(f"(CASE {compiled.sql} {cases} END)", kind, flavour="object")
+        return Compiled(f"(CASE {compiled.sql} {cases} END)", kind, flavour="object", longest=longest)
 
     def truth(self, compiled: Compiled) -> str:
         """numpy's astype(bool): nonzero (NaN included) for numbers, non-empty for texts."""
@@ -394,8 +428,9 @@ class Compiler:
         if op == "if":
             then, orelse = self.decode(args[1]), self.decode(args[2])
             then, orelse, flavour = self._same_kind(then, orelse)
-            return Compiled(f"(CASE WHEN {self.truth(args[0])} THEN {then.sql} ELSE {orelse.sql} END)", then.kind,
-                            flavour=flavour)
+            chosen = Compiled(f"(CASE WHEN {self.truth(args[0])} THEN {then.sql} ELSE {orelse.sql} END)", then.kind,
+                              flavour=flavour, longest=max(then.longest, orelse.longest))
+            return _row_text(chosen, "'if ... else'") if chosen.kind == "str" else chosen
         values = [self.decode(a) for a in args]
         if op in ORDERING:
             a, b = values
@@ -473,7 +508,8 @@ class Compiler:
     def _arithmetic(self, op: str, a: Compiled, b: Compiled) -> Compiled:
         if a.kind == b.kind == "str" and op == "+":
             flavour = "object" if "object" in (a.flavour, b.flavour) else "array"
-            return Compiled(f"({a.sql} || {b.sql})", "str", flavour=flavour)
+            return _row_text(Compiled(f"({a.sql} || {b.sql})", "str", flavour=flavour,
+                                      longest=a.longest + b.longest), "'+' of texts")
         if a.kind != "num" or b.kind != "num":
             raise NotCompilable(f"'{op}' between a {a.kind} and a {b.kind}")
         if "object" in (a.flavour, b.flavour):
