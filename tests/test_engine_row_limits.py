@@ -451,6 +451,31 @@ def test_a_long_concatenation_reads_alike_on_every_route() -> None:
     assert _reproducer_output("duckdb") == in_memory
 
 
+NUL_PROGRAM = '''
+k = where(t, lambda r: ("a\\x00" if r.a == "a4" else "b") == "a")
+print(laplace(count(k), 1))
+d = derive(t, "v", lambda r: ("\\x00" if r.a == "a4" else "b") + "c", categorical(["c", "bc"], default="bc"))
+print(laplace(histogram(d, ["v"]), 1))
+'''
+
+
+def test_a_text_constant_holding_nul_reads_alike_on_every_route() -> None:
+    """Found while checking every text the compiler builds: numpy's fixed-width texts (what
+    `"a\\x00" if c else "b"` makes of two constants) drop trailing NUL characters, so in memory
+    the row's text was "a" and on DuckDB "a\\x00": a filter and a derived column differed. A
+    row function's text constant holding NUL is now NotCompilable (runs in memory)."""
+    outputs = []
+    for engine in ("pandas", "duckdb"):
+        output = io.StringIO()
+        session = Session(budget=100, seed=21, ledger_path=":memory:", output=output, engine=engine)
+        session.bind_private("t", _text_frame(), TEXT_SCHEMA)
+        session.run(NUL_PROGRAM)
+        outputs.append(output.getvalue())
+    assert outputs[0] == outputs[1]
+    with pytest.raises(NotCompilable, match="NUL"):
+        Compiler("duckdb").compile(Apply("==", (Column("a", TEXT_SCHEMA["a"]), Literal("a\x00"))))
+
+
 def test_row_functions_near_the_limits_agree_with_memory_on_duckdb(duckdb_routes: Routes) -> None:
     counts: Counter = Counter()
     for template in SEPARATED:

@@ -48,7 +48,9 @@ the SQL raise):
     category's), and every whole number that compiles is at most 2^53 (categories, constants
     and their `abs` or `if`), far below 10**308; `**` compiles on float64 only, which
     overflows to inf alike in memory and in SQL. The engine's own length function is never
-    consulted, so how it counts characters cannot matter.
+    consulted, so how it counts characters cannot matter;
+  * a text constant holding NUL is NotCompilable: numpy's fixed-width texts (an `if` between
+    text constants) drop trailing NULs, SQL keeps them.
 A sub-expression read several times (numpy's floor division reads each operand six times) is
 computed once per row as a column of an inner SELECT (`Compiler.share`), so SQL grows linearly.
 Whatever this module cannot compile raises `NotCompilable`; the table is then computed in
@@ -369,6 +371,11 @@ class Compiler:
         if isinstance(expression, Column):
             return self._column(expression)
         if isinstance(expression, Literal):
+            if isinstance(expression.value, str) and "\x00" in expression.value:
+                # numpy's fixed-width texts (what `"a\x00" if c else "b"` makes of constants)
+                # drop trailing NULs: in memory the row holds "a", in SQL "a\x00". Decided on
+                # the program's constant alone.
+                raise NotCompilable("a text constant holding NUL (numpy's fixed-width texts drop trailing NULs)")
             return literal(expression.value)
         if isinstance(expression, Apply):
             return self._apply(expression)
