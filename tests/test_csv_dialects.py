@@ -113,7 +113,7 @@ def test_the_scan_does_not_depend_on_the_chunks(tmp_path: Path, monkeypatch: pyt
         for size in (1, 2, 3, 5, 64, 1 << 24):
             monkeypatch.setattr(csv_dialect, "CHUNK_BYTES", size)
             scanned = csv_dialect.scan(path)
-            verdicts.add(scanned.problem is None and scanned.quoted)  # (quoted matters only then)
+            verdicts.add(scanned.problem is None and (scanned.quoted, scanned.quoted_line_break))
         if len(verdicts) > 1:
             differences.append((content, verdicts))
     assert not differences, differences[:3]
@@ -141,6 +141,8 @@ def test_the_scan_does_not_depend_on_the_chunks(tmp_path: Path, monkeypatch: pyt
     (b'""\na,b\n', "first line is blank"),
     (b'a,"b\nc"\n1,2\n', "first line"),
     (b"", "empty"),
+    (b'a,b\n1,"' + b"y\n" * 70_000 + b'"\n', "longer than Python's csv field limit"),
+    (b'a,b\n1,"' + b'y""' * 44_000 + b'"\n', "longer than Python's csv field limit"),  # 88,000 characters in 132,000 bytes: left to Python
 ])
 def test_the_scan_finds_each_construct(tmp_path: Path, content: bytes, problem: str | None) -> None:
     path = tmp_path / "t.csv"

@@ -172,6 +172,9 @@ DIALECTS: dict[str, bytes] = {
     "no line end at the end": _file(PLAIN, tail=""),
     "NUL characters": _file(PLAIN[:4] + ["\x0034,F,yes", "35,\x00,no"] + PLAIN[4:]),
     "a field longer than Python's limit": _file(PLAIN[:4] + ["34,F," + "y" * 140_000] + PLAIN[4:]),
+    "a field at Python's limit": _file(PLAIN[:4] + ["34,F," + "y" * 131_072] + PLAIN[4:]),
+    "a quoted field longer than Python's limit": _file(PLAIN[:4] + ['34,F,"' + "y" * 140_000 + '"'] + PLAIN[4:]),
+    "a long quoted field of short lines": _file(PLAIN[:4] + ['34,F,"' + "y\n" * 70_000 + '"'] + PLAIN[4:]),
     "tabs after commas": _file(PLAIN[:4] + ["34,\tF,\tyes"] + PLAIN[4:]),
     "unicode line separators": _file(PLAIN[:4] + ["34,F\u2028M,yes\u0085"] + PLAIN[4:]),
 }

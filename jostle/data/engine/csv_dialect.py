@@ -64,12 +64,15 @@ class CsvScan:
     Attributes:
         problem: Why an engine's reader might not give Jostle's reader's records for the file
             (for the curator's log), or None when nothing in it was found to make them differ.
-        quoted: The file holds a double quote (so a quoted field may hold a line break: the
-            engines then read it as one stream; without one they split it across threads).
+        quoted: The file holds a double quote.
+        quoted_line_break: A quoted field holds a line break (a record then spans lines: the
+            engines read such a file as one stream, and others across threads or tasks). Known
+            only when there is no problem; True when the scan stopped before the end.
     """
 
     problem: str | None
     quoted: bool
+    quoted_line_break: bool = True
 
 
 def scan(path: str | Path) -> CsvScan:
@@ -96,8 +99,11 @@ def _scan(data: np.ndarray) -> CsvScan:
     start = len(BOM) if bytes(data[:len(BOM)]) == BOM else 0
     problem, crlf = _header_problem(data, start)
     decoder = codecs.getincrementaldecoder("utf-8")()
-    quoted = False
+    quoted = line_break = False
+    odd_line = 0  # the quotes of the line the last chunk ended in, so far, are odd
     pending = np.empty(0, dtype=np.int64)  # an opening quote whose closing quote is in a later chunk
+    started = np.empty(0, dtype=np.int64)  # a quoted field whose last quote is in a later chunk
+    limit = csv.field_size_limit()
     for begin in range(start, size, CHUNK_BYTES):
         if problem is not None:
             break
@@ -117,15 +123,45 @@ def _scan(data: np.ndarray) -> CsvScan:
             problem = problem or _line_end_problem(data, begin, end, crlf)
         if b'"' in chunk or len(pending):
             quoted = True
-            quotes = np.concatenate([pending, np.flatnonzero(np.frombuffer(chunk, dtype=np.uint8) == QUOTE) + begin])
+            is_quote = np.frombuffer(chunk, dtype=np.uint8) == QUOTE
+            if not line_break:
+                line_break, odd_line = _odd_line(chunk, is_quote, odd_line)
+            quotes = np.concatenate([pending, np.flatnonzero(is_quote) + begin])
             paired = len(quotes) - len(quotes) % 2
             pending = quotes[paired:]
-            problem = problem or _quote_problem(data, start, quotes[0:paired:2], quotes[1:paired:2])
+            if problem is None:
+                problem, starts, ends = _quoted_fields(data, start, quotes[0:paired:2], quotes[1:paired:2])
+                starts = np.concatenate([started, starts])
+                started = starts[len(ends):]
+                # A quoted field's text is shorter than its span (doubled quotes count once); a
+                # field longer than Python's limit is unusable there (an unquoted one makes its
+                # line longer than the limit, which the engines refuse: `max_line_size`).
+                if len(ends) and int(np.max(ends - starts[:len(ends)])) - 1 > limit:
+                    problem = "a quoted field that may be longer than Python's csv field limit"
     if problem is not None:
         return CsvScan(problem, quoted)
     if len(pending):
         return CsvScan("a quote is not closed", quoted)
-    return CsvScan(None, quoted)
+    return CsvScan(None, quoted, line_break)
+
+
+def _odd_line(chunk: bytes, is_quote: np.ndarray, odd: int) -> tuple[bool, int]:
+    """Whether a line of the chunk holds an odd number of quotes (with `odd`, the parity of the
+    line the previous chunk ended in), and the parity of the line this chunk ends in.
+
+    Where every quote is part of a well-formed quoted field (`_quoted_fields`), a quoted field
+    holds a line break exactly when some line holds an odd number of quotes: the line where
+    such a field starts holds its opening quote and pairs of quotes besides, and a line that no
+    field crosses holds whole fields only. Line ends are LF or CRLF by then (`_line_end_problem`).
+    """
+    feeds = np.flatnonzero(np.frombuffer(chunk, dtype=np.uint8) == LF)
+    if not len(feeds):
+        return False, odd ^ int(np.count_nonzero(is_quote) & 1)
+    starts = np.concatenate([np.zeros(1, dtype=np.int64), feeds + 1])
+    tail = starts[-1] < len(chunk)
+    parities = np.bitwise_xor.reduceat(is_quote.view(np.uint8), starts if tail else starts[:-1])
+    parities[0] ^= odd
+    return bool(np.any(parities[:len(feeds)])), int(parities[-1]) if tail else 0
 
 
 def _line_end_problem(data: np.ndarray, begin: int, end: int, crlf: bool) -> str | None:
@@ -147,8 +183,10 @@ def _line_end_problem(data: np.ndarray, begin: int, end: int, crlf: bool) -> str
     return None
 
 
-def _quote_problem(data: np.ndarray, start: int, opening: np.ndarray, closing: np.ndarray) -> str | None:
-    """Why some quotes are not exactly RFC 4180's quoted fields, as both readers read them alike.
+def _quoted_fields(data: np.ndarray, start: int, opening: np.ndarray,
+                   closing: np.ndarray) -> tuple[str | None, np.ndarray, np.ndarray]:
+    """Why some quotes are not exactly RFC 4180's quoted fields, as both readers read them alike
+    (or None); and where quoted fields start and end (their first and last quotes).
 
     Quotes are paired in order (the first opens, the second closes, ...); a doubled quote inside
     a quoted field closes one pair and opens the next right after it. So every opening quote is
@@ -157,18 +195,19 @@ def _quote_problem(data: np.ndarray, start: int, opening: np.ndarray, closing: n
     file or an opening quote. A field's opening quote must not be followed by a space (see the
     module docstring).
     """
-    size = len(data)
+    size, none = len(data), np.empty(0, dtype=np.int64)
     before = np.where(opening > start, data[np.maximum(opening - 1, 0)], COMMA)
     field_start = (before == COMMA) | (before == LF) | (before == CR)
     if not np.all(field_start | (before == QUOTE)):
-        return "a quote that does not start a field (after spaces or inside an unquoted field)"
+        return "a quote that does not start a field (after spaces or inside an unquoted field)", none, none
     after_opening = data[np.minimum(opening + 1, size - 1)]
     if np.any(field_start & (after_opening == SPACE)):
-        return "a quoted field starting with a space"
+        return "a quoted field starting with a space", none, none
     after = np.where(closing + 1 < size, data[np.minimum(closing + 1, size - 1)], LF)
-    if not np.all((after == COMMA) | (after == LF) | (after == CR) | (after == QUOTE)):
-        return "text or spaces after a closing quote"
-    return None
+    field_end = (after == COMMA) | (after == LF) | (after == CR)
+    if not np.all(field_end | (after == QUOTE)):
+        return "text or spaces after a closing quote", none, none
+    return None, opening[field_start], closing[field_end]
 
 
 def _header_problem(data: np.ndarray, start: int) -> tuple[str | None, bool]:

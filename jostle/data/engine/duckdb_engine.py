@@ -102,8 +102,8 @@ class DuckDBEngine(SqlAggregates):
         """A view of a CSV file's records as text cells (no typing: the schema types them).
 
         With `strict` (the curator's and public routes), the view holds exactly the records of
-        Jostle's reader (`jostle.data.schema.read_csv_file`), read now, or there is none (None):
-        the file holds a construct on which DuckDB's reader and Python's differ
+        Jostle's reader (`jostle.data.schema.read_csv_file`), checked now, or there is none
+        (None): the file holds a construct on which DuckDB's reader and Python's differ
         (`csv_dialect.scan`), a record Python cannot use (more fields than the header, a field
         longer than Python's csv field limit), or DuckDB failed to read it. The caller then
         reads the file with Jostle's reader, which also names its unusable records, so the
@@ -119,7 +119,12 @@ class DuckDBEngine(SqlAggregates):
         has missing cells, as in Python; a record of one field that is blank (Python's
         str.strip) is skipped, as Python skips blank lines; spaces after a comma are skipped
         (`ltrim`, Python's skipinitialspace; the scan refuses a quoted field that starts with a
-        space, which ltrim would also trim).
+        space, which ltrim would also trim). The check is one scan of the file that reads only
+        the extra column: an unquoted field longer than Python's csv limit makes a line longer
+        than the limit, which DuckDB refuses (`max_line_size`; a line that long is then left to
+        Jostle's reader), and the dialect scan refuses a quoted one. (The check costs about a
+        quarter of a bind with the curator's schema, which reads the file again: storing the raw
+        text once instead cost more than reading it twice.)
 
         Args:
             strict: See above.
@@ -131,12 +136,22 @@ class DuckDBEngine(SqlAggregates):
             scanned = scanned or csv_dialect.scan(path)
             if scanned.problem is not None:
                 return None
-        quoted = scanned.quoted if scanned is not None else holds_quote(path)
+        # A record may span lines only where a quoted field holds a line break; such a file is
+        # read by one thread: DuckDB's parallel scanner refuses a quoted line break together with
+        # null_padding ("The parallel scanner does not support null_padding in conjunction with
+        # quoted new lines"), an error naming a line.
+        spanning = scanned.quoted_line_break if scanned is not None else holds_quote(path)
         extra = "__jostle_extra"
         while extra in header:
             extra += "_"
         names = list(header) + [extra]
         columns = "{" + ", ".join(f"'{n.replace(chr(39), chr(39) * 2)}': 'VARCHAR'" for n in names) + "}"
+        source = (f"read_csv('{_path(path)}', header = true, columns = {columns}, all_varchar = true, "
+                  f"null_padding = true, nullstr = '\n', allow_quoted_nulls = false, "
+                  f"ignore_errors = {'false' if strict else 'true'}, auto_detect = false, delim = ',', "
+                  f"quote = '\"', escape = '\"', strict_mode = true, parallel = {'false' if spanning else 'true'}")
+        limit = csv.field_size_limit()
+        unusable = " OR ".join([f"{quote(extra)} IS NOT NULL"] + [f"strlen({quote(n)}) > {limit}" for n in header])
         # ltrim(x, ' ') only where x starts with a space: the same text, and ltrim with a set of
         # characters costs about as much as reading the CSV (0.5 s per million rows of 3 columns).
         cells = ", ".join(f"(CASE WHEN {quote(n)} ^@ ' ' THEN ltrim({quote(n)}, ' ') ELSE {quote(n)} END) AS {quote(n)}"
@@ -144,30 +159,16 @@ class DuckDBEngine(SqlAggregates):
         second = quote(names[1])  # missing only in a record of one field
         blank = (f"{second} IS NULL AND regexp_full_match(coalesce({quote(header[0])}, ''), "
                  f"'[{python_whitespace()}]*')")
-        records = (f"SELECT {cells}, {quote(extra)} FROM read_csv('{_path(path)}', header = true, "
-                   f"columns = {columns}, all_varchar = true, null_padding = true, nullstr = '\n', "
-                   f"allow_quoted_nulls = false, ignore_errors = {'false' if strict else 'true'}, "
-                   f"auto_detect = false, delim = ',', quote = '\"', escape = '\"', strict_mode = true, "
-                   f"parallel = {'false' if quoted else 'true'}) WHERE NOT ({blank})")
-        limit = csv.field_size_limit()
-        unusable = " OR ".join([f"{quote(extra)} IS NOT NULL"] + [f"strlen({quote(n)}) > {limit}" for n in header])
-        listed = ", ".join(quote(n) for n in header)
-        # A file holding a quote is read by one thread: DuckDB's parallel scanner refuses a quoted
-        # line break together with null_padding ("The parallel scanner does not support
-        # null_padding in conjunction with quoted new lines"), an error naming a line.
-        view = self._fresh("raw")
-        if not strict:
-            self.query(f"CREATE VIEW {view} AS SELECT {listed} FROM ({records}) AS r WHERE NOT ({unusable})")
-        else:
-            stored = self._fresh("csv")
+        usable = f"NOT ({blank})" if strict else f"NOT ({blank}) AND NOT ({unusable})"
+        if strict:
+            check = f"SELECT 1 FROM {source}, max_line_size = {max(limit, 1)}) WHERE {quote(extra)} IS NOT NULL LIMIT 1"
             try:
-                self.query(f"CREATE TABLE {stored} AS {records}")
+                if self.query(check):
+                    return None
             except duckdb.Error:
                 return None  # DuckDB could not read it: Jostle's reader says why, or reads it
-            if self.query(f"SELECT 1 FROM {stored} WHERE {unusable} LIMIT 1"):
-                self.query(f"DROP TABLE {stored}")
-                return None
-            self.query(f"CREATE VIEW {view} AS SELECT {listed} FROM {stored}")
+        view = self._fresh("raw")
+        self.query(f"CREATE VIEW {view} AS SELECT {cells} FROM {source}) WHERE {usable}")
         self._columns[view] = list(header)
         return view
 

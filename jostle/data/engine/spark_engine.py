@@ -207,12 +207,12 @@ class SparkEngine(SqlAggregates):
             scanned = scanned or csv_dialect.scan(path)
             if scanned.problem is not None:
                 return None
-        quoted = scanned.quoted if scanned is not None else holds_quote(path)
+        spanning = scanned.quoted_line_break if scanned is not None else holds_quote(path)
         fields = [StructField(name, StringType()) for name in header] + [StructField(CORRUPT, StringType())]
-        # multiLine reads a file as one task; a file without any quote has no record spanning a
-        # line break, so it is split across tasks (the same records: `holds_quote`). A CSV of
+        # multiLine reads a file as one task; a file where no quoted field holds a line break has
+        # no record spanning lines, so it is split across tasks (the same records). A CSV of
         # 10^6 rows took 86 s to bind in one task on 2 cores.
-        multi_line = self.csv_multi_line and quoted
+        multi_line = self.csv_multi_line and spanning
         # Leading white space is not Spark's to skip (it skips tabs too): spaces are skipped below,
         # as Python's skipinitialspace does.
         options = {"header": "true", "multiLine": str(multi_line).lower(), "mode": "PERMISSIVE",
