@@ -76,9 +76,10 @@ def _session_options(parser: argparse.ArgumentParser, prefix: str = "") -> None:
         help="the name the durable ledger knows the table NAME (bound with --data) by; default NAME: "
              "bind every version of the same data under one name")
     add("--lifetime", metavar="E[,D]",
-        help="the lifetime budget (epsilon, or epsilon,delta) of data bound or loaded in this run "
-             "that the durable ledger does not know yet: the most ever spent on it, across runs "
-             "(the curator's; `jostle ledger lifetime` changes it later, logged)")
+        help="the lifetime budget (epsilon, or epsilon,delta) of the tables bound with --data (refused "
+             "if the ledger holds another), and of data the program loads that the ledger does not "
+             "know yet: the most ever spent on it, across runs (the curator's; `jostle ledger "
+             "lifetime` changes it later, logged)")
     add("--engine", choices=("auto", "pandas", "duckdb", "spark"),
         help="where private tables live: auto (default: small tables in memory, Parquet and large "
              "tables on DuckDB), pandas, duckdb (out of core), spark (local, or --master)")
@@ -218,7 +219,9 @@ def _session(args: argparse.Namespace):
         if name in seen:
             raise UsageError(f"--data {name}=... is given twice: each table is bound once", hint="give each table one --data NAME=PATH")
         seen.add(name)
-        session.bind_private(name, path, dataset=datasets.get(name))
+        # --lifetime declares the lifetime of the tables bound here (refused at bind if the ledger
+        # holds another), and is the default for data the program loads itself (Session(lifetime=)).
+        session.bind_private(name, path, dataset=datasets.get(name), lifetime=_lifetime_option(args.lifetime))
     return session
 
 

@@ -221,23 +221,27 @@ class Session:
             # typed cells, missing as None, read by jostle.data.cells' rule (pandas' notna raised on
             # some cells: issue 21, hole 4)
             raw_for_schema = python_cells(raw)
-        if schema is None:
-            # The path (None for a DataFrame) lets the checker's hint say where a schema can come from.
-            interp.bindings[name] = (raw_for_schema, None, public_rows, path)
-        else:
-            table = make_private_table(interp, name, raw_for_schema, _schema(schema), BUILTIN_SPAN, public_rows)
-            interp.bound_tables[name] = table
-            interp.globals.define(name, table)
-        # Fingerprint the raw rows, not the schema (jostle.data.engine.fingerprint; only with a
-        # durable ledger); from now on every charge in this session is also recorded against
-        # this data, and no program may read the file (or a copy of the rows) as public:
-        # builtins.refuse_registered_private_file.
         declared_lifetime = _lifetime(lifetime, "lifetime") if lifetime is not None else None
         if dataset is not None and (not isinstance(dataset, str) or not dataset.strip()):
             raise UsageError(f"a dataset's name in the ledger must be a non-empty text, got {dataset!r}")
+        table = None
+        if schema is not None:
+            table = make_private_table(interp, name, raw_for_schema, _schema(schema), BUILTIN_SPAN, public_rows)
+        # Fingerprint the raw rows, not the schema (jostle.data.engine.fingerprint; only with a
+        # durable ledger); from now on every charge in this session is also recorded against
+        # this data, and no program may read the file (or a copy of the rows) as public:
+        # builtins.refuse_registered_private_file. The table is bound only once the ledger has
+        # accepted it: a binding the ledger refuses (another lifetime, rows equal to another
+        # dataset's) leaves nothing a program could release on (issue 21).
         digest = binding.dataset_digest(interp, raw, name, columns)
         self.accountant.register_dataset(digest, name, columns, path=path, name=dataset or name,
                                          lifetime=declared_lifetime)
+        if table is None:
+            # The path (None for a DataFrame) lets the checker's hint say where a schema can come from.
+            interp.bindings[name] = (raw_for_schema, None, public_rows, path)
+        else:
+            interp.bound_tables[name] = table
+            interp.globals.define(name, table)
 
     def bind_public(self, name: str, data: Any, schema: Any = None) -> None:
         """Bind a public value: a DataFrame (a public table) or a plain Python value."""

@@ -408,8 +408,8 @@ def test_the_curator_names_the_dataset_on_the_command_line(data):
         assert run.returncode == 0, run.stderr
     assert "data 'survey 2026': lifetime budget epsilon=1, spent epsilon=1 in all runs, left epsilon=0" in run.stdout
     other = jostle("run", str(program), "--data", people, "--budget", "1", "--ledger-db", db)
-    # under another name, the same rows are charged with 'survey 2026' too (a re-export), which has 0 left
-    assert other.returncode == BudgetExceeded.exit_code and "the data 'survey 2026' has only 0 left" in other.stderr
+    # under another name, the same rows are refused at bind (a re-export cannot restart a budget)
+    assert other.returncode == DataError.exit_code and "holds the same rows as the data 'survey 2026'" in other.stderr
     wrong = jostle("run", str(program), "--data", people, "--dataset", "persons=x", "--ledger-db", db)
     assert wrong.returncode == UsageError.exit_code and "no --data binds" in wrong.stderr
 

@@ -139,25 +139,24 @@ def test_the_curators_csv_is_read_strictly_on_duckdb(tmp_path: Path):
 
 def test_the_durable_ledger_keys_the_same_data_the_same_way_on_every_route(files, tmp_path: Path):
     """The content a curator binds is one key by every route (a DataFrame, CSV, Parquet; in
-    memory or on DuckDB), so a re-export under another name is charged together with it."""
-    from jostle.privacy.ledger_store import LedgerStore
+    memory or on DuckDB): under its own name it binds each time, under another it is refused
+    (a re-export cannot restart a budget); a neighbour is other content."""
+    from jostle.privacy.ledger_store import EqualData, LedgerStore
 
     ledger = str(tmp_path / "ledger.sqlite")
-    names = []
     for data in (_frame(), files["csv"], files["parquet"]):
         for engine in ("pandas", "duckdb"):
-            names.append(f"t-{len(names)}")
             session = Session(budget=50, ledger_path=ledger, engine=engine)
-            session.bind_private("t", data, SCHEMA, dataset=names[-1])
-            assert {d.name for d in session.accountant.datasets.values()} == set(names)  # all linked
+            session.bind_private("t", data, SCHEMA)
+            with pytest.raises(EqualData, match="the same rows as the data 't'"):
+                session.bind_private("u", data, SCHEMA)
             session.close()
     session = Session(budget=50, ledger_path=ledger)
-    session.bind_private("t", _frame().iloc[1:], SCHEMA, dataset="neighbour")  # another content
-    assert {d.name for d in session.accountant.datasets.values()} == {"neighbour"}
+    session.bind_private("u", _frame().iloc[1:], SCHEMA)  # a neighbour: other content, its own name
     session.close()
     with LedgerStore(ledger) as store:
         contents = store._db.execute("SELECT COUNT(DISTINCT content) FROM contents").fetchone()[0]
-    assert contents == 2
+        assert contents == 2 and [d.name for d in store.datasets()] == ["t", "u"]
 
 
 def test_no_fingerprint_is_computed_with_an_in_memory_ledger(files, monkeypatch):

@@ -523,10 +523,13 @@ def test_durable_data_without_a_lifetime_takes_no_charge(tmp_path):
         assert store.lifetime(dataset.fingerprint) is None and store.balance(dataset.fingerprint) == (0, 0)
 
 
-def test_a_re_export_under_a_new_name_keeps_the_old_lifetime(tmp_path, caplog):
-    """The curator binds a copy of spent data under a new name: both datasets are charged and
-    the old lifetime applies; the curator's log (jostle.ledger) says so, nothing else does."""
+def test_a_re_export_under_a_new_name_is_refused_at_bind(tmp_path, caplog):
+    """The curator binds a copy of spent data under a new name: refused at bind time, to the
+    curator (the error and the curator's log, jostle.ledger), with nothing bound or written;
+    bound under the old name, the copy continues the old budget."""
     import logging
+
+    from jostle.privacy.ledger_store import EqualData
 
     db = tmp_path / "ledger.sqlite"
     with session(db, budget=1) as s:
@@ -534,11 +537,17 @@ def test_a_re_export_under_a_new_name_keeps_the_old_lifetime(tmp_path, caplog):
     make_patients().to_csv(tmp_path / "export.csv", index=False)
     out = io.StringIO()
     with Session(budget=1, ledger_path=db, output=out) as s, caplog.at_level(logging.WARNING, "jostle.ledger"):
-        s.bind_private("fresh", tmp_path / "export.csv", PATIENT_SCHEMA)
-        assert any("equals data bound before as 'patients'" in r.getMessage() for r in caplog.records)
+        with pytest.raises(EqualData, match="holds the same rows as the data 'patients'") as caught:
+            s.bind_private("fresh", tmp_path / "export.csv", PATIENT_SCHEMA)
+        assert "dataset='patients'" in caught.value.hint
+        assert any("refused to bind 'fresh'" in r.getMessage() for r in caplog.records)
+        assert "fresh" not in s.interpreter.globals.values and not s.accountant.datasets
+        s.bind_private("fresh", tmp_path / "export.csv", PATIENT_SCHEMA, dataset="patients")
         with pytest.raises(BudgetExceeded, match="the data 'patients' has only 0 left"):
             s.run("x = laplace(count(fresh), 0.5)")
     assert out.getvalue() == ""
+    with LedgerStore(db) as store:
+        assert [d.name for d in store.datasets()] == ["patients"]
 
 
 def test_a_format_1_ledger_is_migrated_and_keeps_its_balances(tmp_path):

@@ -159,25 +159,23 @@ def test_the_fingerprint_on_spark_equals_duckdbs_for_csv_dataframe_and_parquet_a
 
 
 def test_the_durable_ledger_keys_the_data_the_same_way_on_spark(spark: Any, tmp_path: Path):
-    """The content a curator binds is one key on Spark as in memory (a DataFrame, CSV, Parquet),
-    so the same rows bound under other names are charged together (re-exports)."""
-    from jostle.privacy.ledger_store import LedgerStore
+    """The content a curator binds is one key on Spark as in memory (a DataFrame, CSV, Parquet):
+    under another name the same rows are refused at bind (a re-export cannot restart a budget)."""
+    from jostle.privacy.ledger_store import EqualData, LedgerStore
 
     frame = _frame(300)
     csv = tmp_path / "t.csv"
     frame.to_csv(csv, index=False)
     ledger = str(tmp_path / "ledger.sqlite")
-    names: list[str] = []
     for data, route in ((frame, "pandas"), (csv, "spark"), (_parquet(frame, tmp_path / "t.parquet"), "spark")):
-        names.append(f"t-{route}-{len(names)}")
         session = Session(budget=50, ledger_path=ledger, engine=route, engine_options={"spark": {"session": spark}})
-        session.bind_private("t", data, SCHEMA, dataset=names[-1])
-        assert {d.name for d in session.accountant.datasets.values()} == set(names)
+        session.bind_private("t", data, SCHEMA)
+        with pytest.raises(EqualData):
+            session.bind_private("u", data, SCHEMA)
         session.close()
     frame.iloc[1:].to_csv(csv, index=False)  # a neighbour
     session = Session(budget=50, ledger_path=ledger, engine="spark", engine_options={"spark": {"session": spark}})
-    session.bind_private("t", csv, SCHEMA, dataset="neighbour")
-    assert {d.name for d in session.accountant.datasets.values()} == {"neighbour"}
+    session.bind_private("u", csv, SCHEMA)
     session.close()
     with LedgerStore(ledger) as store:
         assert store._db.execute("SELECT COUNT(DISTINCT content) FROM contents").fetchone()[0] == 2

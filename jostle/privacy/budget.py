@@ -62,8 +62,8 @@ from pathlib import Path
 from typing import Iterator
 
 from jostle.diagnostics.errors import BudgetExceeded, JostleRuntimeError
-from jostle.privacy.ledger_store import (CURATOR_LOG, ChargeRecord, DatasetInfo, LedgerRefusal, LedgerStore,
-                                          _quoted)
+from jostle.privacy.ledger_store import (CURATOR_LOG, ChargeRecord, DatasetInfo, EqualData, LedgerRefusal,
+                                          LedgerStore, _quoted)
 from jostle.diagnostics.source import Span
 
 # The key under which charges about private data that no table registered are recorded.
@@ -458,30 +458,36 @@ class Accountant:
                 loads, "file:" and the resolved path.
             lifetime: The lifetime budget its curator declares (see LedgerStore.open_dataset).
             by_curator: The curator binds it. Only then is its content compared with the
-                contents bound before (so a re-export under a new name keeps the old lifetime);
-                a program's `load` is identified by its path alone, so that nothing the program
-                sees depends on whether its rows equal data in the ledger.
+                contents bound before (rows equal to another dataset's are refused, so a
+                re-export under a new name cannot restart a lifetime); a program's `load` is
+                identified by its path alone, so that nothing the program sees depends on
+                whether its rows equal data in the ledger.
+
+        Raises:
+            EqualData: The curator binds under a new name rows bound before under another.
+            UsageError: The declared lifetime differs from the one the ledger holds.
         """
+        info = None
+        if self.store is not None:
+            compare = by_curator and self.store.persistent and digest != UNIDENTIFIED_DATA
+            try:
+                info, _ = self.store.open_dataset(
+                    name or label, label, columns, content=digest if compare else None,
+                    lifetime=None if lifetime is None else (lifetime.epsilon, lifetime.delta),
+                    default_lifetime=None if self.default_lifetime is None
+                    else (self.default_lifetime.epsilon, self.default_lifetime.delta))
+            except EqualData as refusal:
+                # Told to the curator (the error at bind time, and the curator's log), before
+                # any program runs; a program never sees which rows equal which.
+                logging.getLogger(CURATOR_LOG).warning(
+                    "refused to bind '%s': the same rows as %s in the ledger %s", refusal.name,
+                    ", ".join(f"'{d.shown}'" for d in refusal.earlier), self.store.path)
+                raise
+            self.datasets.setdefault(info.fingerprint, info)
         if digest != UNIDENTIFIED_DATA:
             resolved = path.resolve() if path is not None else None
             self.private_sources.append(PrivateSource(label, digest, frozenset(map(str, columns)), resolved))
-        if self.store is None:
-            return None
-        compare = by_curator and self.store.persistent and digest != UNIDENTIFIED_DATA
-        info, linked = self.store.open_dataset(
-            name or label, label, columns, content=digest if compare else None,
-            lifetime=None if lifetime is None else (lifetime.epsilon, lifetime.delta),
-            default_lifetime=None if self.default_lifetime is None
-            else (self.default_lifetime.epsilon, self.default_lifetime.delta))
-        self.datasets.setdefault(info.fingerprint, info)
-        log = logging.getLogger(CURATOR_LOG)
-        for other in linked:
-            # The curator's log only: which data the curator bound is not the program's to see.
-            log.warning("the data bound as '%s' equals data bound before as '%s' (ledger %s): every "
-                        "charge of this session is recorded against both, and each one's lifetime "
-                        "budget applies", info.shown, other.shown, self.store.path)
-            self.datasets.setdefault(other.fingerprint, other)
-        return info.fingerprint
+        return None if info is None else info.fingerprint
 
     # ---------------------------------------------------------- queries
     @property
@@ -657,11 +663,12 @@ def lifetime_refusal(refusal: LedgerRefusal, entry: Charge, ledger_path: str) ->
         )
     requested = getattr(entry.budget, refusal.quantity)
     remaining = max(Fraction(0), refusal.total - refusal.balance)
+    # Written exactly (fmt_exact), as `jostle ledger show` writes them: 1/3, not 0.333333.
     return BudgetExceeded(
-        f"this release needs {refusal.quantity} {fmt(requested)} but the data '{data}' has only "
-        f"{fmt(remaining)} left of its lifetime budget: lifetime {fmt(refusal.total)}, spent "
-        f"{fmt(refusal.balance)} (by this run and earlier ones), requested {fmt(requested)}, "
-        f"difference {fmt(requested - remaining)}",
+        f"this release needs {refusal.quantity} {fmt_exact(requested)} but the data '{data}' has only "
+        f"{fmt_exact(remaining)} left of its lifetime budget: lifetime {fmt_exact(refusal.total)}, spent "
+        f"{fmt_exact(refusal.balance)} (by this run and earlier ones), requested {fmt_exact(requested)}, "
+        f"difference {fmt_exact(requested - remaining)}",
         entry.span,
         f"nothing was released and nothing was spent; see {show}. A program's `budget` or "
         "--budget is only a cap for the run and cannot raise a lifetime budget; the data's "

@@ -21,10 +21,13 @@ Design:
     agree) is kept as an HMAC under a random key held in the database (never the digest
     itself: with all rows but one known, a plain hash would reveal the last row), in the
     `contents` table. When a curator binds, under a new name, data equal to content bound
-    before, the session is charged against both datasets and each lifetime applies; the
-    curator's log (the logger `jostle.ledger`) says so. The comparison runs only on the
-    curator's act of binding, never on a program's `load`. The row count is never stored:
-    under add/remove-one neighbours it is private.
+    before under another name, the binding is refused (`EqualData`, a DataError to the
+    curator, before any program runs; nothing is written): the curator binds it under the
+    earlier name. (Charging both silently, as a first version of format 2 did, let a program
+    see from `remaining()` whether today's rows equal earlier rows.) The comparison runs only
+    on the curator's act of binding, never on a program's `load`; format-1 keys, which keyed
+    program loads too, are not carried into `contents`. The row count is never stored: under
+    add/remove-one neighbours it is private.
   * **One budget for the tables of a session.** The accountant treats all private tables of a
     session as data about the same people (see jostle.privacy.budget), so a charge is recorded against
     *every* dataset registered in the session when it is made. This over-reports for a table
@@ -60,7 +63,9 @@ Design:
   * **Migration.** A format-1 file is rewritten in place, in one transaction, when it is
     opened: each dataset keeps its key, its events (the hash chain is unchanged) and its
     balance, is named after its table (made unique), and gets as its lifetime budget the one
-    its charges fixed under format 1 (the smallest total since its last reset).
+    its charges fixed under format 1 (the smallest total since its last reset). Data a program
+    loaded under format 1 was keyed by content and had no path: a program's next load of that
+    file is a new dataset (its path), whose balance starts at zero.
 
 The store is located by `--ledger-db PATH`, `Session(ledger_path=...)`, or the environment
 variable JOSTLE_LEDGER, and defaults to $XDG_DATA_HOME/jostle/ledger.sqlite
@@ -232,6 +237,26 @@ class ChargeRecord:
     location: str
 
 
+class EqualData(DataError):
+    """A curator binds, under a new name, rows equal to rows bound before under another name.
+
+    Raised at bind time, to the curator, before any program runs; nothing is written.
+    """
+
+    def __init__(self, name: str, earlier: list[DatasetInfo], path: str) -> None:
+        first = earlier[0]
+        names = ", ".join(f"'{d.shown}'" for d in earlier)
+        super().__init__(
+            f"the data bound as '{name}' holds the same rows as the data {names} already in the budget "
+            f"ledger {path}; nothing was bound",
+            hint=f"bind it under the name '{first.shown}' (Session.bind_private(..., dataset="
+                 f"{first.shown!r}), --dataset TABLE={_quoted(first.shown)}, or \"dataset\" in its schema "
+                 "file) so that its spending and lifetime budget carry on: binding the same rows under "
+                 "a new name does not restart a budget")
+        self.name = name
+        self.earlier = earlier
+
+
 class LedgerRefusal(Exception):
     """A charge would take a dataset's balance past its lifetime budget; nothing was written.
 
@@ -353,7 +378,10 @@ class LedgerStore:
             self._db.execute("ALTER TABLE events_v2 RENAME TO events")
             for statement in _SCHEMA:
                 self._db.execute(statement)
-            self._db.execute("INSERT OR IGNORE INTO contents SELECT fingerprint, fingerprint, first_seen FROM datasets")
+            # Format 1's keys are not copied into `contents`: they keyed the files programs loaded
+            # as well as the curator's data, and a program's guesses must never be compared with
+            # a curator's binding (issue 21). A dataset's content is recorded again when its
+            # curator next binds it.
             for fingerprint, limit in old_limits.items():
                 self._append_lifetime(fingerprint, limit, "format 2 migration: the lifetime budget "
                                       "its charges fixed under format 1")
@@ -423,17 +451,30 @@ class LedgerStore:
                 (the binding session's total).
 
         Returns:
-            The dataset, and every other dataset that was bound with equal content (the caller
-            charges all of them, so a re-export under a new name keeps the old lifetime).
+            The dataset, and the datasets a curator bound before with equal content: always
+            empty (`EqualData` is raised instead); kept for callers that log links.
 
         Raises:
             UsageError: `lifetime` differs from the dataset's lifetime budget.
+            EqualData: `content` equals content bound before under another dataset's name.
+                Nothing is written: the curator binds it under that name, so its spending and
+                lifetime carry on. (Charging both silently would let a program see, in
+                `remaining()` or a refusal, whether today's rows equal earlier rows: a fact
+                about the rows, different on neighbouring tables. Refused at bind time, it is
+                the curator's to see, before any program runs.)
         """
         name = str(name)
         if not name.strip():
             raise UsageError("a dataset's name in the ledger must not be empty")
         with self._transaction(durable=lifetime is not None or default_lifetime is not None):
             row = self._db.execute("SELECT fingerprint FROM datasets WHERE name = ?", (name,)).fetchone()
+            if content is not None:
+                content_key = self.fingerprint(content)
+                others = [fp for (fp,) in self._db.execute(
+                    "SELECT DISTINCT dataset FROM contents WHERE content = ?", (content_key,))
+                    if row is None or fp != row[0]]
+                if others:
+                    raise EqualData(name, [self.dataset(fp) for fp in sorted(others)], self.path)
             if row is None:
                 key = self.name_key(name)
                 self._db.execute("INSERT OR IGNORE INTO datasets (fingerprint, label, unit, columns, first_seen, name) "
@@ -454,13 +495,10 @@ class LedgerStore:
                 assert chosen is not None
                 self._append_lifetime(key, chosen, "declared when the data was bound" if lifetime is not None
                                       else "the budget of the session that first bound the data", who=True)
-            linked: list[str] = []
             if content is not None:
-                content_key = self.fingerprint(content)
-                linked = [fp for (fp,) in self._db.execute(
-                    "SELECT DISTINCT dataset FROM contents WHERE content = ? AND dataset != ?", (content_key, key))]
-                self._db.execute("INSERT OR IGNORE INTO contents VALUES (?, ?, ?)", (content_key, key, _now()))
-        return self.dataset(key), [self.dataset(fp) for fp in sorted(linked)]
+                self._db.execute("INSERT OR IGNORE INTO contents VALUES (?, ?, ?)",
+                                 (self.fingerprint(content), key, _now()))
+        return self.dataset(key), []
 
     def register(self, digest: bytes, label: str, columns: Sequence[str] = ()) -> DatasetInfo:
         """Make a dataset known under the name `label`, with `digest` as its content (for tests

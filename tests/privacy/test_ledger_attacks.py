@@ -27,7 +27,7 @@ from jostle import BudgetExceeded, Session
 from jostle.data.engine.fingerprint import frame_digest
 from jostle.data.schema import read_csv
 from jostle.privacy import ledger_store
-from jostle.privacy.ledger_store import PRIVACY_UNIT, LedgerStore
+from jostle.privacy.ledger_store import EqualData, PRIVACY_UNIT, LedgerStore
 
 KNOWN = [12.0, 30.0, 47.0]
 TARGET = 100.0
@@ -58,16 +58,13 @@ PROBE = "print(spent(), remaining())\nprint(laplace(count(t), 0.25) > -1000)\npr
 
 
 # ---------------------------------------------------------------- 1. what a program observes
-@pytest.mark.xfail(strict=True, reason=(
-    "issue 21 review: a curator's binding is compared with every content in the ledger and a "
-    "match charges (and shows) the earlier dataset too, so remaining(), the refusal, the exit "
-    "code and the --ledger lines differ between neighbouring tables (D equal to data bound "
-    "before, D without one row not): documented as a known limit, but it breaks the "
-    "neighbour rule; recommend refusing the link at bind time, to the curator"))
 def test_a_link_to_equal_earlier_data_is_invisible_on_neighbouring_tables(tmp_path: Path) -> None:
     """Earlier, the curator bound D as 'survey-v1' (lifetime 1) and spent 0.9. Today the curator
     binds today's data as 'survey-v2' (lifetime 1). Whether today's data equals D is a fact
-    about today's rows: neighbours (D, and D without the target row) must look alike."""
+    about today's rows: no program may see it. The first version of format 2 charged both
+    datasets (so remaining() differed between D and D without the target row); now the binding
+    of equal rows under a new name is refused to the curator, before any program runs, with
+    nothing written, and the neighbour's binding is a dataset of its own."""
     seen = {}
     for label, rows in (("equal", KNOWN + [TARGET]), ("neighbour", KNOWN)):
         folder = tmp_path / label
@@ -79,10 +76,20 @@ def test_a_link_to_equal_earlier_data_is_invisible_on_neighbouring_tables(tmp_pa
             curator.run("r = laplace(count(t), 0.9)")
         out = io.StringIO()
         with Session(budget=1, ledger_path=db, output=out, seed=1) as today:
-            today.bind_private("t", write_rows(folder / "v2.csv", rows), X_SCHEMA, dataset="survey-v2", lifetime=1)
-            shown = run_and_show(today, PROBE)
-        seen[label] = out.getvalue() + shown
-    assert seen["equal"] == seen["neighbour"], seen
+            try:
+                today.bind_private("t", write_rows(folder / "v2.csv", rows), X_SCHEMA, dataset="survey-v2",
+                                   lifetime=1)
+            except EqualData as refusal:  # the curator's channel: no program runs
+                assert "'survey-v1'" in refusal.message and "nothing was bound" in refusal.message
+                assert "t" not in today.interpreter.globals.values and not today.accountant.datasets
+                seen[label] = "refused at bind"
+                continue
+            seen[label] = out.getvalue() + run_and_show(today, PROBE)
+        with LedgerStore(db) as store:
+            assert [d.name for d in store.datasets()] == (["survey-v1"] if label == "equal"
+                                                        else ["survey-v1", "survey-v2"])
+    assert seen["equal"] == "refused at bind"
+    assert "data 'survey-v1'" not in seen["neighbour"] and "0.1" not in seen["neighbour"], seen
 
 
 def _format_1_ledger(db: Path, key: str, datasets: list[tuple[str, str]],
@@ -116,11 +123,6 @@ def _format_1_key(key: str, csv_file: Path) -> str:
     return hmac.new(bytes.fromhex(key), frame_digest(read_csv(csv_file), PRIVACY_UNIT), hashlib.sha256).hexdigest()
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "issue 21 review: the format-2 migration copies every format-1 content key into `contents` "
-    "as if a curator had bound it, but format 1 also keyed the files programs loaded; guesses "
-    "an analyst loaded before the upgrade are then matched to the curator's binding, and the "
-    "refusal names the matching guess ('g100'): hole 1 again, provoked by the program"))
 def test_guesses_loaded_under_format_1_are_no_oracle_after_the_upgrade(tmp_path: Path) -> None:
     """Before the upgrade, the analyst's programs loaded guess files g99, g100, g101 (the known
     rows plus a candidate; no release needed: format 1 registered every load by content). After
@@ -147,11 +149,6 @@ def test_guesses_loaded_under_format_1_are_no_oracle_after_the_upgrade(tmp_path:
 
 
 # ---------------------------------------------------------------- 2. escaping a lifetime
-@pytest.mark.xfail(strict=True, reason=(
-    "issue 21 review: bind_private defines the table before it registers it with the ledger; "
-    "when registration refuses (a lifetime that differs from the ledger's, an empty dataset "
-    "name, lifetime=0) the table stays bound but unregistered, and its releases are charged "
-    "to the shared '(data not identified)' stand-in with a fresh lifetime"))
 @pytest.mark.parametrize("refused", [{"lifetime": 5}, {"dataset": ""}, {"lifetime": 0}],
                          ids=["other-lifetime", "empty-name", "zero-lifetime"])
 def test_a_refused_binding_leaves_nothing_to_release_on(tmp_path: Path, refused: dict) -> None:
@@ -253,11 +250,6 @@ def test_the_format_1_balance_of_a_file_a_program_loaded_survives_the_upgrade(tm
 
 
 # ---------------------------------------------------------------- 4. what the documents promise
-@pytest.mark.xfail(strict=True, reason=(
-    "issue 21 review: 'every refusal's numbers agree with jostle ledger show': the refusal "
-    "rounds to 6 digits (fmt: 'lifetime 0.333333', 'only 0.0333333 left') where the ledger "
-    "prints exact figures (fmt_exact: 'epsilon=1/3', 'left epsilon=1/30'); lifetime_refusal "
-    "could use fmt_exact"))
 def test_a_lifetime_refusal_quotes_the_ledgers_figures(tmp_path: Path) -> None:
     db = tmp_path / "ledger.sqlite"
     data = write_rows(tmp_path / "t.csv", KNOWN)

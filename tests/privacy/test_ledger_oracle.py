@@ -82,12 +82,15 @@ def test_refusals_do_not_depend_on_the_guess(tmp_path: Path) -> None:
 def test_the_curators_log_alone_hears_of_equal_data(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
     """Equal content is compared only when a curator binds data; the program's load writes
     nothing to the curator's log either (its result would depend on the rows)."""
+    from jostle.privacy.ledger_store import EqualData
+
     db = tmp_path / "ledger.sqlite"
     curator_spends(db, tmp_path, "an export")
     with caplog.at_level(logging.DEBUG, "jostle.ledger"):
         analyst_sees(db, tmp_path, TARGET, LOOK)
         assert not caplog.records
         with Session(budget=1, ledger_path=db, output=io.StringIO()) as curator:
-            curator.bind_private("u", tmp_path / "private.csv", {"x": ("numeric", 0, 1000)})
+            with pytest.raises(EqualData):
+                curator.bind_private("u", tmp_path / "private.csv", {"x": ("numeric", 0, 1000)})
     assert [r.name for r in caplog.records] == ["jostle.ledger"]
-    assert "equals data bound before as 'an export'" in caplog.records[0].getMessage()
+    assert "the same rows as 'an export'" in caplog.records[0].getMessage()
