@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import contextlib
 import io
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -56,6 +56,7 @@ class Outcome:
     output: str = ""
     end: str = ""
     ledger: str = ""
+    route: str = field(default="", compare=False)  # where the rows went: "pandas" or an engine's name
 
 
 def run(path: Path, engine: str, curator_schema: bool, program: str = RELEASES,
@@ -71,12 +72,16 @@ def run(path: Path, engine: str, curator_schema: bool, program: str = RELEASES,
                 session.bind_private("t", path, SCHEMA if curator_schema else None)
             except JostleError as error:
                 return Outcome(f"{type(error).__name__}: {error}")
+            raw = session.interpreter.bindings["t"][0] if "t" in session.interpreter.bindings else None
+            table = session.interpreter.bound_tables.get("t")
+            route = (table.relation.engine.name if table.relation is not None else "pandas") if table is not None \
+                else (raw.engine.name if hasattr(raw, "engine") else "pandas")
             try:
                 session.run(program if curator_schema else f"{DECLARED}\n{program}")
                 end = "ok"
             except JostleError as error:
                 end = f"{error.exit_code} {type(error).__name__}: {error.render()}"
-        return Outcome("ok", output.getvalue(), end, str(session.ledger))
+        return Outcome("ok", output.getvalue(), end, str(session.ledger), route)
     finally:
         session.close()
 
@@ -112,7 +117,7 @@ def test_a_quote_after_spaces_reads_alike_on_both_sides_of_the_threshold(tmp_pat
     # across the threshold under auto: the larger file on DuckDB, its neighbour in memory
     monkeypatch.setattr(binding, "SMALL_TABLE_BYTES", smaller.stat().st_size)
     above, below = run(larger, "auto", True), run(smaller, "auto", True)
-    assert above.end == below.end == "ok"
+    assert above.end == below.end == "ok" and (above.route, below.route) == ("duckdb", "pandas")
     # the same noise on both: the histograms differ by the one row's count at most
     difference = [abs(a - b) for a, b in zip(histogram_line(above), histogram_line(below))]
     assert max(difference) <= 1 + 1e-9, (above.output, below.output)
