@@ -554,35 +554,13 @@ def test_a_format_1_ledger_is_migrated_and_keeps_its_balances(tmp_path):
     """A ledger written by format 1 (content keys, lifetime derived from the charges' totals)
     opens as format 2: the same events and hash chain, the same balance, a name and the
     lifetime its charges had fixed."""
-    db = tmp_path / "ledger.sqlite"
-    key = "ab" * 32
-    con = sqlite3.connect(db)
-    con.executescript(FORMAT_1_SCHEMA)
-    con.execute("INSERT INTO meta VALUES ('format', '1'), ('key', ?)", (key,))
-    con.execute("INSERT INTO datasets VALUES ('f' || ?, 'patients', 'one row added or removed', '[\"age\"]', "
-                "'2026-01-01T00:00:00Z')", ("0" * 63,))
-    con.commit()
-    con.close()
-    from jostle.privacy import ledger_store
+    from tests.ledger_format_1 import format_1_ledger
 
+    db = tmp_path / "ledger.sqlite"
     fingerprint = "f" + "0" * 63
-    # Two format-1 charges (totals 2, then 1.5: the lifetime it fixed is 1.5), written through
-    # the hash chain as format 1 wrote them.
-    con = sqlite3.connect(db)
-    prev = ledger_store.GENESIS
-    for epsilon, spent, total in (("1/2", "1/2", "2"), ("1/4", "3/4", "3/2")):
-        event = {"kind": "charge", "dataset": fingerprint, "at": "2026-01-01T00:00:00Z", "session": "s",
-                 "seq": 1, "epsilon": epsilon, "delta": "0", "spent_epsilon": spent, "spent_delta": "0",
-                 "total_epsilon": total, "total_delta": "0", "requested_epsilon": epsilon,
-                 "requested_delta": "0", "mechanism": "laplace", "what": "count", "data": "all rows",
-                 "location": "", "note": None, "pid": 1}
-        digest = ledger_store._hash(prev, event)
-        names = list(ledger_store.EVENT_FIELDS) + ["prev_hash", "hash"]
-        con.execute(f"INSERT INTO events ({', '.join(names)}) VALUES ({', '.join('?' * len(names))})",
-                    [event[n] for n in ledger_store.EVENT_FIELDS] + [prev, digest])
-        prev = digest
-    con.commit()
-    con.close()
+    # Two format-1 charges (totals 2, then 1.5: the lifetime it fixed is 1.5).
+    format_1_ledger(db, "ab" * 32, [(fingerprint, "patients")],
+                    [(fingerprint, "1/2", "1/2", "2"), (fingerprint, "1/4", "3/4", "3/2")])
     with LedgerStore(db) as store:
         assert store.verify() == []
         (dataset,) = store.datasets()
@@ -594,25 +572,6 @@ def test_a_format_1_ledger_is_migrated_and_keeps_its_balances(tmp_path):
         with pytest.raises(BudgetExceeded, match="only 0.75 left"):
             s.run("x = laplace(count(patients), 1)")
         s.run("x = laplace(count(patients), 0.75)")
-
-
-FORMAT_1_SCHEMA = """
-CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE datasets (fingerprint TEXT PRIMARY KEY, label TEXT NOT NULL, unit TEXT NOT NULL,
-    columns TEXT NOT NULL, first_seen TEXT NOT NULL);
-CREATE TABLE events (id INTEGER PRIMARY KEY AUTOINCREMENT,
-    kind TEXT NOT NULL CHECK (kind IN ('charge', 'reset')),
-    dataset TEXT NOT NULL REFERENCES datasets (fingerprint), at TEXT NOT NULL, session TEXT NOT NULL,
-    seq INTEGER, epsilon TEXT NOT NULL, delta TEXT NOT NULL, spent_epsilon TEXT NOT NULL,
-    spent_delta TEXT NOT NULL, total_epsilon TEXT, total_delta TEXT, requested_epsilon TEXT,
-    requested_delta TEXT, mechanism TEXT, what TEXT, data TEXT, location TEXT, note TEXT,
-    pid INTEGER NOT NULL, prev_hash TEXT NOT NULL, hash TEXT NOT NULL);
-CREATE INDEX events_by_dataset ON events (dataset, id);
-CREATE TRIGGER events_are_never_updated BEFORE UPDATE ON events
-    BEGIN SELECT RAISE(ABORT, 'the budget ledger is append-only'); END;
-CREATE TRIGGER events_are_never_deleted BEFORE DELETE ON events
-    BEGIN SELECT RAISE(ABORT, 'the budget ledger is append-only'); END;
-"""
 
 
 def test_processes_opening_a_new_ledger_at_once_all_succeed(tmp_path: Path):

@@ -28,6 +28,7 @@ from jostle.data.engine.fingerprint import frame_digest
 from jostle.data.schema import read_csv
 from jostle.privacy import ledger_store
 from jostle.privacy.ledger_store import EqualData, PRIVACY_UNIT, LedgerStore
+from tests.ledger_format_1 import format_1_ledger
 
 KNOWN = [12.0, 30.0, 47.0]
 TARGET = 100.0
@@ -92,32 +93,6 @@ def test_a_link_to_equal_earlier_data_is_invisible_on_neighbouring_tables(tmp_pa
     assert "data 'survey-v1'" not in seen["neighbour"] and "0.1" not in seen["neighbour"], seen
 
 
-def _format_1_ledger(db: Path, key: str, datasets: list[tuple[str, str]],
-                     charges: list[tuple[str, str, str, str]] = ()) -> None:
-    """A ledger as format 1 wrote it: datasets keyed by their content HMAC, charge events
-    hash-chained (`charges`: fingerprint, epsilon, balance after, session total)."""
-    con = sqlite3.connect(db)
-    con.executescript(FORMAT_1_SCHEMA)
-    con.execute("INSERT INTO meta VALUES ('format', '1'), ('key', ?)", (key,))
-    for fingerprint, label in datasets:
-        con.execute("INSERT INTO datasets VALUES (?, ?, ?, '[\"x\"]', '2026-01-01T00:00:00Z')",
-                    (fingerprint, label, PRIVACY_UNIT))
-    prev = ledger_store.GENESIS
-    for fingerprint, epsilon, spent, total in charges:
-        event = {"kind": "charge", "dataset": fingerprint, "at": "2026-01-01T00:00:00Z", "session": "s",
-                 "seq": 1, "epsilon": epsilon, "delta": "0", "spent_epsilon": spent, "spent_delta": "0",
-                 "total_epsilon": total, "total_delta": "0", "requested_epsilon": epsilon,
-                 "requested_delta": "0", "mechanism": "laplace", "what": "count(g)", "data": "all rows",
-                 "location": "", "note": None, "pid": 1}
-        digest = ledger_store._hash(prev, event)
-        names = list(ledger_store.EVENT_FIELDS) + ["prev_hash", "hash"]
-        con.execute(f"INSERT INTO events ({', '.join(names)}) VALUES ({', '.join('?' * len(names))})",
-                    [event[n] for n in ledger_store.EVENT_FIELDS] + [prev, digest])
-        prev = digest
-    con.commit()
-    con.close()
-
-
 def _format_1_key(key: str, csv_file: Path) -> str:
     """The format-1 dataset key of a CSV file's rows: HMAC of their content digest."""
     return hmac.new(bytes.fromhex(key), frame_digest(read_csv(csv_file), PRIVACY_UNIT), hashlib.sha256).hexdigest()
@@ -134,7 +109,7 @@ def test_guesses_loaded_under_format_1_are_no_oracle_after_the_upgrade(tmp_path:
         guess = write_rows(tmp_path / f"g{int(candidate)}.csv", list(reversed(KNOWN + [candidate])))
         guesses.append((_format_1_key(key, guess), guess.stem))
     template = tmp_path / "format1.sqlite"
-    _format_1_ledger(template, key, guesses)
+    format_1_ledger(template, key, guesses)
     seen = {}
     for label, rows in (("with the target", KNOWN + [TARGET]), ("without it", KNOWN)):
         db = tmp_path / f"{label}.sqlite"
@@ -241,7 +216,7 @@ def test_the_format_1_balance_of_a_file_a_program_loaded_survives_the_upgrade(tm
     data = write_rows(tmp_path / "patients.csv", KNOWN + [TARGET])
     fingerprint = _format_1_key(key, data)
     db = tmp_path / "ledger.sqlite"
-    _format_1_ledger(db, key, [(fingerprint, "patients")], [(fingerprint, "1", "1", "1")])
+    format_1_ledger(db, key, [(fingerprint, "patients")], [(fingerprint, "1", "1", "1")])
     out = io.StringIO()
     with Session(budget=1, ledger_path=db, output=out, seed=1) as session:
         with pytest.raises(BudgetExceeded):
@@ -300,22 +275,3 @@ def test_the_ledger_file_cannot_be_read_back_by_a_program(tmp_path: Path) -> Non
                 except Exception as error:  # noqa: BLE001
                     out.write(str(error))
     assert key not in out.getvalue()
-
-
-FORMAT_1_SCHEMA = """
-CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE datasets (fingerprint TEXT PRIMARY KEY, label TEXT NOT NULL, unit TEXT NOT NULL,
-    columns TEXT NOT NULL, first_seen TEXT NOT NULL);
-CREATE TABLE events (id INTEGER PRIMARY KEY AUTOINCREMENT,
-    kind TEXT NOT NULL CHECK (kind IN ('charge', 'reset')),
-    dataset TEXT NOT NULL REFERENCES datasets (fingerprint), at TEXT NOT NULL, session TEXT NOT NULL,
-    seq INTEGER, epsilon TEXT NOT NULL, delta TEXT NOT NULL, spent_epsilon TEXT NOT NULL,
-    spent_delta TEXT NOT NULL, total_epsilon TEXT, total_delta TEXT, requested_epsilon TEXT,
-    requested_delta TEXT, mechanism TEXT, what TEXT, data TEXT, location TEXT, note TEXT,
-    pid INTEGER NOT NULL, prev_hash TEXT NOT NULL, hash TEXT NOT NULL);
-CREATE INDEX events_by_dataset ON events (dataset, id);
-CREATE TRIGGER events_are_never_updated BEFORE UPDATE ON events
-    BEGIN SELECT RAISE(ABORT, 'the budget ledger is append-only'); END;
-CREATE TRIGGER events_are_never_deleted BEFORE DELETE ON events
-    BEGIN SELECT RAISE(ABORT, 'the budget ledger is append-only'); END;
-"""
