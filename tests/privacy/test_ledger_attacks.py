@@ -16,7 +16,6 @@ import hashlib
 import hmac
 import io
 import os
-import sqlite3
 from fractions import Fraction
 from pathlib import Path
 
@@ -26,7 +25,6 @@ import pytest
 from jostle import BudgetExceeded, Session
 from jostle.data.engine.fingerprint import frame_digest
 from jostle.data.schema import read_csv
-from jostle.privacy import ledger_store
 from jostle.privacy.ledger_store import EqualData, PRIVACY_UNIT, LedgerStore
 from tests.ledger_format_1 import format_1_ledger
 
