@@ -322,9 +322,6 @@ def _show(store, dataset: str | None) -> str:
         lines += ["", f"dataset '{info.shown}'  (table '{info.label}', columns {', '.join(info.columns)})",
                   f"  fingerprint {info.fingerprint}, privacy unit: {info.unit}, first seen {info.first_seen}",
                   f"  {budget}  ({entry['charges']} charges, {entry['resets']} resets)"]
-        if entry["same_content"]:
-            lines.append("  its curator bound data equal to: " + ", ".join(f"'{d.shown}'" for d in entry["same_content"])
-                         + " (charged together when bound together)")
         rows = [(
             str(e["id"]), e["at"], e["kind"], e["session"][:8], e["mechanism"] or "",
             _amount(e["requested_epsilon"], e["requested_delta"]), _amount(e["epsilon"], e["delta"]),

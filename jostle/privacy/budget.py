@@ -62,8 +62,8 @@ from pathlib import Path
 from typing import Iterator
 
 from jostle.diagnostics.errors import BudgetExceeded, JostleRuntimeError
-from jostle.privacy.ledger_store import (CURATOR_LOG, ChargeRecord, DatasetInfo, EqualData, LedgerRefusal,
-                                          LedgerStore, _quoted)
+from jostle.privacy.ledger_records import ChargeRecord, DatasetInfo, EqualData, LedgerRefusal, shell_quoted
+from jostle.privacy.ledger_store import CURATOR_LOG, LedgerStore
 from jostle.diagnostics.source import Span
 
 # The key under which charges about private data that no table registered are recorded.
@@ -649,7 +649,7 @@ class Accountant:
 def lifetime_refusal(refusal: LedgerRefusal, entry: Charge, ledger_path: str) -> BudgetExceeded:
     """The error for a charge the store refused, in the numbers `jostle ledger show` prints."""
     data = refusal.dataset.shown
-    show = f"`jostle ledger show --dataset {_quoted(data)}`"
+    show = f"`jostle ledger show --dataset {shell_quoted(data)}`"
     if refusal.missing:
         return BudgetExceeded(
             f"the data '{data}' has no lifetime budget in the durable ledger",
@@ -657,7 +657,7 @@ def lifetime_refusal(refusal: LedgerRefusal, entry: Charge, ledger_path: str) ->
             f"nothing was released and nothing was spent (ledger {ledger_path}). A dataset's lifetime budget is its "
             "curator's to declare, when binding it (Session.bind_private(..., lifetime=E), "
             "`jostle run --lifetime E`, or \"lifetime\": E in its schema file) or with "
-            f"`jostle ledger lifetime --dataset {_quoted(data)} E --reason TEXT --yes`; a "
+            f"`jostle ledger lifetime --dataset {shell_quoted(data)} E --reason TEXT --yes`; a "
             "program's `budget` is only a cap for that program",
             _library_note(entry.library_span),
         )
@@ -672,7 +672,7 @@ def lifetime_refusal(refusal: LedgerRefusal, entry: Charge, ledger_path: str) ->
         entry.span,
         f"nothing was released and nothing was spent; see {show}. A program's `budget` or "
         "--budget is only a cap for the run and cannot raise a lifetime budget; the data's "
-        f"curator may, with `jostle ledger lifetime --dataset {_quoted(data)} EPSILON --reason "
+        f"curator may, with `jostle ledger lifetime --dataset {shell_quoted(data)} EPSILON --reason "
         "TEXT --yes` (logged; it keeps what was spent)",
         _library_note(entry.library_span),
         requested=requested,

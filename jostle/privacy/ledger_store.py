@@ -92,10 +92,12 @@ from pathlib import Path
 from typing import Any
 
 from jostle.diagnostics.errors import DataError, UsageError
+from jostle.privacy.ledger_migration import migrate_from_format_1
+from jostle.privacy.ledger_records import (PRIVACY_UNIT, ChargeRecord, DatasetInfo, EqualData,  # noqa: F401
+                                           LedgerRefusal, budget_text, shell_quoted)
 
 MEMORY = ":memory:"
 ENV_VAR = "JOSTLE_LEDGER"
-PRIVACY_UNIT = "one row added or removed"
 FORMAT_VERSION = "2"
 # Name of the logger on which the curator is told what binding found in the ledger (a new
 # dataset, a lifetime taken from the session's budget, data equal to an earlier dataset).
@@ -192,95 +194,6 @@ def resolve_ledger_path(path: str | Path | None = None) -> str:
     return str(Path(chosen).expanduser().resolve())
 
 
-# ---------------------------------------------------------------- records
-@dataclass(frozen=True)
-class DatasetInfo:
-    """A dataset known to the store: its key, its curator's name and what is public about it.
-
-    Attributes:
-        fingerprint: The dataset's key in the store (an HMAC of its name for datasets made by
-            format 2; the content key for datasets migrated from format 1).
-        label: The table's name when the dataset was first seen.
-        columns: Its column names (public: the header).
-        first_seen: When it was first registered (UTC, ISO 8601).
-        unit: The privacy unit its charges protect.
-        name: Its name in the ledger (the curator's; "file:PATH" for data a program loaded).
-    """
-
-    fingerprint: str
-    label: str
-    columns: tuple[str, ...]
-    first_seen: str
-    unit: str = PRIVACY_UNIT
-    name: str = ""
-
-    @property
-    def short(self) -> str:
-        return self.fingerprint[:12]
-
-    @property
-    def shown(self) -> str:
-        """How people read its name: the name, or the key's start when it has none."""
-        return self.name or self.short
-
-
-@dataclass(frozen=True)
-class ChargeRecord:
-    """What the accountant knows about one charge, written with it (all public)."""
-
-    session: str
-    seq: int
-    requested: tuple[Fraction, Fraction]
-    mechanism: str
-    what: str
-    data: str
-    location: str
-
-
-class EqualData(DataError):
-    """A curator binds, under a new name, rows equal to rows bound before under another name.
-
-    Raised at bind time, to the curator, before any program runs; nothing is written.
-    """
-
-    def __init__(self, name: str, earlier: list[DatasetInfo], path: str) -> None:
-        first = earlier[0]
-        names = ", ".join(f"'{d.shown}'" for d in earlier)
-        super().__init__(
-            f"the data bound as '{name}' holds the same rows as the data {names} already in the budget "
-            f"ledger {path}; nothing was bound",
-            hint=f"bind it under the name '{first.shown}' (Session.bind_private(..., dataset="
-                 f"{first.shown!r}), --dataset TABLE={_quoted(first.shown)}, or \"dataset\" in its schema "
-                 "file) so that its spending and lifetime budget carry on: binding the same rows under "
-                 "a new name does not restart a budget")
-        self.name = name
-        self.earlier = earlier
-
-
-class LedgerRefusal(Exception):
-    """A charge would take a dataset's balance past its lifetime budget; nothing was written.
-
-    Attributes:
-        dataset: The dataset that refused it.
-        quantity: "epsilon" or "delta".
-        balance: What the dataset had spent (every session, since its last reset).
-        rise: What the charge would add.
-        total: The dataset's lifetime budget in that quantity (0 when it has none).
-        missing: True when the dataset has no lifetime budget at all (a durable ledger
-            charges no dataset whose curator has not declared one).
-    """
-
-    def __init__(self, dataset: DatasetInfo, quantity: str, balance: Fraction, rise: Fraction,
-                 total: Fraction, missing: bool = False) -> None:
-        super().__init__(f"{quantity}: {balance} + {rise} > {total} for {dataset.fingerprint}")
-        self.dataset = dataset
-        self.quantity = quantity
-        self.balance = balance
-        self.rise = rise
-        self.total = total
-        self.missing = missing
-
-
 def _text(value: Fraction) -> str:
     return str(Fraction(value))
 
@@ -325,7 +238,7 @@ class LedgerStore:
                 self._enter_wal(timeout)
             meta = self._meta()
             if meta.get("format") == "1":
-                self._migrate_from_format_1()
+                migrate_from_format_1(self)
                 meta = self._meta()
             if "key" not in meta:
                 with self._transaction(durable=False):  # two processes may create it at once
@@ -341,51 +254,6 @@ class LedgerStore:
             raise DataError(f"the budget ledger {self.path} has format {meta.get('format')!r}, "
                             f"this Jostle reads format {FORMAT_VERSION!r}")
         self._key = bytes.fromhex(meta["key"])
-
-    def _migrate_from_format_1(self) -> None:
-        """Rewrite a format-1 ledger as format 2, in one transaction (see the module docstring).
-
-        Balances are unchanged (no charge or reset is touched and the hash chain is the same);
-        each dataset is named after its table (its key's start is appended when two share a
-        name) and its contents table holds its format-1 key, which was the content HMAC; the
-        lifetime budget format 1 derived from its charges (the smallest total since its last
-        reset) is written as a `lifetime` event, so nothing a balance allowed before changes.
-        """
-        with self._transaction():
-            if self._meta().get("format") != "1":  # another process migrated it meanwhile
-                return
-            old_limits = {}
-            for (fingerprint,) in self._db.execute("SELECT fingerprint FROM datasets").fetchall():
-                rows = self._db.execute(
-                    "SELECT total_epsilon, total_delta FROM events WHERE dataset = ? AND kind = 'charge' "
-                    "AND id > (SELECT COALESCE(MAX(id), 0) FROM events WHERE dataset = ? AND kind = 'reset')",
-                    (fingerprint, fingerprint)).fetchall()
-                totals = [(Fraction(e), Fraction(d)) for e, d in rows if e is not None and d is not None]
-                if totals:
-                    old_limits[fingerprint] = (min(t[0] for t in totals), min(t[1] for t in totals))
-            self._db.execute("ALTER TABLE datasets ADD COLUMN name TEXT")
-            taken: set[str] = set()
-            for fingerprint, label in self._db.execute(
-                    "SELECT fingerprint, label FROM datasets ORDER BY first_seen, fingerprint").fetchall():
-                name = label if label not in taken else f"{label} ({fingerprint[:12]})"
-                taken.add(name)
-                self._db.execute("UPDATE datasets SET name = ? WHERE fingerprint = ?", (name, fingerprint))
-            # The events table is rebuilt to admit `lifetime` events (a CHECK cannot be altered);
-            # its rows are copied as they are, so the hash chain verifies as before.
-            self._db.execute(_EVENTS_TABLE.format(name="events_v2"))
-            self._db.execute("INSERT INTO events_v2 SELECT * FROM events")
-            self._db.execute("DROP TABLE events")
-            self._db.execute("ALTER TABLE events_v2 RENAME TO events")
-            for statement in _SCHEMA:
-                self._db.execute(statement)
-            # Format 1's keys are not copied into `contents`: they keyed the files programs loaded
-            # as well as the curator's data, and a program's guesses must never be compared with
-            # a curator's binding (issue 21). A dataset's content is recorded again when its
-            # curator next binds it.
-            for fingerprint, limit in old_limits.items():
-                self._append_lifetime(fingerprint, limit, "format 2 migration: the lifetime budget "
-                                      "its charges fixed under format 1")
-            self._db.execute("UPDATE meta SET value = ? WHERE key = 'format'", (FORMAT_VERSION,))
 
     def _meta(self) -> dict[str, str]:
         try:
@@ -485,9 +353,9 @@ class LedgerStore:
             current = self.lifetime(key)
             if lifetime is not None and current is not None and tuple(current) != tuple(lifetime):
                 raise UsageError(
-                    f"the data '{name}' has the lifetime budget {_budget_text(current)} in the ledger "
-                    f"{self.path}, not {_budget_text(lifetime)}",
-                    hint=f"a lifetime budget changes only by `jostle ledger lifetime --dataset {_quoted(name)} "
+                    f"the data '{name}' has the lifetime budget {budget_text(current)} in the ledger "
+                    f"{self.path}, not {budget_text(lifetime)}",
+                    hint=f"a lifetime budget changes only by `jostle ledger lifetime --dataset {shell_quoted(name)} "
                          "EPSILON [--delta D] --reason TEXT` (logged; it keeps what was spent); "
                          "or bind the data without declaring one")
             if current is None and (lifetime or default_lifetime) is not None:
@@ -516,13 +384,6 @@ class LedgerStore:
         """The dataset named `name`, or None."""
         row = self._db.execute("SELECT fingerprint FROM datasets WHERE name = ?", (name,)).fetchone()
         return None if row is None else self.dataset(row[0])
-
-    def same_content(self, fingerprint: str) -> list[DatasetInfo]:
-        """Other datasets a curator bound with content equal to some content of this one."""
-        rows = self._db.execute(
-            "SELECT DISTINCT b.dataset FROM contents a JOIN contents b ON a.content = b.content "
-            "WHERE a.dataset = ? AND b.dataset != ?", (fingerprint, fingerprint)).fetchall()
-        return [self.dataset(fp) for (fp,) in sorted(rows)]
 
     def datasets(self) -> list[DatasetInfo]:
         """Every dataset the store knows, in the order first seen."""
@@ -622,7 +483,7 @@ class LedgerStore:
         """
         lifetime = (Fraction(lifetime[0]), Fraction(lifetime[1]))
         if lifetime[0] <= 0 or lifetime[1] < 0 or lifetime[1] >= 1:
-            raise UsageError(f"a lifetime budget needs epsilon > 0 and 0 <= delta < 1, got {_budget_text(lifetime)}")
+            raise UsageError(f"a lifetime budget needs epsilon > 0 and 0 <= delta < 1, got {budget_text(lifetime)}")
         if not reason.strip():
             raise UsageError("changing a lifetime budget needs a reason (it is kept in the ledger)",
                              hint="add --reason TEXT")
@@ -775,30 +636,6 @@ class LedgerStore:
         return rows
 
 
-def _budget_text(budget: tuple[Fraction, Fraction]) -> str:
-    """`epsilon=E` or `epsilon=E, delta=D`, exact (as jostle.privacy.budget.Budget prints)."""
-    epsilon, delta = (Fraction(budget[0]), Fraction(budget[1]))
-    text = f"epsilon={_decimal(epsilon)}"
-    return text + (f", delta={_decimal(delta)}" if delta else "")
-
-
-def _decimal(value: Fraction) -> str:
-    if value.denominator == 1:
-        return str(value.numerator)
-    for digits in range(6, 16):
-        text = f"{float(value):.{digits}g}"
-        if Fraction(text) == value:
-            return text
-    return f"{value.numerator}/{value.denominator}"
-
-
-def _quoted(name: str) -> str:
-    """A dataset name as a shell argument."""
-    import shlex
-
-    return shlex.quote(name)
-
-
 def _who() -> str:
     try:
         user = getpass.getuser()
@@ -818,7 +655,7 @@ def summarise(store: LedgerStore, fingerprints: Iterable[str] | None = None) -> 
         epsilon, delta = store.balance(dataset.fingerprint)
         summary.append({
             "dataset": dataset, "spent_epsilon": epsilon, "spent_delta": delta,
-            "lifetime": store.lifetime(dataset.fingerprint), "same_content": store.same_content(dataset.fingerprint),
+            "lifetime": store.lifetime(dataset.fingerprint),
             "charges": sum(e["kind"] == "charge" for e in events),
             "resets": sum(e["kind"] == "reset" for e in events),
             "events": events,
