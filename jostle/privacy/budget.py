@@ -471,7 +471,7 @@ class Accountant:
         if self.store is not None:
             compare = by_curator and self.store.persistent and digest != UNIDENTIFIED_DATA
             try:
-                info, _ = self.store.open_dataset(
+                info = self.store.open_dataset(
                     name or label, label, columns, content=digest if compare else None,
                     lifetime=None if lifetime is None else (lifetime.epsilon, lifetime.delta),
                     default_lifetime=None if self.default_lifetime is None

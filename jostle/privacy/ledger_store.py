@@ -304,8 +304,8 @@ class LedgerStore:
     def open_dataset(self, name: str, label: str, columns: Sequence[str] = (), content: bytes | None = None,
                      lifetime: tuple[Fraction, Fraction] | None = None,
                      default_lifetime: tuple[Fraction, Fraction] | None = None,
-                     ) -> tuple[DatasetInfo, list[DatasetInfo]]:
-        """The dataset named `name`, made if it is new; and the others whose content equals `content`.
+                     ) -> DatasetInfo:
+        """The dataset named `name`, made if it is new (refused if its rows are another dataset's).
 
         Args:
             name: The dataset's name in the ledger (the curator's, or "file:PATH").
@@ -319,8 +319,7 @@ class LedgerStore:
                 (the binding session's total).
 
         Returns:
-            The dataset, and the datasets a curator bound before with equal content: always
-            empty (`EqualData` is raised instead); kept for callers that log links.
+            The dataset.
 
         Raises:
             UsageError: `lifetime` differs from the dataset's lifetime budget.
@@ -366,12 +365,12 @@ class LedgerStore:
             if content is not None:
                 self._db.execute("INSERT OR IGNORE INTO contents VALUES (?, ?, ?)",
                                  (self.fingerprint(content), key, _now()))
-        return self.dataset(key), []
+        return self.dataset(key)
 
     def register(self, digest: bytes, label: str, columns: Sequence[str] = ()) -> DatasetInfo:
         """Make a dataset known under the name `label`, with `digest` as its content (for tests
         and tools; sessions call `open_dataset`)."""
-        return self.open_dataset(label, label, columns, content=digest)[0]
+        return self.open_dataset(label, label, columns, content=digest)
 
     def dataset(self, fingerprint: str) -> DatasetInfo:
         row = self._db.execute("SELECT fingerprint, label, columns, first_seen, unit, name FROM datasets "
