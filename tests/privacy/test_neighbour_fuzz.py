@@ -167,11 +167,17 @@ class Reintroduced:
 
 
 def find_reintroduced(hole: Reintroduced, families: dict[str, float] | None = None,
-                      seconds: float = CONTROL_SECONDS, engine: str | None = None) -> tuple[Finding | None, FuzzStats]:
-    """Fuzz with `hole` reintroduced; the first violation that goes away with the fix."""
+                      seconds: float = CONTROL_SECONDS, engine: str | None = None,
+                      crash_on_one_neighbour: bool = False) -> tuple[Finding | None, FuzzStats]:
+    """Fuzz with `hole` reintroduced; the first violation that goes away with the fix (with
+    `crash_on_one_neighbour`: only one where the run dies on one neighbour only, the row decided it)."""
     stats = FuzzStats()
     with Workspace() as workspace:
         def attributable(finding: Finding) -> bool:
+            if crash_on_one_neighbour:
+                first, second = finding.outcomes
+                if (first.internal is None) == (second.internal is None):
+                    return False
             with hole.fixed():
                 return check_case(finding.case, workspace, engine) is None
 
@@ -472,19 +478,7 @@ def test_row_values_exhausting_memory_are_found_by_the_fuzzer() -> None:
     """Hole 2 put back: the fuzzer finds a run that dies with MemoryError on one neighbour only
     (the row decided it), within the same seed and time, and the case passes with the sizing."""
     hole = unsized_repetitions()
-    stats = FuzzStats()
-    with Workspace() as workspace:
-        def one_row_decides(finding: Finding) -> bool:
-            first, second = finding.outcomes
-            if (first.internal is None) == (second.internal is None):
-                return False
-            with hole.fixed():
-                return check_case(finding.case, workspace) is None
-
-        with hole.applied():
-            finding = fuzz(CONTROL_SECONDS, seed=SEED, families={"resources": 1}, stats=stats, minimise_seconds=0,
-                           accept=one_row_decides)
-    print(f"hole {hole.hole}: {'found' if finding else 'NOT found'} after {stats}")
+    finding, stats = find_reintroduced(hole, {"resources": 1}, crash_on_one_neighbour=True)
     assert finding is not None, f"the fuzzer did not find hole {hole.hole} reintroduced: {stats}"
     internal = finding.outcomes[0].internal or finding.outcomes[1].internal
     assert internal.rstrip().endswith("MemoryError") and " * " in finding.case.source, internal
@@ -546,19 +540,7 @@ def test_exotic_cells_read_by_their_own_methods_are_found_by_the_fuzzer() -> Non
     the cell decided it: the issue's ValueError, or another cell's own method raising), within
     the same seed and time, and the case passes with the rule."""
     hole = cells_read_by_their_own_methods()
-    stats = FuzzStats()
-    with Workspace() as workspace:
-        def one_row_decides(finding: Finding) -> bool:
-            first, second = finding.outcomes
-            if (first.internal is None) == (second.internal is None):
-                return False
-            with hole.fixed():
-                return check_case(finding.case, workspace) is None
-
-        with hole.applied():
-            finding = fuzz(CONTROL_SECONDS, seed=SEED, families={"cells": 1}, stats=stats, minimise_seconds=0,
-                           accept=one_row_decides)
-    print(f"hole {hole.hole}: {'found' if finding else 'NOT found'} after {stats}")
+    finding, stats = find_reintroduced(hole, {"cells": 1}, crash_on_one_neighbour=True)
     assert finding is not None, f"the fuzzer did not find hole {hole.hole} reintroduced: {stats}"
     assert finding.case.cells is not None and "jostle/data/schema.py" in \
         (finding.outcomes[0].internal or finding.outcomes[1].internal)
