@@ -4,6 +4,7 @@ and a private durable budget ledger for every test."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -45,3 +46,16 @@ def private_ledger(tmp_path_factory: pytest.TempPathFactory,
     path = str(home / "ledger.sqlite")
     monkeypatch.setenv("JOSTLE_LEDGER", path)
     return path
+
+
+def local_spark(app: str = "jostle-tests") -> Any:
+    """A local Spark session for the tests (two threads, two shuffle partitions, no UI or
+    progress bar, errors only in the log); Spark returns the running one if there is one."""
+    from pyspark.sql import SparkSession
+
+    session = (SparkSession.builder.master("local[2]").appName(app)
+               .config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false")
+               .config("spark.sql.shuffle.partitions", "2").config("spark.default.parallelism", "2")
+               .getOrCreate())
+    session.sparkContext.setLogLevel("ERROR")
+    return session

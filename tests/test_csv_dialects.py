@@ -24,6 +24,7 @@ import pytest
 
 duckdb = pytest.importorskip("duckdb")
 
+from tests.conftest import local_spark  # noqa: E402
 from jostle.data.engine import csv_dialect  # noqa: E402
 from jostle.data.engine.duckdb_engine import DuckDBEngine  # noqa: E402
 from jostle.data.engine.spark_engine import spark_unavailable  # noqa: E402
@@ -159,14 +160,9 @@ def test_spark_reads_every_file_it_takes_as_python_does(tmp_path: Path) -> None:
     """As for DuckDB, on fewer files (a Spark read takes about a second). Spark reads an empty
     unquoted field as missing where Python reads '': compared as one, since the schema's rules
     (`jostle.data.schema._is_missing`) and the fingerprint (`cell_text`: 'm') read them alike."""
-    from pyspark.sql import SparkSession
-
     from jostle.data.engine.spark_engine import SparkEngine
 
-    session = (SparkSession.builder.master("local[2]").appName("jostle-tests")
-               .config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false")
-               .getOrCreate())
-    session.sparkContext.setLogLevel("ERROR")
+    session = local_spark()
 
     def empty_as_missing(read: tuple) -> tuple:
         return read[:2] + ([tuple(None if cell == "" else cell for cell in row) for row in read[2]],)

@@ -40,6 +40,7 @@ duckdb = pytest.importorskip("duckdb")
 
 from hypothesis import HealthCheck, Phase, given, settings, strategies as st  # noqa: E402
 
+from tests.conftest import local_spark  # noqa: E402
 from jostle.data.engine import expressions  # noqa: E402
 from jostle.data.engine.duckdb_engine import DuckDBEngine  # noqa: E402
 from jostle.data.engine.expressions import Apply, Column, Compiler, Literal, NotCompilable  # noqa: E402
@@ -517,15 +518,9 @@ def spark_routes() -> Any:
     reason = _spark_reason()
     if reason is not None:
         pytest.skip(f"Spark cannot run here: {reason}")
-    from pyspark.sql import SparkSession
-
     from jostle.data.engine.spark_engine import SparkEngine
 
-    session = (SparkSession.builder.master("local[2]").appName("jostle-row-limits")
-               .config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false")
-               .config("spark.sql.shuffle.partitions", "2").config("spark.default.parallelism", "2")
-               .getOrCreate())
-    session.sparkContext.setLogLevel("ERROR")
+    session = local_spark("jostle-row-limits")
     yield session, Routes(SparkEngine(session=session))
     session.stop()
 

@@ -36,6 +36,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from tests.conftest import local_spark
 from jostle import Session
 from jostle.data.cells import read_cell
 from jostle.data.engine.spark_engine import spark_unavailable
@@ -487,12 +488,7 @@ def test_spark_reads_every_parquet_column_type_as_memory_and_duckdb_do(tmp_path:
     """One file with a column of each type Spark can read, under a program's schema with
     defaults (every row kept: the values compared), one without (which rows are dropped) and
     the curator's (the same refusal)."""
-    from pyspark.sql import SparkSession
-
-    spark = (SparkSession.builder.master("local[2]").appName("jostle-tests").config("spark.ui.enabled", "false")
-             .config("spark.ui.showConsoleProgress", "false").config("spark.sql.shuffle.partitions", "2")
-             .getOrCreate())
-    spark.sparkContext.setLogLevel("ERROR")
+    spark = local_spark()
     labels = [label for label in PARQUET if label not in SPARK_CANNOT_READ]
     names = {label: f"c{i}" for i, label in enumerate(labels)}
     path = write_parquet(tmp_path / "every.parquet", {names[label]: PARQUET[label][:2] for label in labels})

@@ -23,6 +23,7 @@ import pytest
 
 duckdb = pytest.importorskip("duckdb")
 
+from tests.conftest import local_spark  # noqa: E402
 from jostle.data.engine.duckdb_engine import DuckDBEngine  # noqa: E402
 from jostle.data.engine.expressions import quote  # noqa: E402
 from jostle.data.engine.fingerprint import (  # noqa: E402
@@ -205,14 +206,9 @@ def test_spark_gives_the_same_digests_float_cells_and_instants(tmp_path: Path) -
     """On Spark: every case's CSV file and Parquet file (where Spark reads it) has the frame's
     digest; FLOAT cells are NumPy's shortest decimals; and every offset form TIMESTAMP_PATTERN
     admits gives DuckDB's instant (Spark's TIMESTAMP is read with its offset), ANSI mode or not."""
-    from pyspark.sql import SparkSession
-
     from jostle.data.engine.spark_engine import SparkEngine
 
-    spark = (SparkSession.builder.master("local[2]").appName("jostle-tests").config("spark.ui.enabled", "false")
-             .config("spark.ui.showConsoleProgress", "false").config("spark.sql.shuffle.partitions", "2")
-             .getOrCreate())
-    spark.sparkContext.setLogLevel("ERROR")
+    spark = local_spark()
     engine = SparkEngine(session=spark)
     integers = [label for label in CASES if "int" in label and label not in ("int8", "uint64")]  # unchanged kinds
     for label, (_, duckdb_writes, spark_reads) in CASES.items():

@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from tests.conftest import local_spark
 from jostle.data.engine.spark_engine import SESSION_SQL_CONF, spark_unavailable
 
 REASON = spark_unavailable()
@@ -47,13 +48,7 @@ ANSI = "spark.sql.ansi.enabled"
 @pytest.fixture(scope="module")
 def spark() -> Any:
     """The module's Spark session: local, two threads, two shuffle partitions, no UI."""
-    from pyspark.sql import SparkSession
-
-    session = (SparkSession.builder.master("local[2]").appName("jostle-tests")
-               .config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false")
-               .config("spark.sql.shuffle.partitions", "2").config("spark.default.parallelism", "2")
-               .getOrCreate())
-    session.sparkContext.setLogLevel("ERROR")
+    session = local_spark()
     yield session
     session.stop()
 

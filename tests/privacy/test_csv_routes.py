@@ -33,6 +33,7 @@ import pytest
 
 pytest.importorskip("duckdb")
 
+from tests.conftest import local_spark  # noqa: E402
 from jostle import Session  # noqa: E402
 from jostle.data.engine.spark_engine import spark_unavailable  # noqa: E402
 from jostle.diagnostics.errors import JostleError  # noqa: E402
@@ -205,14 +206,7 @@ SPARK_DIALECTS = ["plain", "quoted", "spaces after commas", "escaped quotes", "a
 
 @pytest.fixture(scope="module")
 def spark() -> Any:
-    from pyspark.sql import SparkSession
-
-    session = (SparkSession.builder.master("local[2]").appName("jostle-tests")
-               .config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false")
-               .config("spark.sql.shuffle.partitions", "2").config("spark.default.parallelism", "2")
-               .getOrCreate())
-    session.sparkContext.setLogLevel("ERROR")
-    yield session
+    yield local_spark()
 
 
 @pytest.mark.skipif(SPARK_REASON is not None, reason=f"Spark cannot run here: {SPARK_REASON}")
