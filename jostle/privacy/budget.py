@@ -61,125 +61,18 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Iterator
 
-from jostle.diagnostics.errors import BudgetExceeded, JostleRuntimeError
+from jostle.diagnostics.errors import BudgetExceeded, JostleRuntimeError, PrivacyError
+from jostle.privacy.accounting import ZCDP, Accounting, MeasureMismatch
+from jostle.privacy.units import ROW, PrivacyUnit
 from jostle.privacy.ledger_records import ChargeRecord, DatasetInfo, EqualData, LedgerRefusal, shell_quoted
 from jostle.privacy.ledger_store import CURATOR_LOG, LedgerStore
 from jostle.diagnostics.source import Span
+from jostle.privacy.measures import (  # noqa: F401 (re-exported: the budget values live there)
+    AnyBudget, ApproxDPBudget, Budget, PureDPBudget, RhoZCDPBudget, exact, fmt, fmt_exact, zero_like,
+)
 
 # The key under which charges about private data that no table registered are recorded.
 UNIDENTIFIED_DATA = b"jostle: private data that was not registered with the ledger"
-
-_SNAP_DENOMINATOR = 10**9
-_SNAP_TOLERANCE = 1e-12
-
-
-def exact(value: float | int | str | Fraction, what: str = "epsilon") -> Fraction:
-    """Turn a user-supplied number into the exact rational the accountant uses.
-
-    Floats are snapped to the simplest nearby rational (denominator <= 1e9) when one lies
-    within a relative 1e-12, which undoes decimal and division round-off; otherwise the float's
-    exact binary value is kept.
-
-    Raises:
-        JostleRuntimeError: The value is not a finite, non-negative number.
-    """
-    if isinstance(value, bool):
-        raise JostleRuntimeError(f"{what} must be a number, not a boolean")
-    if isinstance(value, Fraction):
-        result = value
-    elif isinstance(value, int):
-        result = Fraction(value)
-    elif isinstance(value, str):
-        try:
-            result = Fraction(value)
-        except (ValueError, ZeroDivisionError):
-            raise JostleRuntimeError(f"{what} must be a number, got {value!r}") from None
-    else:
-        try:
-            number = float(value)
-        except (TypeError, ValueError):
-            raise JostleRuntimeError(f"{what} must be a number, got {value!r}") from None
-        if not math.isfinite(number):
-            raise JostleRuntimeError(f"{what} must be finite, got {number}")
-        result = Fraction(number)
-        snapped = result.limit_denominator(_SNAP_DENOMINATOR)
-        if abs(snapped - result) <= _SNAP_TOLERANCE * abs(result):
-            result = snapped
-    if result < 0:
-        raise JostleRuntimeError(f"{what} must not be negative, got {float(result)}")
-    return result
-
-
-def fmt(value: Fraction) -> str:
-    """Show a budget quantity the way a person would write it, to 6 significant digits
-    (0.25, 1e-05, 1/3 -> 0.333333). For a quantity that must read exactly, use `fmt_exact`."""
-    value = Fraction(value)
-    if value.denominator == 1:
-        return str(value.numerator)
-    return f"{float(value):.6g}"
-
-
-def fmt_exact(value: Fraction) -> str:
-    """Like `fmt`, but never approximate: the shortest decimal of up to 15 significant digits
-    that reads back as exactly `value` (0.25, 1e-09, 0.999999999), else the fraction (1/3). A
-    fraction with a denominator over 10^12, which only an unsnapped float makes, is written as
-    `fmt`'s text marked approximate ("~0.1")."""
-    value = Fraction(value)
-    text = fmt(value)
-    if value.denominator == 1:
-        return text
-    for digits in range(6, 16):
-        decimal = f"{float(value):.{digits}g}"
-        if Fraction(decimal) == value:
-            return decimal
-    if value.denominator <= 10**12:
-        return f"{value.numerator}/{value.denominator}"
-    return "~" + text
-
-
-@dataclass(frozen=True, order=False)
-class Budget:
-    """An immutable (epsilon, delta) privacy budget with exact arithmetic."""
-
-    epsilon: Fraction
-    delta: Fraction = Fraction(0)
-
-    @classmethod
-    def of(cls, epsilon: float | int | str | Fraction, delta: float | int | str | Fraction = 0) -> Budget:
-        """Build a budget from user input, validating it (epsilon >= 0, 0 <= delta < 1)."""
-        eps = exact(epsilon, "epsilon")
-        dlt = exact(delta, "delta")
-        if dlt >= 1:
-            raise JostleRuntimeError(f"delta must be below 1, got {float(dlt)}")
-        return cls(eps, dlt)
-
-    @classmethod
-    def zero(cls) -> Budget:
-        return cls(Fraction(0), Fraction(0))
-
-    def __add__(self, other: Budget) -> Budget:
-        return Budget(self.epsilon + other.epsilon, self.delta + other.delta)
-
-    def __sub__(self, other: Budget) -> Budget:
-        return Budget(self.epsilon - other.epsilon, self.delta - other.delta)
-
-    def __truediv__(self, parts: int) -> Budget:
-        return Budget(self.epsilon / parts, self.delta / parts)
-
-    def covers(self, other: Budget) -> bool:
-        """True if `other` fits within this budget in both epsilon and delta."""
-        return other.epsilon <= self.epsilon and other.delta <= self.delta
-
-    def join(self, other: Budget) -> Budget:
-        """Componentwise maximum: the cost of two parallel (disjoint) branches."""
-        return Budget(max(self.epsilon, other.epsilon), max(self.delta, other.delta))
-
-    def __str__(self) -> str:
-        """`epsilon=E` or `epsilon=E, delta=D`, each written exactly (see `fmt_exact`)."""
-        if self.delta:
-            return f"epsilon={fmt_exact(self.epsilon)}, delta={fmt_exact(self.delta)}"
-        return f"epsilon={fmt_exact(self.epsilon)}"
-
 
 # ---------------------------------------------------------------- the data tree
 @dataclass(eq=False)
@@ -194,6 +87,20 @@ class DataNode:
     label: str
     parent: DataNode | None = None
     group: ParallelGroup | None = None
+    # A root's privacy unit (jostle.privacy.units): the data below it is private for that unit.
+    unit: PrivacyUnit = ROW
+
+    @property
+    def root(self) -> DataNode:
+        node = self
+        while node.parent is not None:
+            node = node.parent
+        return node
+
+    @property
+    def privacy_unit(self) -> PrivacyUnit:
+        """The unit of the data this node holds (its root's)."""
+        return self.root.unit
 
     def path(self) -> list[DataNode]:
         node, chain = self, []
@@ -213,7 +120,7 @@ class ParallelGroup:
 
     def part(self, key: object) -> DataNode:
         prefix = "" if self.parent.parent is None else self.parent.label + ", "
-        node = DataNode(f"{prefix}{self.column}={key}", self.parent, self)
+        node = DataNode(f"{prefix}{self.column}={key}", self.parent, self, self.parent.unit)
         self.parts.append(node)
         return node
 
@@ -225,6 +132,12 @@ def common_node(nodes: list[DataNode]) -> DataNode:
     charge in every part below it, which over-approximates and so is always sound.
     """
     paths = [n.path() for n in nodes]
+    if len({id(path[0]) for path in paths}) > 1:
+        units = sorted({str(path[0].unit) for path in paths})
+        raise PrivacyError(
+            "a value computed from tables under different privacy units (" + ", ".join(units) + ")",
+            None, "release each table's values separately: one release cannot be private for two "
+            "different units at once")
     common = paths[0][0]
     for level in zip(*paths):
         if all(n is level[0] for n in level):
@@ -240,7 +153,7 @@ class Charge:
     """One entry of the ledger: a release and what it cost."""
 
     index: int
-    budget: Budget
+    budget: AnyBudget
     mechanism: str
     description: str
     span: Span | None
@@ -248,17 +161,35 @@ class Charge:
     # Where the release was written, when that is library code entered from `span` (the
     # user's call, e.g. of stats.private_mean); None when the release is written at `span`.
     library_span: Span | None = field(default=None, repr=False, compare=False)
+    # What the release costs in the session's accounting (`budget` converted, e.g. a pure
+    # epsilon as epsilon^2/2 in a zCDP session); equal to `budget` when no conversion applies.
+    cost: AnyBudget | None = field(default=None, compare=False)
+
+    @property
+    def unit(self) -> PrivacyUnit:
+        """The privacy unit the release is private for (its data's)."""
+        return self.node.privacy_unit
+
+    @property
+    def charged(self) -> AnyBudget:
+        """What the release cost in the session's accounting."""
+        return self.budget if self.cost is None else self.cost
 
     @property
     def line(self) -> int | None:
         return self.span.line if self.span is not None else None
 
     def as_dict(self) -> dict:
+        amounts: dict = {}
+        if isinstance(self.budget, Budget):
+            amounts = {"epsilon": float(self.budget.epsilon), "delta": float(self.budget.delta)}
+        if isinstance(self.charged, RhoZCDPBudget):
+            amounts["rho"] = float(self.charged.rho)
         return {
             "index": self.index,
             "mechanism": self.mechanism,
-            "epsilon": float(self.budget.epsilon),
-            "delta": float(self.budget.delta),
+            **amounts,
+            "unit": str(self.unit),
             "what": self.description,
             "data": self.node.label,
             "where": self.span.location if self.span is not None else "",
@@ -273,11 +204,12 @@ def cost(charges: list[Charge]) -> Budget:
     """
     if not charges:
         return Budget.zero()
-    own: dict[DataNode, Budget] = defaultdict(Budget.zero)
+    zero = zero_like(charges[0].charged)
+    own: dict[DataNode, AnyBudget] = defaultdict(lambda: zero)
     children: dict[DataNode, dict[ParallelGroup, set[DataNode]]] = defaultdict(lambda: defaultdict(set))
     root = None
     for c in charges:
-        own[c.node] = own[c.node] + c.budget
+        own[c.node] = own[c.node] + c.charged
         node = c.node
         while node.parent is not None:
             assert node.group is not None
@@ -285,10 +217,10 @@ def cost(charges: list[Charge]) -> Budget:
             node = node.parent
         root = node
 
-    def node_cost(node: DataNode) -> Budget:
-        total = own.get(node, Budget.zero())
+    def node_cost(node: DataNode) -> AnyBudget:
+        total = own.get(node, zero)
         for parts in children.get(node, {}).values():
-            widest = Budget.zero()
+            widest = zero
             for part in parts:
                 widest = widest.join(node_cost(part))
             total = total + widest
@@ -308,27 +240,29 @@ class CostTree:
     on up to the root: exactly the change `cost()` would compute from scratch.
     """
 
-    def __init__(self) -> None:
-        self._node_cost: dict[DataNode, Budget] = {}
-        self._group_max: dict[ParallelGroup, Budget] = {}
-        self.total = Budget.zero()
+    def __init__(self, zero: AnyBudget | None = None) -> None:
+        self.zero: AnyBudget = Budget.zero() if zero is None else zero
+        self._node_cost: dict[DataNode, AnyBudget] = {}
+        self._group_max: dict[ParallelGroup, AnyBudget] = {}
+        self.total: AnyBudget = self.zero
 
-    def _walk(self, budget: Budget, node: DataNode, apply: bool) -> Budget:
+    def _walk(self, budget: AnyBudget, node: DataNode, apply: bool) -> AnyBudget:
+        zero = self.zero
         rise = budget
         while True:
             if apply:
-                self._node_cost[node] = self._node_cost.get(node, Budget.zero()) + rise
+                self._node_cost[node] = self._node_cost.get(node, zero) + rise
             if node.parent is None:
                 break
             group = node.group
             assert group is not None
-            widest = self._group_max.get(group, Budget.zero())
-            part = self._node_cost.get(node, Budget.zero()) + (Budget.zero() if apply else rise)
+            widest = self._group_max.get(group, zero)
+            part = self._node_cost.get(node, zero) + (zero if apply else rise)
             wider = widest.join(part)
             rise = wider - widest
             if apply:
                 self._group_max[group] = wider
-            if not (rise.epsilon or rise.delta):
+            if rise.is_zero():
                 return rise
             node = node.parent
         # Separate roots (none today) would be separate data: their costs simply add.
@@ -336,11 +270,11 @@ class CostTree:
             self.total = self.total + rise
         return rise
 
-    def rise(self, budget: Budget, node: DataNode) -> Budget:
+    def rise(self, budget: AnyBudget, node: DataNode) -> AnyBudget:
         """How much charging `budget` at `node` would add to the total (nothing is changed)."""
         return self._walk(budget, node, apply=False)
 
-    def add(self, budget: Budget, node: DataNode) -> Budget:
+    def add(self, budget: AnyBudget, node: DataNode) -> AnyBudget:
         """Charge `budget` at `node`; returns the rise of the total."""
         return self._walk(budget, node, apply=True)
 
@@ -349,24 +283,30 @@ class CostTree:
 class BudgetContext:
     """An open cap: the session total, a program's `budget`, or a `with budget` block."""
 
-    cap: Budget
+    cap: AnyBudget
     label: str
     span: Span | None
     releases: int = 0
     charges: list[Charge] = field(default_factory=list)
-    tree: CostTree = field(default_factory=CostTree, repr=False)
+    tree: CostTree = field(default=None, repr=False)  # type: ignore[assignment]
+
+    def __post_init__(self) -> None:
+        if self.tree is None:
+            self.tree = CostTree(zero_like(self.cap))
 
     @property
-    def spent(self) -> Budget:
+    def spent(self) -> AnyBudget:
         """What the charges made in this context cost together."""
         return self.tree.total
 
     @property
-    def per_release(self) -> Budget | None:
-        """What each `{{ }}` written directly in this context's body is allotted."""
-        if self.releases <= 0:
-            return Budget(self.cap.epsilon, Fraction(0))
-        return Budget(self.cap.epsilon / self.releases, Fraction(0))
+    def per_release(self) -> AnyBudget:
+        """What each `{{ }}` written directly in this context's body is allotted: an equal share
+        of the cap (of its epsilon, delta 0, under DP; of its rho under zCDP)."""
+        parts = max(1, self.releases)
+        if isinstance(self.cap, RhoZCDPBudget):
+            return self.cap / parts
+        return Budget(self.cap.epsilon / parts, Fraction(0))
 
 
 @dataclass(frozen=True)
@@ -400,16 +340,15 @@ class DatasetStatus:
     """
 
     dataset: DatasetInfo
-    spent: Budget
-    lifetime: Budget | None
+    spent: AnyBudget
+    lifetime: AnyBudget | None
 
     @property
-    def left(self) -> Budget | None:
+    def left(self) -> AnyBudget | None:
         """What its lifetime budget has left (never below zero), or None without one."""
         if self.lifetime is None:
             return None
-        return Budget(max(Fraction(0), self.lifetime.epsilon - self.spent.epsilon),
-                      max(Fraction(0), self.lifetime.delta - self.spent.delta))
+        return (self.lifetime - self.spent).floor_at_zero()
 
 
 class Accountant:
@@ -423,15 +362,22 @@ class Accountant:
             the store has none for it and none is declared (the curator's session total).
     """
 
-    def __init__(self, total: Budget | None = None, store: LedgerStore | None = None,
-                 session_id: str | None = None, default_lifetime: Budget | None = None) -> None:
+    def __init__(self, total: AnyBudget | None = None, store: LedgerStore | None = None,
+                 session_id: str | None = None, default_lifetime: Budget | None = None,
+                 accounting: Accounting | None = None) -> None:
         self.root = DataNode("all rows")
+        self._unit_roots: dict[PrivacyUnit, DataNode] = {ROW: self.root}
+        if accounting is None:
+            accounting = Accounting(ZCDP) if isinstance(total, RhoZCDPBudget) else Accounting()
+        if total is not None and not accounting.accepts_cap(total):
+            raise MeasureMismatch(f"the session's total ({total}) is not in its accounting ({accounting})")
+        self.accounting = accounting
         self.total: BudgetContext | None = (
             BudgetContext(total, "the session budget", None) if total is not None else None
         )
         self.ledger: list[Charge] = []
         self._stack: list[BudgetContext] = []
-        self._tree = CostTree()
+        self._tree = CostTree(accounting.zero())
         self.store = store
         self.session_id = session_id or uuid.uuid4().hex
         self.datasets: dict[str, DatasetInfo] = {}
@@ -440,6 +386,14 @@ class Accountant:
         # The user's call through which library code (the standard library) is running, set by
         # the evaluator: a release written in the library is located there (see `charge`).
         self.call_site: Span | None = None
+
+    def root_for(self, unit: PrivacyUnit) -> DataNode:
+        """The data node under which tables private for `unit` live: one per unit, so that a
+        value mixing units is refused (`common_node`) and each charge knows its unit. The
+        roots compose sequentially (they are about the same individuals)."""
+        if unit not in self._unit_roots:
+            self._unit_roots[unit] = DataNode(f"all rows ({unit})", unit=unit)
+        return self._unit_roots[unit]
 
     # ---------------------------------------------------------- datasets
     def register_dataset(self, digest: bytes, label: str, columns: list[str] | tuple[str, ...] = (),
@@ -491,7 +445,7 @@ class Accountant:
 
     # ---------------------------------------------------------- queries
     @property
-    def spent(self) -> Budget:
+    def spent(self) -> AnyBudget:
         """What this session's charges cost together (earlier sessions are not included: see
         `datasets_status` for what the data has spent in all)."""
         return self._tree.total
@@ -510,37 +464,58 @@ class Accountant:
         return status
 
     @property
-    def cap(self) -> Budget | None:
+    def cap(self) -> AnyBudget | None:
         """This session's total (None until one is set); a dataset's lifetime is not part of it."""
         return None if self.total is None else self.total.cap
 
     @property
-    def remaining(self) -> Budget | None:
-        """The most the next release may spend: what the session total leaves, lowered to what
-        every registered dataset's lifetime budget leaves (None if no total is set)."""
+    def remaining(self) -> AnyBudget | None:
+        """The most the next release may spend, in the session's measure: what the session
+        total leaves, lowered to what every registered dataset's lifetime budget leaves (None
+        if no total is set). A lifetime in another measure is not converted here (the store
+        converts each charge when it is committed)."""
         if self.total is None:
             return None
         left = self.total.cap - self._tree.total
         for status in self.datasets_status():
             data_left = status.left
             if data_left is not None:
-                left = Budget(min(left.epsilon, data_left.epsilon), min(left.delta, data_left.delta))
+                if type(data_left) is type(left):
+                    left = left.meet(data_left)
             elif self.store is not None and self.store.persistent:
-                left = Budget.zero()  # a durable dataset without a lifetime takes no charge
-        return Budget(max(Fraction(0), left.epsilon), max(Fraction(0), left.delta))
+                left = self.accounting.zero()  # a durable dataset without a lifetime takes no charge
+        return left.floor_at_zero()
 
     @property
     def innermost(self) -> BudgetContext | None:
         return self._stack[-1] if self._stack else None
 
-    def set_total(self, budget: Budget, span: Span | None) -> None:
-        """Set the session total (from a program's `budget` statement when none was given)."""
+    def set_total(self, budget: AnyBudget, span: Span | None, accounting: Accounting | None = None) -> None:
+        """Set the session total (from a program's `budget` statement when none was given), and
+        with it the session's accounting (before anything is charged)."""
+        if accounting is None:
+            accounting = Accounting(ZCDP) if isinstance(budget, RhoZCDPBudget) else Accounting()
+        if self.ledger and accounting != self.accounting:
+            raise MeasureMismatch(f"this session already charged releases in {self.accounting}", span)
+        self.accounting = accounting
+        self._tree = CostTree(accounting.zero())
         self.total = BudgetContext(budget, f"the budget set at {span.location}" if span else "the budget", span)
 
     # ---------------------------------------------------------- contexts
     @contextmanager
-    def context(self, cap: Budget, label: str, span: Span | None, releases: int) -> Iterator[BudgetContext]:
-        """Open a capped context for the duration of a `with budget` body or a program."""
+    def context(self, cap: AnyBudget, label: str, span: Span | None, releases: int) -> Iterator[BudgetContext]:
+        """Open a capped context for the duration of a `with budget` body or a program.
+
+        Raises:
+            MeasureMismatch: The cap is in another measure than the session's accounting
+                (measures never mix inside one session: nothing was charged).
+        """
+        if not self.accounting.accepts_cap(cap):
+            raise MeasureMismatch(
+                f"{label} ({cap}) is in another measure than this session's accounting ({self.accounting})",
+                span,
+                "state every budget of a program in one measure: in a zCDP program write "
+                "`with budget rho(R):` or `with budget E, D using zcdp:`; in a DP program `with budget E:`")
         ctx = BudgetContext(cap, label, span, releases)
         self._stack.append(ctx)
         try:
@@ -550,9 +525,10 @@ class Accountant:
             assert popped is ctx
 
     # ---------------------------------------------------------- charging
-    def check(self, budget: Budget, node: DataNode, span: Span | None = None) -> None:
-        """Raise BudgetExceeded if charging `budget` against `node` would break a limit of
-        this session (the store's balances are checked when the charge is committed)."""
+    def check(self, budget: AnyBudget, node: DataNode, span: Span | None = None) -> None:
+        """Raise BudgetExceeded if charging `budget` (in the session's measure) against `node`
+        would break a limit of this session (the store's balances are checked when the charge
+        is committed)."""
         if self.total is None:
             # A `with budget` block only caps: without a total, blocks would add up unbounded.
             raise BudgetExceeded(
@@ -565,11 +541,14 @@ class Accountant:
             tree = self._tree if ctx is self.total else ctx.tree
             before = tree.total
             after = before + tree.rise(budget, node)
-            for quantity in ("epsilon", "delta"):
-                new, cap = getattr(after, quantity), getattr(ctx.cap, quantity)
+            if not isinstance(ctx.cap, type(budget)):
+                continue  # a cap in another measure cannot be open (see `context`)
+            caps = dict(ctx.cap.quantities())
+            for quantity, new in after.quantities():
+                cap = caps[quantity]
                 if new <= cap:
                     continue
-                requested = getattr(budget, quantity)
+                requested = dict(budget.quantities())[quantity]
                 # Most this charge could be and still fit (parallel parts may absorb some of it).
                 remaining = max(Fraction(0), requested - (new - cap))
                 where = f" ({ctx.span.location})" if ctx.span is not None else ""
@@ -580,7 +559,7 @@ class Accountant:
                     span,
                     "nothing was released and nothing was spent; lower the release's "
                     f"{quantity}, or give the program more budget"
-                    + (f" (spent so far: {fmt(getattr(before, quantity))})" if (before.epsilon or before.delta) else ""),
+                    + (f" (spent so far: {fmt(dict(before.quantities())[quantity])})" if not before.is_zero() else ""),
                     requested=requested,
                     remaining=remaining,
                     quantity=quantity,
@@ -588,7 +567,7 @@ class Accountant:
 
     def charge(
         self,
-        budget: Budget,
+        budget: AnyBudget,
         node: DataNode,
         mechanism: str,
         description: str,
@@ -596,10 +575,13 @@ class Accountant:
     ) -> Charge:
         """Record a release's cost after checking every limit. Call *before* drawing noise.
 
-        With a store, the charge is committed to it (durably) before this returns.
+        `budget` is what the mechanism calibrated its noise to, in its own measure; it is
+        charged converted into the session's accounting (jostle.privacy.accounting). With a
+        store, the charge is committed to it (durably) before this returns.
 
         Raises:
             BudgetExceeded: Some limit would be exceeded; nothing is recorded.
+            MeasureMismatch: The budget cannot be charged in the session's measure; nothing is recorded.
             DataError: The store cannot be written; nothing is recorded.
         """
         library_span = None
@@ -607,35 +589,39 @@ class Accountant:
             # Written in library code: the user's call is where it happens for its author, and
             # what the ledger shows; the library's line is kept as a note.
             span, library_span = self.call_site, span
-        if budget.epsilon == 0 and budget.delta == 0:
+        if budget.is_zero():
             raise JostleRuntimeError(
                 "a release needs a positive epsilon", span, "pass an epsilon greater than 0",
                 _library_note(library_span),
             )
         try:
-            self.check(budget, node, span)
-        except BudgetExceeded as error:
+            cost = self.accounting.cost(budget, span)
+            self.check(cost, node, span)
+        except (BudgetExceeded, MeasureMismatch) as error:
             error.notes.extend(_library_note(library_span))
             raise
         assert self.total is not None
-        entry = Charge(len(self.ledger) + 1, budget, mechanism, description, span, node, library_span)
+        entry = Charge(len(self.ledger) + 1, budget, mechanism, description, span, node, library_span, cost)
         if self.store is not None:
             if not self.datasets:
                 # Private data reached a release without being registered (a way of making
                 # private tables that does not call register_dataset): charge a shared
                 # stand-in, which over-reports rather than lose the spending.
                 self.register_dataset(UNIDENTIFIED_DATA, "(data not identified)")
-            self._commit(entry, self._tree.rise(budget, node))
+            self._commit(entry, self._tree.rise(cost, node))
         self.ledger.append(entry)
-        self._tree.add(budget, node)
+        self._tree.add(cost, node)
         for ctx in self._stack:
             ctx.charges.append(entry)
-            ctx.tree.add(budget, node)
+            ctx.tree.add(cost, node)
         return entry
 
-    def _commit(self, entry: Charge, rise: Budget) -> None:
+    def _commit(self, entry: Charge, rise: AnyBudget) -> None:
         """Check `rise` against every registered dataset's balance and commit it (atomically)."""
         assert self.store is not None and self.total is not None
+        if not isinstance(rise, Budget) or not isinstance(entry.budget, Budget):
+            # Replaced by the ledger's format 3, which stores each charge's measure and unit.
+            raise JostleRuntimeError("the durable ledger cannot record zCDP charges yet", entry.span)
         record = ChargeRecord(
             self.session_id, entry.index, (entry.budget.epsilon, entry.budget.delta), entry.mechanism,
             entry.description, entry.node.label, entry.span.location if entry.span is not None else "",
