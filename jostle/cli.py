@@ -1,6 +1,7 @@
 """The `jostle` command: run, check, repl, -c, and the durable budget ledger.
 
-    jostle run FILE [--budget E] [--delta D] [--data NAME=PATH]... [--lifetime E[,D]] [--seed N]
+    jostle run FILE [--budget E] [--delta D] [--accounting pure|approximate|zcdp] [--rho R]
+                    [--data NAME=PATH]... [--lifetime E[,D]] [--seed N]
                     [--ledger] [--ledger-db PATH] [--trace]
     jostle check FILE [--data NAME=PATH]...
     jostle repl [--budget E] ...        (also: bare `jostle`)
@@ -51,7 +52,7 @@ class _Parser(argparse.ArgumentParser):
 
 
 # The options of a session, their defaults, and whether they may be repeated.
-SESSION_OPTIONS = {"budget": None, "delta": 0.0, "data": [], "dataset_names": [], "lifetime": None, "seed": None,
+SESSION_OPTIONS = {"budget": None, "delta": 0.0, "accounting": None, "rho": None, "data": [], "dataset_names": [], "lifetime": None, "seed": None,
                    "ledger": False,
                    "ledger_db": None,
                    "trace": False, "engine": "auto", "master": None}
@@ -69,6 +70,11 @@ def _session_options(parser: argparse.ArgumentParser, prefix: str = "") -> None:
         help="the most epsilon this run may spend (a cap for the run; also the lifetime budget of "
              "data the ledger does not know yet, unless --lifetime is given)")
     add("--delta", type=float, metavar="D", help="the total delta (needed for gaussian releases)")
+    add("--accounting", choices=("pure", "approximate", "zcdp"),
+        help="how releases compose: pure or approximate (epsilon, delta) by basic composition (the "
+             "default), or zcdp: composed in rho, the total --budget E --delta D converted by "
+             "Canonne, Kamath and Steinke 2020 (see docs/accounting.md)")
+    add("--rho", type=float, metavar="R", help="a zCDP total in rho (instead of --budget)")
     add("--data", action="append", metavar="NAME=PATH",
         help="bind a private table (a CSV or Parquet file); its schema comes from a .schema.json "
              "file beside it or from a `private NAME: {...}` declaration")
@@ -208,7 +214,8 @@ def _session(args: argparse.Namespace):
                          hint="run with --engine spark --master URL")
     options = {"spark": {"master": args.master}} if args.master is not None else None
     session = Session(budget=args.budget, delta=args.delta, seed=args.seed, ledger_path=args.ledger_db,
-                      engine=args.engine, engine_options=options, lifetime=_lifetime_option(args.lifetime))
+                      engine=args.engine, engine_options=options, lifetime=_lifetime_option(args.lifetime),
+                      accounting=args.accounting, rho=args.rho)
     datasets = _dataset_names(args.dataset_names, args.data)
     seen: set[str] = set()
     for binding in args.data:

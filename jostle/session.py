@@ -27,11 +27,12 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 import numpy as np
 
-from jostle.privacy.budget import Accountant, Budget, Charge, DatasetStatus
+from jostle.privacy.accounting import ACCOUNTING_NAMES, ZCDP, Accounting, zcdp_total
+from jostle.privacy.budget import Accountant, AnyBudget, Budget, Charge, DatasetStatus, exact
 from jostle.privacy.ledger_text import render_ledger
 from jostle.language.builtins import infer_public_schema, make_private_table
 from jostle.language.checker import check
-from jostle.diagnostics.errors import DataError, JostleWarning, PrivacyError, UsageError
+from jostle.diagnostics.errors import DataError, JostleRuntimeError, JostleWarning, PrivacyError, UsageError
 from jostle.language.evaluator import Interpreter
 from jostle.privacy.ledger_store import LedgerStore, resolve_ledger_path
 from jostle.privacy.noise import Randomness
@@ -80,6 +81,45 @@ def _schema(schema: Any) -> Schema:
     raise UsageError(f"a schema is a mapping of column names to domains, got {type(schema).__name__}")
 
 
+def session_total(budget: float | None, delta: float | None, accounting: str | None,
+                  rho: float | None) -> tuple[AnyBudget | None, Accounting]:
+    """A session's total and accounting from the Python or command-line arguments.
+
+    `budget` alone is pure, `budget, delta` approximate, `budget, delta, accounting="zcdp"` a rho
+    cap certified to meet (budget, delta) (jostle.privacy.conversions.rho_for), `rho` a rho cap.
+
+    Raises:
+        UsageError: An invalid combination or value (nothing is bound or spent).
+    """
+    delta = delta or 0.0
+    if accounting not in (None, *ACCOUNTING_NAMES):
+        raise UsageError(f"unknown accounting {accounting!r}", hint="the accountings are " + ", ".join(ACCOUNTING_NAMES))
+    try:
+        if rho is not None:
+            if budget is not None or delta:
+                raise UsageError("give the total either as rho or as budget (and delta), not both")
+            if accounting not in (None, "zcdp"):
+                raise UsageError(f"rho is a zCDP total; accounting={accounting!r} contradicts it")
+            total, how = zcdp_total(None, None, exact(rho, "rho"))
+            return total, how
+        if budget is None:
+            if delta:
+                raise UsageError("delta was given without an epsilon budget")
+            if accounting == "zcdp":
+                raise UsageError("accounting='zcdp' needs a total", hint="give budget=E, delta=D, or rho=R")
+            return None, Accounting(ZCDP) if accounting == "zcdp" else Accounting()
+        stated = Budget.of(budget, delta)
+        if stated.epsilon <= 0:
+            raise UsageError("the budget's epsilon must be greater than 0")
+        if accounting == "pure" and stated.delta:
+            raise UsageError("a pure budget has no delta", hint="drop delta, or use accounting='approximate'")
+        if accounting == "zcdp":
+            return zcdp_total(stated.epsilon, stated.delta, None)
+        return stated, Accounting()
+    except JostleRuntimeError as error:
+        raise UsageError(f"invalid budget: {error.message}", hint=error.hint) from None
+
+
 class Session:
     """A Jostle session: a budget, a source of randomness and a global scope.
 
@@ -113,24 +153,22 @@ class Session:
                  output: TextIO | None = None, search_path: list[str | Path] | None = None,
                  ledger_path: str | Path | None = None, engine: str = "auto",
                  engine_options: Mapping[str, Mapping[str, Any]] | None = None,
-                 lifetime: float | tuple[float, float] | None = None) -> None:
+                 lifetime: float | tuple[float, float] | None = None, *,
+                 accounting: str | None = None, rho: float | None = None) -> None:
         from jostle.data.engine import ENGINE_NAMES
 
         if engine not in ENGINE_NAMES:
             raise UsageError(f"unknown engine {engine!r}", hint=f"the engines are {', '.join(ENGINE_NAMES)}")
-        total = None
-        if budget is not None:
-            try:
-                total = Budget.of(budget, delta)
-            except Exception as error:  # JostleRuntimeError from validation
-                raise UsageError(f"invalid budget: {error}") from None
-            if total.epsilon <= 0:
-                raise UsageError("the budget's epsilon must be greater than 0")
-        elif delta:
-            raise UsageError("delta was given without an epsilon budget")
-        default_lifetime = _lifetime(lifetime, "Session(lifetime=...)") if lifetime is not None else total
+        total, session_accounting = session_total(budget, delta, accounting, rho)
+        stated: AnyBudget | None = total
+        if session_accounting.is_zcdp and budget is not None:
+            # The curator stated (epsilon, delta): a new dataset's default lifetime is that
+            # statement, against which the ledger converts the rho spent (CKS 2020).
+            stated = Budget.of(budget, delta)
+        default_lifetime = _lifetime(lifetime, "Session(lifetime=...)") if lifetime is not None else stated
         self.store = LedgerStore(resolve_ledger_path(ledger_path))
-        self.accountant = Accountant(total, self.store, default_lifetime=default_lifetime)
+        self.accountant = Accountant(total, self.store, default_lifetime=default_lifetime,
+                                     accounting=session_accounting)
         self.randomness = Randomness(seed)
         self.interpreter = Interpreter(self.accountant, self.randomness, output,
                                        [Path(p) for p in search_path or []])

@@ -472,17 +472,25 @@ def above_threshold_probabilities(queries: list[float], threshold: float, b_thre
                      for i in outcomes])
 
 
-@pytest.mark.parametrize("sensitivity", [1, 2.5])
-def test_exponential_mechanism_pick_frequencies(sensitivity: float) -> None:
-    """exponential(cands, u, eps, D) picks c with probability proportional to exp(eps u(c)/(2D))."""
+MIXED_DIRECTION_UTILITIES = ('[count(t.where(lambda r: r.grp == "a")), -count(t.where(lambda r: r.grp == "b")), '
+                             'count(t.where(lambda r: r.grp == "c")), -count(t.where(lambda r: r.grp == "d"))]')
+
+
+@pytest.mark.parametrize("sensitivity,monotone", [(1, True), (2.5, True), (1, False), (2.5, False)])
+def test_exponential_mechanism_pick_frequencies(sensitivity: float, monotone: bool) -> None:
+    """exponential(cands, u, eps, D) picks c with probability proportional to exp(eps u(c)/(2D)),
+    or to exp(eps u(c)/D) when the utilities are monotone (all counts: issue 22)."""
     epsilon, counts = 1.0, {"a": 6, "b": 4, "c": 1, "d": 0}
     candidates = tuple(counts)
-    utilities = list(language_value(session_with(people(counts)), GROUP_COUNTS))
+    expression = GROUP_COUNTS if monotone else MIXED_DIRECTION_UTILITIES
+    utilities = list(language_value(session_with(people(counts)), expression))
     picks = draws(10_000, Randomness(106), mechanisms.exponential, candidates, utilities, epsilon,
                   sensitivity)
-    weights = np.exp(epsilon * np.array(list(counts.values()), dtype=float) / (2 * sensitivity))
+    signs = np.ones(4) if monotone else np.array([1, -1, 1, -1])
+    exact_utilities = signs * np.array(list(counts.values()), dtype=float)
+    weights = np.exp(epsilon * exact_utilities / (sensitivity if monotone else 2 * sensitivity))
     observed = np.array([picks.count(c) for c in candidates])
-    assert_discrete_fit(observed, weights / weights.sum(), f"exponential (D={sensitivity})")
+    assert_discrete_fit(observed, weights / weights.sum(), f"exponential (D={sensitivity}, monotone={monotone})")
 
 
 NOISY_MAX_CASES = {

@@ -170,10 +170,19 @@ class Return(Stmt):
 
 @dataclass(frozen=True)
 class BudgetStmt(Stmt):
-    """`budget eps[, delta]`: the program's own budget (a cap on what it spends)."""
+    """`budget eps[, delta] [using zcdp]` or `budget rho(R)`: the program's own budget (a cap on
+    what it spends) and the measure it accounts in (jostle.privacy.accounting)."""
 
     epsilon: Expr
     delta: Expr | None
+    accounting: AccountingName | None = None
+
+
+@dataclass(frozen=True)
+class AccountingName(Node):
+    """`using NAME` after a budget: the measure its releases are composed in (only `zcdp`)."""
+
+    name: str
 
 
 @dataclass(frozen=True)
@@ -232,11 +241,12 @@ class Def(Stmt):
 
 @dataclass(frozen=True)
 class WithBudget(Stmt):
-    """`with budget eps[, delta]:` caps what the body may spend."""
+    """`with budget eps[, delta] [using zcdp]:` (or `with budget rho(R):`) caps what the body may spend."""
 
     epsilon: Expr
     delta: Expr | None
     body: tuple[Stmt, ...]
+    accounting: AccountingName | None = None
 
 
 @dataclass(frozen=True)

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, Callable
 import numpy as np
 
 from jostle.language import mechanisms, tables
-from jostle.privacy.budget import fmt
+from jostle.privacy.budget import RhoZCDPBudget, fmt
 from jostle.privacy.ledger_store import FILE_DATASET
 from jostle.diagnostics.errors import DataError, JostleRuntimeError, PrivacyError
 from jostle.data.schema import (
@@ -724,9 +724,25 @@ def _geometric(interp, span, value, epsilon):
     return mechanisms.geometric(interp, value, epsilon, span)
 
 
-@builtin("gaussian", 3, privacy="release", doc="gaussian(x, eps, delta): x + N(0, sigma^2), analytic calibration")
-def _gaussian(interp, span, value, epsilon, delta):
+@builtin("gaussian", 2, 3, privacy="release",
+         doc="gaussian(x, eps, delta) or gaussian(x, rho(R)): x + discrete Gaussian noise")
+def _gaussian(interp, span, value, epsilon, delta=None):
     return mechanisms.gaussian(interp, value, epsilon, delta, span)
+
+
+@builtin("rho", 1, doc="rho(R): a zCDP budget of rho R, for `budget rho(R)`, `with budget rho(R):` and gaussian(x, rho(R))")
+def _rho(interp, span, amount):
+    _refuse_private("rho", (amount,), span, "a budget must be public")
+    number = _number(amount, "rho", span)
+    hint = "a zCDP budget is a positive rho, e.g. rho(0.05)"
+    try:
+        value = RhoZCDPBudget.of(number)
+    except JostleRuntimeError as error:
+        error.span, error.hint = span, error.hint or hint
+        raise
+    if value.rho <= 0:
+        raise JostleRuntimeError(f"rho must be greater than 0, got {format_value(amount)}", span, hint)
+    return value
 
 
 @builtin("exponential", 4, privacy="release",
@@ -766,16 +782,23 @@ def _ledger(interp, span):
     return tuple(Record.of(entry.as_dict()) for entry in interp.accountant.ledger)
 
 
-@builtin("spent", 0, privacy="budget", doc="spent(): epsilon this run has spent so far")
+def _leading_quantity(amount: Any) -> float:
+    """The quantity a program reads of a budget: its epsilon under DP, its rho under zCDP."""
+    return float(amount.quantities()[0][1])
+
+
+@builtin("spent", 0, privacy="budget",
+         doc="spent(): what this run has spent so far: epsilon, or rho in a zCDP program")
 def _spent(interp, span):
-    return float(interp.accountant.spent.epsilon)
+    return _leading_quantity(interp.accountant.spent)
 
 
 @builtin("remaining", 0, privacy="budget",
-         doc="remaining(): the most epsilon the next release may spend (this run's budget and the data's lifetime left), or none")
+         doc="remaining(): the most the next release may spend (epsilon, or rho in a zCDP program; this "
+             "run's budget and the data's lifetime left), or none")
 def _remaining(interp, span):
     remaining = interp.accountant.remaining
-    return float(remaining.epsilon) if remaining is not None else None
+    return _leading_quantity(remaining) if remaining is not None else None
 
 
 def describe_budget(interp) -> str:
@@ -784,12 +807,12 @@ def describe_budget(interp) -> str:
     from jostle.privacy.ledger_text import dataset_line
 
     accountant = interp.accountant
-    spent = accountant.spent
+    spent = accountant.accounting.describe(accountant.spent)
     if accountant.total is None:
         text = f"this run spent {spent}; no total budget is set"
     else:
-        text = (f"this run spent {spent} of its budget {accountant.cap}; the next release may "
-                f"spend at most {accountant.remaining}")
+        text = (f"this run spent {spent} of its budget {accountant.accounting.describe(accountant.cap)}; "
+                f"the next release may spend at most {accountant.remaining}")
     if accountant.store is not None and accountant.store.persistent:
         for status in accountant.datasets_status():
             text += "\n" + dataset_line(status)

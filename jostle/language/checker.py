@@ -85,6 +85,18 @@ class Checker:
                           "move it to the top, or use `with budget E:` for part of a program")
         self.block(program.body, scope, top=True)
 
+    def accounting(self, accounting: A.AccountingName | None, delta: A.Expr | None) -> None:
+        """`using NAME` names zCDP (the only measure that needs naming) and comes with a delta."""
+        if accounting is None:
+            return
+        if accounting.name != "zcdp":
+            self.fail(f"unknown accounting '{accounting.name}'", accounting.span,
+                      "write `using zcdp` (zero-concentrated DP); without `using`, a budget is pure "
+                      "(`budget E`) or approximate (`budget E, D`)")
+        if delta is None:
+            self.fail("`using zcdp` needs a delta: the total is stated as (epsilon, delta)", accounting.span,
+                      "write e.g. `budget 1.0, 1e-6 using zcdp`, or state the total in rho: `budget rho(0.05)`")
+
     def block(self, body: tuple[A.Stmt, ...], scope: _Scope, top: bool = False) -> None:
         for stmt in body:
             self.stmt(stmt, scope, top)
@@ -110,6 +122,7 @@ class Checker:
             self.expr(stmt.epsilon, scope)
             if stmt.delta is not None:
                 self.expr(stmt.delta, scope)
+            self.accounting(stmt.accounting, stmt.delta)
         elif isinstance(stmt, A.PrivateDecl):
             if scope.in_function:
                 self.fail("`private` declarations belong at the top of a program", stmt.span)
@@ -129,6 +142,7 @@ class Checker:
             self.expr(stmt.epsilon, scope)
             if stmt.delta is not None:
                 self.expr(stmt.delta, scope)
+            self.accounting(stmt.accounting, stmt.delta)
             self.block(stmt.body, scope)
         elif isinstance(stmt, A.Def):
             self.function(stmt.params, stmt.body, scope, stmt.span)

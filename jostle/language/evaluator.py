@@ -23,7 +23,8 @@ import numpy as np
 
 from jostle.language import ast_nodes as A
 from jostle.language import operators as ops
-from jostle.privacy.budget import Accountant, Budget
+from jostle.privacy.accounting import Accounting, zcdp_total
+from jostle.privacy.budget import Accountant, AnyBudget, Budget, RhoZCDPBudget
 from jostle.diagnostics.errors import BudgetExceeded, JostleError, JostleRuntimeError, JostleWarning, PrivacyError
 from jostle.language.mechanisms import release_default
 from jostle.privacy.noise import Randomness
@@ -159,17 +160,27 @@ class Interpreter:
         body = program.body
         if body and isinstance(body[0], A.BudgetStmt):
             head = body[0]
-            budget = self._budget_value(head.epsilon, head.delta, env)
+            budget, accounting = self._budget_value(head.epsilon, head.delta, head.accounting, env)
             if self.accountant.total is None:
-                self.accountant.set_total(budget, head.span)
+                self.accountant.set_total(budget, head.span, accounting)
             releases = A.count_releases(body[1:])
             with self.accountant.context(budget, "the program's budget", head.span, releases):
                 return self.exec_block(body[1:], env, top=True)
         return self.exec_block(body, env, top=True)
 
-    def _budget_value(self, eps_expr: A.Expr, delta_expr: A.Expr | None, env: Environment) -> Budget:
+    def _budget_value(self, eps_expr: A.Expr, delta_expr: A.Expr | None, using: A.AccountingName | None,
+                      env: Environment) -> tuple[AnyBudget, Accounting]:
+        """The cap a `budget` statement or `with budget` block states, and its accounting:
+        `E` (pure), `E, D` (approximate), `E, D using zcdp` (a rho cap certified to meet
+        (E, D), jostle.privacy.conversions.rho_for) or `rho(R)` (a rho cap)."""
         eps = self.eval(eps_expr, env)
         delta = self.eval(delta_expr, env) if delta_expr is not None else 0
+        if isinstance(eps, RhoZCDPBudget):
+            if delta_expr is not None or using is not None:
+                raise JostleRuntimeError(
+                    "rho(...) already states a zCDP total", (using or delta_expr).span,
+                    "write `budget rho(R)` alone, or state (epsilon, delta) with `budget E, D using zcdp`")
+            return zcdp_total(None, None, eps.rho, eps_expr.span)
         for value, expr in ((eps, eps_expr), (delta, delta_expr)):
             if is_private(value):
                 raise refuse("a budget must be public", value, expr.span)
@@ -187,7 +198,12 @@ class Interpreter:
             raise
         if budget.epsilon <= 0:
             raise JostleRuntimeError("a budget's epsilon must be greater than 0", eps_expr.span)
-        return budget
+        if using is not None:
+            if using.name != "zcdp":
+                raise JostleRuntimeError(f"unknown accounting '{using.name}'", using.span, "write `using zcdp`")
+            return zcdp_total(budget.epsilon, budget.delta, None,
+                              delta_expr.span if delta_expr is not None else using.span)
+        return budget, Accounting()
 
     def exec_block(self, body: tuple[A.Stmt, ...], env: Environment, top: bool = False) -> Any:
         last = None
@@ -324,7 +340,7 @@ class Interpreter:
         return make_choicemaker(self, expr, options, metafeatures, corpus, error, share)
 
     def _exec_WithBudget(self, stmt: A.WithBudget, env: Environment) -> None:
-        budget = self._budget_value(stmt.epsilon, stmt.delta, env)
+        budget, _ = self._budget_value(stmt.epsilon, stmt.delta, stmt.accounting, env)
         releases = A.count_releases(stmt.body)
         with self.accountant.context(budget, "the `with budget` block", stmt.span, releases):
             self.exec_block(stmt.body, env)

@@ -35,7 +35,11 @@ output is impossible on a neighbouring dataset (the floating-point Laplace weakn
                                 zCDP (CKS Prop. 5 and Cor. 13: 4-11% more sigma for eps in
                                 0.01..10, 1% at 1000). jostle.privacy.gaussian_privacy has the proofs;
                                 any eps works (no overflow).
-  * exponential(c, u, eps, D)   P(c) ~ exp(eps u(c) / (2D)) (McSherry & Talwar 2007), sampled
+  * gaussian(x, rho(R))         discrete Gaussian with sigma^2 >= Delta_2^2 / (2R) grid steps^2:
+                                R-zCDP (CKS 2020 Thm 4, Prop. 5); also the `{{ }}` release of a
+                                zCDP program (grid_release.gaussian_rho_plan).
+  * exponential(c, u, eps, D)   P(c) ~ exp(eps u(c) / (2D)) (McSherry & Talwar 2007), or
+                                exp(eps u(c) / D) when the utilities are monotone; sampled
                                 exactly by rejection: a uniform candidate r is accepted with
                                 probability exp(-eps (u* - u(r)) / (2D)) (CKS Alg. 1 on the
                                 utilities' exact rational values), u* the largest utility.
@@ -84,7 +88,8 @@ from typing import Any, Protocol
 import numpy as np
 
 from jostle.privacy import grid_release
-from jostle.privacy.budget import Accountant, Budget, Charge, DataNode, common_node
+from jostle.privacy.accounting import epsilon_within_rho
+from jostle.privacy.budget import Accountant, AnyBudget, Budget, Charge, DataNode, RhoZCDPBudget, common_node
 from jostle.diagnostics.errors import JostleRuntimeError, PrivacyError
 from jostle.privacy.noise import NoiseSource, power_of_two_at_most
 from jostle.language.sensitivity import Exact, as_floats, exact_number, exact_value, private_vector, refuse, up
@@ -202,7 +207,16 @@ def geometric(ctx: ReleaseContext, value: Any, epsilon: Any, span: Span, mechani
 
 
 def gaussian(ctx: ReleaseContext, value: Any, epsilon: Any, delta: Any, span: Span) -> Any:
-    """Release `value` with discrete Gaussian noise certified for (epsilon, delta) on its L2 sensitivity."""
+    """Release `value` with discrete Gaussian noise certified for (epsilon, delta) on its L2
+    sensitivity; `gaussian(x, rho(R))` (epsilon a RhoZCDPBudget, delta None) releases it at rho."""
+    if isinstance(epsilon, RhoZCDPBudget):
+        if delta is not None:
+            raise JostleRuntimeError("gaussian(x, rho(R)) takes no delta", span,
+                                     "a rho states the whole guarantee: write gaussian(x, rho(R))")
+        return gaussian_rho(ctx, value, epsilon, span)
+    if delta is None:
+        raise JostleRuntimeError("gaussian needs a delta, or a rho", span,
+                                 "write gaussian(x, eps, delta), or gaussian(x, rho(R)) in a zCDP program")
     budget = _epsilon(epsilon, span)
     if isinstance(delta, bool) or not isinstance(delta, (int, float)) or not 0 < delta < 1:
         raise JostleRuntimeError(f"delta must be a number in (0, 1), got {delta!r}", span)
@@ -221,6 +235,32 @@ def gaussian(ctx: ReleaseContext, value: Any, epsilon: Any, delta: Any, span: Sp
     if plan is None:  # exact sensitivity 0: the exact value is the same on every neighbour
         return as_floats(exact_value(value.value))
     return _shape_like(value, grid_release.release_gaussian(ctx.randomness, value.value, plan))
+
+
+def gaussian_rho(ctx: ReleaseContext, value: Any, rho: RhoZCDPBudget, span: Span,
+                 mechanism: str = "gaussian") -> Any:
+    """Release `value` with discrete Gaussian noise of sigma^2 >= Delta_2^2 / (2 rho) in grid
+    steps: rho-zCDP (CKS 2020 Thm 4 and Prop. 5; jostle.privacy.grid_release.gaussian_rho_plan).
+    A mean is released as its pure-epsilon form at the largest epsilon with epsilon^2/2 <= rho
+    (Bun and Steinke 2016, Prop. 1.4), which the accountant charges as epsilon^2/2."""
+    if rho.rho <= 0:
+        raise JostleRuntimeError(f"rho must be greater than 0, got {float(rho.rho)}", span)
+    value = _as_private(value, span)
+    if isinstance(value, PrivateMean):
+        return _release_mean(ctx, value, Budget(epsilon_within_rho(rho.rho)), span, mechanism)
+    if not isinstance(value, Private):
+        return _public_passthrough(value, span, mechanism)
+    plan = None
+    if value.l2 > 0:  # public parameters only: planned before the charge
+        plan = grid_release.gaussian_rho_plan(value.l1, value.l2, rho.rho, value.length, value.integer,
+                                              value.is_vector)
+    _charge(ctx, rho, value.node, mechanism, value.what, span)
+    if plan is None:
+        return as_floats(exact_value(value.value))
+    released = grid_release.release_gaussian(ctx.randomness, value.value, plan)
+    if value.integer and not value.is_vector and plan.grid == 1:
+        return int(released[0])
+    return _shape_like(value, released)
 
 
 class _Scores:
@@ -327,7 +367,11 @@ def exponential(ctx: ReleaseContext, candidates: Any, utilities: list[Any], epsi
         )
     if scores.node is None:  # every utility is public: the best candidate is public too
         return candidates[scores.first_max()]
-    coefficient = budget.epsilon / (2 * declared)  # P(c) ~ exp(eps u(c) / (2D))
+    # P(c) ~ exp(eps u(c) / (2D)); monotone utilities (all move the same way when a row is
+    # added: counts) need only exp(eps u(c) / D) (McSherry and Talwar 2007, Thm 6's remark;
+    # Dwork and Roth 2014, Sec. 3.4: the normaliser then moves in the same direction as the
+    # numerator, so the ratio is at most e^eps).
+    coefficient = budget.epsilon / (declared if scores.monotone else 2 * declared)
     _charge(ctx, budget, scores.node, "exponential", f"exponential over {len(candidates)} candidates", span)
     return candidates[_exponential_index(ctx.randomness, scores.values(), coefficient)]
 
@@ -418,8 +462,13 @@ def above_threshold(ctx: ReleaseContext, queries: Any, threshold: Any, epsilon: 
     return None
 
 
-def release_default(ctx: ReleaseContext, value: Any, budget: Budget, span: Span) -> Any:
-    """The `{{ expr }}` release: geometric for integer values, Laplace otherwise."""
+def release_default(ctx: ReleaseContext, value: Any, budget: AnyBudget, span: Span) -> Any:
+    """The `{{ expr }}` release: geometric for integer values, Laplace otherwise; in a zCDP
+    program (a rho allotment) the discrete Gaussian at that rho (`gaussian_rho`)."""
+    if isinstance(budget, RhoZCDPBudget):
+        if isinstance(_as_private(value, span), (Private, PrivateMean)):
+            return gaussian_rho(ctx, value, budget, span, mechanism="{{ }} gaussian")
+        return value
     value = _as_private(value, span)
     epsilon = budget.epsilon
     if isinstance(value, Private) and value.integer and float(value.l1).is_integer():

@@ -399,7 +399,10 @@ class _ToAst(Transformer_NonRecursive):
         return A.Return(self._span(meta), children[0])
 
     def budget_stmt(self, meta, children):
-        return A.BudgetStmt(self._span(meta), children[0], children[1])
+        return A.BudgetStmt(self._span(meta), children[0], children[1], children[2])
+
+    def accounting(self, meta, children):
+        return A.AccountingName(self._span(meta), str(children[0]))
 
     def import_stmt(self, meta, children):
         return A.Import(self._span(meta), str(children[0]))
@@ -450,8 +453,8 @@ class _ToAst(Transformer_NonRecursive):
         return A.Def(self._span(meta), str(name), params or (), body)
 
     def with_stmt(self, meta, children):
-        epsilon, delta, body = children
-        return A.WithBudget(self._span(meta), epsilon, delta, body)
+        epsilon, delta, accounting, body = children
+        return A.WithBudget(self._span(meta), epsilon, delta, body, accounting)
 
     def params(self, meta, children):
         return tuple(c for c in children if c is not None)

@@ -18,7 +18,7 @@ How a release's budget is charged (`Accounting.cost`):
     with `using zcdp`);
   * zCDP accounting: a rho as it is; a pure epsilon as epsilon^2 / 2 (Bun and Steinke 2016,
     Prop. 1.4, exact); an (epsilon, delta > 0) budget is refused, since approximate DP does
-    not imply any zCDP (a Gaussian release is stated in rho instead: `gaussian(x, rho=R)`).
+    not imply any zCDP (a Gaussian release is stated in rho instead: `gaussian(x, rho(R))`).
 """
 
 from __future__ import annotations
@@ -74,7 +74,7 @@ class Accounting:
                     f"an (epsilon, delta) release ({budget}) cannot be charged in a zCDP program",
                     span,
                     "approximate DP with delta > 0 implies no rho; release with a rho instead, e.g. "
-                    "gaussian(x, rho=R), or a pure epsilon (laplace(x, eps) costs eps^2/2 in rho)")
+                    "gaussian(x, rho(R)), or a pure epsilon (laplace(x, eps) costs eps^2/2 in rho)")
             return RhoZCDPBudget(pure_to_rho(budget.epsilon))
         if isinstance(budget, RhoZCDPBudget):
             raise MeasureMismatch(

@@ -49,7 +49,7 @@ from typing import Any
 
 import numpy as np
 
-from jostle.privacy.gaussian_privacy import calibrate_discrete_gaussian
+from jostle.privacy.gaussian_privacy import calibrate_discrete_gaussian, integer_sigma2
 from jostle.privacy.noise import NoiseSource, grid_to_floats, power_of_two_at_most
 
 LAPLACE_BITS = 20   # Laplace releases: the grid is 2^-20 of min(scale, per-coordinate sensitivity)
@@ -175,6 +175,46 @@ def gaussian_plan(l1: float, l2: float, epsilon: Fraction, delta: Fraction, leng
         shift_l2 = l2_up / grid + slack
     sigma2, t = calibrate_discrete_gaussian(epsilon, delta, l2_shift=shift_l2)
     return GaussianPlan(grid, sigma2, t, None, shift_l2)
+
+
+@lru_cache(maxsize=256)
+def gaussian_rho_plan(l1: float, l2: float, rho: Fraction, length: int, integer_valued: bool,
+                      is_vector: bool, bits: int = GAUSSIAN_BITS) -> GaussianPlan:
+    """The grid and discrete Gaussian of a rho-zCDP release of a value of L2 sensitivity `l2` > 0.
+
+    Integer values stay on the integers (grid 1): their neighbours differ by an integer vector
+    of L2 norm at most min(l1, l2) for a scalar, 1 for a vector whose L1 sensitivity is below 2
+    (one cell moves by one: a histogram), l2 otherwise. Other values use the grid of
+    `gaussian_plan`, with its rounding arguments (a scalar moves by at most ceil(D/g) steps,
+    a vector by at most D/g + sqrt(n) in L2). The d-dimensional discrete Gaussian N_Z(0, s2) per
+    coordinate is (Delta^2 / (2 s2))-zCDP for integer shifts of L2 norm at most Delta (Canonne,
+    Kamath and Steinke 2020, Thm 4 and Prop. 5), so s2 >= Delta^2 / (2 rho) suffices; s2 is
+    rounded up to the sampler's form c t (gaussian_privacy.integer_sigma2), which only adds noise.
+    """
+    l2_up = Fraction(math.nextafter(float(l2), math.inf))
+    shift: Fraction
+    if integer_valued:
+        grid = Fraction(1)
+        if not is_vector:
+            shift = min(Fraction(float(l1)), l2_up)
+        elif float(l1) < 2:
+            shift = Fraction(1)
+        else:
+            shift = l2_up
+    elif not is_vector:
+        grid = power_of_two_at_most(l2_up) / 2**bits
+        shift = Fraction(_ceil(l2_up / grid))
+    else:
+        slack = math.isqrt(length - 1) + 1  # >= sqrt(n)
+        grid = power_of_two_at_most(l2_up / slack) / 2**bits
+        shift = l2_up / grid + slack
+    target = shift * shift / (2 * Fraction(rho))
+    scale = 2**32  # sigma = ceil(sqrt(target) * 2^32) / 2^32 >= sqrt(target)
+    scaled = target * scale * scale
+    sigma = Fraction(math.isqrt(scaled.numerator // scaled.denominator) + 1, scale)
+    sigma2, t = integer_sigma2(sigma)
+    assert sigma2 >= target
+    return GaussianPlan(grid, sigma2, t, None, shift)
 
 
 # ---------------------------------------------------------------- snapping and adding

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from fractions import Fraction
 from typing import Any, Callable
 
 import numpy as np
@@ -62,7 +63,12 @@ class Metafeature:
         """The feature's value on `x`, spending `epsilon_mf` (0 for public ones)."""
         if self.cost and not epsilon_mf > 0:
             raise ValueError(f"metafeature {self.name!r} reads private data and needs epsilon > 0")
-        return float(self.function(np.asarray(x, dtype=float), float(epsilon_mf), noise, context))
+        # The float's exact value as a rational (callers pass the largest float not above what
+        # was charged, measurement.default_measure), so noise scales such as 1/eps are computed
+        # exactly: in floating point fl(1/3) < 1/3, and Laplace at it spent more than the 3
+        # charged (issue 22).
+        eps = Fraction(float(epsilon_mf)) if math.isfinite(float(epsilon_mf)) else math.inf
+        return float(self.function(np.asarray(x, dtype=float), eps, noise, context))
 
     @property
     def fingerprint(self) -> str:
@@ -70,7 +76,7 @@ class Metafeature:
         return text + (f"|{self.release}" if self.release else "")  # the module hash covers the release
 
 
-def _laplace(noise: Any, scale: float) -> float:
+def _laplace(noise: Any, scale: Fraction | float) -> float:
     """Laplace(scale) noise to ADD TO AN INTEGER-VALUED statistic of sensitivity 1 (a count).
 
     On `jostle.privacy.noise.Randomness` this is g * Z, Z exact discrete Laplace, on a power-of-two grid
@@ -130,7 +136,8 @@ def _sparsity(x: np.ndarray, eps: float, noise: Any, context: Any) -> float:
     # Number of empty cells: one record changes one cell by 1, so at most one cell switches
     # between empty and non-empty (sensitivity 1); divided by the public domain size.
     empty = float(np.count_nonzero(x == 0))
-    return float(np.clip((empty + _laplace(noise, 1.0 / eps)) / x.size, 0.0, 1.0))
+    scale = 0 if math.isinf(eps) else Fraction(1) / Fraction(eps)  # exact, not fl(1/eps)
+    return float(np.clip((empty + _laplace(noise, scale)) / x.size, 0.0, 1.0))
 
 
 def _uniformity(x: np.ndarray, eps: float, noise: Any, context: Any) -> float:
