@@ -1,4 +1,5 @@
-"""Doc tests: every example in docs/language.md runs, and what it says it prints is checked.
+"""Doc tests: every example in docs/language.md (and in the pages of OTHER_DOCS, e.g.
+docs/accounting.md) runs, and what it says it prints is checked.
 
 The reference is read as a list of fenced code blocks. What a block is depends on its info
 string:
@@ -86,10 +87,16 @@ class Block:
     code: str
     line: int  # 1-based line of the block's first code line in the doc
     options: dict[str, str] = field(default_factory=dict)
+    doc: str = "language.md"
 
     @property
     def id(self) -> str:
-        return f"{self.lang}@L{self.line}"
+        prefix = "" if self.doc == "language.md" else self.doc.removesuffix(".md") + ":"
+        return f"{prefix}{self.lang}@L{self.line}"
+
+    @property
+    def where(self) -> str:
+        return f"docs/{self.doc}:{self.line}"
 
 
 _OPTIONS = re.compile(r"^<!--\s*(\w+\s*:.*?)\s*-->$")
@@ -103,7 +110,7 @@ def _parse_options(text: str) -> dict[str, str]:
     return options
 
 
-def parse_doc(text: str) -> list[Block]:
+def parse_doc(text: str, doc: str = "language.md") -> list[Block]:
     blocks: list[Block] = []
     lines = text.splitlines()
     pending: dict[str, str] = {}
@@ -118,8 +125,8 @@ def parse_doc(text: str) -> list[Block]:
             end = i + 1
             while end < len(lines) and not lines[end].startswith("```"):
                 end += 1
-            assert end < len(lines), f"docs/language.md:{i + 1}: unclosed code block"
-            blocks.append(Block(lang, "\n".join(lines[i + 1:end]) + "\n", i + 2, pending))
+            assert end < len(lines), f"docs/{doc}:{i + 1}: unclosed code block"
+            blocks.append(Block(lang, "\n".join(lines[i + 1:end]) + "\n", i + 2, pending, doc))
             pending = {}
             i = end
         elif line.strip():
@@ -130,11 +137,16 @@ def parse_doc(text: str) -> list[Block]:
 
 DOC_TEXT = DOC.read_text(encoding="utf-8") if DOC.exists() else ""
 BLOCKS = parse_doc(DOC_TEXT)
+# Other pages whose examples run the same way (their blocks are tested; the checks of the
+# reference's own content below read BLOCKS, the reference's).
+OTHER_DOCS = ("accounting.md",)
+ALL_BLOCKS = BLOCKS + [block for name in OTHER_DOCS
+                       for block in parse_doc((DOC.parent / name).read_text(encoding="utf-8"), name)]
 
 
 def _params(lang: str) -> list:
     params = []
-    for block in BLOCKS:
+    for block in ALL_BLOCKS:
         if block.lang != lang:
             continue
         marks = []
@@ -169,10 +181,10 @@ def workdir(tmp_path_factory) -> Path:
     root = tmp_path_factory.mktemp("docs")
     for shipped in sorted(DOC_DATA.iterdir()):
         shutil.copyfile(shipped, root / shipped.name)  # byte for byte: the examples read these
-    for block in BLOCKS:
+    for block in ALL_BLOCKS:
         if "file" in block.options:
             name = block.options["file"]
-            assert not (DOC_DATA / name).exists(), f"docs/language.md:{block.line}: file: {name} hides shipped data"
+            assert not (DOC_DATA / name).exists(), f"{block.where}: file: {name} hides shipped data"
             (root / name).write_text(block.code, encoding="utf-8")
     return root
 
@@ -206,7 +218,7 @@ def _outcome(run) -> tuple[list[str], BaseException | None]:
 
 def _check(block: Block, lines: list[str], error: BaseException | None) -> None:
     expected, expected_error = expectations(block.code)
-    where = f"docs/language.md:{block.line}"
+    where = block.where
     if expected_error is None:
         if error is not None:
             message = error.render() if isinstance(error, jostle.JostleError) else repr(error)
@@ -230,7 +242,7 @@ def test_jostle_example(block: Block, workdir: Path, monkeypatch) -> None:
     lines, error = results[0]
     _check(block, lines, error)
     assert results[1][0] == lines, (
-        f"docs/language.md:{block.line}: the output changed with the seed; "
+        f"{block.where}: the output changed with the seed; "
         "print only deterministic values"
     )
 
@@ -250,7 +262,7 @@ def test_python_example(block: Block, workdir: Path, monkeypatch, durable_ledger
     def run(out):
         namespace = {"__name__": "__doc_example__"}
         with contextlib.redirect_stdout(out):
-            exec(compile(block.code, f"<docs/language.md:{block.line}>", "exec"), namespace)
+            exec(compile(block.code, f"<{block.where}>", "exec"), namespace)
 
     for attempt in ("", " (run again)"):
         lines, error = _outcome(run)
@@ -285,7 +297,7 @@ def test_console_example(block: Block, workdir: Path, tmp_path: Path, durable_le
             if lines and lines[-1] == "":
                 lines.pop()
             assert "Traceback" not in result.stderr, result.stderr
-            assert lines == expected, (f"docs/language.md:{block.line}: `{command}`{attempt} printed:\n"
+            assert lines == expected, (f"{block.where}: `{command}`{attempt} printed:\n"
                                        f"{result.stdout}")
 
 
@@ -318,7 +330,7 @@ def test_repl_example(block: Block, workdir: Path, monkeypatch) -> None:
     lines = [line.rstrip() for line in out.getvalue().split("\n")]
     if lines and lines[-1] == "":
         lines.pop()
-    assert lines == expected, f"docs/language.md:{block.line}: the REPL showed:\n{out.getvalue()}"
+    assert lines == expected, f"{block.where}: the REPL showed:\n{out.getvalue()}"
 
 
 # ------------------------------------------------------------------ the reference's data
@@ -352,12 +364,12 @@ def test_doc_has_enough_tested_examples() -> None:
 
 
 def test_every_block_has_a_known_kind() -> None:
-    unknown = [b.id for b in BLOCKS if b.lang not in KNOWN_LANGS]
+    unknown = [b.id for b in ALL_BLOCKS if b.lang not in KNOWN_LANGS]
     assert not unknown, f"code blocks with an unknown info string (they would not be tested): {unknown}"
 
 
 def test_options_are_known() -> None:
-    for block in BLOCKS:
+    for block in ALL_BLOCKS:
         assert set(block.options) <= {"data", "budget", "file", "xfail"}, (block.id, block.options)
 
 

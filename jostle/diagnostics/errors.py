@@ -123,6 +123,11 @@ class JostleRuntimeError(JostleError):
     exit_code = 7
 
 
+class MeasureMismatch(JostleRuntimeError):
+    """A budget in one privacy measure where the session accounts in another (pure or
+    approximate DP against zCDP): refused before anything is charged (jostle.privacy.accounting)."""
+
+
 class DataError(JostleError):
     """A table or schema is unusable: unreadable file, missing column, value outside its domain."""
 

@@ -26,7 +26,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from fractions import Fraction
 
-from jostle.diagnostics.errors import JostleRuntimeError
+from jostle.diagnostics.errors import JostleRuntimeError, MeasureMismatch  # noqa: F401 (re-exported)
 from jostle.diagnostics.source import Span
 from jostle.privacy.conversions import pure_to_rho, rho_for, zcdp_to_epsilon
 from jostle.privacy.measures import AnyBudget, Budget, RhoZCDPBudget, fmt_exact
@@ -34,10 +34,6 @@ from jostle.privacy.measures import AnyBudget, Budget, RhoZCDPBudget, fmt_exact
 DP = "dp"
 ZCDP = "zcdp"
 ACCOUNTING_NAMES = ("pure", "approximate", "zcdp")
-
-
-class MeasureMismatch(JostleRuntimeError):
-    """A budget in one measure where the session accounts in another (nothing is charged)."""
 
 
 @dataclass(frozen=True)
