@@ -115,6 +115,11 @@ def build_parser() -> argparse.ArgumentParser:
     run = commands.add_parser("run", help="run a .jst program", allow_abbrev=False)
     run.add_argument("file", help="the program")
     _session_options(run)
+    run.add_argument("--unit", action="append", default=[], metavar="NAME=UNIT", dest="units",
+                     help="the privacy unit of the table NAME (bound with --data): row (the default), "
+                          "entity:KEY (every row of one KEY value together; bound rows per key with "
+                          "t.bound_per_key(k)) or replace_one (the row count is public); default: "
+                          "\"privacy_unit\" in its schema file")
     check = commands.add_parser("check", help="parse and check a program without touching data",
                                 allow_abbrev=False)
     check.add_argument("file", help="the program")
@@ -217,6 +222,7 @@ def _session(args: argparse.Namespace):
                       engine=args.engine, engine_options=options, lifetime=_lifetime_option(args.lifetime),
                       accounting=args.accounting, rho=args.rho)
     datasets = _dataset_names(args.dataset_names, args.data)
+    units = _unit_options(getattr(args, "units", []), args.data)
     seen: set[str] = set()
     for binding in args.data:
         name, sep, path = binding.partition("=")
@@ -228,8 +234,27 @@ def _session(args: argparse.Namespace):
         seen.add(name)
         # --lifetime declares the lifetime of the tables bound here (refused at bind if the ledger
         # holds another), and is the default for data the program loads itself (Session(lifetime=)).
-        session.bind_private(name, path, dataset=datasets.get(name), lifetime=_lifetime_option(args.lifetime))
+        session.bind_private(name, path, dataset=datasets.get(name), lifetime=_lifetime_option(args.lifetime),
+                             unit=units.get(name))
     return session
+
+
+def _unit_options(given: list[str], data: list[str]) -> dict[str, str]:
+    """--unit NAME=UNIT for tables bound with --data NAME=PATH (the unit is checked at bind)."""
+    bound = {binding.partition("=")[0] for binding in data}
+    units: dict[str, str] = {}
+    for item in given:
+        table, sep, unit = item.partition("=")
+        if not sep or not table or not unit.strip():
+            raise UsageError(f"--unit takes NAME=UNIT, got {item!r}",
+                             hint="for example --data visits=visits.csv --unit visits=entity:patient_id")
+        if table not in bound:
+            raise UsageError(f"--unit names the table {table!r}, which no --data binds",
+                             hint=f"add --data {table}=PATH")
+        if table in units:
+            raise UsageError(f"--unit {table}=... is given twice")
+        units[table] = unit.strip()
+    return units
 
 
 def _dataset_names(given: list[str], data: list[str]) -> dict[str, str]:

@@ -20,6 +20,7 @@ out, for tests and teaching).
 
 from __future__ import annotations
 
+import inspect
 import io
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -36,6 +37,7 @@ from jostle.diagnostics.errors import DataError, JostleRuntimeError, JostleWarni
 from jostle.language.evaluator import Interpreter
 from jostle.privacy.ledger_store import LedgerStore, resolve_ledger_path
 from jostle.privacy.noise import Randomness
+from jostle.privacy.units import PrivacyUnit, parse_unit
 from jostle.language.parser import parse
 from jostle.data.schema import (
     Schema, numbers_where_possible, python_cells, read_csv, read_schema_declaration, schema_file_for,
@@ -188,7 +190,8 @@ class Session:
     # ---------------------------------------------------------- binding data
     def bind_private(self, name: str, data: pd.DataFrame | str | Path, schema: Any = None,
                      public_rows: bool = False, *, dataset: str | None = None,
-                     lifetime: float | tuple[float, float] | None = None) -> None:
+                     lifetime: float | tuple[float, float] | None = None,
+                     unit: str | PrivacyUnit | dict | None = None) -> None:
         """Bind a private table under `name` (the curator's act: see docs/threat_model.md).
 
         Everything wrong with the data is raised here, to the curator, before any program
@@ -203,7 +206,9 @@ class Session:
             schema: Its public schema (a Schema, or a mapping of column -> domain). If omitted,
                 a schema file beside a CSV (data.schema.json) is used; failing that, the program
                 must declare it with `private NAME: {...}`. Never inferred from the data.
-            public_rows: Declare the number of rows public (e.g. survey respondents); only
+            public_rows: Declare the number of rows public (e.g. survey respondents): the
+                table is then a replace_one table (the same as unit="replace_one"; its other
+                releases are computed for two rows changed, see jostle.language.entities); only
                 randomized_response needs it. Only the curator can declare it: here, or with
                 "public_rows": true in the schema file. A program cannot (for data bound here).
             dataset: The data's name in the durable budget ledger (default: "dataset" in its
@@ -216,16 +221,25 @@ class Session:
                 the session's `lifetime`/`budget` when the ledger does not know the data yet).
                 A dataset the ledger knows keeps its lifetime: declaring another is refused;
                 `jostle ledger lifetime` changes it, logged.
+            unit: The privacy unit (jostle.privacy.units): "row" (the default: one row added or
+                removed), "entity:KEY" (every row with one value of the column KEY added or
+                removed together; row-level aggregates then need t.bound_per_key(k) first) or
+                "replace_one" (one row replaced; the row count is public, as public_rows=True
+                says). Default: "privacy_unit" in the schema file, else row (replace_one with
+                public_rows). A program's `private NAME: {...} per KEY` can only restate it.
 
         Raises:
-            DataError: The data cannot be read or breaks the schema given (details included).
-            UsageError: The lifetime differs from the one the ledger holds for the dataset.
+            DataError: The data cannot be read or breaks the schema given (details included),
+                or an entity key is missing from the schema, has a default, or has missing values.
+            UsageError: The lifetime differs from the one the ledger holds for the dataset, or
+                the unit is not one Jostle knows or contradicts public_rows.
         """
         import pandas as pd
 
         from jostle.language import binding
 
         _check_name(name)
+        bound_unit = _unit(unit, name) if unit is not None else None
         interp = self.interpreter
         path: Path | None = None
         if isinstance(data, (str, Path)):
@@ -245,6 +259,8 @@ class Session:
                 if schema is None:
                     schema = declared.schema
                     public_rows = public_rows or declared.public_rows
+                if bound_unit is None and declared.privacy_unit is not None:
+                    bound_unit = _unit(declared.privacy_unit, name, schema_file_for(path))
                 dataset = dataset if dataset is not None else declared.dataset
                 lifetime = lifetime if lifetime is not None else declared.lifetime
         elif isinstance(data, pd.DataFrame):
@@ -263,8 +279,16 @@ class Session:
         if dataset is not None and (not isinstance(dataset, str) or not dataset.strip()):
             raise UsageError(f"a dataset's name in the ledger must be a non-empty text, got {dataset!r}")
         table = None
+        from jostle.language.entities import table_unit
+
+        try:  # public_rows is the unit replace_one: one declaration (a contradiction is refused)
+            bound_unit, public_rows = table_unit(bound_unit, public_rows)
+        except ValueError as error:
+            raise UsageError(f"bind_private('{name}'): {error}",
+                             hint="public_rows=True is the unit replace_one; give one or the other") from None
         if schema is not None:
-            table = make_private_table(interp, name, raw_for_schema, _schema(schema), BUILTIN_SPAN, public_rows)
+            table = make_private_table(interp, name, raw_for_schema, _schema(schema), BUILTIN_SPAN, public_rows,
+                                       unit=bound_unit)
         # Fingerprint the raw rows, not the schema (jostle.data.engine.fingerprint; only with a
         # durable ledger); from now on every charge in this session is also recorded against
         # this data, and no program may read the file (or a copy of the rows) as public:
@@ -272,11 +296,14 @@ class Session:
         # accepted it: a binding the ledger refuses (another lifetime, rows equal to another
         # dataset's) leaves nothing a program could release on (issue 21).
         digest = binding.dataset_digest(interp, raw, name, columns)
-        self.accountant.register_dataset(digest, name, columns, path=path, name=dataset or name,
-                                         lifetime=declared_lifetime)
+        register = self.accountant.register_dataset
+        unit_argument = {"unit": bound_unit} if "unit" in inspect.signature(register).parameters else {}
+        register(digest, name, columns, path=path, name=dataset or name, lifetime=declared_lifetime,
+                 **unit_argument)
         if table is None:
-            # The path (None for a DataFrame) lets the checker's hint say where a schema can come from.
-            interp.bindings[name] = (raw_for_schema, None, public_rows, path)
+            # The path (None for a DataFrame) lets the checker's hint say where a schema can come
+            # from; the unit is the curator's, which a program's declaration can only restate.
+            interp.bindings[name] = (raw_for_schema, None, public_rows, path, bound_unit)
         else:
             interp.bound_tables[name] = table
             interp.globals.define(name, table)
@@ -396,6 +423,23 @@ def _lifetime(value: Any, what: str) -> Budget:
     if budget.epsilon <= 0:
         raise UsageError(f"{what} needs an epsilon greater than 0")
     return budget
+
+
+def _unit(value: Any, table: str, schema_file: Path | None = None) -> PrivacyUnit:
+    """The privacy unit a curator gives for `table` (jostle.privacy.units.parse_unit).
+
+    Raises:
+        UsageError: Not a unit Jostle knows (given in Python or on the command line).
+        DataError: The same, in a schema file (its "privacy_unit").
+    """
+    try:
+        return parse_unit(value)
+    except ValueError as error:
+        if schema_file is not None:
+            raise DataError(f"schema file {schema_file}: \"privacy_unit\": {error}",
+                            hint='write "row", "replace_one" or {"entity": "KEY"}') from None
+        raise UsageError(f"the privacy unit of '{table}': {error}",
+                         hint='write "row", "entity:KEY" (e.g. "entity:patient_id") or "replace_one"') from None
 
 
 def _check_name(name: str) -> None:

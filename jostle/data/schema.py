@@ -287,15 +287,19 @@ class SchemaFile:
         dataset: The data's name in the budget ledger, if given ("dataset": "NAME").
         lifetime: Its lifetime budget as (epsilon, delta) numbers, if given ("lifetime": E or
             {"epsilon": E, "delta": D}); checked as a budget by whoever binds it.
+        privacy_unit: Its privacy unit as written ("privacy_unit": "row", "replace_one" or
+            {"entity": "KEY"}), if given; read by jostle.privacy.units.parse_unit where it is
+            bound (jostle.data knows nothing of the privacy runtime).
     """
 
     schema: Schema
     public_rows: bool = False
     dataset: str | None = None
     lifetime: tuple[float, float] | None = None
+    privacy_unit: str | dict | None = None
 
 
-SCHEMA_FILE_KEYS = ("columns", "public_rows", "dataset", "lifetime")
+SCHEMA_FILE_KEYS = ("columns", "public_rows", "dataset", "lifetime", "privacy_unit")
 
 
 def read_schema_file(path: Path) -> tuple[Schema, bool]:
@@ -311,7 +315,8 @@ def read_schema_declaration(path: Path) -> SchemaFile:
     The file is the curator's: {"column": {...}, ...}, or {"columns": {...}} optionally with
     "public_rows": true (the row count is public, e.g. survey respondents; only the curator
     can declare it, see docs/threat_model.md), "dataset": "NAME" (the data's name in the
-    budget ledger) and "lifetime": E or {"epsilon": E, "delta": D} (its lifetime budget).
+    budget ledger), "lifetime": E or {"epsilon": E, "delta": D} (its lifetime budget) and
+    "privacy_unit": "row", "replace_one" or {"entity": "KEY"} (its privacy unit).
     """
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
@@ -339,8 +344,12 @@ def read_schema_declaration(path: Path) -> SchemaFile:
     if dataset is not None and (not isinstance(dataset, str) or not dataset.strip()):
         raise DataError(f"schema file {path}: \"dataset\" must be a non-empty name, got {dataset!r}")
     lifetime = _lifetime_entry(path, data.get("lifetime")) if "columns" in data else None
+    unit = data.get("privacy_unit") if "columns" in data else None
+    if unit is not None and not isinstance(unit, (str, dict)):
+        raise DataError(f"schema file {path}: \"privacy_unit\" must be \"row\", \"replace_one\" or "
+                        f"{{\"entity\": \"KEY\"}}, got {unit!r}")
     try:
-        return SchemaFile(Schema.of(columns), public_rows, dataset, lifetime)
+        return SchemaFile(Schema.of(columns), public_rows, dataset, lifetime, unit)
     except DataError as error:  # errors from a file have no place in a program: name the file
         error.message = f"schema file {path}: {error.message}"
         error.args = (error.message,)

@@ -192,10 +192,12 @@ class Import(Stmt):
 
 @dataclass(frozen=True)
 class PrivateDecl(Stmt):
-    """`private NAME: schema`: the bound private table NAME, with its public schema."""
+    """`private NAME: schema [per KEY]`: the bound private table NAME, with its public schema
+    and, after `per`, the entity key of the unit its curator bound it under (or None)."""
 
     name: str
     schema: Expr
+    per: str | None = None
 
 
 @dataclass(frozen=True)

@@ -58,6 +58,8 @@ TABLE_METHODS = {
     "where": "where", "select": "select", "derive": "derive", "bin": "bin",
     "partition": "partition", "groupby": "groupby", "count": "count", "sum": "sum",
     "mean": "mean", "histogram": "histogram", "randomized_response": "randomized_response",
+    "join": "join",
+    "bound_per_key": "bound_per_key", "count_keys": "count_keys",
 }
 
 
@@ -411,20 +413,44 @@ def _resolve_path(interp, span: Span, path: Any) -> Path:
 
 
 def make_private_table(interp, name: str, frame: Any, schema: Schema, span: Span,
-                       public_rows: bool = False, strict: bool = True) -> Table:
-    """A private table: raw rows conformed to `schema` (see jostle.data.schema.conform).
+                       public_rows: bool = False, strict: bool = True, unit: Any = None) -> Table:
+    """A private table: raw rows conformed to `schema` (see jostle.data.schema.conform), bound
+    under its privacy unit.
 
     Args:
         frame: The raw rows: a pandas frame (the in-memory route) or an `EngineSource`
             (jostle.language.binding), conformed on its engine by the same rules in SQL.
+        public_rows: The row count is public: the table is bound under the unit replace_one
+            (the same declaration; jostle.language.entities.table_unit).
         strict: True when the curator gave the schema (a breaking value is a DataError naming
             it, raised to the curator at bind time); False when the program declared it (such
             rows are dropped and nothing about them reaches the program).
-    """
-    from jostle.language.binding import EngineSource
+        unit: The privacy unit (a PrivacyUnit or its text, jostle.privacy.units.parse_unit);
+            None for row, or replace_one with public_rows. An entity key is checked against the
+            schema (jostle.language.entities.check_entity_key); the table's node is the
+            accountant's root for the unit and its stability the unit's (2 for replace_one,
+            unbounded for an entity until bound_per_key).
 
+    Raises:
+        DataError: The rows break the curator's schema, or the entity key is not a usable column.
+        UsageError: The unit is not one Jostle knows, or contradicts public_rows.
+    """
+    from jostle.diagnostics.errors import UsageError
+    from jostle.language import entities
+    from jostle.language.binding import EngineSource
+    from jostle.privacy.units import parse_unit
+
+    try:
+        unit, public_rows = entities.table_unit(None if unit is None else parse_unit(unit), public_rows)
+    except ValueError as error:
+        raise UsageError(f"table '{name}': {error}",
+                         hint="the units are row (the default), entity:KEY and replace_one (the same as "
+                         "public_rows=True)") from None
+    if unit.is_entity:
+        entities.check_entity_key(schema, unit, name, span)
     if public_rows and not strict:
         refuse_dropping_public_rows(name, schema, span)
+    declared_schema, schema = schema, entities.conform_schema(schema, unit)
     try:
         if isinstance(frame, EngineSource):
             # Every source is conformed once and stored on the engine (DuckDB's buffer manager
@@ -435,10 +461,13 @@ def make_private_table(interp, name: str, frame: Any, schema: Schema, span: Span
             conformed = frame.engine.bind(frame.view, schema, name, strict=strict, materialise=True)
         else:
             conformed = conform(frame, schema, name, strict=strict)
+        conformed = entities.keep_keys_in_domain(conformed, declared_schema, unit, name, strict, span)
     except DataError as error:
         error.span = error.span or span
+        entities.key_error_hint(error, unit)
         raise
-    return Table(conformed, schema, True, name, interp.accountant.root, span, public_rows=public_rows)
+    return Table(conformed, declared_schema, True, name, interp.accountant.root_for(unit), span,
+                 stability=entities.initial_stability(unit), public_rows=public_rows, unit=unit)
 
 
 def refuse_dropping_public_rows(name: str, schema: Schema, span: Span) -> None:
@@ -612,15 +641,21 @@ def infer_public_schema(frame: pd.DataFrame) -> Schema:
     return Schema.of(columns)
 
 
-def bind_declared_table(interp, name: str, schema_value: Any, span: Span) -> Table:
-    """`private NAME: schema` -- the table bound from outside under NAME, with this schema.
+def bind_declared_table(interp, name: str, schema_value: Any, span: Span, per: str | None = None) -> Table:
+    """`private NAME: schema [per KEY]` -- the table bound from outside under NAME, with this schema.
 
     The program declared the schema, so the rows are conformed totally (jostle.data.schema.conform
-    with strict=False): nothing the program sees depends on whether or how rows fit it.
+    with strict=False): nothing the program sees depends on whether or how rows fit it. The
+    unit is the curator's (bind_private(..., unit=), --unit, the schema file); `per KEY`
+    restates it and is refused when it differs (jostle.language.entities.declared_unit_problem).
     """
+    from jostle.language.entities import declared_unit_problem
+    from jostle.privacy.units import REPLACE_ONE, ROW
+
     schema = schema_from_value(schema_value, span)
     if name in interp.bound_tables:
         table = interp.bound_tables[name]
+        declared_unit_problem(table.unit, per, name, span)
         if table.schema != schema:
             raise DataError(
                 f"the schema declared for '{name}' differs from the one it was bound with", span,
@@ -633,7 +668,10 @@ def bind_declared_table(interp, name: str, schema_value: Any, span: Span) -> Tab
             f"run with --data {name}=FILE.csv, or call session.bind_private(\"{name}\", frame, schema)",
         )
     frame, _, public_rows = interp.bindings[name][:3]
-    table = make_private_table(interp, name, frame, schema, span, public_rows, strict=False)
+    # The curator's unit (a PrivacyUnit, checked by Session.bind_private), the binding's fifth item.
+    unit = interp.bindings[name][4] if len(interp.bindings[name]) > 4 else None
+    declared_unit_problem(unit if unit is not None else REPLACE_ONE if public_rows else ROW, per, name, span)
+    table = make_private_table(interp, name, frame, schema, span, public_rows, strict=False, unit=unit)
     interp.bound_tables[name] = table
     return table
 
@@ -675,9 +713,34 @@ def _groupby(interp, span, table, *columns):
     return tables.partition(table, names, span)
 
 
+@builtin("join", 2, 3, keywords=("on",), privacy="table",
+         doc='join(a, b, on="key") or a.join(b, on="key"): the inner join on one column (jostle.language.joins)')
+def _join(interp, span, left, right, on=None):
+    from jostle.language.joins import join
+
+    _refuse_private("join", (on,), span, "the join column must be public")
+    return join(left, right, on, span)
+
+
 @builtin("count", 1, privacy="aggregate", doc="count(t): rows of t (private: sensitivity 1)")
 def _count(interp, span, table):
     return tables.count(table, span)
+
+
+@builtin("bound_per_key", 2, privacy="table",
+         doc="bound_per_key(t, k): at most k rows of each entity of an entity table (its stability becomes k)")
+def _bound_per_key(interp, span, table, k):
+    from jostle.language import entities
+
+    return entities.bound_per_key(table, k, span)
+
+
+@builtin("count_keys", 1, privacy="aggregate",
+         doc="count_keys(t): the number of entities of an entity table (private: sensitivity 1)")
+def _count_keys(interp, span, table):
+    from jostle.language import entities
+
+    return entities.count_keys(table, span)
 
 
 @builtin("histogram", 2, VARIADIC, privacy="aggregate",
@@ -771,7 +834,7 @@ def _above_threshold(interp, span, queries, threshold, epsilon):
 
 
 @builtin("randomized_response", 3, privacy="release",
-         doc='randomized_response(t, "col", eps): one noisy response per row (needs public_rows)')
+         doc='randomized_response(t, "col", eps): one noisy response per row (a whole replace_one table: public_rows)')
 def _randomized_response(interp, span, table, column, epsilon):
     return mechanisms.randomized_response(interp, table, column, epsilon, span)
 

@@ -352,7 +352,7 @@ class Interpreter:
         from jostle.language.builtins import bind_declared_table
 
         schema = self.eval(stmt.schema, env)
-        env.define(stmt.name, bind_declared_table(self, stmt.name, schema, stmt.span))
+        env.define(stmt.name, bind_declared_table(self, stmt.name, schema, stmt.span, stmt.per))
 
     # ---------------------------------------------------------- imports
     def import_module(self, name: str, span: Span) -> Module:

@@ -171,9 +171,12 @@ def _release_mean(ctx: ReleaseContext, value: PrivateMean, budget: Budget, span:
     half = budget.epsilon / 2
     midpoint = (value.lo + value.hi) / 2  # the double jostle.language.tables.mean subtracted
     exact_mid = Fraction(midpoint)
-    half_range = up(max(Fraction(value.hi) - exact_mid, exact_mid - Fraction(value.lo)))
+    # One individual adds or removes at most `stability` rows of the table (jostle.language.entities):
+    # each moves the sum by at most half_range and the count by 1, so both scale by it.
+    stability = value.stability
+    half_range = up(stability * max(Fraction(value.hi) - exact_mid, exact_mid - Fraction(value.lo)))
     sum_plan = grid_release.laplace_plan(half_range, half, 1, False, False) if half_range > 0 else None
-    count_plan = grid_release.laplace_plan(1.0, half, 1, True, False)
+    count_plan = grid_release.laplace_plan(float(stability), half, 1, True, False)
     _charge(ctx, budget, value.node, mechanism, value.what, span)
     noisy_sum = float(grid_release.release_laplace(ctx.randomness, value.total, sum_plan)[0]) if sum_plan \
         else as_floats(value.total)
@@ -479,13 +482,16 @@ def release_default(ctx: ReleaseContext, value: Any, budget: AnyBudget, span: Sp
 
 
 def randomized_response(ctx: ReleaseContext, table: Any, column: Any, epsilon: Any, span: Span) -> tuple:
-    """k-ary randomized response on a categorical column of a table with a public row count.
+    """k-ary randomized response on a categorical column of a whole replace_one table.
 
-    Each response satisfies eps-local DP for its row's value. The list of responses has one
-    entry per row, so it also reveals the number of rows; under Jostle's add/remove privacy unit
-    that count is private, so randomized response is only allowed on a table bound with
-    `public_rows=True` (the number of respondents is public, as in a survey) and not on a table
-    filtered by where (its size would reveal how many rows matched).
+    Each response satisfies eps-local DP for its row's value, so the list is eps-DP for
+    replace-one neighbours (one row's value replaced: only that row's response changes
+    distribution, by at most e^eps). The list has one entry per row, so it also reveals the
+    number of rows: under the row unit (one row added or removed) and the entity unit that
+    number is private, so randomized response runs only on a table bound under replace_one
+    (`public_rows=True`, or unit "replace_one": the number of respondents is public, as in a
+    survey), unfiltered by where (its size would reveal how many rows matched) and not a part
+    of a partition. It is charged at the table's node, under the accountant's replace_one root.
     """
     budget = _epsilon(epsilon, span)
     if not isinstance(table, Table):
@@ -501,12 +507,21 @@ def randomized_response(ctx: ReleaseContext, table: Any, column: Any, epsilon: A
     values = list(spec.values)
     if not table.private:
         return tuple(table.frame[column].tolist())
-    if not getattr(table, "public_rows", False):
+    if not table.unit.is_replace_one:
         raise PrivacyError(
-            "randomized_response releases one response per row, which reveals the number of rows",
+            f"randomized_response releases one response per row, which reveals the number of rows of "
+            f"'{table.name}'; under its unit {table.unit} ({table.unit.describe()}) that number is private",
             span,
-            "bind the table with public_rows=True when its row count is public (e.g. the number "
-            "of survey respondents), and apply it to the whole table",
+            "the curator binds the table under replace_one when its row count is public (e.g. the "
+            "number of survey respondents): public_rows=True or unit=\"replace_one\"; apply it to "
+            "the whole table",
+        )
+    if not table.public_rows:
+        raise PrivacyError(
+            f"randomized_response releases one response per row, and '{table.name}' is no longer the "
+            "whole table (where or partition chose some rows): the number of responses would reveal "
+            "how many rows were chosen", span,
+            "apply it to the whole table, then keep the responses you need",
         )
     _charge(ctx, budget, table.node, "randomized_response", f"randomized_response({table.name}, '{column}')", span)
     k = len(values)

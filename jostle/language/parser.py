@@ -408,7 +408,8 @@ class _ToAst(Transformer_NonRecursive):
         return A.Import(self._span(meta), str(children[0]))
 
     def private_decl(self, meta, children):
-        return A.PrivateDecl(self._span(meta), str(children[0]), children[1])
+        per = children[2] if len(children) > 2 else None
+        return A.PrivateDecl(self._span(meta), str(children[0]), children[1], None if per is None else str(per))
 
     def pass_stmt(self, meta, children):
         return A.Pass(self._span(meta))

@@ -6,12 +6,17 @@ row adds or removes at most one output row, or one row of one part):
   * partition(col) / groupby(cols): each row goes to exactly one part, chosen by its value in
     the column's *public* domain (every domain value gets a part, even an empty one, so the
     set of parts reveals nothing).
-Aggregates over a table of stability s (always 1 today) are private values with L1
-sensitivity:
-  * count(t)          s * 1                     (one row more or less)
-  * sum(t, c)         s * max(|lo|, |hi|)      (the added/removed row's clamped value)
+Aggregates over a table of stability s (one individual adds or removes at most s rows: 1 for
+a row table, 2 for replace_one, k for an entity table after bound_per_key(k); see
+jostle.language.entities) are private values with L1 sensitivity:
+  * count(t)          s * 1                     (s rows more or less)
+  * sum(t, c)         s * max(|lo|, |hi|)      (each added/removed row's clamped value)
   * mean(t, c)        released as sum of (x - mid) [s * (hi - lo) / 2] over count [s]
-  * histogram(t, cs)  s * 1 in L1 and L2        (the row lands in exactly one cell)
+  * histogram(t, cs)  s in L1 and L2            (each of the s rows lands in one cell; s rows
+                                                 in one cell move it by s, the L2 worst case)
+An entity table whose rows per key are not bounded (stability None) is refused by every one
+of them before anything is charged (entities.need_bounded). The count of a whole replace_one
+table (not filtered by where) is public: every neighbour has as many rows.
 On a public table they are exact public numbers.
 """
 
@@ -27,6 +32,7 @@ import numpy as np
 
 from jostle.diagnostics.errors import JostleRuntimeError, PrivacyError
 from jostle.data.schema import Categorical, ColumnSpec, Numeric, Schema
+from jostle.language.entities import guard_key_column, need_bounded, partition_is_parallel
 from jostle.language.sensitivity import _normal, exact_sum, refuse, up
 from jostle.diagnostics.source import Span
 from jostle.language.values import (
@@ -222,6 +228,7 @@ def derive(table: Any, name: Any, function: Any, domain: Any, span: Span, call: 
             "a derived categorical column needs a default for values outside its domain", span,
             "write categorical([...], default=...)",
         )
+    guard_key_column(table, name, span, "derive")
     if table.relation is not None:
         expression, probe, replayed = _expression_on_rows(table, function, span, call)
         if isinstance(domain, Numeric):
@@ -293,6 +300,7 @@ def bin_column(table: Any, column: Any, edges: Any, span: Span, name: Any = None
     target = column if name is None else name
     if not isinstance(target, str):
         raise JostleRuntimeError("bin's name must be a string", span)
+    guard_key_column(table, target, span, "bin")
     if table.relation is not None:
         return _on_engine(table, ("bin", column, tuple(float(c) for c in cuts), target), span,
                           table.schema.with_column(target, Categorical(labels)))
@@ -307,7 +315,11 @@ def partition(table: Any, columns: Any, span: Span) -> tuple[Table, ...]:
     """Split a table into disjoint parts, one per value of the columns' public domains.
 
     Parts are returned in domain order; each part's `key` is the value (or a list of values
-    for several columns). Charges on different parts compose in parallel.
+    for several columns). Charges on different parts compose in parallel when one
+    individual's rows all land in one part (entities.partition_is_parallel: a row table of
+    stability 1, an entity table partitioned by its key); otherwise the parts keep the table's
+    node and their charges add up (sequential composition). Parts keep the table's unit and
+    stability.
     """
     table = _need_table(table, "partition", span)
     names = _column_list(columns, span)
@@ -319,7 +331,7 @@ def partition(table: Any, columns: Any, span: Span) -> tuple[Table, ...]:
     if len(keys) > 100_000:
         raise JostleRuntimeError(f"partition would make {len(keys)} parts; the limit is 100000", span)
     group_node = None
-    if table.private:
+    if table.private and partition_is_parallel(table, names):
         from jostle.privacy.budget import ParallelGroup
 
         group_node = ParallelGroup(table.node, ",".join(names))
@@ -331,7 +343,8 @@ def partition(table: Any, columns: Any, span: Span) -> tuple[Table, ...]:
             node = group_node.part(format_value(public_key)) if group_node is not None else table.node
             label = ", ".join(f"{n}={format_value(k)}" for n, k in zip(names, key))
             parts.append(Table(table.relation.then(("part", codes)), table.schema, table.private,
-                               f"{table.name}[{label}]", node, span, public_key, table.stability))
+                               f"{table.name}[{label}]", node, span, public_key, table.stability,
+                               unit=table.unit))
         return tuple(parts)
     if len(names) == 1:
         groups = table.frame.groupby(names[0], sort=False).indices
@@ -346,23 +359,27 @@ def partition(table: Any, columns: Any, span: Span) -> tuple[Table, ...]:
         node = group_node.part(format_value(public_key)) if group_node is not None else table.node
         label = ", ".join(f"{n}={format_value(k)}" for n, k in zip(names, key))
         parts.append(Table(frame, table.schema, table.private, f"{table.name}[{label}]", node, span,
-                           public_key, table.stability))
+                           public_key, table.stability, unit=table.unit))
     return tuple(parts)
 
 
 # ---------------------------------------------------------------- aggregates
 def count(table: Any, span: Span) -> Private | int:
     table = _need_table(table, "count", span)
+    stability = need_bounded(table, "count", span) if table.private else 1
     n = table.relation.engine.count(table.relation) if table.relation is not None else len(table.frame)
-    if not table.private:
+    if not table.private or (table.unit.is_replace_one and table.public_rows):
+        # Under replace_one every neighbour has as many rows; public_rows says the rows are
+        # still all the bound rows (no where, no part), so their number is public.
         return n
-    return Private(n, float(table.stability), float(table.stability), span,
+    return Private(n, float(stability), float(stability), span,
                    f"count({table.name})", table.node, integer=True, direction=1)
 
 
 def total(table: Any, column: Any, span: Span) -> Private | float:
     table = _need_table(table, "sum", span)
     spec = _need_column(table, column, span, numeric=True)
+    stability = need_bounded(table, "sum", span) if table.private else 1
     if table.relation is not None:
         exact = _engine_sum(table, column)
         if not table.private:
@@ -374,7 +391,7 @@ def total(table: Any, column: Any, span: Span) -> Private | float:
         exact = _bounded_exact_sum(values, spec)
     # Summed exactly (a float sum's rounding would move it by more than the bound, Casacuberta
     # et al. 2022); the bound, rounded up, is then the exact sum's sensitivity.
-    sensitivity = up(table.stability * Fraction(spec.magnitude))
+    sensitivity = up(stability * Fraction(spec.magnitude))
     direction = 1 if spec.lo >= 0 else -1 if spec.hi <= 0 else 0
     return Private(exact, sensitivity, sensitivity, span, f"sum({table.name}, '{column}')",
                    table.node, integer=spec.integer, direction=direction)
@@ -383,6 +400,7 @@ def total(table: Any, column: Any, span: Span) -> Private | float:
 def mean(table: Any, column: Any, span: Span) -> PrivateMean | float | None:
     table = _need_table(table, "mean", span)
     spec = _need_column(table, column, span, numeric=True)
+    stability = need_bounded(table, "mean", span) if table.private else 1
     if table.relation is not None:
         exact, n = _engine_sum(table, column), table.relation.engine.count(table.relation)
         if not table.private:
@@ -396,7 +414,7 @@ def mean(table: Any, column: Any, span: Span) -> PrivateMean | float | None:
     # sum of (x - midpoint), exactly (see total); jostle.language.mechanisms bounds each term by
     # max(hi - midpoint, midpoint - lo) in exact rationals.
     return PrivateMean(exact - n * Fraction(midpoint), n, spec.lo, spec.hi,
-                       span, f"mean({table.name}, '{column}')", table.node)
+                       span, f"mean({table.name}, '{column}')", table.node, stability)
 
 
 def _bounded_exact_sum(values: np.ndarray, spec: Numeric) -> Any:
@@ -458,6 +476,7 @@ def histogram(table: Any, columns: Any, span: Span) -> Private | np.ndarray:
         raise JostleRuntimeError("histogram needs at least one column", span,
                                  'write e.g. histogram(t, "region") or histogram(t, ["region", "sex"])')
     specs = [_need_column(table, name, span, numeric=False) for name in names]
+    stability = need_bounded(table, "histogram", span) if table.private else 1
     sizes = [len(spec.values) for spec in specs]
     cells = int(np.prod(sizes))
     if cells > 10_000_000:
@@ -468,7 +487,7 @@ def histogram(table: Any, columns: Any, span: Span) -> Private | np.ndarray:
         counts = _histogram_in_memory(table, names, specs, sizes, cells)
     if not table.private:
         return counts
-    return Private(counts, float(table.stability), float(table.stability), span,
+    return Private(counts, float(stability), float(stability), span,
                    f"histogram({table.name}, {names})", table.node, integer=True, labels=_cell_labels(specs),
                    direction=1, shape=tuple(sizes) if len(sizes) == 2 else None, axes=tuple(names))
 

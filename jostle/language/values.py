@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, Callable
 import numpy as np
 
 from jostle.privacy.budget import DataNode
+from jostle.privacy.units import ROW, PrivacyUnit
 from jostle.data.schema import Schema
 from jostle.diagnostics.source import Span
 
@@ -201,6 +202,10 @@ class PrivateMean:
     origin: Span
     what: str
     node: DataNode
+    # The stability of the table it was computed on: one individual moves the sum of (x - mid)
+    # by at most stability * max(hi - mid, mid - lo) and the count by at most stability, so
+    # both releases scale by it (jostle.language.mechanisms._release_mean).
+    stability: int = 1
 
     def __repr__(self) -> str:  # never the total or count: reprs reach error messages
         return self.describe()
@@ -226,10 +231,17 @@ class Table:
         node: The part of the data tree it belongs to (partitions make new nodes).
         origin: Where it was made.
         key: For a part of a partition, its public key; otherwise None.
-        stability: How many rows of the table one input row can change (1 for every
-            operation Jostle has: where, select, derive, bin and partition are 1-stable).
-        public_rows: The binding declared the number of rows public (needed only by
-            randomized_response; see jostle.language.mechanisms).
+        stability: How many rows of the table one individual (one privacy unit, `unit`) can
+            add or remove: 1 for a row table (where, select, derive, bin and partition are
+            1-stable), 2 for a replace_one table (a replaced row is one row removed and one
+            added), k for an entity table after `bound_per_key(k)`, and None (unbounded) for an
+            entity table before it: row-level aggregates refuse such a table
+            (jostle.language.entities).
+        public_rows: The rows are exactly the bound rows, whose number is public (a
+            replace_one table not filtered by where; needed by randomized_response and by the
+            exact count of jostle.language.tables).
+        unit: The privacy unit the curator bound the table under (jostle.privacy.units); the
+            table's `node` lies under the accountant's root for it.
     """
 
     data: Any = field(repr=False)
@@ -239,8 +251,9 @@ class Table:
     node: DataNode
     origin: Span
     key: Any = None
-    stability: int = 1
+    stability: int | None = 1
     public_rows: bool = False
+    unit: PrivacyUnit = ROW
 
     @property
     def relation(self) -> Any:
@@ -258,7 +271,7 @@ class Table:
         return cache["frame"]
 
     def derived(self, frame: Any, schema: Schema | None = None, same_rows: bool = True) -> Table:
-        """A table computed row by row from this one (same data node, same stability).
+        """A table computed row by row from this one (same data node, unit and stability).
 
         Args:
             frame: The new rows.
@@ -266,7 +279,7 @@ class Table:
             same_rows: False when rows were dropped (where): a public row count is then lost.
         """
         return Table(frame, schema or self.schema, self.private, self.name, self.node,
-                     self.origin, self.key, self.stability, self.public_rows and same_rows)
+                     self.origin, self.key, self.stability, self.public_rows and same_rows, self.unit)
 
     def __repr__(self) -> str:  # never the rows
         return self.describe()
@@ -277,7 +290,17 @@ class Table:
         kind = "private" if self.private else "public"
         key = f" part {self.key!r} of" if self.key is not None else ""
         size = "" if self.private or not _is_frame(self.data) else f", {len(self.frame)} rows"
-        return f"<{kind}{key} table {self.name}{size} {self.schema.describe()}>"
+        return f"<{kind}{key} table {self.name}{size}{self.unit_note()} {self.schema.describe()}>"
+
+    def unit_note(self) -> str:
+        """The unit and stability as shown in descriptions and errors ("" for a 1-stable row table)."""
+        if not self.private or (self.unit.is_row and self.stability == 1):
+            return ""
+        if self.stability is None:
+            bound = "rows per key not bounded yet"
+        else:
+            bound = f"stability {self.stability}"
+        return f" (unit {self.unit}, {bound})"
 
 
 def _is_frame(data: Any) -> bool:

@@ -54,6 +54,10 @@ class SqlAggregates:
                 self._group_cache[key] = cached
         return cached
 
+    def count_distinct(self, relation: Relation, column: str) -> int:
+        """The exact number of distinct values of `column` (conformed values are never NULL)."""
+        return int(self.query(f"SELECT count(DISTINCT {quote(column, self.dialect)}) FROM ({relation.sql()}) AS c")[0][0])
+
     def histogram(self, relation: Relation, columns: list[str], sizes: list[int]) -> np.ndarray:
         """Counts of every combination of the columns' codes, row-major over their domains."""
         keys = ", ".join(quote(c, self.dialect) for c in columns)

@@ -32,7 +32,11 @@ class Relation:
         source: The engine's name of the conformed source (a table or a view).
         schema: The public schema after the steps.
         steps: The plan: ("where", expression), ("select", names), ("derive", name,
-            expression, spec), ("bin", column, cuts, target), ("part", ((column, code), ...)).
+            expression, spec), ("bin", column, cuts, target), ("part", ((column, code), ...)),
+            ("keys", column, lo, hi, integer) (the rows whose entity key lies in its domain,
+            jostle.language.entities.keep_keys_in_domain), ("bound", key, k, order) (the first
+            k rows of each key in the order of the columns `order`,
+            jostle.language.entities.bound_per_key).
     """
 
     engine: Any
@@ -69,6 +73,19 @@ def plan_sql(relation: Relation, dialect: str) -> str:
         elif kind == "part":
             test = " AND ".join(f"{q(column)} = {code}" for column, code in step[1])
             query = f"SELECT * FROM ({query}) AS s WHERE {test}"
+        elif kind == "keys":
+            _, column, lo, hi, integer = step
+            query = f"SELECT * FROM ({query}) AS s WHERE {key_domain_sql(column, lo, hi, integer, dialect)}"
+        elif kind == "bound":
+            _, key, k, order = step
+            rank = q(RANK_COLUMN)
+            ranked = (f"SELECT *, ROW_NUMBER() OVER (PARTITION BY {q(key)} ORDER BY "
+                      f"{', '.join(map(q, order))}) AS {rank} FROM ({query}) AS s")
+            query = f"SELECT {', '.join(map(q, names))} FROM ({ranked}) AS r WHERE {rank} <= {int(k)}"
+        elif kind == "join":  # jostle.data.engine.joins
+            from jostle.data.engine.joins import join_sql
+
+            query, names = join_sql(query, names, step, dialect)
         elif kind == "select":
             names = list(step[1])
             query = f"SELECT {', '.join(map(q, names))} FROM ({query}) AS s"
@@ -87,6 +104,17 @@ def plan_sql(relation: Relation, dialect: str) -> str:
         else:  # pragma: no cover - the language makes only the steps above
             raise NotCompilable(f"the step '{kind}'")
     return query
+
+
+RANK_COLUMN = "__jostle_rank"  # bound_per_key's row number within a key (never a schema column)
+
+
+def key_domain_sql(column: str, lo: float, hi: float, integer: bool, dialect: str) -> str:
+    """SQL of "the numeric entity key lies in its declared domain": within [lo, hi], and a whole
+    number for an integer key (conformed values are never NULL or NaN)."""
+    cell = quote(column, dialect)
+    test = f"({cell} >= {literal(float(lo)).sql} AND {cell} <= {literal(float(hi)).sql})"
+    return f"({test} AND floor({cell}) = {cell})" if integer else test
 
 
 def _with_lets(query: str, lets: list[tuple[str, str]], dialect: str) -> str:
@@ -183,4 +211,4 @@ def conform_number_sql(compiler: Compiler, sql: str, spec: Numeric) -> str:
     return f"(CASE WHEN {value} < {lo} THEN {lo} WHEN {value} > {hi} THEN {hi} ELSE {value} END)"
 
 
-__all__ = ["Relation", "plan_sql", "bin_sql", "derived_sql", "conform_number_sql", "scalar_equal"]
+__all__ = ["Relation", "plan_sql", "key_domain_sql", "RANK_COLUMN", "bin_sql", "derived_sql", "conform_number_sql", "scalar_equal"]

@@ -1,0 +1,55 @@
+"""Entity tables on Spark (issue 22): bound_per_key (a ROW_NUMBER window), count_keys and the
+key's domain check give the same answers as in memory. Few and short: one local Spark session."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from jostle.data.engine.spark_engine import spark_unavailable
+from jostle.diagnostics.errors import DataError
+from tests.conftest import local_spark
+from tests.test_units import SCHEMA, output, session, value, visits
+
+REASON = spark_unavailable()
+pytestmark = pytest.mark.skipif(REASON is not None, reason=f"Spark cannot run here: {REASON}")
+
+
+@pytest.fixture(scope="module")
+def spark() -> Any:
+    session = local_spark("jostle-units")
+    yield session
+    session.stop()
+
+
+def _spark_session(spark: Any):
+    from jostle.session import Session
+    import io
+
+    buffer = io.StringIO()
+    s = Session(budget=100, seed=11, ledger_path=":memory:", output=buffer, engine="spark",
+                engine_options={"spark": {"session": spark}})
+    s.printed = buffer  # type: ignore[attr-defined]
+    return s
+
+
+def test_bounding_and_counting_entities_on_spark_give_the_answers_of_memory(spark: Any):
+    program = ("b = visits.bound_per_key(2)\nc = count(b)\nk = count_keys(visits)\nh = histogram(b, \"ward\")\n"
+               "w = sum(b.where(lambda r: r.cost > 20), \"cost\")\n"
+               "print(geometric(c, 1), geometric(k, 1), laplace(mean(b, \"cost\"), 1))\n")
+    results = []
+    for s in (session("pandas"), _spark_session(spark)):
+        s.bind_private("visits", visits(), SCHEMA, unit="entity:patient_id")
+        s.run(program)
+        results.append((output(s), value(s, "c").value, value(s, "k").value, list(value(s, "h").value),
+                        value(s, "w").value, value(s, "b").stability))
+    assert value(s, "visits").relation is not None
+    assert results[0] == results[1]
+
+
+def test_a_key_outside_its_domain_is_the_curators_error_on_spark(spark: Any):
+    data = visits()
+    data.loc[2, "patient_id"] = 5000
+    with pytest.raises(DataError, match="outside its domain"):
+        _spark_session(spark).bind_private("visits", data, SCHEMA, unit="entity:patient_id")
