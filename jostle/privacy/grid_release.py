@@ -49,6 +49,7 @@ from typing import Any
 
 import numpy as np
 
+from jostle.privacy import replay
 from jostle.privacy.gaussian_privacy import calibrate_discrete_gaussian, integer_sigma2
 from jostle.privacy.noise import NoiseSource, grid_to_floats, power_of_two_at_most
 
@@ -284,13 +285,20 @@ def to_floats(units: np.ndarray, grid: Fraction) -> np.ndarray:
     return np.array(out, dtype=float)
 
 
-def release_laplace(noise: NoiseSource, values: Any, plan: LaplacePlan) -> np.ndarray:
-    """g * (snap(values) + Z), Z exactly discrete Laplace with the plan's scale, as doubles."""
+def release_laplace(noise: NoiseSource, values: Any, plan: LaplacePlan, norm: str = "l1") -> np.ndarray:
+    """g * (snap(values) + Z), Z exactly discrete Laplace with the plan's scale, as doubles.
+
+    `norm` says what the plan's sensitivity bounds (for jostle.privacy.replay): "l1", the whole
+    vector's move, or "linf", each value's own (a selection's scores, `safe_noise.noisy_scores`).
+    """
     units = snap(values, plan.grid)
-    return to_floats(add(units, noise.discrete_laplace(plan.scale, units.size)), plan.grid)
+    noisy = add(units, noise.discrete_laplace(plan.scale, units.size))
+    return to_floats(replay.released(noise, "laplace", units, noisy, norm, plan.sensitivity, plan.grid), plan.grid)
 
 
 def release_gaussian(noise: NoiseSource, values: Any, plan: GaussianPlan) -> np.ndarray:
     """g * (snap(values) + Z), Z exactly discrete Gaussian with the plan's sigma^2, as doubles."""
     units = snap(values, plan.grid)
-    return to_floats(add(units, noise.discrete_gaussian(plan.sigma2, units.size, plan.t)), plan.grid)
+    noisy = add(units, noise.discrete_gaussian(plan.sigma2, units.size, plan.t))
+    claim = ("one_axis", plan.one_axis_shift) if plan.one_axis_shift is not None else ("l2", plan.l2_shift)
+    return to_floats(replay.released(noise, "gaussian", units, noisy, *claim, plan.grid), plan.grid)

@@ -67,7 +67,7 @@ from typing import Any
 
 import numpy as np
 
-from jostle.privacy import grid_release
+from jostle.privacy import grid_release, replay
 from jostle.privacy.grid_release import LaplacePlan
 
 __all__ = ["choose_exponential", "choose_exponential_rows", "is_simulation", "noisy_scores",
@@ -163,10 +163,11 @@ def release_vector(noise: Any, values: Any, l1: float, epsilon: float | Fraction
     return release_planned(noise, array, plan)
 
 
-def release_planned(noise: Any, values: Any, plan: LaplacePlan) -> np.ndarray:
-    """g * (snap(values) + Z), Z exact discrete Laplace of the plan's scale, shaped as `values`."""
+def release_planned(noise: Any, values: Any, plan: LaplacePlan, norm: str = "l1") -> np.ndarray:
+    """g * (snap(values) + Z), Z exact discrete Laplace of the plan's scale, shaped as `values`
+    (`norm`: what the plan's sensitivity bounds, `grid_release.release_laplace`)."""
     array = np.asarray(values)
-    released = grid_release.release_laplace(noise, array.ravel(), plan)
+    released = grid_release.release_laplace(noise, array.ravel(), plan, norm)
     return np.asarray(released, dtype=float).reshape(array.shape)
 
 
@@ -191,7 +192,7 @@ def noisy_scores(noise: Any, scores: Any, sensitivity: float, epsilon: float | F
         floats = array.astype(float)
         return floats + np.asarray(noise.laplace(float(sensitivity) / float(epsilon), floats.size)
                                    ).reshape(floats.shape)
-    return release_planned(noise, array.astype(float), score_plan(sensitivity, epsilon))
+    return release_planned(noise, array.astype(float), score_plan(sensitivity, epsilon), "linf")
 
 
 # ---------------------------------------------------------------- the exponential mechanism
@@ -218,7 +219,8 @@ def choose_exponential(noise: Any, scores: Any, sensitivity: float, epsilon: flo
         gumbel = np.asarray(noise.gumbel(values.size), dtype=float)
         return int(np.argmax(float(epsilon) * values / divisor + gumbel))
     coefficient = _coefficient(sensitivity, epsilon, monotone)
-    return int(eligible[noise.exponential_index(_finite(values[eligible]), coefficient)])
+    index = int(eligible[noise.exponential_index(_finite(values[eligible]), coefficient)])
+    return replay.released(noise, "exponential", values, index, "linf", sensitivity, None, monotone)
 
 
 def choose_exponential_rows(noise: Any, utilities: Any, sensitivity: float, epsilon: float | Fraction,
@@ -240,7 +242,9 @@ def choose_exponential_rows(noise: Any, utilities: Any, sensitivity: float, epsi
         return keys.argmax(axis=1).astype(np.int64)
     coefficient = _coefficient(sensitivity, epsilon, monotone)
     _finite(matrix[matrix != -np.inf])
-    return np.asarray(noise.exponential_indices(matrix, coefficient), dtype=np.int64)
+    chosen = np.asarray(noise.exponential_indices(matrix, coefficient), dtype=np.int64)
+    return replay.released(noise, "exponential rows", matrix, chosen, "one_row", sensitivity, None, monotone,
+                           matrix.shape[1])
 
 
 def _finite(values: np.ndarray) -> np.ndarray:

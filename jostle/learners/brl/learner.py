@@ -39,6 +39,7 @@ from jostle.learners.brl.rule_list import RuleList, probabilities_from_counts
 from jostle.learners.brl.scoring import LogFactorials, ListScorer, RuleListPrior
 from jostle.learners.brl.search import (ChainDiagnostics, candidate_count, exponential_mechanism_list,
                                         run_chain)
+from jostle.privacy import replay
 
 ANTECEDENT_SOURCES = ("mined", "public")
 SAMPLERS = ("exact", "mcmc")
@@ -165,8 +166,9 @@ def release_capture_counts(masks: Sequence[int], bits: RowBits, epsilon: Fractio
     epsilon.
     """
     counts = capture_counts(masks, bits.classes, bits.everything).astype(np.float64)
-    return counts + np.asarray(noise.discrete_laplace(1 / Fraction(epsilon), counts.size),
-                               dtype=np.float64).reshape(counts.shape)
+    noisy = counts + np.asarray(noise.discrete_laplace(1 / Fraction(epsilon), counts.size),
+                                dtype=np.float64).reshape(counts.shape)
+    return replay.released(noise, "rule list capture counts", counts, noisy, "l1", 1, 1)
 
 
 def fit_private(X: np.ndarray, y: np.ndarray, domain_sizes: Sequence[int], n_classes: int, epsilon: Fraction,

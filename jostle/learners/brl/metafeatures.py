@@ -18,6 +18,7 @@ import numpy as np
 
 from jostle.choicemaker.family import MetafeatureContext
 from jostle.learners.brl.corpus import RuleData
+from jostle.privacy import replay
 
 MeasureFunction = Callable[[RuleData, float, Any, MetafeatureContext], float]
 
@@ -54,7 +55,7 @@ def _noisy_size(data: RuleData, eps: float, noise: Any, context: MetafeatureCont
     # geometric noise P(k) ~ exp(-eps |k|) (exact, of the float eps's binary value, <= what was
     # charged) is eps-DP. Flooring at 1 is post-processing.
     draw = np.asarray(noise.discrete_laplace(1 / Fraction(eps), 1)).ravel()[0]
-    return max(float(data.n_rows + int(draw)), 1.0)
+    return max(float(replay.released(noise, "rule list rows", data.n_rows, data.n_rows + int(draw), "l1", 1, Fraction(1))), 1.0)  # noqa: E501
 
 
 def _epsilon(data: RuleData, eps: float, noise: Any, context: MetafeatureContext) -> float:

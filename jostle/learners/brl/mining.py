@@ -54,6 +54,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from jostle.learners.brl.bitsets import Antecedent, Item, RowBits, items_of, to_bitset
+from jostle.privacy import replay
 
 MAX_CANDIDATES_PER_LEVEL = 20_000
 
@@ -180,7 +181,7 @@ def mine_private(X: np.ndarray, y: np.ndarray, domain_sizes: Sequence[int], n_cl
     eps1 = charge(level_epsilon, f"DP-FIM level 1: {len(items)} item supports per class (L1 sensitivity {k}; "
                                  "classes are disjoint: parallel composition)")
     exact1 = exact_supports(bits, [(item,) for item in items]).T.astype(np.float64)  # (classes, items)
-    noisy1 = exact1 + _geometric(noise, Fraction(max(k, 1)) / eps1, exact1.size).reshape(exact1.shape)
+    noisy1 = replay.released(noise, "DP-FIM level 1", exact1, exact1 + _geometric(noise, Fraction(max(k, 1)) / eps1, exact1.size).reshape(exact1.shape), "l1", max(k, 1), 1)  # noqa: E501
     offsets = np.concatenate([[0], np.cumsum(domain_sizes)]).astype(int)
     if k:
         sizes = np.array([np.mean([noisy1[c, offsets[j]:offsets[j + 1]].sum() for j in range(k)])
@@ -209,7 +210,7 @@ def mine_private(X: np.ndarray, y: np.ndarray, domain_sizes: Sequence[int], n_cl
     truncation = []
     for c in range(n_classes):
         histogram = np.bincount(lengths[y == c], minlength=k + 1)[:k + 1].astype(np.float64)
-        noisy = np.clip(histogram + _geometric(noise, 1 / eps_len, k + 1), 0.0, None)
+        noisy = np.clip(replay.released(noise, "DP-FIM lengths", histogram, histogram + _geometric(noise, 1 / eps_len, k + 1), "l1", 1, 1), 0.0, None)  # noqa: E501
         cumulative = np.cumsum(noisy)
         total = cumulative[-1]
         chosen = int(np.searchsorted(cumulative, quantile * total)) if total > 0 else k
@@ -250,7 +251,7 @@ def mine_private(X: np.ndarray, y: np.ndarray, domain_sizes: Sequence[int], n_cl
                 counts[:, a_index] = [(mask & cls).bit_count() for cls in bits.classes]
             for c in range(n_classes):
                 sensitivity = max(math.comb(truncation[c], size), 1)
-                counts[c] += _geometric(noise, Fraction(sensitivity) / eps_i, len(candidates))
+                counts[c] = replay.released(noise, "DP-FIM level", counts[c].copy(), counts[c] + _geometric(noise, Fraction(sensitivity) / eps_i, len(candidates)), "l1", sensitivity, 1)  # noqa: E501
             scale = (max(max(math.comb(truncation[c], size), 1) for c in range(n_classes)) / eps_i
                      * max(1.0, math.log(len(candidates))))
             for a_index, antecedent in enumerate(candidates):

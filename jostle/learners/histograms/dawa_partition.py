@@ -95,7 +95,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from jostle.privacy import grid_release, safe_noise
+from jostle.privacy import grid_release, replay, safe_noise
 from jostle.privacy.noise import grid_to_floats
 from jostle.learners.histograms.measure import NoiseSource, PrivacyLedger
 
@@ -182,6 +182,7 @@ def l1_partition(x: np.ndarray, eps1: float, eps2: float, noise: NoiseSource,
         for length, stride, devs in candidates:
             units = grid_release.add(grid_release.snap(devs, plan.grid),
                                      noise.discrete_laplace(plan.scale, devs.size))
+            units = replay.released(noise, "DAWA noisy-min costs", lambda: grid_release.snap(devs, plan.grid), units, "linf", plan.sensitivity, plan.grid)  # noqa: E501
             ledger.record(f"{label}, length {length}", plan.grid, grid_to_floats(units, plan.grid))
             costs.append((length, stride, [int(u) + steps_floor for u in units.tolist()]))
     return _cheapest_partition(n, costs)

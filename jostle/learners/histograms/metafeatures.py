@@ -33,6 +33,7 @@ from typing import Any, Callable
 import numpy as np
 
 from jostle.choicemaker.family import MetafeatureContext, source_digest
+from jostle.privacy import replay
 
 ChargeFunction = Callable[[float, str], None]
 
@@ -137,7 +138,7 @@ def _sparsity(x: np.ndarray, eps: float, noise: Any, context: Any) -> float:
     # between empty and non-empty (sensitivity 1); divided by the public domain size.
     empty = float(np.count_nonzero(x == 0))
     scale = 0 if math.isinf(eps) else Fraction(1) / Fraction(eps)  # exact, not fl(1/eps)
-    return float(np.clip((empty + _laplace(noise, scale)) / x.size, 0.0, 1.0))
+    return float(np.clip(replay.released(noise, "sparsity", empty, empty + _laplace(noise, scale), "l1", 1) / x.size, 0.0, 1.0))  # noqa: E501
 
 
 def _uniformity(x: np.ndarray, eps: float, noise: Any, context: Any) -> float:

@@ -17,6 +17,7 @@ import numpy as np
 
 from jostle.choicemaker.family import MetafeatureContext
 from jostle.learners.trees.corpus import ClassificationData
+from jostle.privacy import replay
 
 TreeMetafeatureContext = MetafeatureContext  # the engine's context: epsilon, total_epsilon, released
 
@@ -61,7 +62,7 @@ def _noisy_size(data: ClassificationData, eps: float, noise: Any, context: TreeM
     # The number of rows: one row added or removed changes it by 1 (sensitivity 1); two-sided
     # geometric noise P(k) ~ exp(-eps |k|) is eps-DP (Ghosh et al. 2009). Flooring at 1 is
     # post-processing.
-    return max(float(data.n_rows + int(np.asarray(noise.two_sided_geometric(eps, 1)).ravel()[0])), 1.0)
+    return max(float(replay.released(noise, "tree rows", data.n_rows, data.n_rows + int(np.asarray(noise.two_sided_geometric(eps, 1)).ravel()[0]), "l1", 1, 1)), 1.0)  # noqa: E501
 
 
 def _class_balance(data: ClassificationData, eps: float, noise: Any, context: TreeMetafeatureContext) -> float:
@@ -69,7 +70,7 @@ def _class_balance(data: ClassificationData, eps: float, noise: Any, context: Tr
     # noise on each count is eps-DP. The released value is the largest class's share of the
     # clipped noisy counts (post-processing); 1 / C when every noisy count is <= 0.
     counts = np.bincount(data.y, minlength=data.n_classes)
-    noisy = np.clip(counts + np.asarray(noise.two_sided_geometric(eps, data.n_classes), dtype=float), 0.0, None)
+    noisy = np.clip(replay.released(noise, "tree class counts", counts, counts + np.asarray(noise.two_sided_geometric(eps, data.n_classes), dtype=float), "l1", 1, 1), 0.0, None)  # noqa: E501
     return float(noisy.max() / noisy.sum()) if noisy.sum() > 0 else 1.0 / data.n_classes
 
 
