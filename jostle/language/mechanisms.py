@@ -87,7 +87,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from jostle.privacy import grid_release
+from jostle.privacy import grid_release, replay
 from jostle.privacy.accounting import epsilon_within_rho
 from jostle.privacy.budget import Accountant, AnyBudget, Budget, Charge, DataNode, RhoZCDPBudget, common_node
 from jostle.diagnostics.errors import JostleRuntimeError, PrivacyError
@@ -203,7 +203,8 @@ def geometric(ctx: ReleaseContext, value: Any, epsilon: Any, span: Span, mechani
     units = grid_release.snap(value.value, Fraction(1))  # exact integers (they are on the grid 1)
     if sensitivity > 0:
         # P(k) ~ exp(-|k| eps / l1): shifting by at most l1 changes each probability by <= e^eps.
-        units = grid_release.add(units, ctx.randomness.discrete_laplace(sensitivity / budget.epsilon, units.size))
+        noisy = grid_release.add(units, ctx.randomness.discrete_laplace(sensitivity / budget.epsilon, units.size))
+        units = replay.released(ctx.randomness, "geometric", units, noisy, "l1", sensitivity, Fraction(1))
     if value.is_vector:
         return units
     return int(units[0])
@@ -376,7 +377,9 @@ def exponential(ctx: ReleaseContext, candidates: Any, utilities: list[Any], epsi
     # numerator, so the ratio is at most e^eps).
     coefficient = budget.epsilon / (declared if scores.monotone else 2 * declared)
     _charge(ctx, budget, scores.node, "exponential", f"exponential over {len(candidates)} candidates", span)
-    return candidates[_exponential_index(ctx.randomness, scores.values(), coefficient)]
+    index = _exponential_index(ctx.randomness, scores.values(), coefficient)
+    return candidates[replay.released(ctx.randomness, "exponential", scores.units, index, "linf", declared,
+                                      None, scores.monotone)]
 
 
 def _exponential_index(noise: NoiseSource, utilities: list[Exact], coefficient: Fraction) -> int:
@@ -430,6 +433,7 @@ def report_noisy_max(ctx: ReleaseContext, scores: Any, epsilon: Any, span: Span)
     # Monotone scores: Lap(S/eps) (Dwork & Roth 2014, Claim 3.9); otherwise Lap(2S/eps).
     scale = (steps if checked.monotone else 2 * steps) / budget.epsilon
     noisy = grid_release.add(units, ctx.randomness.discrete_laplace(scale, units.size))
+    noisy = replay.released(ctx.randomness, "report_noisy_max", units, noisy, "linf", steps, grid, checked.monotone)
     return _first_max(noisy)
 
 
@@ -459,6 +463,7 @@ def above_threshold(ctx: ReleaseContext, queries: Any, threshold: Any, epsilon: 
                                            ctx.randomness.discrete_laplace(2 * steps / eps, 1))[0])
     units = grid_release.snap(checked.units, grid)
     noisy = grid_release.add(units, ctx.randomness.discrete_laplace(4 * steps / eps, units.size))
+    noisy = replay.released(ctx.randomness, "above_threshold", units, noisy, "linf", steps, grid)
     for index, value in enumerate(noisy.tolist()):
         if value >= noisy_threshold:
             return index
@@ -530,6 +535,7 @@ def randomized_response(ctx: ReleaseContext, table: Any, column: Any, epsilon: A
     if k == 1:
         return tuple(values[i] for i in truth)
     answers = _randomized_responses(ctx.randomness, truth, k, budget.epsilon)
+    answers = replay.released(ctx.randomness, "randomized_response", truth, answers, "hamming", 1)
     return tuple(values[i] for i in answers)
 
 
