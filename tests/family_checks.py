@@ -55,7 +55,11 @@ import pandas as pd
 from jostle.choicemaker.dispatch import BudgetGuard, ChoiceBudgetError, ChoiceSpec, Runtime, dispatch
 from jostle.choicemaker.engine import TrainedChoiceMaker, train
 from jostle.choicemaker.experience import experience_table, public_metafeatures
+from jostle.choicemaker.budgets import as_budget, in_measure, scaled
 from jostle.choicemaker.family import Family, exact, fingerprint
+from jostle.choicemaker.family import UnsupportedMeasure, UnsupportedUnit
+from jostle.privacy.measures import Budget, RhoZCDPBudget, zero_like
+from jostle.privacy.units import REPLACE_ONE, ROW, entity
 from jostle.choicemaker.measurement import budget_unit, measure_features, plan_budget
 from jostle.privacy.noise import Randomness
 
@@ -140,21 +144,32 @@ class RecordingRuntime(Runtime):
 
 
 class Ledger:
-    """A charge callback standing for an outside accountant holding `remaining`: it records
-    each charge it accepts and refuses (raising `OutsideBudgetExceeded`) one it cannot pay."""
+    """A charge callback standing for an outside accountant holding `remaining` of the main
+    quantity (epsilon or rho) of `like`'s measure: it records each typed charge it accepts
+    (converted into that measure as the session's accountant would, `budgets.in_measure`) and
+    refuses (raising `OutsideBudgetExceeded`) one it cannot pay."""
 
-    def __init__(self, events: list[Event], remaining: Fraction | None = None) -> None:
+    def __init__(self, events: list[Event], remaining: Fraction | None = None, like: Any = None) -> None:
         self.events = events
         self.remaining = remaining
+        self.like = Budget(EPSILON, Fraction(0)) if like is None else like
         self.spent = Fraction(0)
 
     def __call__(self, amount: Any, description: str) -> None:
-        amount = Fraction(amount)
-        if self.remaining is not None and self.spent + amount > self.remaining:
+        require_typed = isinstance(amount, (Budget, RhoZCDPBudget))
+        if not require_typed:
+            raise TypeError(f"the dispatch charged an untyped amount {amount!r} for {description}")
+        counted = Fraction(budget_float_exact(in_measure(amount, self.like)))
+        if self.remaining is not None and self.spent + counted > self.remaining:
             self.events.append(("refused", description, amount))
             raise OutsideBudgetExceeded(f"the outside accountant cannot pay {description}")
-        self.spent += amount
+        self.spent += counted
         self.events.append(("charge", description, amount))
+
+
+def budget_float_exact(budget: Any) -> Fraction:
+    """The main quantity of a budget, exactly: its epsilon, or its rho."""
+    return budget.rho if isinstance(budget, RhoZCDPBudget) else budget.epsilon
 
 
 class OutsideBudgetExceeded(RuntimeError):
@@ -257,6 +272,12 @@ class Subject:
     workdir: Path
     seed: int = 0
     epsilon: Fraction = field(default=EPSILON)
+    budget: Any = None  # the dispatches' typed budget (default: the pure epsilon `epsilon`)
+    unit: Any = None  # the privacy unit the dispatches are made under (default: row)
+
+    def __post_init__(self) -> None:
+        if self.budget is None:
+            self.budget = Budget(Fraction(self.epsilon), Fraction(0))
 
     def inputs(self) -> list[tuple[str, Any]]:
         """(label, public input): one per segment of the setup, and the first neighbour."""
@@ -289,16 +310,17 @@ def run_dispatch(subject: Subject, choicemaker: Any, data: Any, forced: str | No
     """One dispatch: the default runtime for a trained ChoiceMaker (the public call), a
     `RecordingRuntime` choosing `forced` for a ChoiceSpec. `option_noise` records a ("run", name)
     event when the dispatch asks for the chosen Option's noise."""
-    epsilon = subject.epsilon if epsilon is None else epsilon
+    budget = subject.budget if epsilon is None else epsilon
 
     def recorded_option_noise(name: str) -> Any:
         events.append(("run", name))
         return option_noise(name)
 
     if forced is None:
-        return dispatch(choicemaker, data, epsilon, noise=noise, charge=charge, option_noise=recorded_option_noise)
+        return dispatch(choicemaker, data, budget, noise=noise, charge=charge, option_noise=recorded_option_noise,
+                        unit=subject.unit)
     runtime = RecordingRuntime(subject.family, noise, charge, recorded_option_noise, events, forced)
-    return dispatch(choicemaker, data, epsilon, runtime=runtime)
+    return dispatch(choicemaker, data, budget, runtime=runtime, unit=subject.unit)
 
 
 def exact_randomness(seed: int) -> Callable[[int], Any]:
@@ -321,7 +343,8 @@ def recorded_dispatch(subject: Subject, choicemaker: Any, data: Any, forced: str
     events: list[Event] = []
     noise = RecordingNoise(make_noise(0), events, "features")
     try:
-        result = run_dispatch(subject, choicemaker, data, forced, events, Ledger(events, remaining), noise,
+        like = subject.budget if epsilon is None else as_budget(epsilon)
+        result = run_dispatch(subject, choicemaker, data, forced, events, Ledger(events, remaining, like), noise,
                               lambda name: RecordingNoise(make_noise(1), events, "option"), epsilon)
         return result, None, events
     except Exception as error:  # noqa: BLE001 - the checks judge the exception
@@ -387,21 +410,22 @@ def check_planned_charges(subject: Subject) -> None:
         require(len(set(descriptions)) == len(descriptions), family, PLANNED_CHARGES,
                 f"{label}: a part was charged twice: {descriptions}")
         recorded = dict(made)
-        planned = {k: Fraction(v) for k, v in result.budget_split.items()}
+        planned = dict(result.budget_split)
         require(recorded == planned, family, PLANNED_CHARGES,
                 lambda: f"{label}: charges {recorded} differ from the plan {planned}")
-        require(sum(recorded.values(), Fraction(0)) == exact(subject.epsilon), family, PLANNED_CHARGES,
-                lambda: f"{label}: charges add up to {sum(recorded.values(), Fraction(0))}, not {subject.epsilon}")
+        total = sum(recorded.values(), zero_like(subject.budget))
+        require(total == subject.budget, family, PLANNED_CHARGES,
+                lambda: f"{label}: charges add up to {total}, not {subject.budget}")
         segment = family.segment_of(data)
         read = choicemaker.metafeatures_for(segment)
-        expected = plan_budget(read, subject.epsilon, choicemaker.metafeature_share(segment))
+        expected = plan_budget(read, subject.budget, choicemaker.metafeature_share(segment))
         option_part = expected.pop("option")
         expected[f"option {result.choice}"] = option_part
         require(planned == expected, family, PLANNED_CHARGES,
                 lambda: f"{label}: budget_split {planned} is not the engine's plan {expected}")
         require(recorded.get(f"option {result.choice}") == option_part, family, PLANNED_CHARGES,
                 f"{label}: Option {result.choice} was not charged its part {option_part} in full")
-        traced = [(d, float(a)) for d, a in made]
+        traced = [(d, a) for d, a in made]
         require(list(result.trace.charges) == traced, family, PLANNED_CHARGES,
                 lambda: f"{label}: the trace's charges {result.trace.charges} differ from the ledger's {traced}")
         runs = [e for e in events if e[0] == "run"]
@@ -464,7 +488,7 @@ def check_over_budget_refused(subject: Subject) -> None:
     the last thing that happens (no draw, charge or run after it), and with nothing left
     nothing at all is drawn."""
     family = subject.family
-    total = exact(subject.epsilon)
+    total = budget_float_exact(subject.budget)
     for label, choicemaker, data, forced in subject.runs():
         for remaining in (Fraction(0), total / 2, total - Fraction(1, 10**12)):
             case = f"{label}, the accountant holding {float(remaining):.12g} of {float(total):g}"
@@ -491,16 +515,16 @@ def check_budget_guard(subject: Subject) -> None:
     exactly), and refuses, without forwarding, one more charge of 10^-30 and a single charge
     above its epsilon."""
     family = subject.family
-    total = exact(subject.epsilon)
+    total = subject.budget
     plan = plan_budget(subject.all_metafeatures(), total, subject.setup.mf_share)
-    forwarded: list[tuple[Fraction, str]] = []
+    forwarded: list[tuple[Any, str]] = []
     guard = BudgetGuard(total, lambda amount, description: forwarded.append((amount, description)))
     for description, amount in plan.items():
         guard.charge(amount, description)
     require(guard.spent == total and len(forwarded) == len(plan), family, BUDGET_GUARD,
             f"the plan's parts were not all forwarded: {forwarded}")
     fresh = BudgetGuard(total, lambda amount, description: forwarded.append((amount, description)))
-    for guard, amount in ((guard, Fraction(1, 10**30)), (fresh, total * 2)):
+    for guard, amount in ((guard, scaled(total, Fraction(1, 10**30))), (fresh, total + total)):
         before, spent = len(forwarded), guard.spent
         try:
             guard.charge(amount, "one charge too many")
@@ -624,14 +648,14 @@ def check_neighbour_rule(subject: Subject) -> None:
     values = []
     for data in (first, second):
         events: list[Event] = []
-        measured = measure_features(family, free, data, subject.epsilon, 0.0,
+        measured = measure_features(family, free, data, subject.budget, 0.0,
                                     RecordingNoise(Randomness(subject.seed), events, "features"))
         require(not draws(events), family, NEIGHBOUR_RULE,
                 lambda: f"public metafeatures drew noise: {_describe_events(events)}")
         values.append(measured.features)
     require(values[0] == values[1], family, NEIGHBOUR_RULE,
             lambda: f"public metafeatures differ on neighbours: {values[0]} / {values[1]}")
-    contexts = [family.context(d, 0.5, float(subject.epsilon)) for d in (first, second)]
+    contexts = [family.context(d, as_budget(0.5), subject.budget) for d in (first, second)]
     require(contexts[0] == contexts[1] and dict(contexts[0].facts) == dict(contexts[1].facts), family,
             NEIGHBOUR_RULE, lambda: f"the public context differs on neighbours: {contexts[0]} / {contexts[1]}")
 
@@ -679,10 +703,121 @@ def check_pickling(subject: Subject) -> None:
                     family, PICKLING, f"{pickler.__name__}, {label}: the unpickled ChoiceMaker dispatches differently")
 
 
+UNITS = "every unit it declares, and refusal of the others"
+MEASURES = "every measure it declares, and refusal of the others"
+ZCDP_RHO = Fraction(7, 100)  # a rho that no float holds exactly
+UNIT_EXAMPLES = {"row": ROW, "entity": entity("key"), "replace_one": REPLACE_ONE}
+
+
+def budget_in(measure: str, subject: Subject) -> Any:
+    """The subject's budget stated in `measure`: its pure epsilon, an (epsilon, delta) with
+    delta 1e-6, or the rho `ZCDP_RHO`."""
+    if measure == "zcdp":
+        return RhoZCDPBudget(ZCDP_RHO)
+    if measure == "approximate":
+        return Budget(Fraction(subject.epsilon), Fraction(1, 10**6))
+    return Budget(Fraction(subject.epsilon), Fraction(0))
+
+
+def check_units(subject: Subject) -> None:
+    """Under every unit the family declares (`Family.units`), a dispatch of the trained
+    ChoiceMaker runs and its trace names the unit; under every unit it does not declare, the
+    dispatch is refused with `UnsupportedUnit` before anything happens (no charge, no draw, no
+    run), identically on the two neighbouring inputs."""
+    family = subject.family
+    declared = tuple(family.units)
+    require(bool(declared) and set(declared) <= set(UNIT_EXAMPLES), family, UNITS,
+            f"units {declared} must be kinds of privacy unit among {sorted(UNIT_EXAMPLES)}")
+    first, second = family.neighbouring_inputs(subject.seed)
+    for kind, unit in UNIT_EXAMPLES.items():
+        under = dataclasses.replace(subject, unit=unit)
+        if kind in declared:
+            result, error, events = recorded_dispatch(under, subject.choicemaker, first, None,
+                                                      exact_randomness(subject.seed))
+            require(error is None, family, UNITS, lambda: f"a dispatch under the declared unit {unit} failed: {error!r}")
+            require(result.trace.unit == unit.text, family, UNITS,
+                    f"the trace names the unit {result.trace.unit!r}, not {unit.text!r}")
+            continue
+        outcomes = []
+        for data in (first, second):
+            result, error, events = recorded_dispatch(under, subject.choicemaker, data, None,
+                                                      exact_randomness(subject.seed))
+            require(isinstance(error, UnsupportedUnit), family, UNITS,
+                    lambda: f"a dispatch under the undeclared unit {unit} was not refused ({error!r})")
+            require(not events, family, UNITS,
+                    lambda: f"the refusal of the unit {unit} came after: {_describe_events(events)}")
+            outcomes.append(str(error))
+        require(outcomes[0] == outcomes[1], family, UNITS, f"the neighbours are refused differently: {outcomes}")
+
+
+def check_measures(subject: Subject) -> None:
+    """Under every measure the family declares (`Family.measures`): every dispatch (the trained
+    ChoiceMaker and every Option forced) charges exactly the planned costs of the plan's parts
+    (`Family.metafeature_cost`, `Family.planned_cost`), each within its part once converted into
+    the budget's measure as the accountant converts it (a pure epsilon e counts e^2 / 2 against
+    a rho), in total within the budget, every draw after the charge that pays for it; the trace
+    carries the typed budget and charges; an accountant holding nothing, or half of the budget,
+    refuses a charge and nothing happens after it. A budget in a measure it does not declare is
+    refused with `UnsupportedMeasure` before anything happens."""
+    family = subject.family
+    require(set(family.measures) <= {"pure", "approximate", "zcdp"} and "pure" in family.measures, family,
+            MEASURES, f"measures {family.measures} must include 'pure' and be among pure, approximate, zcdp")
+    registry = {m.name: m for m in subject.all_metafeatures()}
+    for measure in ("pure", "approximate", "zcdp"):
+        budget = budget_in(measure, subject)
+        under = dataclasses.replace(subject, budget=budget)
+        if measure not in family.measures:
+            result, error, events = recorded_dispatch(under, subject.choicemaker, subject.inputs()[0][1], None,
+                                                      exact_randomness(subject.seed))
+            require(isinstance(error, UnsupportedMeasure) and not events, family, MEASURES,
+                    lambda: f"a {measure} budget was not refused before anything happened: {error!r}, "
+                            f"{_describe_events(events)}")
+            continue
+        for label, choicemaker, data, forced in under.runs():
+            case = f"{label} with a {measure} budget {budget}"
+            result, error, events = recorded_dispatch(under, choicemaker, data, forced, exact_randomness(subject.seed))
+            require(error is None, family, MEASURES, lambda: f"{case}: the dispatch failed: {error!r}")
+            made = dict(charges(events))
+            segment = family.segment_of(data)
+            plan = plan_budget(choicemaker.metafeatures_for(segment), budget, choicemaker.metafeature_share(segment))
+            option_part = plan.pop("option")
+            expected = {}
+            for feature in choicemaker.metafeatures_for(segment):
+                if feature.cost:
+                    unit = f"metafeature {budget_unit(feature)}"
+                    expected[unit] = family.metafeature_cost(feature, plan[unit])
+            expected[f"option {result.choice}"] = family.planned_cost(
+                (choicemaker.options or {}).get(result.choice), option_part)
+            require(made == expected, family, MEASURES,
+                    lambda: f"{case}: charges {made} are not the planned costs {expected}")
+            parts = {**plan, f"option {result.choice}": option_part}
+            counted = zero_like(budget)
+            for description, cost in made.items():
+                converted = in_measure(cost, budget)
+                require(parts[description].covers(converted), family, MEASURES,
+                        f"{case}: {description} costs {converted}, more than its part {parts[description]}")
+                counted = counted + converted
+            require(budget.covers(counted), family, MEASURES, f"{case}: the charges add up to {counted}, over {budget}")
+            require(result.trace.budget == budget and dict(result.trace.charges) == made, family, MEASURES,
+                    lambda: f"{case}: the trace's budget {result.trace.budget} / charges {result.trace.charges} "
+                            f"differ from the dispatch's")
+            require(result.trace.option_budget == option_part, family, MEASURES,
+                    f"{case}: the trace's option part {result.trace.option_budget} is not {option_part}")
+            audit_order(family, {**registry, **{m.name: m for m in choicemaker.metafeatures}}, events, case)
+            total = budget_float_exact(budget)
+            for remaining in (Fraction(0), total / 2):
+                refused_result, refused_error, refused_events = recorded_dispatch(
+                    under, choicemaker, data, forced, exact_randomness(subject.seed), remaining)
+                refused = [i for i, e in enumerate(refused_events) if e[0] == "refused"]
+                require(refused_result is None and len(refused) == 1 and refused[0] == len(refused_events) - 1,
+                        family, MEASURES, lambda: f"{case}, the accountant holding {remaining}: "
+                                                  f"{_describe_events(refused_events)} ({refused_error!r})")
+
+
 CHECKS: tuple[Callable[[Subject], None], ...] = (
     check_declarations, check_planned_charges, check_charge_before_draw, check_over_budget_refused,
     check_budget_guard, check_seed_determinism, check_experience_determinism, check_neighbour_rule,
-    check_pickling)
+    check_pickling, check_units, check_measures)
 
 
 def check_family(subject: Subject) -> None:

@@ -161,7 +161,7 @@ def test_dispatch_charges_epsilon_before_every_measurement(trained, epsilon):
                       charge=lambda eps, what: events.append(("charge", (eps, what))))
     charges = [payload for kind, payload in events if kind == "charge"]
     # Never more than epsilon (exact rational sum), and all of it up to float rounding.
-    total = sum(Fraction(eps) for eps, _ in charges)
+    total = sum(eps.epsilon for eps, _ in charges)  # typed pure budgets
     assert total <= Fraction(epsilon)
     assert float(total) == pytest.approx(epsilon, rel=1e-12)
     assert {what: eps for eps, what in charges} == result.budget_split
@@ -172,7 +172,7 @@ def test_dispatch_charges_epsilon_before_every_measurement(trained, epsilon):
     assert events[0][0] == "charge"
     segments = "".join("C" if kind == "charge" else "d" for kind, _ in events).split("C")[1:]
     assert all(segment for segment in segments), "a charge was made without a measurement after it"
-    assert result.budget_split[f"option {result.choice}"] == pytest.approx(0.9 * epsilon)
+    assert result.budget_split[f"option {result.choice}"].epsilon == pytest.approx(0.9 * epsilon)
     assert set(result.predictions) == {"Identity", "Uniform"}
     assert result.answer.shape == x.shape
 
@@ -220,13 +220,13 @@ def test_budget_is_split_equally_among_noisy_metafeatures():
     measured = measure_features(chosen, np.full(16, 10.0), 1.0, 0.3, SimulationNoise(0),
                                 charge=lambda eps, what: charges.append((what, eps)))
     assert [w for w, _ in charges] == ["metafeature size", "metafeature sparsity", "metafeature entropy"]
-    assert all(eps == pytest.approx(0.1) for _, eps in charges)
+    assert all(eps.epsilon == pytest.approx(0.1) and not eps.delta for _, eps in charges)
     assert measured.option_epsilon == pytest.approx(0.7)
     # the plan is exact; what the Option (and the public "epsilon" metafeature) computes with is
     # the largest float not above its part
     assert measured.option_epsilon == Fraction(7, 10)
     assert measured.features["epsilon"] == 0.7 and Fraction(0.7) <= Fraction(7, 10)
-    assert sum(Fraction(v) for v in measured.budget_split.values()) <= Fraction(1.0)
+    assert sum(v.epsilon for v in measured.budget_split.values()) <= Fraction(1.0)
 
 
 class FixedNoise:
@@ -313,7 +313,7 @@ def test_metafeatures_are_skipped_when_they_do_not_pay(tmp_path):
     x = make_input(spiky[0], 64, 100_000, seed=3)
     result = dispatch(model, x, 0.8, prefix_1d(64), SimulationNoise(0),
                       charge=lambda eps, what: charges.append((what, eps)))
-    assert charges == [("option Identity", 0.8)]
+    assert [(what, float(cost.epsilon)) for what, cost in charges] == [("option Identity", 0.8)]
     assert result.choice == "Identity" and result.features == {}
 
 
@@ -352,7 +352,7 @@ def test_profile_metafeatures_share_one_release_charged_once():
                                 charge=lambda eps, what: charges.append((what, eps)))
     # Two budget units: the profile (all five profile_* metafeatures) and sparsity.
     assert [w for w, _ in charges] == ["metafeature profile", "metafeature sparsity"]
-    assert all(eps == pytest.approx(0.1) for _, eps in charges)
+    assert all(eps.epsilon == pytest.approx(0.1) for _, eps in charges)
     assert measured.option_epsilon == pytest.approx(0.8)
     # One release of 16 blocks plus one sparsity draw: the profile is drawn once, not five times.
     assert noise.draws == 16 + 1

@@ -26,6 +26,7 @@ from jostle.choicemaker.engine import train
 from jostle.choicemaker.experience import RUN_STATS
 from jostle.choicemaker.families import discover
 from jostle.choicemaker.family import Family
+from jostle.privacy.measures import PureDPBudget
 from jostle.privacy.noise import Randomness, SimulationNoise
 from tests import family_checks as checks
 from tests import toy_family
@@ -135,13 +136,16 @@ def test_toy_dispatch_trace_and_explain(toy_choicemaker) -> None:
                       charge=lambda amount, description: charged.append((amount, description)),
                       name="toy_cm", where="line 3")
     assert result.choice in toy_family.TOY_OPTIONS and 0.0 <= result.result <= 1.0
-    assert charged == [(Fraction(1, 20), "metafeature size"), (Fraction(9, 20), f"option {result.choice}")]
+    assert charged == [(PureDPBudget(Fraction(1, 20)), "metafeature size"),
+                       (PureDPBudget(Fraction(9, 20)), f"option {result.choice}")]
     assert set(result.features) == {"size", "epsilon", "nominal_size"} and result.features["epsilon"] == 0.5
     assert set(result.predictions) == set(toy_family.TOY_OPTIONS)
     assert result.predictions[result.choice] == min(result.predictions.values())
     trace = result.trace
     assert (trace.family, trace.choicemaker, trace.where, trace.choice) == ("toy", "toy_cm", "line 3", result.choice)
-    assert trace.charges == (("metafeature size", 0.05), (f"option {result.choice}", 0.45))
+    assert trace.charges == (("metafeature size", PureDPBudget(Fraction(1, 20))),
+                             (f"option {result.choice}", PureDPBudget(Fraction(9, 20))))
+    assert trace.budget == PureDPBudget(Fraction(1, 2)) and trace.unit == "row" and trace.measure == "pure"
     assert (trace.epsilon, trace.metafeature_epsilon, trace.option_epsilon) == (0.5, 0.05, 0.45)
     text = explain([trace.as_dict()], "toy_cm")
     assert f"toy_cm at line 3: chose {result.choice}" in text
@@ -169,6 +173,8 @@ NEGATIVE_CONTROLS = [
     ("toy_leaky_error", checks.check_neighbour_rule, checks.NEIGHBOUR_RULE),
     ("toy_no_fingerprint", checks.check_declarations, checks.DECLARATIONS),
     ("toy_no_sensitivity", checks.check_declarations, checks.DECLARATIONS),
+    ("toy_any_unit", checks.check_units, checks.UNITS),
+    ("toy_epsilon_only", checks.check_measures, checks.MEASURES),
 ]
 
 
@@ -186,7 +192,8 @@ def test_broken_toys_pass_the_checks_they_do_not_break(subject: Callable[[str], 
     broken_by = {}
     for name, check, _ in NEGATIVE_CONTROLS:
         broken_by.setdefault(name, set()).add(check)
-    also = {"toy_unseeded": {checks.check_pickling}}  # its unpickled copy dispatches differently, too
+    also = {"toy_unseeded": {checks.check_pickling},  # its unpickled copy dispatches differently, too
+            "toy_peeks": {checks.check_measures}}  # which audits the order of draws under every measure too
     for name, broken in broken_by.items():
         for check in checks.CHECKS:
             if check not in broken | also.get(name, set()):
@@ -198,7 +205,7 @@ def test_budget_guard_check_fails_on_a_guard_that_forwards_first(monkeypatch: py
     class ForwardingFirst(dispatch_module.BudgetGuard):
         def charge(self, epsilon, description):  # forwards, then checks: the accountant is charged anyway
             if self.callback is not None:
-                self.callback(Fraction(epsilon), description)
+                self.callback(epsilon, description)
             callback, self.callback = self.callback, None
             try:
                 super().charge(epsilon, description)

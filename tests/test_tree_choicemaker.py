@@ -137,17 +137,18 @@ def test_dispatch_charges_before_every_draw_and_stays_within_epsilon(trained):
             charges.append(eps)
         result = dispatch_tree(trained, data, epsilon, RecordingNoise(events, 3), charge)
         assert events[0][0] == "charge" and events[0][1].startswith("metafeature")
-        assert sum(Fraction(c) for c in charges) <= Fraction(epsilon)
-        assert sum(Fraction(v) for v in result.budget_split.values()) <= Fraction(epsilon)
+        assert sum(c.epsilon for c in charges) <= Fraction(epsilon)  # typed pure budgets
+        assert sum(v.epsilon for v in result.budget_split.values()) <= Fraction(epsilon)
         assert result.choice in trained.options
         assert set(result.predictions) == set(trained.options)
         # the metafeature share is split equally among the two noisy metafeatures
-        assert result.budget_split["metafeature size"] == pytest.approx(0.05 * epsilon)
-        assert result.budget_split["metafeature class_balance"] == pytest.approx(0.05 * epsilon)
+        assert result.budget_split["metafeature size"].epsilon == pytest.approx(0.05 * epsilon)
+        assert result.budget_split["metafeature class_balance"].epsilon == pytest.approx(0.05 * epsilon)
         # the chosen learner is charged its whole part once, before it runs (its own ledger keeps
         # it within that part), so the charges are exactly the plan
         assert [c for _, c in events if _ == "charge"][-1] == f"option {result.choice}"
-        assert sum(Fraction(c) for c in charges) == sum(result.budget_split.values()) == Fraction(epsilon)
+        assert sum(c.epsilon for c in charges) == sum(v.epsilon for v in result.budget_split.values()) \
+            == Fraction(epsilon)
         predictions = result.model.predict(data.X)
         assert predictions.shape == (data.n_rows,) and set(predictions) <= {0, 1}
 
@@ -182,17 +183,17 @@ def test_budget_guard_refuses_an_overspend_before_forwarding():
     guard.charge(0.7, "first")
     with pytest.raises(TreeBudgetError):
         guard.charge(0.3000000000000001, "second")  # 0.7 + this > 1 exactly
-    assert forwarded == [0.7]
+    assert [float(cost.epsilon) for cost in forwarded] == [0.7]
     guard.charge(0.3 - 1e-16, "third")
-    assert guard.spent <= Fraction(1)
+    assert guard.spent.epsilon <= Fraction(1)
 
 
 def test_dispatch_with_exact_randomness_spends_at_most_epsilon(trained):
     data = synthetic_task("private", 300, (2, 5, 3), 3, 1, 0.1, seed=4)
     total = []
     result = dispatch_tree(trained, data, 0.5, Randomness(seed=1), lambda eps, what: total.append(eps))
-    assert sum(Fraction(t) for t in total) <= Fraction(0.5)
-    assert sum(total) == pytest.approx(0.5, rel=1e-6)  # the learner spends its whole share
+    assert sum(t.epsilon for t in total) <= Fraction(0.5)
+    assert float(sum(t.epsilon for t in total)) == pytest.approx(0.5, rel=1e-6)  # the learner spends its whole share
     assert result.model.epsilon_spent_ <= 0.9 * 0.5
 
 
@@ -331,4 +332,4 @@ def test_a_choicemaker_informed_only_by_noisy_metafeatures(tmp_path):
     charges = []
     outcome = dispatch_tree(result, corpus[0], 1.0, SimulationNoise(2), lambda eps, what: charges.append(eps))
     assert outcome.choice in ("FriedmanSchuster", "Mohammed")
-    assert sum(Fraction(c) for c in charges) <= Fraction(1.0)
+    assert sum(c.epsilon for c in charges) <= Fraction(1.0)

@@ -34,7 +34,7 @@ from typing import Any, Iterable, Mapping, Sequence
 
 import numpy as np
 
-from jostle.choicemaker.family import Family, Instance, MetafeatureContext, source_digest, stable_seed
+from jostle.choicemaker.family import Family, Instance, MetafeatureContext, run_epsilon, source_digest, stable_seed
 from jostle.privacy import safe_noise
 
 
@@ -199,11 +199,11 @@ class ToyFamily(Family):
                 yield Instance(columns, MeanData(values, task.nominal_size), float(epsilon),
                                (task.content_hash(), rep, epsilon), float(values.mean()))
 
-    def context(self, data: Any, option_epsilon: float, total_epsilon: float) -> MetafeatureContext:
-        return MetafeatureContext(option_epsilon, total_epsilon, facts={"nominal_size": data.nominal_size})
+    def context(self, data: Any, option_budget: Any, total_budget: Any) -> MetafeatureContext:
+        return MetafeatureContext(option_budget, total_budget, facts={"nominal_size": data.nominal_size})
 
-    def run_option(self, option: Any, data: Any, epsilon: float, noise: Any, released: Mapping[str, float]) -> Any:
-        return option.run(data, epsilon, noise)
+    def run_option(self, option: Any, data: Any, budget: Any, noise: Any, released: Mapping[str, float]) -> Any:
+        return option.run(data, run_epsilon(budget), noise)
 
     def error(self, instance: Instance, result: Any) -> float:
         return abs(float(result) - float(instance.evaluation))
@@ -299,10 +299,10 @@ class LeakyErrorToy(ToyFamily):
 
     name = "toy_leaky_error"
 
-    def context(self, data: Any, option_epsilon: float, total_epsilon: float) -> MetafeatureContext:
+    def context(self, data: Any, option_budget: Any, total_budget: Any) -> MetafeatureContext:
         if data.values.size % 2:
             raise ValueError(f"{data.values.size} numbers cannot be split in two halves")
-        return super().context(data, option_epsilon, total_epsilon)
+        return super().context(data, option_budget, total_budget)
 
 
 @dataclass(frozen=True)
@@ -333,5 +333,28 @@ class NoSensitivityToy(ToyFamily):
         return {**TOY_METAFEATURES, "size": ToyMetafeature("size", True)}
 
 
+class AnyUnitToy(ToyFamily):
+    """Declares the row unit only but lets a call under any unit through (breaks the units check)."""
+
+    name = "toy_any_unit"
+
+    def check_unit(self, unit: Any) -> Any:
+        from jostle.privacy.units import ROW
+
+        return ROW if unit is None else unit
+
+
+class EpsilonOnlyToy(ToyFamily):
+    """Declares zCDP but reads its budget as an epsilon (`budget.epsilon`), as a family not made
+    for typed budgets would: a rho budget fails after the metafeatures were charged (breaks the
+    measures check)."""
+
+    name = "toy_epsilon_only"
+
+    def run_option(self, option: Any, data: Any, budget: Any, noise: Any, released: Mapping[str, float]) -> Any:
+        return option.run(data, float(budget.epsilon), noise)
+
+
 BROKEN_FAMILIES: tuple[ToyFamily, ...] = (PeekingToy(), UnchargedToy(), UnseededToy(), UnpicklableToy(),
-                                          LeakyErrorToy(), NoFingerprintToy(), NoSensitivityToy())
+                                          LeakyErrorToy(), NoFingerprintToy(), NoSensitivityToy(), AnyUnitToy(),
+                                          EpsilonOnlyToy())

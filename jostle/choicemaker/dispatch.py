@@ -1,71 +1,86 @@
 """The private run of a ChoiceMaker, for every family: measure, choose, charge, run, trace.
 
-`dispatch(choicemaker, data, epsilon, runtime)` is the one function every family's private
-choice goes through (the language's `H(...)` calls, the Python API, the benchmarks):
+`dispatch(choicemaker, data, budget, runtime, unit=...)` is the one function every family's
+private choice goes through (the language's `H(...)` calls, the Python API, the benchmarks):
 
+  0. the budget's measure and the data's privacy unit are checked against what the family
+     declares (`Family.measures`, `Family.units`), and every available Option's planned cost
+     for the Option's part of the plan against that part (`Family.planned_cost`): a call the
+     family cannot serve, or an Option that would overspend, fails before any charge;
   1. the segment of the input is looked up (an untrained segment fails before any charge);
   2. the metafeatures the meta-model reads are measured (`measurement.measure_features`): each
-     noisy budget unit is charged its exact part of the share before its noise is drawn;
+     noisy budget unit is charged its planned cost (within its part) before its noise is drawn;
   3. the meta-model predicts every Option's error from the released values and picks the
      lowest (post-processing: it costs nothing); Options without a trained prediction may bring
      a prior (`Runtime.priors`, the language's `predict(F)`), which `Runtime.prepare` checked
      before step 1, so that a prior cannot fail on a release after the share is charged;
-  4. the chosen Option's part is charged in full (`Option` states its cost before it runs:
-     run with budget e, it is e-DP), then it runs;
+  4. the chosen Option's planned cost is charged (checked against its part first: run with a
+     pure part e an Option is e-DP and costs e; with a rho part r it runs at the pure epsilon
+     within r and costs that epsilon, epsilon^2 / 2 <= r), then it runs with its part;
   5. a `Trace` records what was released and why (post-processing of released values).
-Every charge goes through a `BudgetGuard`, which adds the charges up exactly and refuses, before
-anything is drawn, one that would take the total above epsilon. Privacy: sequential composition
-of the metafeature units and the Option's run; the plan's parts add up to epsilon exactly.
+Every charge goes through a `BudgetGuard`, which adds the charges up exactly, in the call's
+measure, and refuses, before anything is drawn, one that would take the total above the budget.
+Privacy: sequential composition of the metafeature units and the Option's run; the plan's parts
+add up to the budget exactly and each charge is within its part.
 
 The `Runtime` says how to charge, measure and run: the default serves Python callers (an
-optional `charge(epsilon, description)` callback, a noise source); the language supplies one that
-charges its accountant and runs Jostle-defined Options and metafeatures in the interpreter.
+optional `charge(cost, description)` callback receiving typed budgets, a noise source); the
+language supplies one that charges its accountant and runs Jostle-defined Options and
+metafeatures in the interpreter.
 """
 
 from __future__ import annotations
 
 import math
 import textwrap
-from dataclasses import asdict, dataclass, field
-from fractions import Fraction
+from dataclasses import dataclass, field
 from typing import Any, Callable, Hashable, Mapping
 
-from jostle.choicemaker.family import Family, exact
-from jostle.choicemaker.measurement import default_measure, measure_features
-from jostle.privacy.budget import floor_float
+from jostle.choicemaker.budgets import (as_budget, budget_float, in_measure, is_positive, measure_of,
+                                        pure_epsilon_within)
+from jostle.choicemaker.family import Family
+from jostle.choicemaker.measurement import checked_cost, default_measure, measure_features, plan_budget
+from jostle.privacy.measures import AnyBudget, RhoZCDPBudget, zero_like
+from jostle.privacy.units import PrivacyUnit
 
-ChargeFunction = Callable[[Fraction, str], None]
+ChargeFunction = Callable[[AnyBudget, str], None]
 
 
 class ChoiceBudgetError(ValueError):
-    """A charge would take a dispatch's total above its epsilon (nothing was drawn for it)."""
+    """A charge would take a dispatch's total above its budget (nothing was drawn for it)."""
 
 
 class BudgetGuard:
-    """Exact running total of a dispatch's charges, checked against its epsilon.
+    """Exact running total of a dispatch's charges, in the measure of its budget, checked
+    against it.
 
-    `charge(epsilon, description)` refuses a charge that would exceed the total (before the
-    caller measures anything), then forwards it to the outside accountant `callback`.
+    `charge(cost, description)` converts the cost into the budget's measure (a pure epsilon e
+    counts e^2 / 2 against a rho, by the accountant's own rule), refuses a charge that would
+    exceed the total (before the caller measures anything), then forwards the cost, as the
+    mechanism states it, to the outside accountant `callback`. A number is a pure epsilon.
     """
 
-    def __init__(self, epsilon: Any, callback: ChargeFunction | None = None) -> None:
-        self.epsilon = exact(epsilon)
+    def __init__(self, budget: Any, callback: ChargeFunction | None = None) -> None:
+        self.budget = as_budget(budget)
         self.callback = callback
-        self.spent = Fraction(0)
-        self.records: list[tuple[Fraction, str]] = []
+        self.spent: AnyBudget = zero_like(self.budget)
+        self.records: list[tuple[AnyBudget, str]] = []
 
-    def charge(self, epsilon: Any, description: str) -> None:
-        amount = exact(epsilon)
-        if not amount > 0:
-            raise ValueError(f"a charge needs epsilon > 0, got {float(amount)} for {description}")
-        after = self.spent + amount
-        if after > self.epsilon:
-            raise ChoiceBudgetError(f"{description}: epsilon {float(amount):g} would bring the total to "
-                                    f"{float(after):.17g}, over {float(self.epsilon):.17g}")
+    def charge(self, cost: Any, description: str) -> None:
+        cost = as_budget(cost)
+        if not is_positive(cost):
+            raise ValueError(f"a charge needs a positive budget, got {cost} for {description}")
+        try:
+            counted = in_measure(cost, self.budget)
+        except ValueError as error:  # MeasureMismatch: e.g. a rho charged against an epsilon
+            raise ChoiceBudgetError(f"{description}: {error}") from None
+        after = self.spent + counted
+        if not self.budget.covers(after):
+            raise ChoiceBudgetError(f"{description}: {cost} would bring the total to {after}, over {self.budget}")
         if self.callback is not None:
-            self.callback(amount, description)
+            self.callback(cost, description)
         self.spent = after
-        self.records.append((amount, description))
+        self.records.append((cost, description))
 
 
 class Runtime:
@@ -74,8 +89,9 @@ class Runtime:
     Args:
         family: The learner family.
         noise: Randomness for the metafeatures (and the Option unless `option_noise` is given).
-        charge: charge(exact epsilon, description), called before every noisy draw; it should
-            raise if the outside budget cannot pay.
+        charge: charge(cost, description), called before every noisy draw with the typed cost
+            the part charges (a `Budget` or `RhoZCDPBudget`); it should raise if the outside
+            budget cannot pay.
         option_noise: option_noise(name) gives the chosen Option's noise source (benchmarks on
             public data pass each fixed algorithm's seed: common random numbers).
     """
@@ -87,16 +103,16 @@ class Runtime:
         self.callback = charge
         self.option_noise = option_noise
 
-    def charge(self, amount: Fraction, description: str) -> None:
+    def charge(self, amount: AnyBudget, description: str) -> None:
         if self.callback is not None:
             self.callback(amount, description)
 
-    def measure(self, metafeature: Any, data: Any, amount: Fraction, noise: Any, context: Any) -> float:
+    def measure(self, metafeature: Any, data: Any, amount: AnyBudget, noise: Any, context: Any) -> float:
         return default_measure(metafeature, data, amount, noise, context)
 
-    def run(self, option: Any, data: Any, amount: Fraction, released: Mapping[str, float]) -> Any:
+    def run(self, option: Any, data: Any, amount: AnyBudget, released: Mapping[str, float]) -> Any:
         noise = self.noise if self.option_noise is None else self.option_noise(option.name)
-        return self.family.run(option, data, floor_float(amount), noise, released)
+        return self.family.run(option, data, amount, noise, released)
 
     def prepare(self) -> None:
         """Called by `dispatch` before anything is charged: a runtime checks here whatever could
@@ -132,7 +148,14 @@ class ChoiceSpec:
 
 @dataclass(frozen=True)
 class Trace:
-    """What one dispatch released and why (public: post-processing of released values)."""
+    """What one dispatch released and why (public: post-processing of released values).
+
+    `budget` is the call's budget, `metafeature_budget` and `option_budget` its parts (in its
+    measure); `charges` the planned costs charged, in order, as the parts stated them; `unit`
+    the privacy unit of the data. `epsilon`, `metafeature_epsilon` and `option_epsilon` read
+    them as floats: for a pure budget its epsilons, for a rho the pure epsilon the Option ran at
+    (and the call's and the metafeatures' rho are `rho`, `metafeature_rho`).
+    """
 
     choicemaker: str
     family: str
@@ -142,15 +165,48 @@ class Trace:
     predicted_error: dict[str, float]
     prior: dict[str, float]
     choice: str
-    epsilon: float
-    metafeature_epsilon: float
-    option_epsilon: float
-    charges: tuple[tuple[str, float], ...] = field(default=())
+    budget: AnyBudget
+    metafeature_budget: AnyBudget
+    option_budget: AnyBudget
+    charges: tuple[tuple[str, AnyBudget], ...] = field(default=())
     noisy: tuple[str, ...] = ()  # the metafeatures that read the data (the others are public facts)
     measuring: str = ""  # what training found about measuring (a public fact about the corpus)
+    unit: str = "row"
+
+    @property
+    def measure(self) -> str:
+        return measure_of(self.budget)
+
+    @property
+    def epsilon(self) -> float:
+        return float(pure_epsilon_within(self.budget))
+
+    @property
+    def metafeature_epsilon(self) -> float:
+        return float(pure_epsilon_within(self.metafeature_budget))
+
+    @property
+    def option_epsilon(self) -> float:
+        return float(pure_epsilon_within(self.option_budget))
 
     def as_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        """The trace as plain values: budgets as their text (`str(budget)`) and their main
+        quantity as floats (`epsilon`, ... for a pure budget; `rho`, ... for a rho, with
+        `option_epsilon`, the pure epsilon the Option ran at); charges as (description, text)."""
+        plain: dict[str, Any] = {
+            "choicemaker": self.choicemaker, "family": self.family, "where": self.where, "segment": self.segment,
+            "metafeatures": dict(self.metafeatures), "predicted_error": dict(self.predicted_error),
+            "prior": dict(self.prior), "choice": self.choice, "measure": self.measure, "unit": self.unit,
+            "budget": str(self.budget), "charges": tuple((d, str(c)) for d, c in self.charges),
+            "noisy": tuple(self.noisy), "measuring": self.measuring,
+        }
+        if isinstance(self.budget, RhoZCDPBudget):
+            plain.update(rho=budget_float(self.budget), metafeature_rho=budget_float(self.metafeature_budget),
+                         option_rho=budget_float(self.option_budget), option_epsilon=self.option_epsilon)
+        else:
+            plain.update(epsilon=self.epsilon, metafeature_epsilon=self.metafeature_epsilon,
+                         option_epsilon=self.option_epsilon)
+        return plain
 
 
 @dataclass(frozen=True)
@@ -162,17 +218,21 @@ class DispatchResult:
         choice: Name of the Option that ran.
         features: Released metafeature values.
         predictions: Predicted error of every Option.
-        budget_split: Description -> exact epsilon of every part of the plan (they add up to
-            epsilon; the chosen Option's part is keyed "option <name>").
+        budget_split: Description -> exact part of the budget of every part of the plan (they
+            add up to the budget; the chosen Option's part is keyed "option <name>").
         trace: The dispatch's trace.
+        costs: Description -> the planned cost charged for each part (equal to its part for
+            a pure budget; the pure epsilon within it for a rho); parts that charge their own
+            releases (Jostle-defined ones in the language) are not listed.
     """
 
     result: Any
     choice: str
     features: dict[str, float]
     predictions: dict[str, float]
-    budget_split: dict[str, Fraction]
+    budget_split: dict[str, AnyBudget]
     trace: Trace
+    costs: dict[str, AnyBudget] = field(default_factory=dict)
 
     @property
     def answer(self) -> Any:  # histogram families call their result an answer
@@ -183,24 +243,37 @@ class DispatchResult:
         return self.result
 
 
-def dispatch(choicemaker: Any, data: Any, epsilon: Any, noise: Any = None, charge: ChargeFunction | None = None,
+def dispatch(choicemaker: Any, data: Any, budget: Any, noise: Any = None, charge: ChargeFunction | None = None,
              option_noise: Callable[[str], Any] | None = None, *, runtime: Runtime | None = None,
-             name: str = "choicemaker", where: str = "") -> DispatchResult:
-    """Choose and run the best Option privately, spending at most `epsilon` in total.
+             name: str = "choicemaker", where: str = "", unit: PrivacyUnit | None = None) -> DispatchResult:
+    """Choose and run the best Option privately, spending at most `budget` in total.
 
     Args:
         choicemaker: A `engine.TrainedChoiceMaker`, or a `ChoiceSpec` (choose by priors).
         data: The private input, as the family's Options read it.
-        epsilon: The whole budget (metafeatures plus the chosen Option), a float or a Fraction.
+        budget: The whole budget (metafeatures plus the chosen Option): a `Budget` (pure
+            epsilon) or a `RhoZCDPBudget`; a number (float or Fraction) is a pure epsilon.
         noise, charge, option_noise: For the default `Runtime` (ignored when `runtime` is given).
         runtime: How to charge, measure and run (default: `Runtime(family, noise, charge)`).
         name: The ChoiceMaker's name, for the trace.
         where: Where it was called, for the trace.
+        unit: The privacy unit of the data (default: one row added or removed).
+
+    Raises:
+        UnsupportedUnit, UnsupportedMeasure: The family does not support the data's unit or the
+            budget's measure (before any charge).
+        OverstatedCost: An available Option states a cost above its part (before any charge).
+        ChoiceBudgetError: A charge would exceed the budget (nothing drawn for it).
     """
     family = choicemaker.family
-    total = exact(epsilon)
-    if not (total > 0 and math.isfinite(float(total))):
-        raise ValueError(f"epsilon must be positive and finite, got {epsilon!r}")
+    try:
+        total = as_budget(budget)
+    except ValueError as error:
+        raise ValueError(f"the budget must be positive and finite: {error}") from None
+    if not is_positive(total):
+        raise ValueError(f"the budget must be positive and finite, got {budget!r}")
+    family.check_measure(total)
+    data_unit = family.check_unit(unit)
     runtime = runtime or Runtime(family, noise, charge, option_noise)
     runtime.prepare()  # what could fail after a charge is refused before any (the priors)
     segment = family.segment_of(data)
@@ -209,8 +282,13 @@ def dispatch(choicemaker: Any, data: Any, epsilon: Any, noise: Any = None, charg
     available = {n: o for n, o in choicemaker.options.items() if segment in family.segments(o)}
     if not available:
         raise ValueError(f"{name} has no option for {family.segment_label(segment)} inputs")
+    share = choicemaker.metafeature_share(segment)
+    option_part = plan_budget(list(metafeatures), total, share)["option"]
+    for option_name, candidate in available.items():  # every Option states its cost before any charge
+        if not runtime.charges_itself(candidate):
+            checked_cost(family.planned_cost(candidate, option_part), option_part, f"option {option_name}")
     guard = BudgetGuard(total, runtime.charge)
-    measured = measure_features(family, metafeatures, data, total, choicemaker.metafeature_share(segment),
+    measured = measure_features(family, metafeatures, data, total, share,
                                 runtime.noise, guard.charge, runtime.measure, runtime.charges_itself)
     priors = runtime.priors(measured.features)
     if trained:
@@ -224,19 +302,22 @@ def dispatch(choicemaker: Any, data: Any, epsilon: Any, noise: Any = None, charg
             raise ValueError(f"{name} has no prediction for any of its options")
         choice = ranked[0][1]
     option = available[choice]
-    option_epsilon = measured.option_epsilon
+    option_part = measured.option_budget
     if not runtime.charges_itself(option):
-        guard.charge(option_epsilon, f"option {choice}")
-    result = runtime.run(option, data, option_epsilon, measured.features)
+        cost = checked_cost(family.planned_cost(option, option_part), option_part, f"option {choice}")
+        guard.charge(cost, f"option {choice}")
+    result = runtime.run(option, data, option_part, measured.features)
     decision = choicemaker.measuring_decision(segment) if trained else None
     trace = Trace(name, family.name, where, family.segment_label(segment), dict(measured.features),
                   {n: float(predictions[n]) for n in available if n in predictions}, dict(priors), choice,
-                  float(total), float(total - option_epsilon), float(option_epsilon),
-                  tuple((description, float(amount)) for amount, description in guard.records),
-                  tuple(m.name for m in metafeatures if m.cost), decision.sentence() if decision else "")
+                  total, total - option_part, option_part,
+                  tuple((description, amount) for amount, description in guard.records),
+                  tuple(m.name for m in metafeatures if m.cost), decision.sentence() if decision else "",
+                  data_unit.text)
     split = {k: v for k, v in measured.budget_split.items() if k != "option"}
-    split[f"option {choice}"] = option_epsilon
-    return DispatchResult(result, choice, dict(measured.features), predictions, split, trace)
+    split[f"option {choice}"] = option_part
+    costs = {description: amount for amount, description in guard.records}
+    return DispatchResult(result, choice, dict(measured.features), predictions, split, trace, costs)
 
 
 def explain(traces: list[Mapping[str, Any]], name: str = "the ChoiceMaker") -> str:
@@ -264,6 +345,10 @@ def explain(traces: list[Mapping[str, Any]], name: str = "the ChoiceMaker") -> s
                                        subsequent_indent=" " * 24))
         predicted = sorted(dict(get("predicted_error")).items(), key=lambda kv: kv[1])
         lines.append("  predicted error:      " + ", ".join(f"{k}={v:.4g}" for k, v in predicted))
-        lines.append(f"  budget: epsilon {get('epsilon'):.6g} = {get('metafeature_epsilon'):.6g} on metafeatures "
-                     f"+ {get('option_epsilon'):.6g} on {get('choice')}")
+        if get("rho") is not None:
+            lines.append(f"  budget: rho {get('rho'):.6g} = {get('metafeature_rho'):.6g} on metafeatures "
+                         f"+ {get('option_rho'):.6g} on {get('choice')} (run at epsilon {get('option_epsilon'):.6g})")
+        else:
+            lines.append(f"  budget: epsilon {get('epsilon'):.6g} = {get('metafeature_epsilon'):.6g} on metafeatures "
+                         f"+ {get('option_epsilon'):.6g} on {get('choice')}")
     return "\n".join(lines)

@@ -5,8 +5,12 @@ seeded instance drawn from the piece (`Family.instances`), and for each mode of 
   1. the metafeatures are measured WITH simulated noise at the budget they get at run time, by
      the code path of `dispatch` (`measurement.measure_features`); mode "public" measures only
      the free metafeatures and gives the Option the whole budget;
-  2. every Option runs with the budget left for it (`Family.run_option`) and is scored by the
-     family's error measure (`Family.error`).
+  2. every Option runs with the budget left for it (`Family.run_option`, given its typed part
+     of the plan) and is scored by the family's error measure (`Family.error`).
+The instances' budgets are the family's grid of pure epsilons; the table keeps the float
+`option_epsilon` column it always had (the pure epsilon the Options ran at) and adds `measure`,
+the measure of the instance's budget ("pure"). Pieces cached before the column existed are
+pure ones and read as such (`with_measure`), so cached experience stays usable.
 Everything here runs on public data with the family's seeded simulation noise, never on
 private data and never with a secure noise source.
 
@@ -27,9 +31,9 @@ from typing import Any, Callable
 
 import pandas as pd
 
-from jostle.choicemaker.family import Family, fingerprint, stable_seed
+from jostle.choicemaker.budgets import PURE, measure_of
+from jostle.choicemaker.family import Family, fingerprint, run_epsilon, stable_seed
 from jostle.choicemaker.measurement import measure_features
-from jostle.privacy.budget import floor_float
 
 EXPERIENCE_VERSION = "3"
 FEATURE_PREFIX = "mf_"
@@ -64,15 +68,16 @@ def run_piece(family: Family, task: Any, piece: Any, options: list[Any], metafea
             features = list(metafeatures) if mode == "measured" else free
             share = mf_share if mode == "measured" and any(m.cost for m in features) else 0.0
             prefix = (*instance.seed_parts, mode) if len(family.modes) > 1 else tuple(instance.seed_parts)
-            measured = measure_features(family, features, instance.data, instance.epsilon, share,
+            measured = measure_features(family, features, instance.data, instance.budget, share,
                                         family.simulation_noise(stable_seed(*prefix, "features")))
-            option_epsilon = floor_float(measured.option_epsilon)
-            common = {**instance.columns, "mode": mode, "option_epsilon": option_epsilon}
+            option_budget = measured.option_budget
+            common = {**instance.columns, "mode": mode, "option_epsilon": run_epsilon(option_budget),
+                      "measure": measure_of(instance.budget)}
             common.update({FEATURE_PREFIX + k: v for k, v in measured.features.items()})
             for option in options:
                 noise = family.simulation_noise(stable_seed(*prefix, option.name))
                 start = time.perf_counter()
-                result = family.run(option, instance.data, option_epsilon, noise, measured.features)
+                result = family.run(option, instance.data, option_budget, noise, measured.features)
                 seconds = time.perf_counter() - start
                 rows.append({**common, "option": option.name, "error": float(family.error(instance, result)),
                              "seconds": seconds, "failed": bool(family.failed(result))})
@@ -100,7 +105,7 @@ def experience_table(family: Family, options: list[Any], metafeatures: list[Any]
 
     Returns:
         One row per (instance, mode, Option) with the instance's columns, mode,
-        option_epsilon, mf_<feature> for every measured metafeature (NaN where a mode does not
+        option_epsilon, measure, mf_<feature> for every measured metafeature (NaN where a mode does not
         measure it), option, error, seconds and failed.
     """
     folder = (Path(cache_dir) if cache_dir is not None else default_cache_dir()) / "experience" / family.name
@@ -117,7 +122,7 @@ def experience_table(family: Family, options: list[Any], metafeatures: list[Any]
             key = digest([*common, task.content_hash(), label])
             path = folder / f"{key}.pkl"
             if path.exists():
-                pieces.append(pd.read_pickle(path))
+                pieces.append(with_measure(pd.read_pickle(path)))
                 RUN_STATS["pieces_loaded"] += 1
             else:
                 todo.append((path, task, piece, piece_options))
@@ -155,6 +160,14 @@ def experience_table(family: Family, options: list[Any], metafeatures: list[Any]
     keys = [c for c in (*family.config_columns, family.segment_column, "rep", "mode", "option")
             if c is not None and c in table.columns]
     return table.sort_values(keys, kind="stable").reset_index(drop=True)
+
+
+def with_measure(piece: pd.DataFrame) -> pd.DataFrame:
+    """A cached piece with its `measure` column: pieces written before the column existed were
+    all run with pure epsilons."""
+    if "measure" not in piece.columns and len(piece):
+        piece = piece.assign(measure=PURE)
+    return piece
 
 
 def experience_digest(table: pd.DataFrame) -> str:

@@ -5,15 +5,23 @@ classification trees learned from a table; later rule lists, ILP, redescriptions
 together with the Options that solve it. The engine (`experience`, `model`, `engine`,
 `dispatch`) is written once and reads a family only through this interface:
 
-  * what an Option consumes and produces: `run_option(option, data, epsilon, noise, released)`
-    runs one Option privately on the family's input (`data`) and returns its result;
+  * what an Option consumes and produces: `run_option(option, data, budget, noise, released)`
+    runs one Option privately on the family's input (`data`) with a typed budget (a pure
+    epsilon `Budget` or a `RhoZCDPBudget`, `jostle.choicemaker.budgets`) and returns its result;
+  * what an Option costs: `planned_cost(option, budget)`, what it will charge when given
+    `budget` (default: the Option's own `planned_cost(budget)`, else `budgets.pure_cost`: its
+    mechanisms are pure-epsilon ones run at the epsilon that fits in the budget); the engine
+    checks it against the plan before anything is charged;
+  * which privacy units and measures it supports: `units` (kinds of
+    `jostle.privacy.units.PrivacyUnit`) and `measures` ("pure", "zcdp"); a call under another
+    is refused before any charge (`check_unit`, `check_measure`);
   * its error measure: `error(instance, result)` scores a result on a public training instance
     (lower is better; `error_name` says what it is);
   * its public training tasks: `default_corpus()`, `pieces(task, grid)` (the cache units) and
     `instances(task, piece, grid)` (seeded public inputs drawn from a task);
   * its metafeatures: `metafeatures()` (public ones and noisy ones; noisy ones sharing one
     release name a `release` and are charged once), `default_metafeatures`, and
-    `context(data, option_epsilon, total_epsilon)`, the public facts a metafeature may read;
+    `context(data, option_budget, total_budget)`, the public facts a metafeature may read;
   * its Options: `options()` and `segments(option)` / `segment_of(data)` (histograms keep one
     meta-model per dimensionality, other families one for all inputs);
   * how measuring is judged worth its budget (`payoff_rule`, see `engine`);
@@ -24,9 +32,11 @@ Families are discovered, not registered (`families.discover`): every package und
 live in its `language` module, which the language layer imports by name.
 
 Every part states its cost before anything runs: the plan (`measurement.plan_budget`) gives
-each noisy metafeature unit and the chosen Option an exact epsilon, and a family's Option run with
-budget e is e-DP (its privacy map is the identity, as in OpenDP's measurements), so the engine
-charges e before it runs and the dispatch's charges equal the plan, exactly.
+each noisy metafeature unit and the chosen Option an exact part of the call's budget, in its
+measure; each part states what it will charge for it (its planned cost: for a pure part e, e
+itself, since an Option run with budget e is e-DP and its privacy map is the identity, as in
+OpenDP's measurements; for a rho part r, the pure epsilon within r), the engine checks that cost
+against the part before the charge, and the dispatch's charges are the planned costs, exactly.
 """
 
 from __future__ import annotations
@@ -38,12 +48,31 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any, Hashable, Iterable, Mapping, Protocol, Sequence, runtime_checkable
 
+from jostle.choicemaker.budgets import as_budget, measure_of, pure_cost, pure_epsilon_within
+from jostle.privacy.budget import floor_float
+from jostle.privacy.measures import AnyBudget
+from jostle.privacy.units import ROW, PrivacyUnit
+
+
+class UnsupportedUnit(ValueError):
+    """A call on data under a privacy unit its family does not support (nothing was charged)."""
+
+
+class UnsupportedMeasure(ValueError):
+    """A call with a budget in a measure its family does not support (nothing was charged)."""
+
+
+class OverstatedCost(ValueError):
+    """An Option's or metafeature's planned cost exceeds its part of the plan (nothing was charged)."""
+
 
 @runtime_checkable
 class Option(Protocol):
     """An algorithm the ChoiceMaker may choose: a name and a fingerprint (for the cache).
 
-    The family's `run_option` knows how to run it.
+    The family's `run_option` knows how to run it. An Option may state its cost,
+    `planned_cost(budget) -> AnyBudget` (what it charges when given `budget`); without one the
+    family's `planned_cost` applies.
     """
 
     name: str
@@ -78,7 +107,8 @@ class Instance:
         columns: Experience-table columns identifying it (the family's `config_columns`,
             its `segment_column`, and `rep`).
         data: The input the Options and metafeatures read (public).
-        epsilon: The whole budget of the simulated ChoiceMaker call.
+        budget: The whole budget of the simulated ChoiceMaker call (a number is read as a pure
+            epsilon, `budgets.as_budget`).
         seed_parts: Text parts of the seeds of its noise (the engine appends the mode and
             "features" or the Option's name), so a rerun draws the same noise.
         evaluation: What `error` scores a result against (e.g. the workload, the test rows).
@@ -86,9 +116,17 @@ class Instance:
 
     columns: Mapping[str, Any]
     data: Any
-    epsilon: float
+    budget: AnyBudget
     seed_parts: tuple
     evaluation: Any = None
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "budget", as_budget(self.budget))
+
+    @property
+    def epsilon(self) -> float:
+        """The pure epsilon of the call's budget, as a float (what the grids are stated in)."""
+        return float(pure_epsilon_within(self.budget))
 
 
 @dataclass(frozen=True)
@@ -96,19 +134,40 @@ class MetafeatureContext:
     """Public facts a metafeature may read during one measurement.
 
     Attributes:
-        epsilon: The budget the chosen Option will run with (public).
-        total_epsilon: The whole budget of the ChoiceMaker call (public).
+        budget: The part of the budget the chosen Option will run with (public; a number is
+            read as a pure epsilon).
+        total_budget: The whole budget of the ChoiceMaker call (public).
         released: Metafeatures released earlier in the same call (post-processing may use them).
         releases: Shared releases made during this measurement (release key -> noisy values);
             each is released once and charged once; a fresh context starts empty.
         facts: Family-specific public facts (e.g. the histogram's domain shape).
     """
 
-    epsilon: float
-    total_epsilon: float = 0.0
+    budget: AnyBudget
+    total_budget: AnyBudget = 0
     released: dict = field(default_factory=dict, compare=False, repr=False)
     releases: dict = field(default_factory=dict, compare=False, repr=False)
     facts: Mapping[str, Any] = field(default_factory=dict, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "budget", as_budget(self.budget))
+        object.__setattr__(self, "total_budget", as_budget(self.total_budget))
+
+    @property
+    def epsilon(self) -> float:
+        """The pure epsilon the chosen Option runs at (the largest float not above it): what the
+        `epsilon` metafeature reports, in every measure, so a meta-model trained on epsilons reads it."""
+        return floor_float(pure_epsilon_within(self.budget))
+
+    @property
+    def total_epsilon(self) -> float:
+        """The pure epsilon of the whole call's budget, as the nearest float."""
+        return float(pure_epsilon_within(self.total_budget))
+
+    @property
+    def measure(self) -> str:
+        """The measure of the call's budget ("pure", "zcdp")."""
+        return measure_of(self.total_budget)
 
     @property
     def domain_shape(self) -> tuple[int, ...]:
@@ -134,6 +193,10 @@ class Family(ABC):
         language_module: The module holding the family's language values.
         seconds_per_piece: Rough time of one experience piece on one core, to tell a user how
             long training will take.
+        units: The kinds of privacy unit ("row", "entity", "replace_one") whose data it may
+            learn from; a call on data under another unit is refused before any charge.
+        measures: The budget measures it may be given ("pure", "zcdp"); its mechanisms are
+            pure-epsilon ones, run at the epsilon within a rho (`budgets.pure_epsilon_within`).
     """
 
     name: str = ""
@@ -146,6 +209,51 @@ class Family(ABC):
     default_metafeatures: tuple[str, ...] = ()
     language_module: str = ""
     seconds_per_piece: float = 5.0  # rough time of one experience piece on one core (for messages)
+    units: tuple[str, ...] = (ROW.kind,)
+    measures: tuple[str, ...] = ("pure", "zcdp")
+
+    # ------------------------------------------------------------------ units, measures and costs
+    def supports_unit(self, unit: PrivacyUnit) -> bool:
+        """Whether the family may learn from data under `unit` (matched by kind)."""
+        return unit.kind in self.units
+
+    def check_unit(self, unit: PrivacyUnit | None) -> PrivacyUnit:
+        """`unit` (default: row) if the family supports it.
+
+        Raises:
+            UnsupportedUnit: It does not (called before anything is charged).
+        """
+        unit = ROW if unit is None else unit
+        if not self.supports_unit(unit):
+            raise UnsupportedUnit(
+                f"the {self.name} family does not learn from data whose privacy unit is {unit} "
+                f"({unit.describe()}); it supports {', '.join(self.units)}")
+        return unit
+
+    def check_measure(self, budget: AnyBudget) -> AnyBudget:
+        """`budget` if its measure is one the family supports.
+
+        Raises:
+            UnsupportedMeasure: It is not (called before anything is charged).
+        """
+        measure = measure_of(budget)
+        if measure not in self.measures:
+            raise UnsupportedMeasure(
+                f"the {self.name} family cannot run with a {measure} budget ({budget}); it takes "
+                f"{' or '.join(self.measures)} budgets (a pure epsilon, or a rho in a zCDP program)")
+        return budget
+
+    def planned_cost(self, option: Any, budget: AnyBudget) -> AnyBudget:
+        """What `option` charges when given `budget` (its own `planned_cost` if it states one;
+        otherwise the pure epsilon within the budget, `budgets.pure_cost`)."""
+        own = getattr(option, "planned_cost", None)
+        return own(budget) if callable(own) else pure_cost(budget)
+
+    def metafeature_cost(self, metafeature: Any, budget: AnyBudget) -> AnyBudget:
+        """What a noisy metafeature (or the shared release it post-processes) charges for its
+        part: its own `planned_cost` if it states one, else the pure epsilon within the part."""
+        own = getattr(metafeature, "planned_cost", None)
+        return own(budget) if callable(own) else pure_cost(budget)
 
     # ------------------------------------------------------------------ Options and metafeatures
     @abstractmethod
@@ -195,28 +303,30 @@ class Family(ABC):
 
     # ------------------------------------------------------------------ running and scoring
     @abstractmethod
-    def context(self, data: Any, option_epsilon: float, total_epsilon: float) -> MetafeatureContext:
+    def context(self, data: Any, option_budget: AnyBudget, total_budget: AnyBudget) -> MetafeatureContext:
         """The public facts the metafeatures of one measurement read."""
 
-    def run(self, option: Any, data: Any, epsilon: float, noise: Any, released: Mapping[str, float]) -> Any:
+    def run(self, option: Any, data: Any, budget: AnyBudget, noise: Any, released: Mapping[str, float]) -> Any:
         """Run any Option of the family (what the engine calls): a built-in one through
         `run_option`; one written in Jostle (it has `run_in_language`) in a scratch interpreter
         on the family's language values of `data` (`<family>.language.training_arguments`)."""
+        budget = as_budget(budget)
         runner = getattr(option, "run_in_language", None)
         if runner is not None:
-            return runner(self, data, epsilon, noise)
-        return self.run_option(option, data, epsilon, noise, released)
+            return runner(self, data, budget, noise)
+        return self.run_option(option, data, budget, noise, released)
 
     def metafeature_input(self, data: Any) -> Any:
         """What the metafeatures read of an input (default: the input itself)."""
         return data
 
     @abstractmethod
-    def run_option(self, option: Any, data: Any, epsilon: float, noise: Any,
+    def run_option(self, option: Any, data: Any, budget: AnyBudget, noise: Any,
                    released: Mapping[str, float]) -> Any:
-        """Run `option` on `data` with `epsilon` (already charged by the caller).
+        """Run `option` on `data` with `budget` (its planned cost already charged by the caller).
 
-        `released` holds the metafeatures released in the same call; an Option may reuse them
+        A family whose mechanisms are pure-epsilon ones runs at `run_epsilon(budget)`, the
+        largest float not above the pure epsilon within the budget. `released` holds the metafeatures released in the same call; an Option may reuse them
         (post-processing). The result is the family's release (an estimate, a model).
         """
 
@@ -251,6 +361,13 @@ class Family(ABC):
     def fingerprint(self) -> str:
         """Identity of the family's code for caches and shipped models (default: its source)."""
         return f"{self.name}|{source_digest(type(self))}"
+
+
+def run_epsilon(budget: Any) -> float:
+    """The float a pure-epsilon mechanism given `budget` computes with: the largest float not
+    above the exact pure epsilon within it (`budgets.pure_epsilon_within`), never more than its
+    planned cost (`budgets.pure_cost`) charged."""
+    return floor_float(pure_epsilon_within(as_budget(budget)))
 
 
 def fingerprint(obj: Any) -> str:

@@ -4,15 +4,18 @@
 `dispatch` (private data): training therefore sees metafeatures with the noise they will have
 at run time.
 
-The plan (`plan_budget`). A call with budget E and metafeature share s has k noisy budget
-units: a noisy metafeature on its own, or one shared release that several metafeatures
-post-process (`budget_unit`). Each unit gets s * E / k and the Option gets E minus the units.
-The parts are exact rationals, so they add up to E exactly and the last charge never fails on
-rounding; the float a metafeature or an algorithm computes with is the largest float not above
-its part (`floor_float`), never more than was charged. With no noisy metafeature the Option
-gets all of E. Privacy: sequential composition of the k unit releases and the Option's run
-(each charged before its noise is drawn) gives E; everything derived from released values
-(derived metafeatures, the choice) is post-processing.
+The plan (`plan_budget`). A call with budget E (a pure epsilon or a rho, `budgets`) and
+metafeature share s has k noisy budget units: a noisy metafeature on its own, or one shared
+release that several metafeatures post-process (`budget_unit`). Each unit gets s * E / k and the
+Option gets E minus the units, in E's measure. The parts are exact rationals, so they add up to E
+exactly and the last charge never fails on rounding. Each unit is charged its planned cost
+(`Family.metafeature_cost`: the pure epsilon within its part), checked against its part first;
+the float a metafeature computes with is the largest float not above that epsilon
+(`floor_float`), never more than was charged. With no noisy metafeature the Option gets all of
+E. Privacy: sequential composition of the k unit releases and the Option's run (each charged
+before its noise is drawn, each cost within its part: epsilons add; rhos add, Bun and Steinke
+2016, Lemma 2.3, a pure epsilon e costing e^2 / 2) gives at most E; everything derived from
+released values (derived metafeatures, the choice) is post-processing.
 """
 
 from __future__ import annotations
@@ -21,10 +24,12 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any, Callable, Mapping
 
-from jostle.choicemaker.family import exact, exact_share
+from jostle.choicemaker.budgets import as_budget, in_measure, pure_epsilon_within, scaled
+from jostle.choicemaker.family import OverstatedCost, exact_share
 from jostle.privacy.budget import floor_float
+from jostle.privacy.measures import AnyBudget, zero_like
 
-ChargeFunction = Callable[[Fraction, str], None]
+ChargeFunction = Callable[[AnyBudget, str], None]
 
 
 def budget_unit(metafeature: Any) -> str:
@@ -32,26 +37,45 @@ def budget_unit(metafeature: Any) -> str:
     return getattr(metafeature, "release", "") or metafeature.name
 
 
-def plan_budget(metafeatures: list[Any], epsilon: Any, mf_share: Any) -> dict[str, Fraction]:
-    """Exact epsilon per noisy budget unit ("metafeature <unit>") and for the Option ("option").
+def plan_budget(metafeatures: list[Any], budget: Any, mf_share: Any) -> dict[str, AnyBudget]:
+    """The exact part of the budget of each noisy budget unit ("metafeature <unit>") and of the
+    Option ("option"), in the budget's measure.
 
     Args:
         metafeatures: The metafeatures to measure (only noisy ones get budget).
-        epsilon: The whole budget E (a float converts exactly).
+        budget: The whole budget E (a `Budget` or `RhoZCDPBudget`; a number is a pure epsilon,
+            a float converted exactly).
         mf_share: The share s of E for the metafeatures, 0 <= s < 1.
     """
-    epsilon, share = exact(epsilon), exact_share(mf_share)
+    budget, share = as_budget(budget), exact_share(mf_share)
     if not 0 <= share < 1:
         raise ValueError(f"the metafeature share must be in [0, 1), got {float(share)}")
     units = list(dict.fromkeys(budget_unit(m) for m in metafeatures if m.cost))
     if not units:
-        return {"option": epsilon}
+        return {"option": budget}
     if share == 0:
         raise ValueError("noisy metafeatures need a positive share of the budget")
-    per_unit = epsilon * share / len(units)
-    plan = {f"metafeature {unit}": per_unit for unit in units}
-    plan["option"] = epsilon - per_unit * len(units)
+    per_unit = scaled(budget, share / len(units))
+    plan: dict[str, AnyBudget] = {f"metafeature {unit}": per_unit for unit in units}
+    plan["option"] = budget - scaled(per_unit, Fraction(len(units)))
     return plan
+
+
+def checked_cost(cost: AnyBudget, part: AnyBudget, description: str) -> AnyBudget:
+    """`cost` if, in `part`'s measure, it fits in `part` (what a part states it will charge,
+    checked before the charge).
+
+    Raises:
+        OverstatedCost: It does not fit, or has no conversion into the part's measure.
+    """
+    try:
+        converted = in_measure(cost, part)
+    except ValueError as error:  # MeasureMismatch: no sound conversion
+        raise OverstatedCost(f"{description} states a cost of {cost}, which cannot be counted in a "
+                             f"{part} part: {error}") from None
+    if not part.covers(converted):
+        raise OverstatedCost(f"{description} states a cost of {cost} ({converted}), more than its part {part}")
+    return cost
 
 
 @dataclass(frozen=True)
@@ -60,21 +84,27 @@ class FeatureMeasurement:
 
     Attributes:
         features: Name -> released value of every metafeature measured.
-        plan: Description -> exact epsilon of every unit, plus "option" for the rest.
-        charged: Description -> exact epsilon actually charged (the noisy units, once each).
+        plan: Description -> exact part of the budget of every unit, plus "option" for the rest.
+        charged: Description -> planned cost actually charged (the noisy units, once each).
     """
 
     features: dict[str, float]
-    plan: dict[str, Fraction]
-    charged: dict[str, Fraction]
+    plan: dict[str, AnyBudget]
+    charged: dict[str, AnyBudget]
 
     @property
-    def option_epsilon(self) -> Fraction:
+    def option_budget(self) -> AnyBudget:
+        """The Option's part of the plan."""
         return self.plan["option"]
 
     @property
-    def budget_split(self) -> dict[str, Fraction]:
-        """The plan: description -> exact epsilon (the parts add up to the call's epsilon)."""
+    def option_epsilon(self) -> Fraction:
+        """The exact pure epsilon the Option runs at within its part."""
+        return pure_epsilon_within(self.plan["option"])
+
+    @property
+    def budget_split(self) -> dict[str, AnyBudget]:
+        """The plan: description -> exact part (the parts add up to the call's budget)."""
         return dict(self.plan)
 
 
@@ -89,13 +119,14 @@ def check_order(metafeatures: list[Any]) -> None:
             raise ValueError(f"metafeature {feature.name!r} post-processes {missing}: list them before it")
 
 
-def default_measure(metafeature: Any, data: Any, amount: Fraction, noise: Any, context: Any) -> float:
-    """Measure with the largest float not above the unit's exact budget (0 for free ones)."""
-    epsilon = floor_float(amount) if amount > 0 else 0.0
-    return float(metafeature.measure(data, epsilon, noise, context))
+def default_measure(metafeature: Any, data: Any, amount: AnyBudget, noise: Any, context: Any) -> float:
+    """Measure with the largest float not above the pure epsilon within the unit's part (0 for
+    free ones)."""
+    epsilon = pure_epsilon_within(as_budget(amount))
+    return float(metafeature.measure(data, floor_float(epsilon) if epsilon > 0 else 0.0, noise, context))
 
 
-def measure_features(family: Any, metafeatures: list[Any], data: Any, epsilon: Any, mf_share: Any,
+def measure_features(family: Any, metafeatures: list[Any], data: Any, budget: Any, mf_share: Any,
                      noise: Any, charge: ChargeFunction | None = None,
                      measure: Callable[..., float] = default_measure,
                      charges_itself: Callable[[Any], bool] = lambda part: False) -> FeatureMeasurement:
@@ -105,31 +136,33 @@ def measure_features(family: Any, metafeatures: list[Any], data: Any, epsilon: A
         family: The learner family (gives the metafeatures' public context).
         metafeatures: Metafeature-like objects, distinct names, derived ones after their sources.
         data: The family's input.
-        epsilon: The whole budget of the ChoiceMaker call.
-        mf_share: Share of epsilon for the noisy metafeatures.
+        budget: The whole budget of the ChoiceMaker call (a number is a pure epsilon).
+        mf_share: Share of the budget for the noisy metafeatures.
         noise: Source of randomness.
-        charge: charge(exact epsilon, description), called before a unit's first measurement.
-        measure: measure(metafeature, data, exact amount, noise, context) -> value (the language
+        charge: charge(planned cost, description), called before a unit's first measurement
+            (the cost is checked against the unit's part first, `checked_cost`).
+        measure: measure(metafeature, data, part, noise, context) -> value (the language
             passes one that runs Jostle-defined metafeatures in the interpreter).
         charges_itself: Whether a part charges its own releases within its amount (a Jostle-
             defined metafeature's `{{ }}` do); such a unit is not charged here.
     """
     check_order(metafeatures)
-    plan = plan_budget(list(metafeatures), epsilon, mf_share)
-    option_epsilon = plan["option"]
-    context = family.context(data, floor_float(option_epsilon), float(exact(epsilon)))
+    budget = as_budget(budget)
+    plan = plan_budget(list(metafeatures), budget, mf_share)
+    context = family.context(data, plan["option"], budget)
     data = family.metafeature_input(data)
     features: dict[str, float] = {}
-    charged: dict[str, Fraction] = {}
+    charged: dict[str, AnyBudget] = {}
     for feature in metafeatures:
-        amount = Fraction(0)
+        amount = zero_like(budget)
         if feature.cost:
             unit = f"metafeature {budget_unit(feature)}"
             amount = plan[unit]
             if unit not in charged and not charges_itself(feature):
+                cost = checked_cost(family.metafeature_cost(feature, amount), amount, unit)
                 if charge is not None:
-                    charge(amount, unit)
-                charged[unit] = amount
+                    charge(cost, unit)
+                charged[unit] = cost
         features[feature.name] = float(measure(feature, data, amount, noise, context))
         context.released[feature.name] = features[feature.name]
     return FeatureMeasurement(features, plan, charged)

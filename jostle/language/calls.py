@@ -1,4 +1,5 @@
-"""Argument checks shared by the built-ins of every family: keywords and the budget of a call.
+"""Argument checks shared by the built-ins of every family: keywords, the budget of a call, and
+the privacy unit and stability of the data a learner reads.
 
 A learner family's language module (`jostle.learners.<family>.language`) may use these, the
 value types (`jostle.language.values`) and `refuse` (`jostle.language.sensitivity`), and nothing
@@ -16,20 +17,31 @@ from jostle.diagnostics.errors import JostleRuntimeError
 from jostle.diagnostics.source import Span
 from jostle.language.sensitivity import refuse
 from jostle.language.values import is_private, type_name
-from jostle.privacy.budget import Budget
+from jostle.privacy.measures import AnyBudget, PureDPBudget, RhoZCDPBudget
+from jostle.privacy.units import ROW, PrivacyUnit
+
+BUDGET_KEYWORDS = ("epsilon", "rho")
 
 
-def budget_of(interp: Any, kwargs: dict[str, Any], span: Span, who: str) -> Budget:
-    """The budget a call spends: its `epsilon=` keyword, else what a `{{ }}` would get here."""
-    if "epsilon" in kwargs:
-        value = kwargs["epsilon"]
+def budget_of(interp: Any, kwargs: dict[str, Any], span: Span, who: str) -> AnyBudget:
+    """The typed budget a call spends: its `epsilon=` keyword (a pure `Budget`) or `rho=` keyword
+    (a `RhoZCDPBudget`), else what a `{{ }}` would get here (`BudgetContext.per_release`: a pure
+    epsilon in a DP program, a rho in a zCDP one). Checked before anything is charged."""
+    given = [key for key in BUDGET_KEYWORDS if key in kwargs]
+    if len(given) > 1:
+        raise JostleRuntimeError(f"{who} takes epsilon= or rho=, not both", span,
+                                 "a call spends one budget: a pure epsilon, or a rho in a zCDP program")
+    if given:
+        key = given[0]
+        value = kwargs[key]
         if is_private(value):
             raise refuse("a budget must be public", value, span)
         if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
-            raise JostleRuntimeError(f"epsilon must be a number, got a {type_name(value)}", span)
-        budget = Budget.of(float(value))
-        if budget.epsilon <= 0:
-            raise JostleRuntimeError("epsilon must be greater than 0", span)
+            raise JostleRuntimeError(f"{key} must be a number, got a {type_name(value)}", span)
+        number = float(value) if isinstance(value, (float, np.floating)) else int(value)
+        budget: AnyBudget = PureDPBudget(number) if key == "epsilon" else RhoZCDPBudget.of(number)
+        if budget.is_zero():
+            raise JostleRuntimeError(f"{key} must be greater than 0", span)
         return budget
     context = interp.accountant.innermost
     if context is None:
@@ -39,7 +51,55 @@ def budget_of(interp: Any, kwargs: dict[str, Any], span: Span, who: str) -> Budg
     return context.per_release
 
 
-def check_keywords(kwargs: dict[str, Any], span: Span, who: str, allowed: tuple[str, ...] = ("epsilon",)) -> None:
+def unit_of(value: Any) -> PrivacyUnit:
+    """The privacy unit of the data behind a value: a table's `unit`, else its data node's
+    (`DataNode.privacy_unit`), else one row (a public fact set by the curator at bind time)."""
+    unit = getattr(value, "unit", None)
+    if isinstance(unit, PrivacyUnit):
+        return unit
+    node = getattr(value, "node", None)
+    unit = getattr(node, "privacy_unit", None) if node is not None else None
+    return unit if isinstance(unit, PrivacyUnit) else ROW
+
+
+def check_unit(value: Any, units: tuple[str, ...], span: Span, who: str, family: str) -> PrivacyUnit:
+    """The privacy unit of `value`'s data, refused (before any charge) unless its kind is one of
+    `units` (what the family declares). The unit is a public fact set by the curator at bind time."""
+    unit = unit_of(value)
+    if unit.kind not in units:
+        name = getattr(value, "name", None)
+        raise JostleRuntimeError(
+            f"{who} cannot learn from {f'table {name!r}' if isinstance(name, str) else 'this data'}: its privacy "
+            f"unit is {unit} ({unit.describe()}), and the {family} family supports {', '.join(units)}", span,
+            "bind the data under a unit the family supports (e.g. unit=\"row\"); nothing was spent")
+    return unit
+
+
+def check_learnable(table: Any, units: tuple[str, ...], span: Span, who: str, family: str) -> PrivacyUnit:
+    """Refuse, before any charge, a private table a learner that does not scale its noise to the
+    table's stability cannot learn from: one whose privacy unit's kind is not in `units`, or
+    whose stability is above 1 or unbounded (None). Unit and stability are public facts of the
+    table (set at bind time and by the program's operations), never read from its rows, so the
+    refusal is the same on neighbouring data. Returns the table's unit.
+    """
+    unit = check_unit(table, units, span, who, family)
+    stability = getattr(table, "stability", 1)
+    if stability is None or stability > 1:
+        bound = "unbounded" if stability is None else str(stability)
+        raise JostleRuntimeError(
+            f"{who} cannot learn from table '{getattr(table, 'name', '?')}': one individual may change "
+            f"{'any number of' if stability is None else stability} of its rows (stability {bound}, "
+            f"privacy unit {unit}), and the {family} learners' privacy argument holds for one row", span,
+            "bound the rows per individual to one first, e.g. t.bound_per_key(1); nothing was spent")
+    return unit
+
+
+def unit_text(value: Any) -> str:
+    """The unit of a value's data as the ledger writes it (row, entity:KEY, replace_one)."""
+    return unit_of(value).text
+
+
+def check_keywords(kwargs: dict[str, Any], span: Span, who: str, allowed: tuple[str, ...] = BUDGET_KEYWORDS) -> None:
     for key in kwargs:
         if key not in allowed:
             raise JostleRuntimeError(f"{who} has no keyword argument '{key}'", span, f"its keywords are {list(allowed)}")
@@ -52,13 +112,14 @@ class ChoiceCall:
     Attributes:
         data: The engine's input (None for a public call).
         node: The data node the charges go to.
+        unit: The privacy unit of the data (checked against the family's units by the dispatch).
         private: Whether the input is private (a public call is answered exactly, for free).
         public_result: The answer to a public call.
-        measure_builtin: measure(engine metafeature, exact amount, noise, context) -> value, for
-            built-in metafeatures (the amount is charged already).
-        run_builtin: run(language option, exact amount, released metafeatures) -> result, for
-            built-in options (the amount is charged already).
-        wrap: wrap(result, choice, epsilon) turns the chosen Option's result into a language value.
+        measure_builtin: measure(engine metafeature, exact epsilon, noise, context) -> value, for
+            built-in metafeatures (the pure epsilon within the unit's part, charged already).
+        run_builtin: run(language option, part, released metafeatures) -> result, for built-in
+            options (the part's planned cost is charged already).
+        wrap: wrap(result, choice, budget) turns the chosen Option's result into a language value.
         segment_hint: How to fix a ChoiceMaker not trained for this input's segment.
     """
 
@@ -68,5 +129,6 @@ class ChoiceCall:
     public_result: Any = None
     measure_builtin: Callable[..., float] | None = None
     run_builtin: Callable[..., Any] | None = None
-    wrap: Callable[..., Any] = field(default=lambda result, choice, epsilon: result)
+    wrap: Callable[..., Any] = field(default=lambda result, choice, budget: result)
     segment_hint: str = ""
+    unit: PrivacyUnit = ROW

@@ -13,12 +13,17 @@ own language values are in `jostle.learners.<family>.language`):
     family its options belong to. Calling it goes through the engine's one dispatch
     (`jostle.choicemaker.dispatch.dispatch`) with a `LanguageRuntime`, and records a trace.
 
-Privacy of a dispatch with budget E: the whole E is checked against every open limit before
-anything is measured, so a dispatch that cannot be paid for fails with nothing released; the
-engine's plan then gives each noisy budget unit s*E/k and the chosen option the rest, each
-charged (exactly, as rationals) before its noise is drawn; Jostle-defined parts run under a cap
-of their part and charge their own releases within it. By sequential composition the dispatch
-is E-DP; the choice, the predicted errors and the trace are post-processing of released values.
+Privacy of a dispatch with budget E (typed: a pure epsilon from `epsilon=E` or a DP program's
+`{{ }}` allotment, a rho from `rho=R` or a zCDP program's allotment): the whole E, in the
+session's measure, is checked against every open limit before anything is measured, so a
+dispatch that cannot be paid for fails with nothing released; the family must support the data's
+privacy unit and E's measure (refused before any charge otherwise); the engine's plan then gives
+each noisy budget unit s*E/k and the chosen option the rest, each charged its planned cost (the
+pure epsilon within its part; in a zCDP program the accountant counts it as epsilon^2 / 2, at
+most the part) before its noise is drawn; Jostle-defined parts run under a cap of their part (in
+the session's measure) and charge their own releases within it. By sequential composition the
+dispatch spends at most E; the choice, the predicted errors and the trace are post-processing of
+released values.
 
 Training (the training boundary, `jostle.language.training_boundary`): a ChoiceMaker learns on
 the public corpus by running every option and metafeature there, uncharged, so Jostle-defined
@@ -39,14 +44,17 @@ from typing import Any
 import numpy as np
 
 from jostle.choicemaker import families
+from jostle.choicemaker.budgets import pure_epsilon_within
 from jostle.choicemaker.dispatch import ChoiceSpec, Runtime, dispatch, explain as explain_traces
 from jostle.diagnostics.errors import JostleRuntimeError, PrivacyError
 from jostle.diagnostics.source import Span
 from jostle.language import ast_nodes as A
-from jostle.language.calls import ChoiceCall, budget_of, check_keywords
+from jostle.language.calls import BUDGET_KEYWORDS, ChoiceCall, budget_of, check_keywords
 from jostle.language.sensitivity import refuse
 from jostle.language.values import Closure, CorpusValue, Record, is_private, type_name
 from jostle.privacy.budget import Budget
+from jostle.privacy.conversions import pure_to_rho
+from jostle.privacy.measures import AnyBudget, RhoZCDPBudget
 from jostle.language.training_boundary import (
     _located, _training_private, check_prior, check_public_reads, prior_interpreter, public_closure, public_digest,
     public_value, refuse_release_in_prior, scratch_interpreter,
@@ -121,25 +129,27 @@ class JostleOption:
         budget = budget_of(interp, kwargs, span, who)
         return self.run_with_budget(interp, args, budget, span)
 
-    def run_with_budget(self, interp: Any, args: list[Any], budget: Budget, span: Span) -> Any:
-        """Run the answer body under a cap of `budget` (its `{{ }}` split it)."""
+    def run_with_budget(self, interp: Any, args: list[Any], budget: AnyBudget, span: Span) -> Any:
+        """Run the answer body under a cap of `budget` (its `{{ }}` split it; in the session's
+        measure, `session_cap`)."""
         releases = A.count_releases(self.answer.body if isinstance(self.answer.body, tuple) else ())
-        with interp.accountant.context(budget, f"option {self.name}", span, max(1, releases)):
+        with interp.accountant.context(session_cap(interp, budget), f"option {self.name}", span, max(1, releases)):
             result = interp.call(self.answer, list(args), span)
         if is_private(result):
             raise refuse(f"option {self.name} returned a private value", result, span,
                          "an option's answer must be released inside it, e.g. return {{ x }}")
         return result
 
-    def run_in_language(self, family: Any, data: Any, epsilon: float, noise: Any) -> Any:
+    def run_in_language(self, family: Any, data: Any, budget: AnyBudget, noise: Any) -> Any:
         """Run on a public training input of any family (`Family.run`): always the training copy,
-        in a scratch interpreter, on the family's language values of `data`."""
+        in a scratch interpreter, on the family's language values of `data`, under a cap of
+        `budget` (training budgets are pure epsilons)."""
         language = family_language(family)
         option = self.training_copy()
         scratch = scratch_interpreter(noise, self.interpreter)
         arguments = language.training_arguments(data, scratch)
         with _located(option.answer.span):
-            value = option.run_with_budget(scratch, arguments, Budget.of(epsilon), option.answer.span)
+            value = option.run_with_budget(scratch, arguments, budget, option.answer.span)
         return language.training_result(value, data)
 
 
@@ -155,7 +165,7 @@ class BuiltinMetafeature:
     name: str
     versions: dict[str, Any]  # family name -> the family's metafeature
     privacy = "choice"
-    keywords = ("epsilon",)
+    keywords = BUDGET_KEYWORDS
 
     def version(self, family: str) -> Any:
         return self.versions.get(family)
@@ -227,10 +237,11 @@ class JostleMetafeature:
         """Refuse (located) a read of a private value by the code training would run."""
         check_public_reads(self.training_copy().function, f"metafeature {self.name}")
 
-    def measure_in(self, interp: Any, data: Any, budget: Budget, span: Span) -> float:
+    def measure_in(self, interp: Any, data: Any, budget: AnyBudget, span: Span) -> float:
         body = self.function.body
         releases = A.count_releases(body if isinstance(body, tuple) else body)
-        with interp.accountant.context(budget, f"metafeature {self.name}", span, max(1, releases)):
+        with interp.accountant.context(session_cap(interp, budget), f"metafeature {self.name}", span,
+                                       max(1, releases)):
             value = interp.call(self.function, [data], span)
         if is_private(value):
             raise refuse(f"metafeature {self.name} returned a private value", value, span,
@@ -251,6 +262,17 @@ class JostleMetafeature:
 
 
 # ---------------------------------------------------------------- the ChoiceMaker
+def session_cap(interp: Any, budget: AnyBudget) -> AnyBudget:
+    """A part's budget as a cap in the session's measure, for Jostle-defined parts that charge
+    their own releases within it: as it is, except a pure epsilon e in a zCDP session, which
+    becomes the rho e^2 / 2 (Bun and Steinke 2016, Prop. 1.4: what an e-DP release costs there,
+    so the part can spend no more than its planned cost would have)."""
+    accounting = getattr(interp.accountant, "accounting", None)
+    if accounting is not None and accounting.is_zcdp and isinstance(budget, Budget) and not budget.delta:
+        return RhoZCDPBudget(pure_to_rho(budget.epsilon))
+    return budget
+
+
 def family_language(family: Any) -> Any:
     """The language module of a learner family (`jostle.learners.<family>.language`)."""
     return importlib.import_module(family.language_module)
@@ -271,28 +293,29 @@ class LanguageRuntime(Runtime):
         self.metafeatures = {m.name: m for m in maker.metafeatures}
         self.prior_copies: dict[str, Any] | None = None  # set by `prepare`, before any charge
 
-    def charge(self, amount: Fraction, description: str) -> None:
-        # the ledger's "what": the call, with how its data was made (program text: public)
+    def charge(self, amount: AnyBudget, description: str) -> None:
+        # the ledger's "what": the call, with how its data was made (program text: public);
+        # the cost as the part calibrated it (the accountant converts it into its measure)
         first = self.args[0] if self.args else None
         data = getattr(first, "what", None) or (getattr(first, "name", None) if hasattr(first, "schema") else None)
         what = f"{self.maker.name}({data})" if data else self.maker.name
-        self.interp.accountant.charge(Budget(Fraction(amount)), self.call.node, description, what, self.span)
+        self.interp.accountant.charge(amount, self.call.node, description, what, self.span)
 
     def charges_itself(self, part: Any) -> bool:
         own = self.metafeatures.get(part.name) if hasattr(part, "cost") else self.options.get(part.name)
         return isinstance(own, (JostleOption, JostleMetafeature))
 
-    def measure(self, metafeature: Any, data: Any, amount: Fraction, noise: Any, context: Any) -> float:
+    def measure(self, metafeature: Any, data: Any, amount: AnyBudget, noise: Any, context: Any) -> float:
         own = self.metafeatures.get(metafeature.name)
         if isinstance(own, JostleMetafeature):
-            return own.measure_in(self.interp, self.args[0], Budget(Fraction(amount)), self.span)
-        return self.call.measure_builtin(metafeature, Fraction(amount), noise, context)
+            return own.measure_in(self.interp, self.args[0], amount, self.span)
+        return self.call.measure_builtin(metafeature, pure_epsilon_within(amount), noise, context)
 
-    def run(self, option: Any, data: Any, amount: Fraction, released: Any) -> Any:
+    def run(self, option: Any, data: Any, amount: AnyBudget, released: Any) -> Any:
         own = self.options[option.name]
         if isinstance(own, JostleOption):
-            return own.run_with_budget(self.interp, list(self.args), Budget(Fraction(amount)), self.span)
-        return self.call.run_builtin(own, Fraction(amount), released)
+            return own.run_with_budget(self.interp, list(self.args), amount, self.span)
+        return self.call.run_builtin(own, amount, released)
 
     def prepare(self) -> None:
         # Before anything is charged: the priors as they will run, checked (`check_prior`).
@@ -403,8 +426,15 @@ class ChoiceMaker:
         if not call.private:
             return call.public_result
         budget = budget_of(interp, kwargs, span, who)
-        # Check the whole dispatch against every limit before anything is measured.
-        interp.accountant.check(budget, call.node, span)
+        try:  # the family must serve this unit and measure: refused before anything is charged
+            family.check_unit(call.unit)
+            family.check_measure(budget)
+        except ValueError as error:
+            raise JostleRuntimeError(str(error), span, "nothing was spent; a zCDP program passes a rho "
+                                     "(or a pure epsilon=E, which costs E^2/2)") from None
+        # Check the whole dispatch, in the session's measure, against every limit before anything
+        # is measured (a pure E costs E^2 / 2 in a zCDP session).
+        interp.accountant.check(interp.accountant.accounting.cost(budget, span), call.node, span)
         trained = self.ensure_trained(interp)
         segment = family.segment_of(call.data)
         if trained is not None and segment not in trained.models:
@@ -418,23 +448,28 @@ class ChoiceMaker:
             chooser = trained
         runtime = LanguageRuntime(self, interp, call, list(args), span)
         try:
-            result = dispatch(chooser, call.data, budget.epsilon, runtime=runtime, name=self.name,
-                              where=span.location)
+            result = dispatch(chooser, call.data, budget, runtime=runtime, name=self.name,
+                              where=span.location, unit=call.unit)
         except ValueError as error:  # only raised before anything is drawn (no prediction, no option)
             raise JostleRuntimeError(str(error), span, "give the options predict(F) priors, or train the "
                                      "ChoiceMaker on a corpus") from None
         trace = result.trace
         self.dispatches.append(trace)
+        if isinstance(trace.budget, RhoZCDPBudget):  # a zCDP program's record: rhos, and the Option's epsilon
+            amounts = {"rho": float(trace.budget.rho), "metafeature_rho": float(trace.metafeature_budget.rho),
+                       "option_rho": float(trace.option_budget.rho), "option_epsilon": trace.option_epsilon}
+        else:  # as before budgets were typed
+            amounts = {"epsilon": trace.epsilon, "metafeature_epsilon": trace.metafeature_epsilon,
+                       "option_epsilon": trace.option_epsilon}
         self.traces.append(Record.of({
             "choicemaker": self.name, "where": trace.where,
             "metafeatures": Record.of(dict(trace.metafeatures)),
             "predicted_error": Record.of(dict(trace.predicted_error)),
             "prior": Record.of(dict(trace.prior)),
-            "choice": trace.choice, "epsilon": trace.epsilon,
-            "metafeature_epsilon": trace.metafeature_epsilon, "option_epsilon": trace.option_epsilon,
+            "choice": trace.choice, **amounts,
             "measuring": trace.measuring,
         }))
-        return call.wrap(result.result, result.choice, budget.epsilon)
+        return call.wrap(result.result, result.choice, budget)
 
     def prior_copies(self) -> dict[str, Any]:
         """Each Jostle option's prior as it may run: its public copy, checked now (a release in

@@ -9,6 +9,13 @@ validated beside the "measured" one, and measuring is kept only if it is clearly
 
 When the noisy size was released among the metafeatures, the Option uses it as its row bound
 (`options.row_bound_for`; a released value, reused for free).
+
+Units and measures. The Options are pure-epsilon mechanisms run at the pure epsilon within the
+budget they are given (a rho r in a zCDP program: the largest epsilon with epsilon^2 / 2 <= r).
+Their score's sensitivity is argued for neighbours one row apart, so the family learns from
+row-unit data, and from entity-unit data only once it holds one row per entity: the language
+refuses, before any charge, a table whose stability is above 1 or unbounded; it does not scale
+to the stability. Replace-one data is refused.
 """
 
 from __future__ import annotations
@@ -18,7 +25,8 @@ from typing import Any, Iterable, Mapping, Sequence
 
 import numpy as np
 
-from jostle.choicemaker.family import Family, Instance, MetafeatureContext
+from jostle.choicemaker.family import Family, Instance, MetafeatureContext, run_epsilon
+from jostle.privacy.measures import AnyBudget
 from jostle.learners.brl.options import BRL_OPTIONS
 from jostle.learners.brl.task import DEFAULT_METAFEATURES, RuleGrid, instances
 
@@ -52,6 +60,8 @@ class RuleListFamily(Family):
     default_metafeatures = DEFAULT_METAFEATURES
     seconds_per_piece = 40.0  # rough: 6 Options x 5 epsilons x 2 splits of up to 4,000 rows, on one core
     language_module = "jostle.learners.brl.language"
+    units = ("row", "entity")  # entity data only at stability 1 (refused above, see the module docstring)
+    measures = ("pure", "zcdp")
 
     def options(self) -> Mapping[str, Any]:
         return BRL_OPTIONS
@@ -75,13 +85,16 @@ class RuleListFamily(Family):
     def instances(self, task: Any, piece: Any, grid: Any) -> Iterable[Instance]:
         return instances(task, grid)
 
-    def context(self, data: Any, option_epsilon: float, total_epsilon: float) -> MetafeatureContext:
-        return MetafeatureContext(option_epsilon, total_epsilon)
+    def context(self, data: Any, option_budget: AnyBudget, total_budget: AnyBudget) -> MetafeatureContext:
+        return MetafeatureContext(option_budget, total_budget)
 
-    def run_option(self, option: Any, data: Any, epsilon: float, noise: Any, released: Mapping[str, float]) -> Any:
-        # The caller charged `epsilon` in full; this guard refuses, before any draw, an Option
-        # whose steps would spend more (each step reports the float it calibrates to).
-        cap, spent = Fraction(float(epsilon)), [Fraction(0)]
+    def run_option(self, option: Any, data: Any, budget: AnyBudget, noise: Any,
+                   released: Mapping[str, float]) -> Any:
+        # The caller charged the pure epsilon within `budget` in full (`planned_cost`); this
+        # guard refuses, before any draw, an Option whose steps would spend more (each step
+        # reports the float it calibrates to).
+        epsilon = run_epsilon(budget)
+        cap, spent = Fraction(epsilon), [Fraction(0)]
 
         def guard(amount: float, description: str) -> None:
             if spent[0] + Fraction(amount) > cap:
@@ -89,7 +102,7 @@ class RuleListFamily(Family):
             spent[0] += Fraction(amount)
 
         size = dict(released) if "size" in released and self.metafeatures()["size"].cost else None
-        return option.fit(data, Fraction(float(epsilon)), noise, guard, size)
+        return option.fit(data, Fraction(epsilon), noise, guard, size)
 
     def error(self, instance: Instance, result: Any) -> float:
         test = instance.evaluation

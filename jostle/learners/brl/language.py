@@ -6,9 +6,13 @@
     labels = predict_rule_list(rules, test)       # on a PUBLIC table
 
 Privacy. The attributes and the class are the table's categorical columns, whose domains are
-public (numeric columns must be binned into public bins first). A call with budget E on a
-private table checks its arguments, then charges E to the accountant ONCE, before anything is
-drawn; the pipeline (`jostle.learners.brl.learner`: private DP-FIM, the exact exponential
+public (numeric columns must be binned into public bins first). The score's sensitivity is
+argued for neighbours one row apart: a table whose stability is above 1 (or unbounded), or whose
+privacy unit the family does not declare, is refused before any charge (`calls.check_learnable`);
+the family does not scale to the stability. A call's budget is typed (`calls.budget_of`): the
+pipeline runs at the pure epsilon E within it (a rho r in a zCDP program: the largest E with
+E^2 / 2 <= r). A call on a private table checks its arguments, then charges E to the accountant
+ONCE (counted as E^2 / 2 in a zCDP program), before anything is drawn; the pipeline (`jostle.learners.brl.learner`: private DP-FIM, the exact exponential
 mechanism over the enumerated lists, noisy capture counts) splits E and its own ledger refuses
 any step that would take it past E. The whole call is E-DP. The row bound `max_rows` fixes the
 score's sensitivity log(max_rows + C - 1); it is public (default 1,000,000: declare a tighter
@@ -34,13 +38,16 @@ import numpy as np
 from jostle.data.schema import Categorical
 from jostle.diagnostics.errors import JostleRuntimeError, PrivacyError
 from jostle.diagnostics.source import Span
-from jostle.language.calls import ChoiceCall, budget_of as _budget_of, check_keywords as _check_keywords
+from jostle.choicemaker.budgets import pure_cost, pure_epsilon_within
+from jostle.language.calls import (BUDGET_KEYWORDS, ChoiceCall, budget_of as _budget_of,
+                                   check_keywords as _check_keywords, check_learnable as _check_learnable)
 from jostle.language.values import CorpusValue, Table, type_name
 from jostle.learners.brl.options import DEFAULT_ROW_BOUND, BRL_OPTIONS
-from jostle.privacy.budget import Budget, floor_float
+from jostle.privacy.budget import floor_float
+from jostle.privacy.measures import AnyBudget, RhoZCDPBudget
 
 TASK = "rule_list"
-LEARNER_KEYWORDS = ("epsilon", "max_rows", "antecedents", "list_length", "max_length", "min_support")
+LEARNER_KEYWORDS = (*BUDGET_KEYWORDS, "max_rows", "antecedents", "list_length", "max_length", "min_support")
 
 
 @dataclass(frozen=True)
@@ -99,6 +106,7 @@ class RuleListModel:
     classes: tuple
     target: str
     epsilon: float | None
+    rho: float | None = None  # a zCDP program's budget of the call (then `epsilon` is what the fit ran at)
 
     @property
     def rule_list(self) -> Any:
@@ -107,6 +115,8 @@ class RuleListModel:
     def __str__(self) -> str:
         rules = self.rule_list
         privacy = f"epsilon {self.epsilon:g}" if self.epsilon is not None else "not private"
+        if self.rho is not None:
+            privacy = f"rho {self.rho:g}, run at {privacy}"
         title = (f"{self.learner} for '{self.target}' ({privacy}): {rules.length} rule(s) and a default, "
                  f"average antecedent length {rules.average_antecedent_length:.2f}")
         return rules.to_text(self.attributes, self.domains, self.classes, self.target, title)
@@ -172,7 +182,7 @@ class RuleListLearner:
 
     @property
     def keywords(self) -> tuple[str, ...]:
-        return LEARNER_KEYWORDS if self.option is None else ("epsilon",)
+        return LEARNER_KEYWORDS if self.option is None else BUDGET_KEYWORDS
 
     @property
     def fingerprint(self) -> str:
@@ -211,10 +221,14 @@ class RuleListLearner:
             fit = fit_nonprivate(data.X, data.y, sizes, len(data.classes), replace(settings, max_length=10),
                                  SimulationNoise(0))
             return RuleListModel(self.name, fit, data.attributes, data.domains, data.classes, target, None)
+        from jostle.learners.brl.family import FAMILY
+
+        _check_learnable(table, FAMILY.units, span, who, FAMILY.name)
         budget = _budget_of(interp, kwargs, span, who)
-        interp.accountant.charge(budget, table.node, f"option {self.name}",
+        cost = pure_cost(budget)  # the pipeline runs at the pure epsilon within the budget
+        interp.accountant.charge(cost, table.node, f"option {self.name}",
                                  f"{self.name} rule list on '{target}' ({len(data.attributes)} attributes)", span)
-        cap, spent = budget.epsilon, [Fraction(0)]
+        cap, spent = cost.epsilon, [Fraction(0)]
 
         def guard(amount: float, description: str) -> None:
             # The accountant was charged the whole budget up front; this only guards that the
@@ -223,9 +237,10 @@ class RuleListLearner:
             if spent[0] > cap:
                 raise RuntimeError(f"rule-list learner exceeded its budget at {description}")
 
-        epsilon = Fraction(floor_float(budget.epsilon))
+        epsilon = Fraction(floor_float(cost.epsilon))
         fit = fit_private(data.X, data.y, sizes, len(data.classes), epsilon, settings, interp.randomness, guard)
-        return RuleListModel(self.name, fit, data.attributes, data.domains, data.classes, target, float(epsilon))
+        return RuleListModel(self.name, fit, data.attributes, data.domains, data.classes, target, float(epsilon),
+                             float(budget.rho) if isinstance(budget, RhoZCDPBudget) else None)
 
 
 def training_arguments(data: Any, interp: Any) -> list[Any]:
@@ -277,19 +292,24 @@ def choice_call(maker: Any, interp: Any, args: list[Any], span: Span) -> ChoiceC
     if not table.private:
         raise JostleRuntimeError(f"{who} learns from a private table; this one is public", span,
                                  'train the non-private rule list instead: BayesianRuleList(t, "class")')
+    unit = _check_learnable(table, FAMILY.units, span, who, FAMILY.name)
     coded = RuleData(data.X, data.y, tuple(len(d) for d in data.domains), len(data.classes), data.attributes,
                      data.domains, data.classes, name=table.name)
 
     def measure(metafeature: Any, amount: Fraction, noise: Any, context: Any) -> float:
         return float(metafeature.measure(coded, floor_float(amount) if amount > 0 else 0.0, noise, context))
 
-    def run(option: Any, amount: Fraction, released: Any) -> Any:
-        return FAMILY.run_option(option.engine_option, coded, floor_float(amount), interp.randomness, released)
+    def run(option: Any, part: AnyBudget, released: Any) -> Any:
+        return FAMILY.run_option(option.engine_option, coded, part, interp.randomness, released)
 
-    def wrap(model: Any, choice: str, epsilon: Fraction) -> RuleListModel:
-        return RuleListModel(choice, model.fit, data.attributes, data.domains, data.classes, target, float(epsilon))
+    def wrap(model: Any, choice: str, budget: AnyBudget) -> RuleListModel:
+        if isinstance(budget, RhoZCDPBudget):
+            return RuleListModel(choice, model.fit, data.attributes, data.domains, data.classes, target,
+                                 float(pure_epsilon_within(budget)), float(budget.rho))
+        return RuleListModel(choice, model.fit, data.attributes, data.domains, data.classes, target,
+                             float(budget.epsilon))
 
-    return ChoiceCall(coded, table.node, True, None, measure, run, wrap, "train it on rule_list_corpus()")
+    return ChoiceCall(coded, table.node, True, None, measure, run, wrap, "train it on rule_list_corpus()", unit)
 
 
 def register(builtin: Any, registry: dict[str, Any]) -> None:

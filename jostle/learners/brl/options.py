@@ -22,7 +22,9 @@ from typing import Any, Callable, Mapping
 
 import numpy as np
 
+from jostle.choicemaker.budgets import pure_cost
 from jostle.learners.brl.corpus import RuleData
+from jostle.privacy.measures import AnyBudget
 from jostle.learners.brl.learner import BRLSettings, FitResult, fit_private
 
 DEFAULT_ROW_BOUND = 1_000_000
@@ -90,6 +92,11 @@ class BRLOption:
         result = fit_private(data.X, data.y, data.domain_sizes, data.n_classes, Fraction(epsilon), settings, noise,
                              charge)
         return CodedRuleList(result, data.name)
+
+    def planned_cost(self, budget: AnyBudget) -> AnyBudget:
+        """What a fit given `budget` charges: the pure epsilon within it (the exact sampler's
+        fit is epsilon-DP at that epsilon; its ledger refuses any step past it)."""
+        return pure_cost(budget)
 
     @property
     def fingerprint(self) -> str:

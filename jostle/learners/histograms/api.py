@@ -37,11 +37,13 @@ def train(options: Any = None, metafeatures: Any = None, corpus: Any = None, gri
                         progress, families, selection_folds)
 
 
-def dispatch(trained: Any, x: np.ndarray, epsilon: float, workload: Any, noise: Any,
+def dispatch(trained: Any, x: np.ndarray, budget: Any, workload: Any, noise: Any,
              charge: Callable[[Any, str], None] | None = None,
              option_noise: Callable[[str], Any] | None = None) -> DispatchResult:
-    """Choose and run the best algorithm on counts `x` privately (the engine's one dispatch)."""
-    return engine_dispatch(trained, HistogramData(np.asarray(x, dtype=float), workload), epsilon, noise, charge,
+    """Choose and run the best algorithm on counts `x` privately (the engine's one dispatch).
+    `budget` is a `Budget` or `RhoZCDPBudget` (a number is a pure epsilon); `charge` receives
+    each part's typed cost."""
+    return engine_dispatch(trained, HistogramData(np.asarray(x, dtype=float), workload), budget, noise, charge,
                            option_noise)
 
 
@@ -53,10 +55,11 @@ def experience_table(options: list[Any], metafeatures: list[Any], corpus: Any, g
                                        grid or TrainingGrid.quick(), mf_share, cache_dir, n_jobs, progress)
 
 
-def measure_features(metafeatures: list[Any], x: np.ndarray, epsilon: float, mf_share: float, noise: Any,
+def measure_features(metafeatures: list[Any], x: np.ndarray, budget: Any, mf_share: float, noise: Any,
                      charge: Callable[[Any, str], None] | None = None) -> measurement.FeatureMeasurement:
-    """Measure histogram metafeatures of counts `x` (the engine's one measurement loop)."""
-    return measurement.measure_features(FAMILY, list(metafeatures), np.asarray(x, dtype=float), epsilon, mf_share,
+    """Measure histogram metafeatures of counts `x` (the engine's one measurement loop; `budget`
+    a typed budget or a number read as a pure epsilon)."""
+    return measurement.measure_features(FAMILY, list(metafeatures), np.asarray(x, dtype=float), budget, mf_share,
                                         noise, charge)
 
 

@@ -7,6 +7,13 @@ Error: DPBench's scaled error of the workload's answers. Segments: the dimension
 so their errors scale about as 1/epsilon (see `jostle.choicemaker.engine`).
 
 `HISTOGRAM_FAMILY` uses the L1 error; `HistogramFamily("scaled_l2")` the L2 one.
+
+Units and measures. The algorithms are pure-epsilon ones, run at the pure epsilon within the
+budget they are given (a rho r in a zCDP program: the largest epsilon with epsilon^2 / 2 <= r).
+Their input is a histogram whose L1 sensitivity the language knows (it counts the table's
+stability: rows per entity after `bound_per_key(k)` make it k), and they run at epsilon / l1
+(`language.algorithm_epsilon`): the family scales to the table's stability, so it learns from
+row-unit and entity-unit data. Replace-one data is for local randomisation only: refused.
 """
 
 from __future__ import annotations
@@ -15,7 +22,8 @@ from typing import Any, Hashable, Iterable, Mapping, Sequence
 
 import numpy as np
 
-from jostle.choicemaker.family import Family, Instance, MetafeatureContext
+from jostle.choicemaker.family import Family, Instance, MetafeatureContext, run_epsilon
+from jostle.privacy.measures import AnyBudget
 from jostle.learners.histograms.options import BUILTIN_OPTIONS, option_dims
 from jostle.learners.histograms.task import ERROR_MEASURES, TrainingGrid, instances
 
@@ -45,6 +53,8 @@ class HistogramFamily(Family):
     default_metafeatures = ("size", "domain_size", "epsilon", "sparsity", "uniformity", "roughness", "entropy")
     seconds_per_piece = 1.5  # measured: 0.8 s (1D) to 2.4 s (2D) per piece per core, jostle train --all
     language_module = "jostle.learners.histograms.language"
+    units = ("row", "entity")  # scales to the input's L1 sensitivity (the table's stability)
+    measures = ("pure", "zcdp")
 
     def __init__(self, error: str = "scaled_l1") -> None:
         if error not in ERROR_MEASURES:
@@ -97,18 +107,19 @@ class HistogramFamily(Family):
     def instances(self, task: Any, piece: Any, grid: Any) -> Iterable[Instance]:
         for instance in instances(task, piece, grid):
             workload, scale = instance.evaluation
-            yield Instance(instance.columns, HistogramData(instance.data, workload), instance.epsilon,
+            yield Instance(instance.columns, HistogramData(instance.data, workload), instance.budget,
                            instance.seed_parts, scale)
 
-    def context(self, data: Any, option_epsilon: float, total_epsilon: float) -> MetafeatureContext:
+    def context(self, data: Any, option_budget: AnyBudget, total_budget: AnyBudget) -> MetafeatureContext:
         x = data.x if isinstance(data, HistogramData) else np.asarray(data)
-        return MetafeatureContext(option_epsilon, total_epsilon, facts={"domain_shape": tuple(np.shape(x))})
+        return MetafeatureContext(option_budget, total_budget, facts={"domain_shape": tuple(np.shape(x))})
 
     def metafeature_input(self, data: Any) -> Any:
         return data.x if isinstance(data, HistogramData) else np.asarray(data, dtype=float)
 
-    def run_option(self, option: Any, data: Any, epsilon: float, noise: Any, released: Mapping[str, float]) -> Any:
-        estimate = option.run(data.x, epsilon, data.workload, noise)
+    def run_option(self, option: Any, data: Any, budget: AnyBudget, noise: Any,
+                   released: Mapping[str, float]) -> Any:
+        estimate = option.run(data.x, run_epsilon(budget), data.workload, noise)
         return np.asarray(estimate, dtype=float).reshape(np.shape(data.x))
 
     def failed(self, result: Any) -> bool:

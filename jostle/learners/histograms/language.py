@@ -9,10 +9,15 @@ built-in metafeatures of the family can be called on their own (`sparsity(h, eps
 listed in a ChoiceMaker; `choice_call` is what the language's ChoiceMaker asks of this family.
 
 Privacy. Options and metafeatures assume the data is a histogram whose L1 sensitivity is `l1`
-(1 for `histogram(t, cols)` of a 1-stable table). Algorithms are written for sensitivity 1, so
-they run with epsilon / l1 (rounded down to a float, `algorithm_epsilon`): for whole-count
-vectors, two neighbours differ by at most l1 unit steps, and group privacy over l1 steps of an
-(epsilon/l1)-DP algorithm gives epsilon. The argument needs whole counts, so any other private
+(the table's stability for `histogram(t, cols)`: 1 for a row-unit table, k for an entity-unit
+table bounded to k rows per entity). Algorithms are written for sensitivity 1, so they run with
+epsilon / l1 (rounded down to a float, `algorithm_epsilon`): for whole-count vectors, two
+neighbours differ by at most l1 unit steps, and group privacy over l1 steps of an
+(epsilon/l1)-DP algorithm gives epsilon. So the family scales to the table's stability. A call's
+budget is typed (`calls.budget_of`): the algorithms run at the pure epsilon within it (a rho r
+in a zCDP program: the largest epsilon with epsilon^2 / 2 <= r), and that pure epsilon is what
+is charged (the accountant counts it as epsilon^2 / 2 in a zCDP program). Data under a privacy
+unit the family does not declare (`FAMILY.units`) is refused before any charge. The argument needs whole counts, so any other private
 vector is refused before anything is charged (`histogram_data`). Workload sizes and corpora are
 public inputs: nothing here reads private data to build them.
 """
@@ -27,15 +32,18 @@ from typing import Any, Mapping
 
 import numpy as np
 
+from jostle.choicemaker.budgets import pure_cost, pure_epsilon_within
 from jostle.choicemaker.family import MetafeatureContext
 from jostle.diagnostics.errors import JostleRuntimeError
 from jostle.diagnostics.source import BUILTIN_SPAN, Span
-from jostle.language.calls import ChoiceCall, budget_of as _budget_of, check_keywords as _check_keywords
+from jostle.language.calls import (BUDGET_KEYWORDS, ChoiceCall, budget_of as _budget_of,
+                                   check_keywords as _check_keywords, check_unit as _check_unit)
 from jostle.language.sensitivity import refuse
 from jostle.language.values import CorpusValue, Private, PrivateMean, is_private, type_name
 from jostle.learners.histograms import workloads as W
 from jostle.learners.histograms.family import FAMILY, HistogramData
 from jostle.privacy.budget import Budget, floor_float
+from jostle.privacy.measures import AnyBudget
 
 MAX_QUERIES = 1_000_000
 
@@ -138,7 +146,7 @@ class BuiltinOption:
     name: str
     option: Any  # jostle.choicemaker HistogramOption
     privacy = "choice"
-    keywords = ("epsilon",)
+    keywords = BUDGET_KEYWORDS
 
     @property
     def fingerprint(self) -> str:
@@ -168,6 +176,7 @@ class BuiltinOption:
         workload = _workload(args[1], counts, span, who)
         if not private:
             return counts.reshape(-1).astype(float)  # public data: the exact answer, at no cost
+        _check_unit(args[0], FAMILY.units, span, who, FAMILY.name)
         budget = _budget_of(interp, kwargs, span, who)
         return self.run_private(interp, counts, l1, node, workload, budget, span)
 
@@ -181,12 +190,14 @@ class BuiltinOption:
                 "dimension (e.g. DAWA, HB or Identity take both)")
 
     def run_private(self, interp: Any, counts: np.ndarray, l1: float, node: Any, workload: Any,
-                    budget: Budget, span: Span) -> np.ndarray:
-        """Charge `budget`, then run the algorithm at epsilon / l1 (see the module docstring)."""
+                    budget: AnyBudget, span: Span) -> np.ndarray:
+        """Charge the planned cost of `budget` (the pure epsilon within it), then run the
+        algorithm at that epsilon / l1 (see the module docstring)."""
         self._check_dims(counts, span, f"{self.name}()")
-        interp.accountant.charge(budget, node, f"option {self.name}", f"{self.name} on a histogram of "
+        cost = self.option.planned_cost(budget)
+        interp.accountant.charge(cost, node, f"option {self.name}", f"{self.name} on a histogram of "
                                  f"{counts.size} cells", span)
-        return self.run_charged(counts, l1, workload, budget.epsilon, interp.randomness)
+        return self.run_charged(counts, l1, workload, cost.epsilon, interp.randomness)
 
     def run_charged(self, counts: np.ndarray, l1: float, workload: Any, epsilon: Fraction, noise: Any) -> np.ndarray:
         """Run at epsilon / l1 once `epsilon` has been charged (the exact answer when l1 is 0)."""
@@ -214,15 +225,18 @@ def call_metafeature(metafeature: Any, interp: Any, args: list[Any], kwargs: dic
     if len(args) != 1:
         raise JostleRuntimeError(f"{who} takes 1 argument (a histogram) but {len(args)} were given", span)
     counts, l1, node, private = histogram_data(args[0], span, who)
+    if private and metafeature.cost:
+        _check_unit(args[0], FAMILY.units, span, who, FAMILY.name)
     budget = _budget_of(interp, kwargs, span, who) if (private and metafeature.cost) else Budget.zero()
-    context = MetafeatureContext(float(budget.epsilon), float(budget.epsilon), facts={"domain_shape": tuple(counts.shape)})
+    cost = pure_cost(budget)  # a pure-epsilon release: the epsilon within the budget
+    context = MetafeatureContext(cost, cost, facts={"domain_shape": tuple(counts.shape)})
     if not private or not metafeature.cost:
         # Exact on public data; a public metafeature (domain size, epsilon) reads no data.
         exact = metafeature.function(counts, 0.0, None, context) if not metafeature.cost else \
             metafeature.function(counts, float("inf"), _NoNoise(), context)
         return float(exact)
-    interp.accountant.charge(budget, node, f"metafeature {metafeature.name}", f"metafeature {metafeature.name}", span)
-    epsilon = algorithm_epsilon(budget.epsilon, l1 if l1 > 0 else 1.0)
+    interp.accountant.charge(cost, node, f"metafeature {metafeature.name}", f"metafeature {metafeature.name}", span)
+    epsilon = algorithm_epsilon(cost.epsilon, l1 if l1 > 0 else 1.0)
     return float(metafeature.measure(counts, epsilon, interp.randomness, context))
 
 
@@ -251,16 +265,18 @@ def choice_call(maker: Any, interp: Any, args: list[Any], span: Span) -> ChoiceC
     workload = _workload(args[1], counts, span, who)
     if not private:
         return ChoiceCall(None, node, False, public_result=counts.reshape(-1).astype(float))
+    unit = _check_unit(args[0], FAMILY.units, span, who, FAMILY.name)
 
     def measure(metafeature: Any, amount: Fraction, noise: Any, context: Any) -> float:
         return float(metafeature.measure(counts, algorithm_epsilon(amount, l1 if l1 > 0 else 1.0), noise, context))
 
-    def run(option: Any, amount: Fraction, released: Mapping[str, float]) -> Any:
-        return option.run_charged(counts, l1, workload, amount, interp.randomness)
+    def run(option: Any, part: AnyBudget, released: Mapping[str, float]) -> Any:
+        # the engine charged the Option's planned cost of `part`: the pure epsilon within it
+        return option.run_charged(counts, l1, workload, pure_epsilon_within(part), interp.randomness)
 
     return ChoiceCall(HistogramData(counts, workload), node, True, None, measure, run,
-                      lambda result, choice, epsilon: np.asarray(result, dtype=float).reshape(-1),
-                      f"train it on a corpus of {counts.ndim}D shapes, e.g. histogram_corpus({counts.ndim})")
+                      lambda result, choice, budget: np.asarray(result, dtype=float).reshape(-1),
+                      f"train it on a corpus of {counts.ndim}D shapes, e.g. histogram_corpus({counts.ndim})", unit)
 
 
 def _whole(value: Any, name: str, span: Any, low: int = 1, high: int = 1 << 24) -> int:

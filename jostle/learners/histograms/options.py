@@ -4,7 +4,9 @@ An Option is anything with
   * `name` (str),
   * `dims` (the histogram dimensionalities it handles: an int or a tuple of ints),
   * `run(x, epsilon, workload, noise) -> estimate`, an epsilon-DP release of the count
-    vector/grid `x` (the caller charges epsilon before calling it).
+    vector/grid `x` (the caller charges epsilon before calling it),
+and may state `planned_cost(budget)`, what a run given a typed budget charges (the built-ins:
+the pure epsilon within it, `jostle.choicemaker.budgets.pure_cost`).
 `HistogramOption` wraps the algorithms of `jostle.learners.histograms` (`run_<name>(x, epsilon,
 workload, noise, ledger)`); each run gets its own `PrivacyLedger` capped at `epsilon`, so an
 algorithm that tried to spend more than it was given would fail before drawing noise.
@@ -22,7 +24,9 @@ from typing import Any, Callable
 
 import numpy as np
 
+from jostle.choicemaker.budgets import pure_cost
 from jostle.choicemaker.family import source_digest
+from jostle.privacy.measures import AnyBudget
 from jostle.learners.histograms.measure import PrivacyLedger
 
 RunFunction = Callable[..., np.ndarray]
@@ -50,6 +54,11 @@ class HistogramOption:
         estimate = self.function(np.asarray(x, dtype=float), float(epsilon), workload, noise,
                                  ledger=ledger)
         return np.asarray(estimate, dtype=float).reshape(np.shape(x))
+
+    def planned_cost(self, budget: AnyBudget) -> AnyBudget:
+        """What a run given `budget` charges: the pure epsilon within it (the algorithm runs at
+        that epsilon and is epsilon-DP, so its privacy map is the identity)."""
+        return pure_cost(budget)
 
     @property
     def fingerprint(self) -> str:

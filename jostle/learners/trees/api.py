@@ -26,13 +26,15 @@ def train_tree_choicemaker(options: Any = None, metafeatures: Any = None, corpus
                         families, selection_folds)
 
 
-def dispatch_tree(trained: Any, data: ClassificationData, epsilon: float, noise: Any,
+def dispatch_tree(trained: Any, data: ClassificationData, budget: Any, noise: Any,
                   charge: Callable[[Any, str], None] | None = None) -> DispatchResult:
-    """Choose and train the best tree learner privately (the engine's one dispatch)."""
-    return dispatch(trained, data, epsilon, noise, charge)
+    """Choose and train the best tree learner privately (the engine's one dispatch). `budget`
+    is a `Budget` or `RhoZCDPBudget` (a number is a pure epsilon); `charge` receives each part's
+    typed cost."""
+    return dispatch(trained, data, budget, noise, charge)
 
 
-def measure_tree_features(metafeatures: list[Any], data: ClassificationData, epsilon: float, mf_share: float,
+def measure_tree_features(metafeatures: list[Any], data: ClassificationData, budget: Any, mf_share: float,
                           noise: Any, charge: Callable[[Any, str], None] | None = None) -> measurement.FeatureMeasurement:
     """Measure tree metafeatures of a table (the engine's one measurement loop)."""
-    return measurement.measure_features(FAMILY, list(metafeatures), data, epsilon, mf_share, noise, charge)
+    return measurement.measure_features(FAMILY, list(metafeatures), data, budget, mf_share, noise, charge)

@@ -8,6 +8,13 @@ beside the "measured" one (see `jostle.choicemaker.engine`).
 
 When the noisy size was released among the metafeatures, the learner gets it as its
 `table_size` (a released value: reusing it costs nothing) instead of measuring it again.
+
+Units and measures. The learners are pure-epsilon mechanisms run at the pure epsilon within the
+budget they are given (a rho r in a zCDP program: the largest epsilon with epsilon^2 / 2 <= r).
+Their privacy arguments are for neighbours one row apart, so the family learns from row-unit
+data, and from entity-unit data only once it holds one row per entity: the language refuses,
+before any charge, a table whose stability is above 1 or unbounded (`language.check_learnable`);
+it does not scale its noise to the stability. Replace-one data is refused.
 """
 
 from __future__ import annotations
@@ -17,7 +24,8 @@ from typing import Any, Iterable, Mapping, Sequence
 
 import numpy as np
 
-from jostle.choicemaker.family import Family, Instance, MetafeatureContext
+from jostle.choicemaker.family import Family, Instance, MetafeatureContext, run_epsilon
+from jostle.privacy.measures import AnyBudget
 from jostle.learners.trees.options import TREE_OPTIONS, learner_budget
 from jostle.learners.trees.task import DEFAULT_METAFEATURES, TreeGrid, instances
 
@@ -39,6 +47,8 @@ class TreeFamily(Family):
     default_metafeatures = DEFAULT_METAFEATURES
     seconds_per_piece = 3.5  # measured: about 3 s per task per core (jostle train --all, 2 cores)
     language_module = "jostle.learners.trees.language"
+    units = ("row", "entity")  # entity data only at stability 1 (refused above, see the module docstring)
+    measures = ("pure", "zcdp")
 
     def options(self) -> Mapping[str, Any]:
         return TREE_OPTIONS
@@ -62,14 +72,16 @@ class TreeFamily(Family):
     def instances(self, task: Any, piece: Any, grid: Any) -> Iterable[Instance]:
         return instances(task, grid)
 
-    def context(self, data: Any, option_epsilon: float, total_epsilon: float) -> MetafeatureContext:
-        return MetafeatureContext(option_epsilon, total_epsilon)
+    def context(self, data: Any, option_budget: AnyBudget, total_budget: AnyBudget) -> MetafeatureContext:
+        return MetafeatureContext(option_budget, total_budget)
 
-    def run_option(self, option: Any, data: Any, epsilon: float, noise: Any, released: Mapping[str, float]) -> Any:
-        # The caller charged `epsilon` in full; the learner gets a hair less (`learner_budget`:
-        # its ledger rounds each charge up) and this guard refuses, before any draw, a learner
-        # that would spend more than it was given.
-        cap, spent = Fraction(float(epsilon)), [Fraction(0)]
+    def run_option(self, option: Any, data: Any, budget: AnyBudget, noise: Any,
+                   released: Mapping[str, float]) -> Any:
+        # The caller charged the pure epsilon within `budget` in full (`planned_cost`); the
+        # learner gets a hair less (`learner_budget`: its ledger rounds each charge up) and this
+        # guard refuses, before any draw, a learner that would spend more than it was given.
+        epsilon = run_epsilon(budget)
+        cap, spent = Fraction(epsilon), [Fraction(0)]
 
         def guard(amount: float, description: str) -> None:
             if spent[0] + Fraction(amount) > cap:

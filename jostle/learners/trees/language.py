@@ -11,8 +11,13 @@ non-private baseline and only accepts public tables. They can be listed in a Cho
 the histogram options.
 
 Privacy. The learner's attributes and classes are the table's categorical columns, whose
-domains are public (numeric columns must be binned into public bins first). A call with budget
-E charges E to the accountant *once, before the learner draws any noise*; the learner then
+domains are public (numeric columns must be binned into public bins first). The learners' privacy
+arguments are for neighbours one row apart: a table whose stability is above 1 (or unbounded),
+or whose privacy unit the family does not declare, is refused before any charge
+(`calls.check_learnable`); the family does not scale its noise to the stability. A call's budget
+is typed (`calls.budget_of`): the learner runs at the pure epsilon E within it (a rho r in a zCDP
+program: the largest E with E^2 / 2 <= r). A call charges E to the accountant *once, before the
+learner draws any noise* (counted as E^2 / 2 in a zCDP program); the learner then
 splits E over its levels, trees and leaves and its own ledger refuses any measurement that
 would take it past E (its privacy argument is in its docstring, jostle.learners.trees). The returned
 tree is a function of its noisy measurements only (post-processing), so it is public.
@@ -28,12 +33,14 @@ from typing import Any
 
 import numpy as np
 
-from jostle.privacy.budget import Budget
 from jostle.diagnostics.errors import JostleRuntimeError, PrivacyError
 from jostle.data.schema import Categorical
 from jostle.diagnostics.source import Span
 from jostle.learners.trees.accounting import floor_float
-from jostle.language.calls import ChoiceCall, budget_of as _budget_of, check_keywords as _check_keywords
+from jostle.choicemaker.budgets import pure_cost, pure_epsilon_within
+from jostle.language.calls import (BUDGET_KEYWORDS, ChoiceCall, budget_of as _budget_of,
+                                   check_keywords as _check_keywords, check_learnable as _check_learnable)
+from jostle.privacy.measures import AnyBudget, RhoZCDPBudget
 from jostle.language.values import CorpusValue, Table, type_name
 
 # Language name -> jostle.learners.trees configuration.
@@ -106,10 +113,14 @@ class TreeModel:
     target: str
     epsilon: float | None
     coded: bool = False  # the estimator was fitted on integer codes (the ChoiceMaker's path)
+    rho: float | None = None  # a zCDP program's budget of the call (then `epsilon` is what the learner ran at)
 
     def __str__(self) -> str:
         head = f"{self.learner} for '{self.target}'"
-        head += f" (epsilon {self.epsilon:g})" if self.epsilon is not None else " (not private)"
+        if self.rho is not None:
+            head += f" (rho {self.rho:g}, run at epsilon {self.epsilon:g})"
+        else:
+            head += f" (epsilon {self.epsilon:g})" if self.epsilon is not None else " (not private)"
         if not self.coded:
             return head + "\n" + self.estimator.to_text(max_trees=1)
         # fitted on integer codes (the ChoiceMaker's path): print the table's own names and labels
@@ -151,7 +162,7 @@ class TreeOption:
 
     jostle_type = "option"
     privacy = "choice"
-    keywords = ("epsilon",)
+    keywords = BUDGET_KEYWORDS
     task = "classification"
     dims = ()
     name: str
@@ -190,13 +201,17 @@ class TreeOption:
         if not table.private:
             budget = None
         else:
+            from jostle.learners.trees.family import FAMILY
+
+            _check_learnable(table, FAMILY.units, span, who, FAMILY.name)
             budget = _budget_of(interp, kwargs, span, who)
-            interp.accountant.charge(budget, table.node, f"option {self.name}",
+            interp.accountant.charge(pure_cost(budget), table.node, f"option {self.name}",
                                      f"{self.name} tree on '{target}' ({len(data.attributes)} attributes)", span)
         return self.fit(data, budget, interp.randomness if budget is not None else None, target)
 
-    def fit(self, data: TaskData, budget: Budget | None, noise: Any, target: str) -> TreeModel:
-        """Train on `data`; with a budget the caller has charged it in full already."""
+    def fit(self, data: TaskData, budget: AnyBudget | None, noise: Any, target: str) -> TreeModel:
+        """Train on `data`; with a budget the caller has charged its planned cost (the pure
+        epsilon within it, `pure_cost`) in full already."""
         import pandas as pd
         from jostle.learners.trees import C45DecisionTreeClassifier, make_learner
 
@@ -210,8 +225,8 @@ class TreeOption:
             epsilon = None
         else:
             # the largest float not above the rational charged (float() may round above it)
-            epsilon = floor_float(budget.epsilon)
-            cap = budget.epsilon
+            cap = pure_epsilon_within(budget)
+            epsilon = floor_float(cap)
             spent = [Fraction(0)]
 
             def charge(amount: float, description: str) -> None:
@@ -224,7 +239,9 @@ class TreeOption:
             estimator = make_learner(self.configuration, epsilon, domains=domains, classes=classes,
                                      noise=noise, charge=charge)
         estimator.fit(frame, labels)
-        return TreeModel(self.name, estimator, data.attributes, data.domains, data.classes, target, epsilon)
+        rho = float(budget.rho) if isinstance(budget, RhoZCDPBudget) else None
+        return TreeModel(self.name, estimator, data.attributes, data.domains, data.classes, target, epsilon,
+                         rho=rho)
 
 
 TRAINING_TARGET = "class"
@@ -284,20 +301,24 @@ def choice_call(maker: Any, interp: Any, args: list[Any], span: Span) -> ChoiceC
     if not table.private:
         raise JostleRuntimeError(f"{who} learns from a private table; this one is public", span,
                                  'train the non-private baseline instead: C45(t, "class")')
+    unit = _check_learnable(table, FAMILY.units, span, who, FAMILY.name)
     coded = ClassificationData(data.X, data.y, tuple(len(d) for d in data.domains), len(data.classes),
                                data.attributes, data.classes, name=table.name)
 
     def measure(metafeature: Any, amount: Fraction, noise: Any, context: Any) -> float:
         return float(metafeature.measure(coded, floor_float(amount) if amount > 0 else 0.0, noise, context))
 
-    def run(option: Any, amount: Fraction, released: Any) -> Any:
-        return FAMILY.run_option(option.engine_option, coded, floor_float(amount), interp.randomness, released)
+    def run(option: Any, part: AnyBudget, released: Any) -> Any:
+        return FAMILY.run_option(option.engine_option, coded, part, interp.randomness, released)
 
-    def wrap(model: Any, choice: str, epsilon: Fraction) -> TreeModel:
-        return TreeModel(choice, model, data.attributes, data.domains, data.classes, target, float(epsilon),
+    def wrap(model: Any, choice: str, budget: AnyBudget) -> TreeModel:
+        if isinstance(budget, RhoZCDPBudget):
+            return TreeModel(choice, model, data.attributes, data.domains, data.classes, target,
+                             float(pure_epsilon_within(budget)), coded=True, rho=float(budget.rho))
+        return TreeModel(choice, model, data.attributes, data.domains, data.classes, target, float(budget.epsilon),
                          coded=True)
 
-    return ChoiceCall(coded, table.node, True, None, measure, run, wrap, "train it on tree_corpus()")
+    return ChoiceCall(coded, table.node, True, None, measure, run, wrap, "train it on tree_corpus()", unit)
 
 
 def register(builtin: Any, registry: dict[str, Any]) -> None:

@@ -16,7 +16,9 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any, Callable
 
+from jostle.choicemaker.budgets import pure_cost
 from jostle.learners.trees.corpus import ClassificationData
+from jostle.privacy.measures import AnyBudget
 
 ChargeFunction = Callable[[float, str], None]
 
@@ -80,6 +82,11 @@ class TreeOption:
                 not spend budget measuring it.
         """
         return self.make(data, epsilon, noise, charge, table_size).fit(data.X, data.y)
+
+    def planned_cost(self, budget: AnyBudget) -> AnyBudget:
+        """What a fit given `budget` charges: the pure epsilon within it (the learner is
+        epsilon-DP at that epsilon; its ledger refuses any measurement past it)."""
+        return pure_cost(budget)
 
     @property
     def fingerprint(self) -> str:
