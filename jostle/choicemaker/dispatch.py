@@ -36,8 +36,8 @@ import textwrap
 from dataclasses import dataclass, field
 from typing import Any, Callable, Hashable, Mapping
 
-from jostle.choicemaker.budgets import (as_budget, budget_float, in_measure, is_positive, measure_of,
-                                        pure_epsilon_within)
+from jostle.choicemaker.budgets import (MeasureMismatch, as_budget, budget_float, in_measure, is_positive,
+                                        measure_of, pure_epsilon_within)
 from jostle.choicemaker.family import Family
 from jostle.choicemaker.measurement import checked_cost, default_measure, measure_features, plan_budget
 from jostle.privacy.measures import AnyBudget, RhoZCDPBudget, zero_like
@@ -72,7 +72,7 @@ class BudgetGuard:
             raise ValueError(f"a charge needs a positive budget, got {cost} for {description}")
         try:
             counted = in_measure(cost, self.budget)
-        except ValueError as error:  # MeasureMismatch: e.g. a rho charged against an epsilon
+        except MeasureMismatch as error:  # e.g. a rho charged against an epsilon
             raise ChoiceBudgetError(f"{description}: {error}") from None
         after = self.spent + counted
         if not self.budget.covers(after):

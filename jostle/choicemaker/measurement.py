@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any, Callable, Mapping
 
-from jostle.choicemaker.budgets import as_budget, in_measure, pure_epsilon_within, scaled
+from jostle.choicemaker.budgets import MeasureMismatch, as_budget, in_measure, pure_epsilon_within, scaled
 from jostle.choicemaker.family import OverstatedCost, exact_share
 from jostle.privacy.budget import floor_float
 from jostle.privacy.measures import AnyBudget, zero_like
@@ -70,7 +70,7 @@ def checked_cost(cost: AnyBudget, part: AnyBudget, description: str) -> AnyBudge
     """
     try:
         converted = in_measure(cost, part)
-    except ValueError as error:  # MeasureMismatch: no sound conversion
+    except MeasureMismatch as error:  # no sound conversion
         raise OverstatedCost(f"{description} states a cost of {cost}, which cannot be counted in a "
                              f"{part} part: {error}") from None
     if not part.covers(converted):
