@@ -28,7 +28,7 @@ import re
 import sys
 import traceback
 from pathlib import Path
-from typing import Sequence
+from typing import Any, Sequence
 
 from jostle.diagnostics.errors import InternalError, JostleError, UsageError
 
@@ -52,7 +52,7 @@ class _Parser(argparse.ArgumentParser):
 
 
 # The options of a session, their defaults, and whether they may be repeated.
-SESSION_OPTIONS = {"budget": None, "delta": 0.0, "accounting": None, "rho": None, "data": [], "dataset_names": [], "lifetime": None, "seed": None,
+SESSION_OPTIONS = {"budget": None, "delta": 0.0, "accounting": None, "rho": None, "data": [], "dataset_names": [], "key": None, "lifetime": None, "seed": None,
                    "ledger": False,
                    "ledger_db": None,
                    "trace": False, "engine": "auto", "master": None}
@@ -81,6 +81,10 @@ def _session_options(parser: argparse.ArgumentParser, prefix: str = "") -> None:
     add("--dataset", action="append", metavar="NAME=DATASET", dest="dataset_names",
         help="the name the durable ledger knows the table NAME (bound with --data) by; default NAME: "
              "bind every version of the same data under one name")
+    add("--key", metavar="KEY",
+        help="bind the tables given with --data as one database of entities named by the column KEY "
+             "(the unit entity(KEY) for all of them, one dataset in the ledger): programs join them "
+             "with a.join(b, on=\"KEY\")")
     add("--lifetime", metavar="E[,D]",
         help="the lifetime budget (epsilon, or epsilon,delta) of the tables bound with --data (refused "
              "if the ledger holds another), and of data the program loads that the ledger does not "
@@ -232,11 +236,32 @@ def _session(args: argparse.Namespace):
         if name in seen:
             raise UsageError(f"--data {name}=... is given twice: each table is bound once", hint="give each table one --data NAME=PATH")
         seen.add(name)
+        if args.key is not None:
+            continue  # bound below, all together
         # --lifetime declares the lifetime of the tables bound here (refused at bind if the ledger
         # holds another), and is the default for data the program loads itself (Session(lifetime=)).
         session.bind_private(name, path, dataset=datasets.get(name), lifetime=_lifetime_option(args.lifetime),
                              unit=units.get(name))
+    if args.key is not None:
+        _bind_database(session, args, datasets, units)
     return session
+
+
+def _bind_database(session: Any, args: argparse.Namespace, datasets: dict[str, str], units: dict[str, str]) -> None:
+    """--data NAME=PATH ... --key KEY: the tables bound as one database (Session.bind_database)."""
+    if not args.data:
+        raise UsageError("--key names the entity key of the tables given with --data, but no --data was given",
+                         hint="for example --data trains=trains.csv --data cars=cars.csv --key train_id")
+    if units:
+        raise UsageError("--unit and --key were both given: the tables of a database are all bound under "
+                         f"entity({args.key})", hint="drop --unit")
+    names = set(datasets.values())
+    if len(names) > 1:
+        raise UsageError(f"--dataset gives the database several names ({', '.join(sorted(names))})",
+                         hint="the tables bound with --key are one dataset: give it one name")
+    tables = {binding.partition("=")[0]: binding.partition("=")[2] for binding in args.data}
+    session.bind_database(tables, args.key, dataset=names.pop() if names else None,
+                          lifetime=_lifetime_option(args.lifetime))
 
 
 def _unit_options(given: list[str], data: list[str]) -> dict[str, str]:

@@ -308,6 +308,71 @@ class Session:
             interp.bound_tables[name] = table
             interp.globals.define(name, table)
 
+    def bind_database(self, tables: Mapping[str, pd.DataFrame | str | Path], key: str,
+                      schemas: Mapping[str, Any] | None = None, *, dataset: str | None = None,
+                      lifetime: float | tuple[float, float] | None = None) -> None:
+        """Bind several private tables about the same entities as one database (the curator's act).
+
+        Every table is bound under the unit entity(key): an entity is every row of every table
+        whose `key` is its key value, and neighbouring databases differ by one entity's rows in
+        all the tables (jostle.language.databases). Programs join the tables on the key
+        (`a.join(b, on=key)`, jostle.language.joins) and bound the rows per entity before
+        row-level aggregates (`t.bound_per_key(k)`), or count entities (`count_keys(t)`).
+
+        Args:
+            tables: Each table's name for programs -> a DataFrame or a CSV or Parquet file's path.
+            key: The column naming the entity, which every table must have.
+            schemas: Each table's schema (a Schema or a mapping); a file's may instead come from
+                the schema file beside it. Every table needs one here: the key is checked
+                against it when the database is bound.
+            dataset: The database's one name in the durable ledger (default: the tables' names
+                joined by "+"). Its tables are parts of it: one balance, one lifetime budget.
+            lifetime: The database's lifetime budget (see bind_private).
+
+        Raises:
+            UsageError: No tables, a bad name or key, a table without a schema, a lifetime that
+                differs from the ledger's.
+            DataError: A table lacks the key column (or its key is unusable), or breaks its schema.
+        """
+        import dataclasses
+
+        from jostle.language import binding, databases
+        from jostle.privacy.budget import UNIDENTIFIED_DATA, PrivateSource
+
+        if not isinstance(tables, Mapping) or not tables:
+            raise UsageError("bind_database needs a mapping of table names to data, with at least one table",
+                             hint='for example bind_database({"trains": trains, "cars": cars}, key="train_id")')
+        for name in tables:
+            _check_name(name)
+        unit = databases.database_unit(key)
+        declared_lifetime = _lifetime(lifetime, "lifetime") if lifetime is not None else None
+        if dataset is not None and (not isinstance(dataset, str) or not dataset.strip()):
+            raise UsageError(f"a dataset's name in the ledger must be a non-empty text, got {dataset!r}")
+        name_in_ledger = dataset or "+".join(tables)
+        interp = self.interpreter
+        parts = databases.read_parts(interp, tables, schemas, _schema)
+        databases.check_key(parts, unit)
+        node = databases.database_node(self.accountant, unit, name_in_ledger)
+        bound = {}
+        for part in parts:  # every table is conformed before anything is registered or bound
+            table = make_private_table(interp, part.name, part.rows, part.schema, BUILTIN_SPAN, unit=unit)
+            bound[part.name] = dataclasses.replace(table, node=node)
+        # One registration: the database is one dataset of the ledger (its digest covers every
+        # table), and every table's file is private to programs (refuse_registered_private_file).
+        digests = [(part.name, binding.dataset_digest(interp, part.raw, part.name, part.columns)) for part in parts]
+        columns = [f"{part.name}.{column}" for part in parts for column in part.columns]
+        register = self.accountant.register_dataset
+        unit_argument = {"unit": unit} if "unit" in inspect.signature(register).parameters else {}
+        register(databases.database_digest(digests, unit), name_in_ledger, columns, name=name_in_ledger,
+                 lifetime=declared_lifetime, **unit_argument)
+        for part, (_, digest) in zip(parts, digests):
+            if part.path is not None and digest != UNIDENTIFIED_DATA:
+                self.accountant.private_sources.append(
+                    PrivateSource(part.name, digest, frozenset(part.columns), part.path.resolve()))
+        for name, table in bound.items():
+            interp.bound_tables[name] = table
+            interp.globals.define(name, table)
+
     def bind_public(self, name: str, data: Any, schema: Any = None) -> None:
         """Bind a public value: a DataFrame (a public table) or a plain Python value."""
         import pandas as pd
