@@ -132,6 +132,8 @@ def test_a_lookup_on_a_unique_public_key_is_1_stable_and_keeps_the_private_node(
     assert j.unit == ROW and j.stability == 1 and j.node is value(s, "cars").node
     assert k.stability == 2  # 'rect' has two rows in shapes2
     assert lookup_first.stability == 1 and lookup_first.schema.names == ["shape", "sides", "kind", KEY, "load"]
+    assert lookup_first.schema["shape"] == value(s, "cars").schema["shape"]  # the key stays the private side's
+    assert lookup_first.node is j.node and rows(lookup_first) == records(shapes().merge(cars(), on="shape"))
     assert j.schema["sides"] == value(s, "shapes").schema["sides"]
     assert rows(j) == records(cars().merge(shapes(), on="shape")[j.schema.names])
     assert len(rows(k)) == len(cars().merge(shapes(repeat_rect=True), on="shape"))

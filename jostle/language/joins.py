@@ -87,20 +87,30 @@ def join(left: Any, right: Any, on: Any, span: Span) -> Table:
             f"{', '.join(map(repr, shared))}", span,
             "a joined table has each column once: select it away from one side first, e.g. "
             f"b.select({[n for n in right.schema.names if n not in shared]})")
-    schema = Schema(left.schema.columns + tuple((name, right.schema[name]) for name in others))
     name = f"join({left.name}, {right.name})"
+    if right.private and not left.private:
+        # A public lookup on the left: joined as private.join(lookup), then the columns put in
+        # this call's order. The key column stays the private side's (its values and its spec),
+        # so an entity key keeps the rules that tell entities apart (entities.check_entity_key).
+        swapped = join(right, left, on, span)
+        order = [(column, right.schema[on] if column == on else left.schema[column]) for column in left.schema.names]
+        schema = Schema(tuple(order) + tuple((column, right.schema[column]) for column in others))
+        if swapped.relation is not None:
+            data = swapped.relation.then(("select", tuple(schema.names)), schema)
+        else:
+            data = swapped.frame[list(schema.names)]
+        return Table(data, schema, True, name, swapped.node, span, None, swapped.stability, False, swapped.unit)
+    schema = Schema(left.schema.columns + tuple((column, right.schema[column]) for column in others))
+    lookup = None
     if left.private and right.private:
         node, unit, stability = _private_pair(left, right, on, span)
-        lookup = None
-    elif left.private or right.private:
-        private, public = (left, right) if left.private else (right, left)
-        lookup = _conformed_lookup(public, [on] + ([n for n in others] if public is right else
-                                                   [n for n in public.schema.names if n != on]))
-        spread = _most_rows_per_key(lookup[on], public.schema[on], private.schema[on])
-        node, unit = private.node, private.unit
-        stability = None if private.stability is None else private.stability * max(spread, 1)
+    elif left.private:
+        lookup = _conformed_lookup(right, [on] + others)
+        spread = _most_rows_per_key(lookup[on], right.schema[on], left.schema[on])
+        node, unit = left.node, left.unit
+        stability = None if left.stability is None else left.stability * max(spread, 1)
     else:
-        node, unit, stability, lookup = left.node, left.unit, 1, None
+        node, unit, stability = left.node, left.unit, 1
     data = _joined_rows(left, right, on, others, schema, lookup)
     return Table(data, schema, left.private or right.private, name, node, span, None, stability, False, unit)
 
@@ -185,21 +195,20 @@ def _most_rows_per_key(values: Any, spec: Any, target: Any) -> int:
 
 
 def _joined_rows(left: Table, right: Table, on: str, others: list[str], schema: Schema, lookup: Any) -> Any:
-    """The joined rows: a plan step on the engine holding either side, else a pandas frame."""
-    left_rows = lookup if lookup is not None and not left.private else None
-    right_rows = lookup if lookup is not None and not right.private else None
+    """The joined rows: a plan step on the engine holding either side (when the join is
+    private), else a pandas frame. `lookup` is the right side's rows when it is a public lookup."""
     engine_side = left if left.relation is not None else right if right.relation is not None else None
-    if engine_side is not None and (left.private or right.private):
+    if engine_side is not None and left.private:
         from jostle.data.engine.joins import join_step
 
         engine = engine_side.relation.engine
-        first = _on(engine, left, left_rows)
-        second = _on(engine, right, right_rows, [on] + others)
+        first = _on(engine, left, None)
+        second = _on(engine, right, lookup, [on] + others)
         return first.then(join_step(first, second, on, others), schema)
     import pandas as pd
 
-    first = left_rows if left_rows is not None else left.frame
-    second = right_rows if right_rows is not None else right.frame
+    first = left.frame
+    second = lookup if lookup is not None else right.frame
     first_keys, first_ok = key_positions(first[on].tolist(), left.schema[on], left.schema[on])
     second_keys, second_ok = key_positions(second[on].tolist(), right.schema[on], left.schema[on])
     a = pd.DataFrame({"k": first_keys[first_ok], "i": np.flatnonzero(first_ok)})
