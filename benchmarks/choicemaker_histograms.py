@@ -98,7 +98,7 @@ def dispatch_piece(trained, shape, domain, grid: TrainingGrid) -> list[dict]:
 
                 start = time.perf_counter()
                 result = dispatch(trained, x, epsilon, workload, noise,
-                                  charge=lambda eps, what: spent.append(eps), option_noise=option_noise)
+                                  charge=lambda cost, what: spent.append(cost.epsilon), option_noise=option_noise)
                 seconds = time.perf_counter() - start
                 if sum(spent) > epsilon * (1 + 1e-12):
                     raise AssertionError(f"dispatch spent {sum(spent)} > {epsilon}")

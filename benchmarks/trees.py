@@ -161,9 +161,9 @@ def run_repetition(data: ClassificationData, trained, epsilons: list[float], rep
             row[name] = float(np.mean(model.predict(test.X) == test.y))
         charged: list[float] = []
         result = dispatch_tree(trained, train, epsilon, Randomness(seed=(rep * 1000 + eps_index) * 10 + 9),
-                               lambda eps, what: charged.append(eps))
+                               lambda cost, what: charged.append(cost.epsilon))
         assert sum(Fraction(c) for c in charged) <= Fraction(epsilon), "the ChoiceMaker overspent"
-        mf_epsilon = sum(v for k, v in result.budget_split.items() if k.startswith("metafeature"))
+        mf_epsilon = float(sum(v.epsilon for k, v in result.budget_split.items() if k.startswith("metafeature")))
         row["choicemaker"] = {"pick": result.choice, "accuracy": float(np.mean(result.model.predict(test.X) == test.y)),
                               "metafeature_epsilon": mf_epsilon, "spent": float(sum(charged))}
         out["by_eps"][epsilon] = row

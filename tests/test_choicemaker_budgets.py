@@ -173,9 +173,10 @@ def _run(source: str, stability=1, unit=None, zcdp: bool = False) -> tuple[str, 
     accountant = Accountant(None, None, accounting=Accounting(ZCDP) if zcdp else None)
     output = io.StringIO()
     interp = Interpreter(accountant, Randomness(5), output)
-    table = Table(_frame(), SCHEMA, True, "t", accountant.root, BUILTIN_SPAN, stability=stability)
-    if unit is not None:
-        object.__setattr__(table, "unit", unit) if dataclasses.is_dataclass(table) else setattr(table, "unit", unit)
+    root = accountant.root if unit is None else accountant.root_for(unit)  # the unit is the data root's
+    table = Table(_frame(), SCHEMA, True, "t", root, BUILTIN_SPAN, stability=stability)
+    if unit is not None and hasattr(table, "unit"):
+        table = dataclasses.replace(table, unit=unit)
     interp.globals.define("t", table)
     program = parse(source)
     check(program, interp.builtins.values, {"t"})
@@ -237,3 +238,53 @@ def test_histogram_options_in_a_zcdp_program() -> None:
     assert error is None, error
     [charge] = accountant.ledger
     assert charge.budget == PureDPBudget(1) and charge.charged == RhoZCDPBudget(Fraction(1, 2))
+
+
+CHOOSER = '''h = histogram(t, "b")
+q = all_ranges(3)
+option Flat(db, queries):
+    answer:
+        n = {{ sum(db) }}
+        return map(lambda i: n / 3, range(3))
+    predict(F):
+        return F.sparsity
+option Cells(db, queries):
+    answer:
+        return {{ db }}
+    predict(F):
+        return 2 - F.sparsity
+choicemaker H among {Flat, Cells, Identity} informed by {sparsity} trained on none
+estimate = H(h, q)
+print(trace(H))
+print(explain(H))
+'''
+
+
+def test_a_choicemaker_in_a_zcdp_program_splits_its_rho() -> None:
+    """The rho allotment of the call is split by the plan; the built-in metafeature charges the
+    pure epsilon within its part (counted as epsilon^2 / 2), the Jostle option runs under a cap
+    of its rho part and its own `{{ }}` charge within it; the trace shows rhos."""
+    out, accountant, error = _run("budget rho(0.125)\n" + CHOOSER, zcdp=True)
+    assert error is None, error
+    metafeature, *option = accountant.ledger
+    assert metafeature.budget == PureDPBudget(epsilon_within_rho(Fraction(1, 80)))  # a tenth of 1/8
+    assert RhoZCDPBudget(Fraction(1, 80)).covers(metafeature.charged)
+    spent = sum((c.charged for c in accountant.ledger), RhoZCDPBudget.zero())
+    assert RhoZCDPBudget(Fraction(1, 8)).covers(spent)
+    assert sum((c.charged for c in option), RhoZCDPBudget.zero()) == RhoZCDPBudget(Fraction(9, 80))
+    assert "rho: 0.125, metafeature_rho: 0.0125, option_rho: 0.1125, option_epsilon: 0.4743" in out
+    assert "budget: rho 0.125 = 0.0125 on metafeatures + 0.1125 on" in out
+
+
+def test_a_choicemaker_in_a_dp_program_traces_epsilons_as_before() -> None:
+    out, accountant, error = _run("budget 1\n" + CHOOSER)
+    assert error is None, error
+    assert accountant.ledger[0].budget == PureDPBudget(Fraction(1, 10))
+    assert "epsilon: 1.0, metafeature_epsilon: 0.1, option_epsilon: 0.9, measuring: ''" in out
+    assert "rho" not in out and "budget: epsilon 1 = 0.1 on metafeatures + 0.9 on" in out
+
+
+def test_a_choicemaker_refuses_a_table_under_an_undeclared_unit_before_any_charge() -> None:
+    out, accountant, error = _run("budget 1\n" + CHOOSER, unit=REPLACE_ONE)
+    assert isinstance(error, JostleRuntimeError) and "replace_one" in str(error) and "histograms" in str(error)
+    assert accountant.ledger == []

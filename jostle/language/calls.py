@@ -52,14 +52,14 @@ def budget_of(interp: Any, kwargs: dict[str, Any], span: Span, who: str) -> AnyB
 
 
 def unit_of(value: Any) -> PrivacyUnit:
-    """The privacy unit of the data behind a value: a table's `unit`, else its data node's
-    (`DataNode.privacy_unit`), else one row (a public fact set by the curator at bind time)."""
-    unit = getattr(value, "unit", None)
-    if isinstance(unit, PrivacyUnit):
-        return unit
+    """The privacy unit of the data behind a value: a table's `unit` or its data node's
+    (`DataNode.privacy_unit`, the unit of the root it was bound under), whichever is not the
+    default row unit, else one row (a public fact set by the curator at bind time)."""
     node = getattr(value, "node", None)
-    unit = getattr(node, "privacy_unit", None) if node is not None else None
-    return unit if isinstance(unit, PrivacyUnit) else ROW
+    for unit in (getattr(value, "unit", None), getattr(node, "privacy_unit", None) if node is not None else None):
+        if isinstance(unit, PrivacyUnit) and not unit.is_row:
+            return unit
+    return ROW
 
 
 def check_unit(value: Any, units: tuple[str, ...], span: Span, who: str, family: str) -> PrivacyUnit:
