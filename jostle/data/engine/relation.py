@@ -36,7 +36,8 @@ class Relation:
             ("keys", column, lo, hi, integer) (the rows whose entity key lies in its domain,
             jostle.language.entities.keep_keys_in_domain), ("bound", key, k, order) (the first
             k rows of each key in the order of the columns `order`,
-            jostle.language.entities.bound_per_key).
+            jostle.language.entities.bound_per_key), ("join", right, on, codes, others) (the
+            inner join with another relation of the same engine, jostle.data.engine.joins).
     """
 
     engine: Any
