@@ -350,7 +350,7 @@ class Session:
             raise UsageError(f"a dataset's name in the ledger must be a non-empty text, got {dataset!r}")
         name_in_ledger = dataset or "+".join(tables)
         interp = self.interpreter
-        parts = databases.read_parts(interp, tables, schemas, _schema)
+        parts = databases.read_parts(interp, tables, schemas, _schema, unit)
         databases.check_key(parts, unit)
         node = databases.database_node(self.accountant, unit, name_in_ledger)
         bound = {}

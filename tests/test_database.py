@@ -159,3 +159,18 @@ def test_run_with_key_refuses_a_table_without_the_key_and_a_join_off_the_key(tmp
                     "--ledger-db", ":memory:", "--ledger", cwd=tmp_path)
     assert result.returncode == PrivacyError.exit_code and "bad.jst:2" in result.stderr
     assert "not their entity key" in result.stderr and "(no charges)" in result.stdout
+
+
+def test_a_tables_schema_file_cannot_declare_what_the_database_decides(tmp_path: Path):
+    _write_database(tmp_path)
+    columns = json.loads((tmp_path / "cars.schema.json").read_text())
+    for extra, said in (({"lifetime": 3}, "a lifetime budget"), ({"privacy_unit": "row"}, "the unit row"),
+                        ({"dataset": "x"}, "the dataset name 'x'")):
+        (tmp_path / "cars.schema.json").write_text(json.dumps({"columns": columns, **extra}))
+        s = session()
+        with pytest.raises(UsageError, match=said) as raised:
+            s.bind_database({"trains": tmp_path / "trains.csv", "cars": tmp_path / "cars.csv"}, key=KEY)
+        assert "bind_database(..., dataset=, lifetime=)" in raised.value.hint
+        assert s.accountant.datasets == {} and "cars" not in s.interpreter.globals.values
+    (tmp_path / "cars.schema.json").write_text(json.dumps({"columns": columns, "privacy_unit": {"entity": KEY}}))
+    session().bind_database({"trains": tmp_path / "trains.csv", "cars": tmp_path / "cars.csv"}, key=KEY)

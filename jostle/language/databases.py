@@ -97,7 +97,7 @@ def database_unit(key: Any) -> PrivacyUnit:
 
 
 def read_parts(interp: Any, tables: Mapping[str, Any], schemas: Mapping[str, Any] | None,
-               schema_of: Any) -> list[BoundPart]:
+               schema_of: Any, unit: PrivacyUnit) -> list[BoundPart]:
     """Each table's raw rows and schema, on one route for all of them.
 
     The route (memory, DuckDB or Spark) is the session's setting; under `auto` each table's own
@@ -108,8 +108,14 @@ def read_parts(interp: Any, tables: Mapping[str, Any], schemas: Mapping[str, Any
     Args:
         schema_of: Turns a schema given in Python (a Schema or a mapping) into a Schema.
 
+    A table's schema file may declare its columns only: its unit is the database's, and the
+    database's name and lifetime in the ledger are given once, to bind_database; a file that
+    declares another unit, a public row count, a dataset name or a lifetime is refused rather
+    than silently overruled.
+
     Raises:
-        UsageError: A table without a schema, or data that is neither a frame nor a path.
+        UsageError: A table without a schema, data that is neither a frame nor a path, or a
+            schema file declaring more than columns that contradict the database.
         DataError: A file cannot be read (named, to the curator).
     """
     import pandas as pd
@@ -146,8 +152,10 @@ def read_parts(interp: Any, tables: Mapping[str, Any], schemas: Mapping[str, Any
             else:
                 raw = read_csv(path)  # strict: a bad record is named, to the curator
                 columns = [str(c) for c in raw.columns]
-            if schema is None and schema_file_for(path).is_file():
-                schema = read_schema_declaration(schema_file_for(path)).schema
+            if schema_file_for(path).is_file():
+                declared = read_schema_declaration(schema_file_for(path))
+                _refuse_table_declarations(declared, name, schema_file_for(path), unit)
+                schema = declared.schema if schema is None else schema
         else:
             columns = [str(c) for c in data.columns]
             raw = binding.frame_source(interp, data, route) if route != "pandas" else data
@@ -160,6 +168,26 @@ def read_parts(interp: Any, tables: Mapping[str, Any], schemas: Mapping[str, Any
         rows = python_cells(raw) if isinstance(raw, pd.DataFrame) and (path is None or binding.is_parquet(path)) else raw
         parts.append(BoundPart(name, raw, rows, schema_of(schema), columns, path))
     return parts
+
+
+def _refuse_table_declarations(declared: Any, name: str, path: Path, unit: PrivacyUnit) -> None:
+    """A database table's schema file declares nothing the database decides (see read_parts)."""
+    from jostle.privacy.units import parse_unit
+
+    said = []
+    if declared.privacy_unit is not None and parse_unit(declared.privacy_unit) != unit:
+        said.append(f"the unit {parse_unit(declared.privacy_unit)}")
+    if declared.public_rows:
+        said.append("a public row count")
+    if declared.dataset is not None:
+        said.append(f"the dataset name {declared.dataset!r}")
+    if declared.lifetime is not None:
+        said.append("a lifetime budget")
+    if said:
+        raise UsageError(f"the schema file {path} of the database's table '{name}' declares {', '.join(said)}",
+                         hint=f"a database's tables are all bound under {unit} as one dataset: give its name and "
+                              "lifetime to bind_database(..., dataset=, lifetime=) (--dataset, --lifetime) and "
+                              "keep only the columns in the table's schema file")
 
 
 def check_key(parts: list[BoundPart], unit: PrivacyUnit) -> None:
