@@ -244,3 +244,53 @@ def test_a_join_that_cannot_be_bounded_is_refused_with_its_location_and_nothing_
     assert len(s.ledger) == 0 and s.spent.is_zero()
     if kind is PrivacyError:
         assert "nothing was charged" in error.value.hint
+
+
+# ---------------------------------------------------------------- the stability argument, checked
+def _pre_noise(s: Session, program: str, names: list[str]) -> list:
+    s.run(program)
+    return [value(s, name) for name in names]
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_removing_one_entity_moves_every_aggregate_of_a_join_by_at_most_its_sensitivity(engine: str):
+    """Entity neighbours (all rows of one train, in both tables): the pre-noise values of the
+    aggregates of a bounded join and of a lookup join move by at most the sensitivity claimed."""
+    program = (f'b = trains.bound_per_key(1).join(cars.bound_per_key(3), on="{KEY}")\n'
+               f'l = cars.bound_per_key(2).join(shapes2, on="shape")\n'
+               f'n = count(b)\nh = histogram(b, "shape")\nt = sum(b, "load")\nk = count_keys(b)\n'
+               f'm = count(l)\ng = histogram(l, "kind")\n')
+    names = ["n", "h", "t", "k", "m", "g"]
+    full = _pre_noise(database(engine), program, names)
+    rng = np.random.default_rng(7)
+    for removed in rng.choice(30, size=6, replace=False).tolist():
+        s = session(engine)
+        s.bind_database({"trains": trains()[lambda f: f[KEY] != removed], "cars": cars()[lambda f: f[KEY] != removed]},
+                        key=KEY, schemas=SCHEMAS)
+        s.bind_public("shapes2", shapes(repeat_rect=True))
+        for before, after in zip(full, _pre_noise(s, program, names)):
+            moved = np.abs(np.asarray(before.value, dtype=float) - np.asarray(after.value, dtype=float)).sum()
+            assert moved <= before.l1, (before.what, removed, moved, before.l1)
+    assert full[0].l1 == 3 and full[4].l1 == 2 * 2  # a train has at most 2 kept cars, each matching at most 2 shapes
+
+
+def test_a_join_that_dropped_the_unit_would_break_the_bound():
+    """Negative control: the join's rows, read as a row table of stability 1, move by more than 1
+    when one entity is removed, so the stability rule is what makes the bound hold."""
+    program = f'b = trains.join(cars, on="{KEY}").bound_per_key(4)\nn = count(b)\n'
+    full = _pre_noise(database(), program, ["n"])[0]
+    s = session()
+    s.bind_database({"trains": trains()[lambda f: f[KEY] != 0], "cars": cars()[lambda f: f[KEY] != 0]},
+                    key=KEY, schemas=SCHEMAS)
+    moved = abs(full.value - _pre_noise(s, program, ["n"])[0].value)
+    assert moved > 1 and moved <= full.l1 == 4
+
+
+def test_two_public_tables_join_in_memory_as_public_rows():
+    s = session()
+    s.bind_public("shapes", shapes())
+    s.bind_public("names", pd.DataFrame({"shape": ["hex", "rect", "rect"], "name": ["hexagon", "oblong", "square"]}))
+    frame = s.eval('shapes.join(names, on="shape")')
+    assert records(frame) == records(shapes().merge(pd.DataFrame(
+        {"shape": ["hex", "rect", "rect"], "name": ["hexagon", "oblong", "square"]}), on="shape"))
+    assert s.eval('count(shapes.join(names, on="shape"))') == 3
