@@ -174,3 +174,16 @@ def test_a_tables_schema_file_cannot_declare_what_the_database_decides(tmp_path:
         assert s.accountant.datasets == {} and "cars" not in s.interpreter.globals.values
     (tmp_path / "cars.schema.json").write_text(json.dumps({"columns": columns, "privacy_unit": {"entity": KEY}}))
     session().bind_database({"trains": tmp_path / "trains.csv", "cars": tmp_path / "cars.csv"}, key=KEY)
+
+
+def test_under_auto_the_tables_of_a_database_share_one_route(monkeypatch: pytest.MonkeyPatch):
+    from jostle.language import binding
+
+    monkeypatch.setattr(binding, "SMALL_TABLE_ROWS", 50)  # cars (more rows) to DuckDB, trains (30) would stay
+    s = session("auto")
+    s.bind_database({"trains": trains(), "cars": cars()}, key=KEY, schemas=SCHEMAS)
+    first, second = value(s, "trains"), value(s, "cars")
+    assert first.relation is not None and second.relation is not None
+    assert first.relation.engine is second.relation.engine
+    s.run(f'j = trains.join(cars, on="{KEY}")\n')
+    assert value(s, "j").relation.steps[-1][0] == "join"
