@@ -45,9 +45,9 @@ def format_1_ledger(db: Path, key: str, datasets: list[tuple[str, str]],
                  "requested_delta": "0", "mechanism": "laplace", "what": "count(g)", "data": "all rows",
                  "location": "", "note": None, "pid": 1}
         digest = ledger_store._hash(prev, event)
-        names = list(ledger_store.EVENT_FIELDS) + ["prev_hash", "hash"]
+        names = list(ledger_store.EVENT_FIELDS_V2) + ["prev_hash", "hash"]
         con.execute(f"INSERT INTO events ({', '.join(names)}) VALUES ({', '.join('?' * len(names))})",
-                    [event[n] for n in ledger_store.EVENT_FIELDS] + [prev, digest])
+                    [event[n] for n in ledger_store.EVENT_FIELDS_V2] + [prev, digest])
         prev = digest
     con.commit()
     con.close()

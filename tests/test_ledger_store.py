@@ -22,6 +22,7 @@ import pytest
 from jostle import BudgetExceeded, Session, UsageError
 from jostle.data.engine.fingerprint import frame_digest
 from jostle.privacy.ledger_store import MEMORY, PRIVACY_UNIT, LedgerStore, resolve_ledger_path
+from jostle.privacy.measures import Budget
 
 
 def content_digest(frame, unit: str = PRIVACY_UNIT) -> bytes:
@@ -449,7 +450,7 @@ def test_hole9_a_lifetime_budget_is_never_raised_by_a_later_run_or_a_program(tmp
         assert s.remaining.epsilon == 0
     with LedgerStore(db) as store:
         (dataset,) = store.datasets()
-        assert store.lifetime(dataset.fingerprint) == (Fraction(1), Fraction(0))
+        assert store.lifetime(dataset.fingerprint) == Budget(Fraction(1), Fraction(0))
         with pytest.raises(UsageError, match="confirmation"):
             store.set_lifetime(dataset.fingerprint, (Fraction(3), Fraction(0)), "a second study")
         store.set_lifetime(dataset.fingerprint, (Fraction(3), Fraction(0)), "a second study", confirmed=True)
@@ -462,7 +463,7 @@ def test_hole9_a_lifetime_budget_is_never_raised_by_a_later_run_or_a_program(tmp
     with LedgerStore(db) as store:
         (dataset,) = store.datasets()
         store.reset(dataset.fingerprint, "a new release approved by the board", confirmed=True)
-        assert store.lifetime(dataset.fingerprint) == (Fraction(3), Fraction(0))
+        assert store.lifetime(dataset.fingerprint) == Budget(Fraction(3), Fraction(0))
 
 
 def test_a_session_total_or_a_program_budget_never_changes_a_lifetime(tmp_path):
@@ -566,7 +567,7 @@ def test_a_format_1_ledger_is_migrated_and_keeps_its_balances(tmp_path):
         (dataset,) = store.datasets()
         assert dataset.name == "patients" and dataset.fingerprint == fingerprint
         assert store.balance(fingerprint) == (Fraction(3, 4), Fraction(0))
-        assert store.lifetime(fingerprint) == (Fraction(3, 2), Fraction(0))
+        assert store.lifetime(fingerprint) == Budget(Fraction(3, 2), Fraction(0))
         assert [e["kind"] for e in store.events()] == ["charge", "charge", "lifetime"]
     with session(db, budget=5) as s:  # bound by its name, it continues
         with pytest.raises(BudgetExceeded, match="only 0.75 left"):

@@ -64,6 +64,8 @@ from typing import Iterator
 from jostle.diagnostics.errors import BudgetExceeded, JostleRuntimeError, PrivacyError
 from jostle.privacy.accounting import ZCDP, Accounting, MeasureMismatch
 from jostle.privacy.units import ROW, PrivacyUnit
+from jostle.privacy.conversions import pure_to_rho
+from jostle.privacy.ledger_balance import Balance, ChargeRise, describe_rho, left_in, spent_in_lifetime_measure
 from jostle.privacy.ledger_records import ChargeRecord, DatasetInfo, EqualData, LedgerRefusal, shell_quoted
 from jostle.privacy.ledger_store import CURATOR_LOG, LedgerStore
 from jostle.diagnostics.source import Span
@@ -334,21 +336,45 @@ class DatasetStatus:
     """What the ledger holds for one dataset of the session: public facts about its identity.
 
     Attributes:
-        dataset: The dataset (its name in the ledger, key and columns).
-        spent: Its balance: what every session spent on it since its last reset, this one included.
-        lifetime: Its lifetime budget, or None if it has none.
+        dataset: The dataset (its name in the ledger, key, columns and the unit it is kept under).
+        balance: What every session spent on it since its last reset, this one included: its
+            (epsilon, delta) part and its rho part (jostle.privacy.ledger_balance).
+        lifetime: Its lifetime budget, (epsilon, delta) or rho, or None if it has none.
     """
 
     dataset: DatasetInfo
-    spent: AnyBudget
+    balance: Balance
     lifetime: AnyBudget | None
 
     @property
+    def spent(self) -> AnyBudget:
+        """Its balance as one amount in its lifetime's measure (rho spent against an (epsilon,
+        delta) lifetime counted as epsilon at the delta left: ledger_balance.spent_in_lifetime_measure)."""
+        return spent_in_lifetime_measure(self.balance, self.lifetime)
+
+    @property
     def left(self) -> AnyBudget | None:
-        """What its lifetime budget has left (never below zero), or None without one."""
+        """What its lifetime budget has left, in the lifetime's measure (never below zero), or
+        None without one."""
         if self.lifetime is None:
             return None
-        return (self.lifetime - self.spent).floor_at_zero()
+        return left_in(self.balance, self.lifetime, isinstance(self.lifetime, RhoZCDPBudget))
+
+    def left_in(self, accounting: Accounting) -> AnyBudget | None:
+        """What its lifetime leaves for the next charge in a session's measure (None without one)."""
+        if self.lifetime is None:
+            return None
+        return left_in(self.balance, self.lifetime, accounting.is_zcdp)
+
+    def spent_text(self) -> str:
+        """Its balance as people read it: (epsilon, delta) and rho with its (epsilon, delta) equivalent."""
+        parts = [] if self.balance.dp.is_zero() and self.balance.rho else [str(self.balance.dp)]
+        if self.balance.rho:
+            parts.append(describe_rho(self.balance.rho, self.lifetime))
+        text = " and ".join(parts)
+        if isinstance(self.lifetime, RhoZCDPBudget) and not self.balance.dp.is_zero():
+            text += f" (as rho: {self.spent})"
+        return text
 
 
 class Accountant:
@@ -381,6 +407,11 @@ class Accountant:
         self.store = store
         self.session_id = session_id or uuid.uuid4().hex
         self.datasets: dict[str, DatasetInfo] = {}
+        # The units each dataset was bound under in this session (the roots its tables live under).
+        self.dataset_units: dict[str, set[PrivacyUnit]] = {}
+        # In DP accounting, the session's pure releases composed in rho (each epsilon^2/2, parallel
+        # parts at their largest): what a dataset whose lifetime is in rho is charged (_commit).
+        self._rho_shadow = CostTree(RhoZCDPBudget.zero())
         self.private_sources: list[PrivateSource] = []
         self.default_lifetime = default_lifetime
         # The user's call through which library code (the standard library) is running, set by
@@ -398,10 +429,11 @@ class Accountant:
     # ---------------------------------------------------------- datasets
     def register_dataset(self, digest: bytes, label: str, columns: list[str] | tuple[str, ...] = (),
                          path: Path | None = None, *, name: str | None = None,
-                         lifetime: Budget | None = None, by_curator: bool = True) -> str | None:
-        """Make a private table's data known: from now on every charge is also recorded
-        against it in the store, and no program of the session may read it as public.
-        Returns its key in the store (None without a store).
+                         lifetime: AnyBudget | None = None, by_curator: bool = True,
+                         unit: PrivacyUnit | None = None) -> str | None:
+        """Make a private table's data known: from now on every charge made under its unit is
+        also recorded against it in the store (see `_commit`), and no program of the session may
+        read it as public. Returns its key in the store (None without a store).
 
         Args:
             digest: the content digest of the raw table (jostle.data.engine.fingerprint).
@@ -410,26 +442,32 @@ class Accountant:
             path: The file it was read from, if any.
             name: Its name in the ledger: the curator's (default `label`); for data a program
                 loads, "file:" and the resolved path.
-            lifetime: The lifetime budget its curator declares (see LedgerStore.open_dataset).
+            lifetime: The lifetime budget its curator declares, (epsilon, delta) or rho: the
+                dataset's lifetime is held in that measure (see LedgerStore.open_dataset); without
+                one, a new dataset takes the session's default lifetime, in its measure.
             by_curator: The curator binds it. Only then is its content compared with the
                 contents bound before (rows equal to another dataset's are refused, so a
                 re-export under a new name cannot restart a lifetime); a program's `load` is
                 identified by its path alone, so that nothing the program sees depends on
                 whether its rows equal data in the ledger.
+            unit: The privacy unit it is bound under in this session (default row): its tables
+                live under `root_for(unit)`. A new dataset is kept under it in the ledger; one the
+                ledger knows keeps the unit it was first bound under (its identity does not include
+                the unit, so a second unit cannot open a second lifetime budget: charges made under
+                this unit are converted into the kept one, or refused, when recorded).
 
         Raises:
             EqualData: The curator binds under a new name rows bound before under another.
             UsageError: The declared lifetime differs from the one the ledger holds.
         """
         info = None
+        unit = ROW if unit is None else unit
         if self.store is not None:
-            compare = by_curator and self.store.persistent and digest != UNIDENTIFIED_DATA
+            compare = by_curator and self.store.persistent and not digest.startswith(UNIDENTIFIED_DATA)
             try:
                 info = self.store.open_dataset(
                     name or label, label, columns, content=digest if compare else None,
-                    lifetime=None if lifetime is None else (lifetime.epsilon, lifetime.delta),
-                    default_lifetime=None if self.default_lifetime is None
-                    else (self.default_lifetime.epsilon, self.default_lifetime.delta))
+                    lifetime=lifetime, default_lifetime=self.default_lifetime, unit=unit)
             except EqualData as refusal:
                 # Told to the curator (the error at bind time, and the curator's log), before
                 # any program runs; a program never sees which rows equal which.
@@ -438,7 +476,13 @@ class Accountant:
                     ", ".join(f"'{d.shown}'" for d in refusal.earlier), self.store.path)
                 raise
             self.datasets.setdefault(info.fingerprint, info)
-        if digest != UNIDENTIFIED_DATA:
+            self.dataset_units.setdefault(info.fingerprint, set()).add(unit)
+            if info.privacy_unit != unit:
+                logging.getLogger(CURATOR_LOG).warning(
+                    "'%s' is bound under the unit %s, but the ledger %s keeps its balance under %s (its "
+                    "first binding): charges are converted into %s or refused", info.shown, unit,
+                    self.store.path, info.privacy_unit, info.privacy_unit)
+        if not digest.startswith(UNIDENTIFIED_DATA):
             resolved = path.resolve() if path is not None else None
             self.private_sources.append(PrivateSource(label, digest, frozenset(map(str, columns)), resolved))
         return None if info is None else info.fingerprint
@@ -456,12 +500,8 @@ class Accountant:
         """Each registered dataset's lifetime budget and balance (every session's spending)."""
         if self.store is None:
             return []
-        status = []
-        for fingerprint, info in self.datasets.items():
-            found = self.store.lifetime(fingerprint)
-            status.append(DatasetStatus(info, Budget(*self.store.balance(fingerprint)),
-                                        None if found is None else Budget(*found)))
-        return status
+        return [DatasetStatus(info, self.store.spent(fingerprint), self.store.lifetime(fingerprint))
+                for fingerprint, info in self.datasets.items()]
 
     @property
     def cap(self) -> AnyBudget | None:
@@ -472,16 +512,18 @@ class Accountant:
     def remaining(self) -> AnyBudget | None:
         """The most the next release may spend, in the session's measure: what the session
         total leaves, lowered to what every registered dataset's lifetime budget leaves (None
-        if no total is set). A lifetime in another measure is not converted here (the store
-        converts each charge when it is committed)."""
+        if no total is set). A lifetime in another measure is converted where a conversion exists
+        (ledger_balance.left_in: a rho lifetime leaves a pure epsilon of sqrt(2 rho); an (epsilon,
+        delta) lifetime leaves the rho whose CKS conversion fits what is left) and leaves zero
+        where none does (a rho against a pure lifetime). A guide: each charge is still checked
+        when it is committed."""
         if self.total is None:
             return None
         left = self.total.cap - self._tree.total
         for status in self.datasets_status():
-            data_left = status.left
+            data_left = status.left_in(self.accounting)
             if data_left is not None:
-                if type(data_left) is type(left):
-                    left = left.meet(data_left)
+                left = left.meet(data_left)  # type: ignore[arg-type]
             elif self.store is not None and self.store.persistent:
                 left = self.accounting.zero()  # a durable dataset without a lifetime takes no charge
         return left.floor_at_zero()
@@ -603,11 +645,6 @@ class Accountant:
         assert self.total is not None
         entry = Charge(len(self.ledger) + 1, budget, mechanism, description, span, node, library_span, cost)
         if self.store is not None:
-            if not self.datasets:
-                # Private data reached a release without being registered (a way of making
-                # private tables that does not call register_dataset): charge a shared
-                # stand-in, which over-reports rather than lose the spending.
-                self.register_dataset(UNIDENTIFIED_DATA, "(data not identified)")
             self._commit(entry, self._tree.rise(cost, node))
         self.ledger.append(entry)
         self._tree.add(cost, node)
@@ -617,49 +654,105 @@ class Accountant:
         return entry
 
     def _commit(self, entry: Charge, rise: AnyBudget) -> None:
-        """Check `rise` against every registered dataset's balance and commit it (atomically)."""
+        """Check `rise` against the balance of every dataset the charge may have read, and commit
+        it to each (atomically; jostle.privacy.ledger_store.LedgerStore.record).
+
+        Which datasets: those bound in this session under the charge's unit. Tables bound under
+        unit U live under `root_for(U)`, everything derived from them stays under that root, and
+        a value mixing roots is refused (`common_node`), so a release charged at a node under
+        root U can only have read tables bound under U: recording it against those datasets (and
+        not against the session's datasets under other units) leaves out only data it did not
+        read. A dataset bound under U whose ledger keeps it under another unit V is charged the
+        release converted from U into V (group privacy from row to replace_one) or refuses it
+        (jostle.privacy.units.convert_charge). When no dataset is bound under U, private data
+        reached a release without being registered (a way of making private tables that does
+        not call register_dataset): the charge goes to a shared stand-in, "(data not
+        identified)" (one per unit), which over-reports rather than lose the spending.
+
+        The store converts the charge into each dataset's lifetime measure
+        (jostle.privacy.ledger_balance): for a pure release of a DP session against a rho
+        lifetime it is charged the rise of the session's pure releases composed in rho (each
+        epsilon^2/2, Bun and Steinke 2016 Prop. 1.4; parallel parts at their largest rho, since
+        one individual's rows lie in one part), which this accountant keeps in `_rho_shadow`.
+        """
         assert self.store is not None and self.total is not None
-        if not isinstance(rise, Budget) or not isinstance(entry.budget, Budget):
-            # Replaced by the ledger's format 3, which stores each charge's measure and unit.
-            raise JostleRuntimeError("the durable ledger cannot record zCDP charges yet", entry.span)
+        unit = entry.unit
+        targets = [fp for fp, units in self.dataset_units.items() if unit in units]
+        if not targets:
+            stand_in = "(data not identified)" if unit.is_row else f"(data not identified, {unit})"
+            digest = UNIDENTIFIED_DATA if unit.is_row else UNIDENTIFIED_DATA + b" " + unit.text.encode()
+            registered = self.register_dataset(digest, stand_in, name=stand_in, unit=unit)
+            assert registered is not None
+            targets = [registered]
+        as_rho = shadow = None
+        if not self.accounting.is_zcdp and isinstance(entry.budget, Budget) and not entry.budget.delta:
+            shadow = RhoZCDPBudget(pure_to_rho(entry.budget.epsilon))
+            as_rho = self._rho_shadow.rise(shadow, entry.node)
         record = ChargeRecord(
-            self.session_id, entry.index, (entry.budget.epsilon, entry.budget.delta), entry.mechanism,
-            entry.description, entry.node.label, entry.span.location if entry.span is not None else "",
+            self.session_id, entry.index, entry.budget, entry.mechanism, entry.description, entry.node.label,
+            entry.span.location if entry.span is not None else "", unit,
         )
         try:
-            self.store.record(list(self.datasets), (rise.epsilon, rise.delta), record)
+            self.store.record(targets, ChargeRise(rise, unit, entry.charged, as_rho), record)
         except LedgerRefusal as refusal:
             raise lifetime_refusal(refusal, entry, self.store.path) from None
+        if shadow is not None:
+            self._rho_shadow.add(shadow, entry.node)
 
 
 def lifetime_refusal(refusal: LedgerRefusal, entry: Charge, ledger_path: str) -> BudgetExceeded:
     """The error for a charge the store refused, in the numbers `jostle ledger show` prints."""
     data = refusal.dataset.shown
     show = f"`jostle ledger show --dataset {shell_quoted(data)}`"
+    if refusal.kind == "unit":
+        kept = refusal.dataset.privacy_unit
+        return BudgetExceeded(
+            f"this release cannot be charged to the data '{data}': {refusal.reason}",
+            entry.span,
+            f"nothing was released and nothing was spent (ledger {ledger_path}). The ledger keeps the data "
+            f"'{data}' under the unit {kept} (its first binding), whatever unit it is bound under later: bind "
+            f"it under {kept}, or release only what is private under {kept}; see {show}",
+            _library_note(entry.library_span),
+        )
+    if refusal.kind == "measure":
+        return BudgetExceeded(
+            f"this release cannot be charged to the data '{data}': {refusal.reason}",
+            entry.span,
+            f"nothing was released and nothing was spent (ledger {ledger_path}). A dataset's lifetime "
+            "budget is held in the measure its curator declared; release in a measure that converts "
+            "into it (a pure epsilon converts into rho as epsilon^2/2; a rho converts into (epsilon, "
+            f"delta) with delta > 0), or its curator may change it with `jostle ledger lifetime --dataset "
+            f"{shell_quoted(data)} ...` (logged); see {show}",
+            _library_note(entry.library_span),
+        )
     if refusal.missing:
         return BudgetExceeded(
             f"the data '{data}' has no lifetime budget in the durable ledger",
             entry.span,
             f"nothing was released and nothing was spent (ledger {ledger_path}). A dataset's lifetime budget is its "
             "curator's to declare, when binding it (Session.bind_private(..., lifetime=E), "
-            "`jostle run --lifetime E`, or \"lifetime\": E in its schema file) or with "
+            "`jostle run --lifetime E` or `--lifetime rho:R`, or \"lifetime\": E in its schema file) or with "
             f"`jostle ledger lifetime --dataset {shell_quoted(data)} E --reason TEXT --yes`; a "
             "program's `budget` is only a cap for that program",
             _library_note(entry.library_span),
         )
-    requested = getattr(entry.budget, refusal.quantity)
+    # The release's own amount in the refused quantity when it has one (its rise may be less, in
+    # parallel parts); else what it would add, converted (e.g. a pure epsilon as rho).
+    requested = dict(entry.budget.quantities()).get(refusal.quantity, refusal.rise)
+    if requested <= refusal.total - refusal.balance:  # it fits alone: what it adds, converted, does not
+        requested = refusal.rise
     remaining = max(Fraction(0), refusal.total - refusal.balance)
     # Written exactly (fmt_exact), as `jostle ledger show` writes them: 1/3, not 0.333333.
     return BudgetExceeded(
         f"this release needs {refusal.quantity} {fmt_exact(requested)} but the data '{data}' has only "
         f"{fmt_exact(remaining)} left of its lifetime budget: lifetime {fmt_exact(refusal.total)}, spent "
         f"{fmt_exact(refusal.balance)} (by this run and earlier ones), requested {fmt_exact(requested)}, "
-        f"difference {fmt_exact(requested - remaining)}",
+        f"difference {fmt_exact(requested - remaining)}" + (f" ({refusal.note})" if refusal.note else ""),
         entry.span,
         f"nothing was released and nothing was spent; see {show}. A program's `budget` or "
         "--budget is only a cap for the run and cannot raise a lifetime budget; the data's "
-        f"curator may, with `jostle ledger lifetime --dataset {shell_quoted(data)} EPSILON --reason "
-        "TEXT --yes` (logged; it keeps what was spent)",
+        f"curator may, with `jostle ledger lifetime --dataset {shell_quoted(data)} "
+        f"{'--rho R' if refusal.quantity == 'rho' else 'EPSILON'} --reason TEXT --yes` (logged; it keeps what was spent)",
         _library_note(entry.library_span),
         requested=requested,
         remaining=remaining,

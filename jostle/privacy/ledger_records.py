@@ -11,7 +11,13 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 from jostle.diagnostics.errors import DataError
+from jostle.privacy.measures import AnyBudget, Budget
+from jostle.privacy.units import ROW, PrivacyUnit, parse_unit
 
+# The unit tag of the content digest of curator-bound data (jostle.data.engine.fingerprint), as
+# format 1 stored it for every dataset. It stays in the digest so that contents bound before
+# format 3 still compare; a dataset's privacy unit is stored apart (`DatasetInfo.unit`) and is
+# not part of its identity.
 PRIVACY_UNIT = "one row added or removed"
 
 
@@ -25,7 +31,10 @@ class DatasetInfo:
         label: The table's name when the dataset was first seen.
         columns: Its column names (public: the header).
         first_seen: When it was first registered (UTC, ISO 8601).
-        unit: The privacy unit its charges protect.
+        unit: The privacy unit its balance is kept under (`PrivacyUnit.text`: row, entity:KEY,
+            replace_one), declared when it was first bound (format 3; datasets of earlier
+            formats are row). Not part of its identity: binding it under another unit charges
+            the same balance, converted or refused (jostle.privacy.units.convert_charge).
         name: Its name in the ledger (the curator's; "file:PATH" for data a program loaded).
     """
 
@@ -33,8 +42,13 @@ class DatasetInfo:
     label: str
     columns: tuple[str, ...]
     first_seen: str
-    unit: str = PRIVACY_UNIT
+    unit: str = ROW.text
     name: str = ""
+
+    @property
+    def privacy_unit(self) -> PrivacyUnit:
+        """The unit its balance is kept under, as a PrivacyUnit."""
+        return parse_unit(self.unit) if self.unit != PRIVACY_UNIT else ROW
 
     @property
     def short(self) -> str:
@@ -48,15 +62,26 @@ class DatasetInfo:
 
 @dataclass(frozen=True)
 class ChargeRecord:
-    """What the accountant knows about one charge, written with it (all public)."""
+    """What the accountant knows about one charge, written with it (all public).
+
+    `requested` is the release's own budget, as its mechanism calibrated it ((epsilon, delta) or
+    rho; a pair is read as (epsilon, delta)); `unit` the unit it was made under.
+    """
 
     session: str
     seq: int
-    requested: tuple[Fraction, Fraction]
+    requested: AnyBudget | tuple[Fraction, Fraction]
     mechanism: str
     what: str
     data: str
     location: str
+    unit: PrivacyUnit = ROW
+
+    @property
+    def requested_budget(self) -> AnyBudget:
+        if isinstance(self.requested, tuple):
+            return Budget(Fraction(self.requested[0]), Fraction(self.requested[1]))
+        return self.requested
 
 
 class EqualData(DataError):
@@ -80,31 +105,42 @@ class EqualData(DataError):
 
 
 class LedgerRefusal(Exception):
-    """A charge would take a dataset's balance past its lifetime budget; nothing was written.
+    """A charge would take a dataset's balance past its lifetime budget, or cannot count in its
+    unit or measure; nothing was written.
 
     Attributes:
         dataset: The dataset that refused it.
-        quantity: "epsilon" or "delta".
+        quantity: "epsilon", "delta" or "rho" (the lifetime's quantity).
         balance: What the dataset had spent (every session, since its last reset).
         rise: What the charge would add.
         total: The dataset's lifetime budget in that quantity (0 when it has none).
         missing: True when the dataset has no lifetime budget at all (a durable ledger
             charges no dataset whose curator has not declared one).
+        reason: Set when the charge cannot count against the dataset at all: its unit or its
+            measure has no sound conversion into the dataset's (the numbers are then 0).
+        kind: "lifetime", "missing", "unit" or "measure".
+        note: How the numbers were counted (e.g. rho counted as epsilon at the delta left).
     """
 
     def __init__(self, dataset: DatasetInfo, quantity: str, balance: Fraction, rise: Fraction,
-                 total: Fraction, missing: bool = False) -> None:
-        super().__init__(f"{quantity}: {balance} + {rise} > {total} for {dataset.fingerprint}")
+                 total: Fraction, missing: bool = False, *, reason: str | None = None,
+                 kind: str | None = None, note: str = "") -> None:
+        super().__init__(reason or f"{quantity}: {balance} + {rise} > {total} for {dataset.fingerprint}")
         self.dataset = dataset
         self.quantity = quantity
         self.balance = balance
         self.rise = rise
         self.total = total
         self.missing = missing
+        self.reason = reason
+        self.kind = kind or ("missing" if missing else "lifetime")
+        self.note = note
 
 
-def budget_text(budget: tuple[Fraction, Fraction]) -> str:
-    """`epsilon=E` or `epsilon=E, delta=D`, exact (as jostle.privacy.budget.Budget prints)."""
+def budget_text(budget: AnyBudget | tuple[Fraction, Fraction]) -> str:
+    """`epsilon=E`, `epsilon=E, delta=D` or `rho=R`, exact (as jostle.privacy.budget.Budget prints)."""
+    if not isinstance(budget, tuple):
+        return str(budget)
     epsilon, delta = (Fraction(budget[0]), Fraction(budget[1]))
     text = f"epsilon={decimal_text(epsilon)}"
     return text + (f", delta={decimal_text(delta)}" if delta else "")

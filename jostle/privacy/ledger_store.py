@@ -60,7 +60,15 @@ Design:
     SHA-256 hash chained to the previous row, so `verify()` detects an edited or removed row.
     A reset appends a `reset` event that writes the balance off (its epsilon is minus the
     balance); it requires explicit confirmation and records who asked and why.
-  * **Migration.** A format-1 file is rewritten in place, in one transaction, when it is
+  * **Measures and units (format 3, issue 22).** Every event stores its measure ("pure",
+    "approximate" or "zcdp") with its amounts (epsilon and delta, or rho) and a charge the unit
+    it was made under (`PrivacyUnit.text`). A dataset keeps its unit (declared at its first
+    bind; not part of its identity) and its lifetime in one measure; its balance has an
+    (epsilon, delta) part and a rho part, and a charge in another measure or unit converts
+    conservatively or is refused with the reason (jostle.privacy.ledger_balance).
+  * **Migration.** A format-2 file gains the measure and unit columns (old events are pure or
+    approximate, under unit row; their hashes are unchanged), in one transaction, when it is
+    opened. A format-1 file is rewritten in place, in one transaction, when it is
     opened: each dataset keeps its key, its events (the hash chain is unchanged) and its
     balance, is named after its table (made unique), and gets as its lifetime budget the one
     its charges fixed under format 1 (the smallest total since its last reset). Data a program
@@ -92,13 +100,17 @@ from pathlib import Path
 from typing import Any
 
 from jostle.diagnostics.errors import DataError, UsageError
-from jostle.privacy.ledger_migration import migrate_from_format_1
+from jostle.privacy.ledger_balance import (Balance, ChargeRise, MeasureRefusal, UnitMismatch, admit,
+                                           convert_rise, measure_of)
+from jostle.privacy.ledger_migration import legacy_fields, migrate_from_format_1, migrate_from_format_2
 from jostle.privacy.ledger_records import (PRIVACY_UNIT, ChargeRecord, DatasetInfo, EqualData,  # noqa: F401
                                            LedgerRefusal, budget_text, shell_quoted)
+from jostle.privacy.measures import AnyBudget, Budget, RhoZCDPBudget
+from jostle.privacy.units import ROW, PrivacyUnit
 
 MEMORY = ":memory:"
 ENV_VAR = "JOSTLE_LEDGER"
-FORMAT_VERSION = "2"
+FORMAT_VERSION = "3"
 # Name of the logger on which the curator is told what binding found in the ledger (a new
 # dataset, a lifetime taken from the session's budget, data equal to an earlier dataset).
 # Like `jostle.data`, it has only a NullHandler: a program never sees it.
@@ -130,7 +142,13 @@ _EVENTS_TABLE = """CREATE TABLE IF NOT EXISTS {name} (
         note TEXT,
         pid INTEGER NOT NULL,
         prev_hash TEXT NOT NULL,
-        hash TEXT NOT NULL
+        hash TEXT NOT NULL,
+        measure TEXT CHECK (measure IN ('pure', 'approximate', 'zcdp')),
+        rho TEXT NOT NULL DEFAULT '0',
+        spent_rho TEXT NOT NULL DEFAULT '0',
+        total_rho TEXT,
+        requested_rho TEXT,
+        unit TEXT
     )"""
 _EVENT_GUARDS = (
     "CREATE INDEX IF NOT EXISTS events_by_dataset ON events (dataset, id)",
@@ -161,18 +179,21 @@ _SCHEMA = (
     *_EVENT_GUARDS,
 )
 
-# The columns of an event, in the order they are hashed and exported.
-EVENT_FIELDS = (
+# The columns of an event, in the order they are hashed and exported: format 2's, then format 3's
+# (each event's measure, its rho amounts and the unit of a charge).
+EVENT_FIELDS_V2 = (
     "kind", "dataset", "at", "session", "seq", "epsilon", "delta", "spent_epsilon", "spent_delta",
     "total_epsilon", "total_delta", "requested_epsilon", "requested_delta", "mechanism", "what",
     "data", "location", "note", "pid",
 )
+MEASURE_FIELDS = ("measure", "rho", "spent_rho", "total_rho", "requested_rho", "unit")
+EVENT_FIELDS = EVENT_FIELDS_V2 + MEASURE_FIELDS
 # The columns of an export: the events with their dataset's label, and floats beside the exact
 # budgets for spreadsheets (the exact text columns are authoritative).
 EXPORT_FIELDS = (
     "id", "kind", "dataset", "dataset_label",
     *(name for name in EVENT_FIELDS if name not in ("kind", "dataset")),
-    "epsilon_float", "spent_epsilon_float", "hash",
+    "epsilon_float", "spent_epsilon_float", "rho_float", "spent_rho_float", "hash",
 )
 
 
@@ -198,12 +219,39 @@ def _text(value: Fraction) -> str:
     return str(Fraction(value))
 
 
+def _as_budget(value: AnyBudget | tuple[Fraction, Fraction] | None) -> AnyBudget | None:
+    """A budget given as a Budget, a RhoZCDPBudget or an (epsilon, delta) pair (format 2's form)."""
+    if value is None or isinstance(value, (Budget, RhoZCDPBudget)):
+        return value
+    return Budget(Fraction(value[0]), Fraction(value[1]))
+
+
+def _amount_columns(prefix: str, budget: AnyBudget | None) -> dict[str, str | None]:
+    """The columns of an amount: PREFIX_epsilon and PREFIX_delta for (epsilon, delta), PREFIX_rho
+    for a rho. The unprefixed amount (what an event adds to the balance) has all three, zero in
+    the other measure; a lifetime or a requested budget only those of its measure."""
+    head = f"{prefix}_" if prefix else ""
+    zero = None if prefix else "0"
+    if budget is None:
+        return {f"{head}epsilon": zero, f"{head}delta": zero, f"{head}rho": zero}
+    if isinstance(budget, RhoZCDPBudget):
+        return {f"{head}epsilon": zero, f"{head}delta": zero, f"{head}rho": _text(budget.rho)}
+    return {f"{head}epsilon": _text(budget.epsilon), f"{head}delta": _text(budget.delta), f"{head}rho": zero}
+
+
 def _now() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 def _hash(prev_hash: str, event: dict[str, Any]) -> str:
-    payload = json.dumps([prev_hash] + [event.get(name) for name in EVENT_FIELDS], separators=(",", ":"))
+    """The event's chained hash. Format 3's columns are hashed only when they say more than the
+    format-2 columns already do (`legacy_fields`: pure or approximate by its delta, no rho, unit
+    row), so every event written before format 3 keeps its hash, and changing any column of any
+    event still changes it (a format-3 column changed away from its derived value is hashed)."""
+    derived = legacy_fields(event)
+    extended = any(event.get(name) is not None and event.get(name) != derived[name] for name in MEASURE_FIELDS)
+    names = EVENT_FIELDS if extended else EVENT_FIELDS_V2
+    payload = json.dumps([prev_hash] + [event.get(name) for name in names], separators=(",", ":"))
     return hashlib.sha256(payload.encode()).hexdigest()
 
 
@@ -239,6 +287,9 @@ class LedgerStore:
             meta = self._meta()
             if meta.get("format") == "1":
                 migrate_from_format_1(self)
+                meta = self._meta()
+            if meta.get("format") == "2":
+                migrate_from_format_2(self)
                 meta = self._meta()
             if "key" not in meta:
                 with self._transaction(durable=False):  # two processes may create it at once
@@ -302,9 +353,9 @@ class LedgerStore:
         return hmac.new(self._key, b"jostle dataset name\x00" + name.encode(), hashlib.sha256).hexdigest()
 
     def open_dataset(self, name: str, label: str, columns: Sequence[str] = (), content: bytes | None = None,
-                     lifetime: tuple[Fraction, Fraction] | None = None,
-                     default_lifetime: tuple[Fraction, Fraction] | None = None,
-                     ) -> DatasetInfo:
+                     lifetime: AnyBudget | tuple[Fraction, Fraction] | None = None,
+                     default_lifetime: AnyBudget | tuple[Fraction, Fraction] | None = None,
+                     unit: PrivacyUnit = ROW) -> DatasetInfo:
         """The dataset named `name`, made if it is new (refused if its rows are another dataset's).
 
         Args:
@@ -316,7 +367,12 @@ class LedgerStore:
             lifetime: The lifetime budget the curator declares. A dataset without one takes it;
                 one that has another is refused (only `set_lifetime` changes it).
             default_lifetime: The lifetime a dataset without one takes when none is declared
-                (the binding session's total).
+                (the binding session's total). Either is (epsilon, delta) or a rho: the dataset's
+                lifetime is held in that measure.
+            unit: The privacy unit a new dataset is kept under. A dataset the ledger knows keeps
+                its unit: its identity does not include it, so binding it under another unit
+                cannot open a second lifetime budget (charges made under the other unit are
+                converted or refused when they are recorded: `record`).
 
         Returns:
             The dataset.
@@ -331,6 +387,7 @@ class LedgerStore:
                 the curator's to see, before any program runs.)
         """
         name = str(name)
+        lifetime, default_lifetime = _as_budget(lifetime), _as_budget(default_lifetime)
         if not name.strip():
             raise UsageError("a dataset's name in the ledger must not be empty")
         with self._transaction(durable=lifetime is not None or default_lifetime is not None):
@@ -346,16 +403,16 @@ class LedgerStore:
                 key = self.name_key(name)
                 self._db.execute("INSERT OR IGNORE INTO datasets (fingerprint, label, unit, columns, first_seen, name) "
                                  "VALUES (?, ?, ?, ?, ?, ?)",
-                                 (key, label, PRIVACY_UNIT, json.dumps(sorted(map(str, columns))), _now(), name))
+                                 (key, label, unit.text, json.dumps(sorted(map(str, columns))), _now(), name))
             else:
                 key = row[0]
             current = self.lifetime(key)
-            if lifetime is not None and current is not None and tuple(current) != tuple(lifetime):
+            if lifetime is not None and current is not None and current != lifetime:
                 raise UsageError(
                     f"the data '{name}' has the lifetime budget {budget_text(current)} in the ledger "
                     f"{self.path}, not {budget_text(lifetime)}",
                     hint=f"a lifetime budget changes only by `jostle ledger lifetime --dataset {shell_quoted(name)} "
-                         "EPSILON [--delta D] --reason TEXT` (logged; it keeps what was spent); "
+                         "EPSILON [--delta D] | --rho R --reason TEXT` (logged; it keeps what was spent); "
                          "or bind the data without declaring one")
             if current is None and (lifetime or default_lifetime) is not None:
                 chosen = lifetime if lifetime is not None else default_lifetime
@@ -408,80 +465,121 @@ class LedgerStore:
         return matches[0]
 
     def balance(self, fingerprint: str) -> tuple[Fraction, Fraction]:
-        """(epsilon, delta) spent against a dataset since its last reset."""
+        """(epsilon, delta) spent against a dataset since its last reset by pure and approximate
+        charges (its rho part is in `spent`)."""
+        spent = self.spent(fingerprint).dp
+        return (spent.epsilon, spent.delta)
+
+    def spent(self, fingerprint: str) -> Balance:
+        """What a dataset has spent since its last reset: its (epsilon, delta) and its rho part."""
         row = self._db.execute(
-            "SELECT spent_epsilon, spent_delta FROM events WHERE dataset = ? ORDER BY id DESC LIMIT 1",
+            "SELECT spent_epsilon, spent_delta, spent_rho FROM events WHERE dataset = ? ORDER BY id DESC LIMIT 1",
             (fingerprint,),
         ).fetchone()
-        return (Fraction(row[0]), Fraction(row[1])) if row else (Fraction(0), Fraction(0))
+        if not row:
+            return Balance()
+        return Balance(Budget(Fraction(row[0]), Fraction(row[1])), Fraction(row[2] or 0))
 
-    def lifetime(self, fingerprint: str) -> tuple[Fraction, Fraction] | None:
-        """A dataset's lifetime budget (epsilon, delta): its latest `lifetime` event; None if it has none.
+    def lifetime(self, fingerprint: str) -> AnyBudget | None:
+        """A dataset's lifetime budget, (epsilon, delta) or rho: its latest `lifetime` event; None
+        if it has none.
 
         Only the curator sets it: when binding the data (`open_dataset`) or with `set_lifetime`
         (`jostle ledger lifetime`). A session's total and a program's `budget` never change it.
         """
         row = self._db.execute(
-            "SELECT total_epsilon, total_delta FROM events WHERE dataset = ? AND kind = 'lifetime' "
+            "SELECT total_epsilon, total_delta, total_rho FROM events WHERE dataset = ? AND kind = 'lifetime' "
             "ORDER BY id DESC LIMIT 1", (fingerprint,)).fetchone()
-        return None if row is None else (Fraction(row[0]), Fraction(row[1]))
+        if row is None:
+            return None
+        if row[2] is not None:
+            return RhoZCDPBudget(Fraction(row[2]))
+        return Budget(Fraction(row[0]), Fraction(row[1]))
 
     limit = lifetime  # the format-1 name
 
     # ---------------------------------------------------------- writing
-    def record(self, fingerprints: Sequence[str], rise: tuple[Fraction, Fraction],
+    def record(self, fingerprints: Sequence[str], rise: ChargeRise | AnyBudget | tuple[Fraction, Fraction],
                charge: ChargeRecord) -> None:
         """Atomically check and record one charge against every dataset in `fingerprints`.
 
-        Each dataset's balance plus `rise` must stay within its lifetime budget in both epsilon
-        and delta (a durable ledger refuses a dataset without one; an in-memory ledger charges
-        it without that check); otherwise nothing is written. The session's own total is the
-        accountant's to check, not the store's. Returns only after the commit is durable: the
-        caller may then draw noise.
+        Each dataset is charged `rise` converted into its unit and its lifetime's measure
+        (jostle.privacy.ledger_balance.convert_rise), and its balance plus that must fit its
+        lifetime budget (ledger_balance.admit); a durable ledger refuses a dataset without one
+        (an in-memory ledger charges it without that check); otherwise nothing is written. The
+        session's own total is the accountant's to check, not the store's. Returns only after the
+        commit is durable: the caller may then draw noise.
 
         Raises:
-            LedgerRefusal: Some dataset's balance would exceed its lifetime budget, or it has none.
+            LedgerRefusal: Some dataset's balance would exceed its lifetime budget, it has none, or
+                the charge's unit or measure cannot count in it (with the reason).
             DataError: The ledger cannot be written (e.g. locked for longer than the timeout).
         """
+        if not isinstance(rise, ChargeRise):
+            rise = ChargeRise(_as_budget(rise), charge.unit)  # type: ignore[arg-type]
+        requested = charge.requested_budget
         with self._transaction():
-            balances = {fp: self.balance(fp) for fp in fingerprints}
-            lifetimes = {fp: self.lifetime(fp) for fp in fingerprints}
-            for fp, spent in balances.items():
-                lifetime = lifetimes[fp]
-                if lifetime is None:
-                    if self.persistent:
-                        raise LedgerRefusal(self.dataset(fp), "epsilon", spent[0], rise[0], Fraction(0), missing=True)
-                    continue
-                for index, quantity in enumerate(("epsilon", "delta")):
-                    if spent[index] + rise[index] > lifetime[index]:
-                        raise LedgerRefusal(self.dataset(fp), quantity, spent[index], rise[index], lifetime[index])
-            for fp, spent in balances.items():
-                lifetime = lifetimes[fp]
-                self._append({
-                    "kind": "charge", "dataset": fp, "at": _now(), "session": charge.session,
-                    "seq": charge.seq, "epsilon": _text(rise[0]), "delta": _text(rise[1]),
-                    "spent_epsilon": _text(spent[0] + rise[0]), "spent_delta": _text(spent[1] + rise[1]),
-                    "total_epsilon": None if lifetime is None else _text(lifetime[0]),
-                    "total_delta": None if lifetime is None else _text(lifetime[1]),
-                    "requested_epsilon": _text(charge.requested[0]),
-                    "requested_delta": _text(charge.requested[1]),
-                    "mechanism": charge.mechanism, "what": charge.what, "data": charge.data,
-                    "location": charge.location, "note": None, "pid": os.getpid(),
+            plans = []
+            for fp in fingerprints:
+                dataset, spent, lifetime = self.dataset(fp), self.spent(fp), self.lifetime(fp)
+                if lifetime is None and self.persistent:
+                    raise LedgerRefusal(dataset, "epsilon", spent.dp.epsilon, Fraction(0), Fraction(0), missing=True)
+                try:
+                    amount = convert_rise(rise, lifetime, dataset.privacy_unit)
+                except UnitMismatch as refusal:
+                    raise LedgerRefusal(dataset, "epsilon", Fraction(0), Fraction(0), Fraction(0),
+                                        reason=str(refusal), kind="unit") from None
+                except MeasureRefusal as refusal:
+                    raise LedgerRefusal(dataset, "epsilon", Fraction(0), Fraction(0), Fraction(0),
+                                        reason=str(refusal), kind="measure") from None
+                short = admit(spent, amount, lifetime) if lifetime is not None else None
+                if short is not None:
+                    raise LedgerRefusal(dataset, short.quantity, short.balance, short.rise, short.total,
+                                        note=short.note)
+                plans.append((fp, spent, amount, lifetime))
+            for fp, spent, amount, lifetime in plans:
+                after = spent.plus(amount)
+                event = self._event("charge", fp, charge.session, after, lifetime, amount)
+                event.update({
+                    "seq": charge.seq, "mechanism": charge.mechanism, "what": charge.what, "data": charge.data,
+                    "location": charge.location, "unit": charge.unit.text,
+                    **_amount_columns("requested", requested),
                 })
+                self._append(event)
 
-    def set_lifetime(self, fingerprint: str, lifetime: tuple[Fraction, Fraction], reason: str,
+    def _event(self, kind: str, fingerprint: str, session: str, after: Balance, lifetime: AnyBudget | None,
+               amount: AnyBudget | None) -> dict[str, Any]:
+        """An event's common columns: its amount (in its measure), the balance after it, the lifetime."""
+        event: dict[str, Any] = dict.fromkeys(EVENT_FIELDS)
+        event.update({
+            "kind": kind, "dataset": fingerprint, "at": _now(), "session": session, "epsilon": "0",
+            "delta": "0", "rho": "0", "spent_epsilon": _text(after.dp.epsilon), "spent_delta": _text(after.dp.delta),
+            "spent_rho": _text(after.rho), "pid": os.getpid(),
+            **_amount_columns("total", lifetime),
+        })
+        if amount is not None:
+            event.update(_amount_columns("", amount))
+            event["measure"] = measure_of(amount)
+        return event
+
+    def set_lifetime(self, fingerprint: str, lifetime: AnyBudget | tuple[Fraction, Fraction], reason: str,
                      confirmed: bool = False) -> dict[str, Any]:
         """Change a dataset's lifetime budget, keeping what was spent; logged with who and why.
 
-        Lowering it needs only a reason; raising it (or declaring one where there was none)
-        also needs `confirmed`, as a reset does. A lifetime below what is already spent is
-        allowed: the data then takes no further charge.
+        Lowering it needs only a reason; raising it (or declaring one where there was none, or
+        changing its measure: (epsilon, delta) and rho do not compare) also needs `confirmed`,
+        as a reset does. A lifetime below what is already spent is allowed: the data then takes
+        no further charge.
 
         Raises:
             UsageError: No reason, a raise without confirmation, or a negative or invalid budget.
         """
-        lifetime = (Fraction(lifetime[0]), Fraction(lifetime[1]))
-        if lifetime[0] <= 0 or lifetime[1] < 0 or lifetime[1] >= 1:
+        lifetime = _as_budget(lifetime)
+        assert lifetime is not None
+        if isinstance(lifetime, RhoZCDPBudget):
+            if lifetime.rho <= 0:
+                raise UsageError(f"a lifetime budget in rho needs rho > 0, got {lifetime}")
+        elif lifetime.epsilon <= 0 or lifetime.delta < 0 or lifetime.delta >= 1:
             raise UsageError(f"a lifetime budget needs epsilon > 0 and 0 <= delta < 1, got {budget_text(lifetime)}")
         if not reason.strip():
             raise UsageError("changing a lifetime budget needs a reason (it is kept in the ledger)",
@@ -489,32 +587,24 @@ class LedgerStore:
         dataset = self.dataset(fingerprint)
         with self._transaction():
             current = self.lifetime(fingerprint)
-            raising = current is None or lifetime[0] > current[0] or lifetime[1] > current[1]
+            raising = current is None or type(current) is not type(lifetime) or not current.covers(lifetime)
             if raising and confirmed is not True:
                 raise UsageError(
                     f"raising the lifetime budget of the data '{dataset.shown}' needs explicit confirmation",
                     hint="it lets more be learned about the people in the data than was allowed "
-                         "before; add --yes if that is really intended")
+                         "before (a change of measure counts as a raise); add --yes if that is really intended")
             return self._append_lifetime(fingerprint, lifetime, reason.strip(), who=True)
 
-    def _append_lifetime(self, fingerprint: str, lifetime: tuple[Fraction, Fraction], note: str,
+    def _append_lifetime(self, fingerprint: str, lifetime: AnyBudget, note: str,
                          who: bool = False) -> dict[str, Any]:
         """Append a `lifetime` event (inside an open transaction): it rises nothing."""
-        spent = self.balance(fingerprint)
-        event = {
-            "kind": "lifetime", "dataset": fingerprint, "at": _now(), "session": "lifetime",
-            "seq": None, "epsilon": "0", "delta": "0",
-            "spent_epsilon": _text(spent[0]), "spent_delta": _text(spent[1]),
-            "total_epsilon": _text(lifetime[0]), "total_delta": _text(lifetime[1]),
-            "requested_epsilon": None, "requested_delta": None, "mechanism": None, "what": None,
-            "data": None, "location": None, "note": f"{note} (by {_who()})" if who else note,
-            "pid": os.getpid(),
-        }
+        event = self._event("lifetime", fingerprint, "lifetime", self.spent(fingerprint), lifetime, None)
+        event.update({"measure": measure_of(lifetime), "note": f"{note} (by {_who()})" if who else note})
         self._append(event)
         return event
 
     def reset(self, fingerprint: str, reason: str, confirmed: bool) -> dict[str, Any]:
-        """Write a dataset's balance off, logging who asked and why. Returns the reset event.
+        """Write a dataset's balance off (both parts), logging who asked and why. Returns the event.
 
         Raises:
             UsageError: `confirmed` is not True, or the reason is empty.
@@ -527,15 +617,11 @@ class LedgerStore:
             raise UsageError("a reset needs a reason (it is kept in the ledger)")
         dataset = self.dataset(fingerprint)
         with self._transaction():
-            spent = self.balance(fingerprint)
-            event = {
-                "kind": "reset", "dataset": dataset.fingerprint, "at": _now(), "session": "reset",
-                "seq": None, "epsilon": _text(-spent[0]), "delta": _text(-spent[1]),
-                "spent_epsilon": "0", "spent_delta": "0", "total_epsilon": None, "total_delta": None,
-                "requested_epsilon": None, "requested_delta": None, "mechanism": None, "what": None,
-                "data": dataset.label, "location": None,
-                "note": f"{reason.strip()} (by {_who()})", "pid": os.getpid(),
-            }
+            spent = self.spent(fingerprint)
+            event = self._event("reset", dataset.fingerprint, "reset", Balance(), None, None)
+            event.update({"epsilon": _text(-spent.dp.epsilon), "delta": _text(-spent.dp.delta),
+                          "rho": _text(-spent.rho), "data": dataset.label,
+                          "note": f"{reason.strip()} (by {_who()})"})
             self._append(event)
         return event
 
@@ -601,23 +687,26 @@ class LedgerStore:
         problems = []
         prev_hash = GENESIS
         balances: dict[str, list[Fraction]] = {}
+        quantities = (("epsilon", "spent_epsilon"), ("delta", "spent_delta"), ("rho", "spent_rho"))
         for event in self.events():
             if event["prev_hash"] != prev_hash:
                 problems.append(f"event {event['id']}: the chain is broken before it (a row was removed or changed)")
             if _hash(event["prev_hash"], event) != event["hash"]:
                 problems.append(f"event {event['id']}: its contents do not match its hash")
             prev_hash = event["hash"]
-            running = balances.setdefault(event["dataset"], [Fraction(0), Fraction(0)])
+            running = balances.setdefault(event["dataset"], [Fraction(0), Fraction(0), Fraction(0)])
             try:
-                running[0] += Fraction(event["epsilon"])
-                running[1] += Fraction(event["delta"])
-                stated = (Fraction(event["spent_epsilon"]), Fraction(event["spent_delta"]))
+                for index, (amount, _) in enumerate(quantities):
+                    running[index] += Fraction(event[amount])
+                stated = [Fraction(event[spent]) for _, spent in quantities]
             except (TypeError, ValueError, ZeroDivisionError):
                 problems.append(f"event {event['id']}: a budget is not an exact number")
                 continue
-            if tuple(running) != stated:
-                problems.append(f"event {event['id']}: the balance {stated[0]} is not the sum of the charges {running[0]}")
-                running[:] = list(stated)
+            for index, (amount, _) in enumerate(quantities):
+                if running[index] != stated[index]:
+                    problems.append(f"event {event['id']}: the balance {amount} {stated[index]} is not the sum "
+                                    f"of the charges {running[index]}")
+            running[:] = stated
         return problems
 
     def export_rows(self) -> list[dict[str, Any]]:
@@ -630,6 +719,8 @@ class LedgerStore:
             row.update({name: event[name] for name in EVENT_FIELDS if name not in ("kind", "dataset")})
             row["epsilon_float"] = float(Fraction(event["epsilon"]))
             row["spent_epsilon_float"] = float(Fraction(event["spent_epsilon"]))
+            row["rho_float"] = float(Fraction(event["rho"]))
+            row["spent_rho_float"] = float(Fraction(event["spent_rho"]))
             row["hash"] = event["hash"]
             rows.append(row)
         return rows
@@ -644,16 +735,18 @@ def _who() -> str:
 
 
 def summarise(store: LedgerStore, fingerprints: Iterable[str] | None = None) -> list[dict[str, Any]]:
-    """Per dataset: label, columns, first seen, balance, lifetime, charges and resets so far."""
+    """Per dataset: label, columns, first seen, balance (`balance`: both parts), lifetime, charges
+    and resets so far."""
     wanted = set(fingerprints) if fingerprints is not None else None
     summary = []
     for dataset in store.datasets():
         if wanted is not None and dataset.fingerprint not in wanted:
             continue
         events = store.events(dataset.fingerprint)
-        epsilon, delta = store.balance(dataset.fingerprint)
+        balance = store.spent(dataset.fingerprint)
         summary.append({
-            "dataset": dataset, "spent_epsilon": epsilon, "spent_delta": delta,
+            "dataset": dataset, "spent_epsilon": balance.dp.epsilon, "spent_delta": balance.dp.delta,
+            "balance": balance,
             "lifetime": store.lifetime(dataset.fingerprint),
             "charges": sum(e["kind"] == "charge" for e in events),
             "resets": sum(e["kind"] == "reset" for e in events),

@@ -1,4 +1,5 @@
-"""How a session's budget ledger prints: the `--ledger` table, `:ledger`, `str(Session.ledger)`.
+"""How the budget ledgers print: a session's (the `--ledger` table, `:ledger`, `str(Session.ledger)`)
+and the durable one (`jostle ledger show`, `render_store`; `jostle ledger lifetime`, `change_lifetime`).
 
 One row per charge (where, mechanism, epsilon, delta, what, data) and a summary line. The
 table stays narrow: a long description or data label is wrapped onto continuation lines of
@@ -6,7 +7,9 @@ its own column rather than widening every row (nothing is cut off), and the loca
 never wrapped so that it can be copied. Budgets in the summary are written exactly
 (`jostle.privacy.budget.fmt_exact`: 1/3 reads `1/3`, not 0.333333), so nothing that remains
 is hidden; a remaining epsilon that is positive but too small to release anything useful (under
-a millionth of the total) is said to be so.
+a millionth of the total) is said to be so. zCDP spending is written as rho with its (epsilon,
+delta) equivalent (CKS 2020), at the lifetime's delta when it has one, else at delta 1e-6
+(labelled so: jostle.privacy.ledger_balance.describe_rho); each charge shows its unit.
 """
 
 from __future__ import annotations
@@ -16,7 +19,10 @@ from fractions import Fraction
 
 from collections.abc import Sequence
 
-from jostle.privacy.budget import Budget, Charge, DatasetStatus, fmt
+from typing import Any
+
+from jostle.privacy.budget import AnyBudget, Budget, Charge, DatasetStatus, RhoZCDPBudget, exact, fmt
+from jostle.privacy.ledger_balance import describe_rho
 
 # Widest a wrapped column may be, in characters (by column header).
 WRAP_WIDTHS = {"mechanism": 28, "what": 48, "data": 28}
@@ -43,11 +49,15 @@ def _table(header: tuple[str, ...], rows: list[tuple[str, ...]]) -> list[str]:
     return lines
 
 
-def remaining_text(total: Budget, spent: Budget) -> str:
-    """`epsilon=R` exactly, flagged when it is positive but a negligible share of the total."""
-    remaining = Budget(max(Fraction(0), total.epsilon - spent.epsilon), max(Fraction(0), total.delta - spent.delta))
-    text = str(remaining)
-    if 0 < remaining.epsilon < total.epsilon * NEGLIGIBLE_SHARE:
+def remaining_text(total: AnyBudget, spent: AnyBudget, left: AnyBudget | None = None) -> str:
+    """What is left (`left`, else total - spent) exactly, flagged when it is positive but a
+    negligible share of the total."""
+    if left is None:
+        left = (total - spent).floor_at_zero() if type(total) is type(spent) else type(total).zero()
+    text = str(left)
+    share = dict(left.quantities()).get("epsilon", dict(left.quantities()).get("rho", Fraction(0)))
+    whole = dict(total.quantities()).get("epsilon", dict(total.quantities()).get("rho", Fraction(0)))
+    if 0 < share < whole * NEGLIGIBLE_SHARE:
         text += " (under a millionth of the total: too little for a useful release)"
     return text
 
@@ -66,10 +76,14 @@ def render_ledger(charges: list[Charge], total: Budget | None, spent: Budget,
         spent: What this session's charges cost together.
         datasets: Each dataset's lifetime budget and balance (Accountant.datasets_status).
     """
-    header = ("#", "where", "mechanism", "epsilon", "delta", "what", "data")
+    zcdp = any(isinstance(c.budget, RhoZCDPBudget) or isinstance(c.charged, RhoZCDPBudget) for c in charges)
+    header = ("#", "where", "mechanism", "epsilon", "delta", *(("rho",) if zcdp else ()), "what", "data")
     rows = [
-        (str(c.index), c.span.location if c.span else "", c.mechanism, fmt(c.budget.epsilon),
-         fmt(c.budget.delta) if c.budget.delta else "", c.description, c.node.label)
+        (str(c.index), c.span.location if c.span else "", c.mechanism,
+         fmt(c.budget.epsilon) if isinstance(c.budget, Budget) else "",
+         fmt(c.budget.delta) if isinstance(c.budget, Budget) and c.budget.delta else "",
+         *((fmt(c.charged.rho) if isinstance(c.charged, RhoZCDPBudget) else "",) if zcdp else ()),
+         c.description, c.node.label + ("" if c.unit.is_row else f" ({c.unit})"))
         for c in charges
     ]
     lines = _table(header, rows)
@@ -90,6 +104,112 @@ def dataset_line(status: DatasetStatus) -> str:
     """`data 'NAME': lifetime budget L, spent S in all runs, left R` (or: no lifetime budget)."""
     head = f"data '{status.dataset.shown}': "
     if status.lifetime is None:
-        return head + f"no lifetime budget, spent {status.spent} in all runs"
-    return head + (f"lifetime budget {status.lifetime}, spent {status.spent} in all runs, "
-                   f"left {remaining_text(status.lifetime, status.spent)}")
+        return head + f"no lifetime budget, spent {status.spent_text()} in all runs"
+    return head + (f"lifetime budget {status.lifetime}, spent {status.spent_text()} in all runs, "
+                   f"left {remaining_text(status.lifetime, status.spent, status.left)}")
+
+
+# ---------------------------------------------------------------- the durable ledger
+def _amount(event: dict[str, Any], prefix: str, lifetime: AnyBudget | None) -> str:
+    """An event's amount (its rise, balance or request) as a person would write it: `E` or `E, D`
+    for (epsilon, delta), rho with its (epsilon, delta) equivalent for zCDP."""
+    head = f"{prefix}_" if prefix else ""
+    rho = event.get(f"{head}rho")
+    epsilon, delta = event.get(f"{head}epsilon"), event.get(f"{head}delta")
+    parts = []
+    if epsilon is not None and (Fraction(epsilon) or not rho or Fraction(rho) == 0):
+        parts.append(fmt(Fraction(epsilon)) + (f", {fmt(Fraction(delta))}" if delta is not None and Fraction(delta) else ""))
+    if rho is not None and Fraction(rho):
+        parts.append(describe_rho(Fraction(rho), lifetime) if prefix != "requested" else f"rho={fmt(Fraction(rho))}")
+    return " + ".join(parts)
+
+
+def _lifetime_of(event: dict[str, Any]) -> AnyBudget | None:
+    if event.get("total_rho") is not None:
+        return RhoZCDPBudget(Fraction(event["total_rho"]))
+    if event.get("total_epsilon") is not None:
+        return Budget(Fraction(event["total_epsilon"]), Fraction(event["total_delta"] or 0))
+    return None
+
+
+def render_store(store: Any, dataset: str | None = None) -> str:
+    """`jostle ledger show`: each dataset's unit, lifetime, balance and every event (a LedgerStore)."""
+    from jostle.privacy.ledger_store import summarise
+
+    wanted = [store.resolve(dataset).fingerprint] if dataset else None
+    problems = store.verify()
+    events = store.events()
+    state = "hash chain intact" if not problems else f"{len(problems)} PROBLEMS (run `jostle ledger verify`)"
+    count = len(store.datasets())
+    lines = [f"ledger {store.path}: {count} dataset{'s' * (count != 1)}, {len(events)} events, {state}"]
+    for entry in summarise(store, wanted):
+        info = entry["dataset"]
+        status = DatasetStatus(info, entry["balance"], entry["lifetime"])
+        if status.lifetime is not None:
+            budget = (f"lifetime budget {status.lifetime}, spent {status.spent_text()}, "
+                      f"left {remaining_text(status.lifetime, status.spent, status.left)}")
+        else:
+            budget = (f"no lifetime budget (a durable ledger charges it nothing until `jostle ledger "
+                      f"lifetime` declares one), spent {status.spent_text()}")
+        lines += ["", f"dataset '{info.shown}'  (table '{info.label}', columns {', '.join(info.columns)})",
+                  f"  fingerprint {info.fingerprint}, privacy unit: {info.privacy_unit} "
+                  f"({info.privacy_unit.describe()}), first seen {info.first_seen}",
+                  f"  {budget}  ({entry['charges']} charges, {entry['resets']} resets)"]
+        rows = []
+        for e in entry["events"]:
+            lifetime = _lifetime_of(e) or status.lifetime
+            rows.append((
+                str(e["id"]), e["at"], e["kind"], e["session"][:8], e["mechanism"] or "", e.get("unit") or "",
+                _amount(e, "requested", lifetime) if e["kind"] == "charge" else "",
+                _amount(e, "", lifetime), _amount(e, "spent", lifetime), e["what"] or e["note"] or "",
+                e["location"] or "",
+            ))
+        lines += ["  " + line for line in _table(("id", "at", "kind", "session", "mechanism", "unit", "asked",
+                                                   "charged", "spent", "what", "where"), rows)]
+    if len(lines) == 1:
+        lines.append("(no datasets: nothing has been spent with this ledger)")
+    lines.append("(asked: the release's own budget; charged: what it added to the dataset's balance, in "
+                 "the dataset's unit and lifetime measure, less when partitions compose in parallel; "
+                 "rho is shown with its (epsilon, delta) equivalent)")
+    return "\n".join(lines)
+
+
+def written_off(event: dict[str, Any]) -> str:
+    """What a reset event wrote off: `epsilon E[, delta D][ and rho R]`."""
+    epsilon, delta, rho = (Fraction(event[name] or 0) for name in ("epsilon", "delta", "rho"))
+    text = f"epsilon {fmt(-epsilon)}" + (f", delta {fmt(-delta)}" if delta else "")
+    return text + (f" and rho {fmt(-rho)}" if rho else "")
+
+
+def change_lifetime(store: Any, name: str, epsilon: float | None, delta: float | None, rho: float | None,
+                    reason: str, confirmed: bool) -> str:
+    """`jostle ledger lifetime`: set a dataset's lifetime to EPSILON [--delta D] or --rho R (logged).
+
+    Raises:
+        UsageError: Neither or both of epsilon and rho, an invalid number, or (from the store) no
+            reason or a raise without confirmation.
+    """
+    from jostle.diagnostics.errors import JostleError, UsageError
+
+    dataset = store.resolve(name)
+    current = store.lifetime(dataset.fingerprint)
+    if (epsilon is None) == (rho is None):
+        raise UsageError("`jostle ledger lifetime` takes a new EPSILON or --rho R (one of them)",
+                         hint="for example `jostle ledger lifetime --dataset NAME 3 --reason TEXT` or "
+                              "`... --rho 0.5 --reason TEXT`")
+    try:
+        if rho is not None:
+            if delta is not None:
+                raise UsageError("--delta goes with EPSILON, not with --rho")
+            new: AnyBudget = RhoZCDPBudget(exact(rho, "rho"))
+        else:
+            kept = current.delta if isinstance(current, Budget) else Fraction(0)
+            new = Budget(exact(epsilon, "epsilon"), exact(delta, "delta") if delta is not None else kept)
+    except UsageError:
+        raise
+    except JostleError as error:
+        raise UsageError(f"invalid lifetime: {error.message}") from None
+    store.set_lifetime(dataset.fingerprint, new, reason, confirmed=confirmed)
+    status = DatasetStatus(dataset, store.spent(dataset.fingerprint), new)
+    return (f"dataset '{dataset.shown}': lifetime budget {current if current is not None else 'none'} -> "
+            f"{new}; spent {status.spent_text()} (kept)")
