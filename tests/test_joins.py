@@ -294,3 +294,17 @@ def test_two_public_tables_join_in_memory_as_public_rows():
     assert records(frame) == records(shapes().merge(pd.DataFrame(
         {"shape": ["hex", "rect", "rect"], "name": ["hexagon", "oblong", "square"]}), on="shape"))
     assert s.eval('count(shapes.join(names, on="shape"))') == 3
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_a_categorical_key_declared_with_other_domains_in_each_table_joins_by_value(engine: str):
+    people = pd.DataFrame({"pid": ["a", "b", "c"], "age": [30.0, 40.0, 50.0]})
+    visits = pd.DataFrame({"pid": ["c", "c", "a", "d"], "cost": [1.0, 2.0, 3.0, 4.0]})
+    s = session(engine)
+    s.bind_database({"people": people, "visits": visits}, key="pid",
+                    schemas={"people": {"pid": ("categorical", ["a", "b", "c"]), "age": ("numeric", 0, 100)},
+                             "visits": {"pid": ("categorical", ["c", "b", "a", "d"]), "cost": ("numeric", 0, 10)}})
+    s.run('j = people.join(visits, on="pid")\nk = visits.join(people, on="pid")\n')
+    assert rows(value(s, "j")) == [("a", 30.0, 3.0), ("c", 50.0, 1.0), ("c", 50.0, 2.0)]
+    assert rows(value(s, "k")) == [("a", 3.0, 30.0), ("c", 1.0, 50.0), ("c", 2.0, 50.0)]
+    assert value(s, "k").schema["pid"].values == ("c", "b", "a", "d")
