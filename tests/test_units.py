@@ -370,3 +370,16 @@ def test_the_command_line_binds_a_unit(tmp_path: Path):
     assert bad.returncode != 0 and "unknown privacy unit" in bad.stderr
     mismatch = _jostle(*common, cwd=tmp_path)
     assert mismatch.returncode != 0 and "bound under the unit row" in mismatch.stderr
+
+
+def test_the_quantile_of_the_standard_library_declares_the_stability():
+    """stats.private_quantile's two parts are charged in sequence on an entity or replace_one
+    table; its utility then moves by at most the stability, which it declares (stability(t))."""
+    s = bound()
+    s.run("import stats\nb = visits.bound_per_key(3)\nm = stats.private_median(b, \"cost\", 1)\n"
+          "s1 = stability(b)\ns0 = stability(visits)")
+    assert value(s, "s1") == 3 and value(s, "s0") is None and s.ledger.spent.epsilon == 1
+    replace = session()
+    replace.bind_private("t", visits(), SCHEMA, public_rows=True)
+    replace.run("import stats\nm = stats.private_median(t, \"cost\", 1)\ns = stability(t)")
+    assert value(replace, "s") == 2 and len(replace.ledger) == 1

@@ -753,6 +753,16 @@ def _histogram(interp, span, table, *columns):
     return counts
 
 
+@builtin("stability", 1, privacy="data",
+         doc="stability(t): how many rows of t one individual can add or remove (public; none before bound_per_key)")
+def _stability(interp, span, table):
+    """A table's stability is public: it follows from the unit and the operations alone
+    (jostle.language.entities), never from the rows."""
+    if not isinstance(table, Table):
+        raise JostleRuntimeError(f"stability() needs a table, got a {type_name(table)}", span)
+    return table.stability if table.private else 1
+
+
 @builtin("bounds", 2, privacy="data", doc='bounds(t, "col"): the public [lo, hi] a numeric column was declared with')
 def _bounds(interp, span, table, column):
     if not isinstance(table, Table):

@@ -51,7 +51,7 @@ def _need_column(table: Table, name: Any, span: Span, numeric: bool | None = Non
         raise JostleRuntimeError(f"a column is named by a string, got a {type_name(name)}", span)
     if name not in table.schema:
         raise JostleRuntimeError(
-            f"table '{table.name}' has no column '{name}'", span,
+            f"table '{table.name}'{table.unit_note()} has no column '{name}'", span,
             f"its columns are {table.schema.names}",
         )
     spec = table.schema[name]
