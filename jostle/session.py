@@ -296,10 +296,8 @@ class Session:
         # accepted it: a binding the ledger refuses (another lifetime, rows equal to another
         # dataset's) leaves nothing a program could release on (issue 21).
         digest = binding.dataset_digest(interp, raw, name, columns)
-        register = self.accountant.register_dataset
-        unit_argument = {"unit": bound_unit} if "unit" in inspect.signature(register).parameters else {}
-        register(digest, name, columns, path=path, name=dataset or name, lifetime=declared_lifetime,
-                 **unit_argument)
+        self.accountant.register_dataset(digest, name, columns, path=path, name=dataset or name,
+                                         lifetime=declared_lifetime, unit=bound_unit)
         if table is None:
             # The path (None for a DataFrame) lets the checker's hint say where a schema can come
             # from; the unit is the curator's, which a program's declaration can only restate.

@@ -574,11 +574,11 @@ def _load(interp, span, path, schema, public_rows=False):
         error.span = span
         raise
     table = make_private_table(interp, name, raw, schema, span, declared_public, strict=declared_public)
-    register_loaded_file(interp, name, columns, file)
+    register_loaded_file(interp, name, columns, file, table.unit)
     return table
 
 
-def register_loaded_file(interp, name: str, columns: list[str], file: Path) -> None:
+def register_loaded_file(interp, name: str, columns: list[str], file: Path, unit: Any = None) -> None:
     """From now on the file a program loaded is private in this session, and every charge is
     recorded against it in the durable ledger.
 
@@ -596,7 +596,7 @@ def register_loaded_file(interp, name: str, columns: list[str], file: Path) -> N
             return  # the same data under the same budget: already registered
     digest = hashlib.sha256(("jostle-loaded-file/1\n" + str(resolved) + "\n" + "\x1f".join(columns)).encode()).digest()
     interp.accountant.register_dataset(digest, name, columns, path=file,
-                                       name=FILE_DATASET + str(resolved), by_curator=False)
+                                       name=FILE_DATASET + str(resolved), by_curator=False, unit=unit)
 
 
 @builtin("load_public", 1, 2, privacy="data",
