@@ -228,3 +228,24 @@ with budget 0.3, 1e-7 using zcdp:
     assert Fraction(1, 1000) <= cap < Fraction(11, 1000)
     assert "the `with budget` block" in str(refused.value)
     assert s.accountant.spent == RhoZCDPBudget(Fraction(1, 1000))
+
+
+def test_command_line_accounts_in_zcdp(tmp_path) -> None:
+    import subprocess
+    import sys
+
+    program = tmp_path / "p.jst"
+    program.write_text('private t: {"x": numeric(0, 10)}\nwith budget rho(0.01):\n    y = {{ count(t) }}\nprint(spent())\n')
+    data = tmp_path / "t.csv"
+    frame(20)[["x"]].to_csv(data, index=False)
+    jostle = [sys.executable, "-m", "jostle"]
+    common = ["run", str(program), "--data", f"t={data}", "--ledger-db", ":memory:"]
+    stated = subprocess.run(jostle + common + ["--budget", "1", "--delta", "1e-6", "--accounting", "zcdp"],
+                            capture_output=True, text=True, timeout=120)
+    assert stated.returncode == 0, stated.stderr
+    assert stated.stdout.strip() == "0.01"
+    in_rho = subprocess.run(jostle + common + ["--rho", "0.005"], capture_output=True, text=True, timeout=120)
+    assert in_rho.returncode == 6 and "rho" in in_rho.stderr  # over the total: a budget error
+    both = subprocess.run(jostle + common + ["--rho", "0.05", "--budget", "1"], capture_output=True, text=True,
+                          timeout=120)
+    assert both.returncode == 2 and "not both" in both.stderr

@@ -106,7 +106,7 @@ def simple_zcdp_to_epsilon(rho: Fraction | float, delta: Fraction | float) -> Fr
 
 
 def rho_for(epsilon: Fraction | float, delta: Fraction | float) -> Fraction:
-    """The largest rho (to about 1e-12, rounded down) whose CKS conversion is (epsilon, delta)-DP.
+    """The largest rho (to 10 significant digits, rounded down) whose CKS conversion is (epsilon, delta)-DP.
 
     Certified: `zcdp_to_epsilon(result, delta) <= epsilon` is checked at the exact rational
     returned, so a session whose releases compose to at most this rho meets (epsilon, delta).
@@ -126,6 +126,10 @@ def rho_for(epsilon: Fraction | float, delta: Fraction | float) -> Fraction:
             high = middle
         if high - low <= high * Fraction(1, 10**12):
             break
+    # Rounded down to 10 significant digits, so that it reads as a decimal (a smaller rho is
+    # still certified: the conversion grows with rho).
+    scale = 10 ** max(0, 9 - math.floor(math.log10(low)))
+    low = Fraction(math.floor(low * scale), scale)
     assert zcdp_to_epsilon(low, delta) <= epsilon
     return low
 
