@@ -20,8 +20,8 @@ import pandas as pd
 import pytest
 
 from jostle.choicemaker.budgets import as_budget, in_measure, pure_cost, pure_epsilon_within, scaled
-from jostle.choicemaker.dispatch import BudgetGuard, ChoiceBudgetError, ChoiceSpec, dispatch
-from jostle.choicemaker.family import OverstatedCost, UnsupportedMeasure, UnsupportedUnit
+from jostle.choicemaker.dispatch import BudgetGuard, ChoiceBudgetError, ChoiceSpec, Runtime, dispatch
+from jostle.choicemaker.family import OverstatedCost, UnsupportedMeasure, UnsupportedUnit, run_epsilon
 from jostle.choicemaker.measurement import plan_budget
 from jostle.data.schema import Categorical, Schema
 from jostle.diagnostics.errors import JostleRuntimeError
@@ -88,19 +88,19 @@ def _toy_spec(family=None):
     return ChoiceSpec(family, dict(family.options()), list(family.metafeatures().values()), 0.1)
 
 
+class _PriorRuntime(Runtime):
+    """The default runtime, choosing the Option `laplace_sum` by its prior."""
+
+    def priors(self, features):
+        return {"laplace_sum": 0.0}
+
+
 class Forced:
-    """A runtime choosing the Option `laplace_sum` by its prior, recording charges."""
+    """A runtime choosing `laplace_sum` (`runtime`) and the charges it was asked for (`charges`)."""
 
-    def __init__(self, family, remaining=None):
-        from jostle.choicemaker.dispatch import Runtime
-
+    def __init__(self, family) -> None:
         self.charges: list = []
-
-        class _Runtime(Runtime):
-            def priors(inner, features):  # noqa: N805
-                return {"laplace_sum": 0.0}
-
-        self.runtime = _Runtime(family, Randomness(3), lambda cost, what: self.charges.append((what, cost)))
+        self.runtime = _PriorRuntime(family, Randomness(3), lambda cost, what: self.charges.append((what, cost)))
 
 
 def test_a_zcdp_dispatch_charges_pure_epsilons_within_the_rho() -> None:
@@ -288,3 +288,34 @@ def test_a_choicemaker_refuses_a_table_under_an_undeclared_unit_before_any_charg
     out, accountant, error = _run("budget 1\n" + CHOOSER, unit=REPLACE_ONE)
     assert isinstance(error, JostleRuntimeError) and "replace_one" in str(error) and "histograms" in str(error)
     assert accountant.ledger == []
+
+
+def test_a_pure_epsilon_in_a_zcdp_program_is_counted_as_its_rho() -> None:
+    """`H(h, q, epsilon=0.5)` in a zCDP program: a pure budget (the family declares both), whose
+    Jostle option runs under the rho cap its part would cost (0.45^2 / 2), so the call spends at
+    most 0.5^2 / 2 in rho; a `rho=` budget in a DP program is refused before any charge."""
+    source = "budget rho(0.5)\n" + CHOOSER.replace("estimate = H(h, q)", "estimate = H(h, q, epsilon=0.5)")
+    out, accountant, error = _run(source, zcdp=True)
+    assert error is None, error
+    assert accountant.ledger[0].budget == PureDPBudget(Fraction(1, 20))
+    spent = sum((c.charged for c in accountant.ledger), RhoZCDPBudget.zero())
+    assert RhoZCDPBudget(Fraction(1, 8)).covers(spent)
+    assert "budget: epsilon 0.5 = 0.05 on metafeatures + 0.45 on" in out
+    source = "budget 1\n" + CHOOSER.replace("estimate = H(h, q)", "estimate = H(h, q, rho=0.5)")
+    out, accountant, error = _run(source)
+    assert isinstance(error, JostleRuntimeError) and "zCDP" in str(error) and accountant.ledger == []
+
+
+def test_experience_keeps_its_epsilon_column_and_reads_old_pieces_as_pure() -> None:
+    from jostle.choicemaker.experience import run_piece, with_measure
+
+    family = toy_family.FAMILY
+    task = toy_family.toy_corpus()[0]
+    piece = run_piece(family, task, None, list(family.options().values()), list(family.metafeatures().values()),
+                      toy_family.ToyGrid(), 0.1)
+    assert (piece["measure"] == "pure").all() and piece["option_epsilon"].dtype == float
+    # the float the Options ran at: the largest not above 9/10 of the instance's epsilon
+    assert set(piece["option_epsilon"]) == {run_epsilon(scaled(as_budget(e), Fraction(9, 10)))
+                                            for e in toy_family.ToyGrid().epsilons}
+    old = piece.drop(columns=["measure"])  # a piece cached before budgets were typed
+    assert with_measure(old).equals(old.assign(measure="pure"))
