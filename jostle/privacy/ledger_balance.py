@@ -116,6 +116,13 @@ class ChargeRise:
     as_rho: RhoZCDPBudget | None = None
 
 
+def as_budget(value: AnyBudget | tuple[Fraction, Fraction] | None) -> AnyBudget | None:
+    """A budget given as a Budget, a RhoZCDPBudget or an (epsilon, delta) pair (format 2's form)."""
+    if value is None or isinstance(value, (Budget, RhoZCDPBudget)):
+        return value
+    return Budget(Fraction(value[0]), Fraction(value[1]))
+
+
 def convert_rise(rise: ChargeRise, lifetime: AnyBudget | None, kept_under: PrivacyUnit) -> AnyBudget:
     """What `rise` adds to the balance of a dataset kept under `kept_under` with `lifetime`.
 

@@ -92,7 +92,7 @@ import os
 import secrets
 import socket
 import sqlite3
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from fractions import Fraction
@@ -100,9 +100,11 @@ from pathlib import Path
 from typing import Any
 
 from jostle.diagnostics.errors import DataError, UsageError
+from jostle.privacy.ledger_audit import (EVENT_FIELDS, EVENT_FIELDS_V2, EXPORT_FIELDS, GENESIS,  # noqa: F401
+                                         MEASURE_FIELDS, _hash, export_rows, summarise, verify_events)
 from jostle.privacy.ledger_balance import (Balance, ChargeRise, MeasureRefusal, UnitMismatch, admit,
-                                           convert_rise, measure_of)
-from jostle.privacy.ledger_migration import legacy_fields, migrate_from_format_1, migrate_from_format_2
+                                           as_budget, convert_rise, measure_of)
+from jostle.privacy.ledger_migration import migrate_from_format_1, migrate_from_format_2
 from jostle.privacy.ledger_records import (PRIVACY_UNIT, ChargeRecord, DatasetInfo, EqualData,  # noqa: F401
                                            LedgerRefusal, budget_text, shell_quoted)
 from jostle.privacy.measures import AnyBudget, Budget, RhoZCDPBudget
@@ -118,7 +120,6 @@ CURATOR_LOG = "jostle.ledger"
 logging.getLogger(CURATOR_LOG).addHandler(logging.NullHandler())
 # The prefix of the identity of data a program loads itself: its file's resolved path.
 FILE_DATASET = "file:"
-GENESIS = "0" * 64  # prev_hash of the first event
 
 _EVENTS_TABLE = """CREATE TABLE IF NOT EXISTS {name} (
         id INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -179,23 +180,6 @@ _SCHEMA = (
     *_EVENT_GUARDS,
 )
 
-# The columns of an event, in the order they are hashed and exported: format 2's, then format 3's
-# (each event's measure, its rho amounts and the unit of a charge).
-EVENT_FIELDS_V2 = (
-    "kind", "dataset", "at", "session", "seq", "epsilon", "delta", "spent_epsilon", "spent_delta",
-    "total_epsilon", "total_delta", "requested_epsilon", "requested_delta", "mechanism", "what",
-    "data", "location", "note", "pid",
-)
-MEASURE_FIELDS = ("measure", "rho", "spent_rho", "total_rho", "requested_rho", "unit")
-EVENT_FIELDS = EVENT_FIELDS_V2 + MEASURE_FIELDS
-# The columns of an export: the events with their dataset's label, and floats beside the exact
-# budgets for spreadsheets (the exact text columns are authoritative).
-EXPORT_FIELDS = (
-    "id", "kind", "dataset", "dataset_label",
-    *(name for name in EVENT_FIELDS if name not in ("kind", "dataset")),
-    "epsilon_float", "spent_epsilon_float", "rho_float", "spent_rho_float", "hash",
-)
-
 
 # ---------------------------------------------------------------- where the store lives
 def default_ledger_path() -> Path:
@@ -219,13 +203,6 @@ def _text(value: Fraction) -> str:
     return str(Fraction(value))
 
 
-def _as_budget(value: AnyBudget | tuple[Fraction, Fraction] | None) -> AnyBudget | None:
-    """A budget given as a Budget, a RhoZCDPBudget or an (epsilon, delta) pair (format 2's form)."""
-    if value is None or isinstance(value, (Budget, RhoZCDPBudget)):
-        return value
-    return Budget(Fraction(value[0]), Fraction(value[1]))
-
-
 def _amount_columns(prefix: str, budget: AnyBudget | None) -> dict[str, str | None]:
     """The columns of an amount: PREFIX_epsilon and PREFIX_delta for (epsilon, delta), PREFIX_rho
     for a rho. The unprefixed amount (what an event adds to the balance) has all three, zero in
@@ -242,17 +219,6 @@ def _amount_columns(prefix: str, budget: AnyBudget | None) -> dict[str, str | No
 def _now() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
-
-def _hash(prev_hash: str, event: dict[str, Any]) -> str:
-    """The event's chained hash. Format 3's columns are hashed only when they say more than the
-    format-2 columns already do (`legacy_fields`: pure or approximate by its delta, no rho, unit
-    row), so every event written before format 3 keeps its hash, and changing any column of any
-    event still changes it (a format-3 column changed away from its derived value is hashed)."""
-    derived = legacy_fields(event)
-    extended = any(event.get(name) is not None and event.get(name) != derived[name] for name in MEASURE_FIELDS)
-    names = EVENT_FIELDS if extended else EVENT_FIELDS_V2
-    payload = json.dumps([prev_hash] + [event.get(name) for name in names], separators=(",", ":"))
-    return hashlib.sha256(payload.encode()).hexdigest()
 
 
 # ---------------------------------------------------------------- the store
@@ -387,7 +353,7 @@ class LedgerStore:
                 the curator's to see, before any program runs.)
         """
         name = str(name)
-        lifetime, default_lifetime = _as_budget(lifetime), _as_budget(default_lifetime)
+        lifetime, default_lifetime = as_budget(lifetime), as_budget(default_lifetime)
         if not name.strip():
             raise UsageError("a dataset's name in the ledger must not be empty")
         with self._transaction(durable=lifetime is not None or default_lifetime is not None):
@@ -423,11 +389,6 @@ class LedgerStore:
                 self._db.execute("INSERT OR IGNORE INTO contents VALUES (?, ?, ?)",
                                  (self.fingerprint(content), key, _now()))
         return self.dataset(key)
-
-    def register(self, digest: bytes, label: str, columns: Sequence[str] = ()) -> DatasetInfo:
-        """Make a dataset known under the name `label`, with `digest` as its content (for tests
-        and tools; sessions call `open_dataset`)."""
-        return self.open_dataset(label, label, columns, content=digest)
 
     def dataset(self, fingerprint: str) -> DatasetInfo:
         row = self._db.execute("SELECT fingerprint, label, columns, first_seen, unit, name FROM datasets "
@@ -496,8 +457,6 @@ class LedgerStore:
             return RhoZCDPBudget(Fraction(row[2]))
         return Budget(Fraction(row[0]), Fraction(row[1]))
 
-    limit = lifetime  # the format-1 name
-
     # ---------------------------------------------------------- writing
     def record(self, fingerprints: Sequence[str], rise: ChargeRise | AnyBudget | tuple[Fraction, Fraction],
                charge: ChargeRecord) -> None:
@@ -516,7 +475,7 @@ class LedgerStore:
             DataError: The ledger cannot be written (e.g. locked for longer than the timeout).
         """
         if not isinstance(rise, ChargeRise):
-            rise = ChargeRise(_as_budget(rise), charge.unit)  # type: ignore[arg-type]
+            rise = ChargeRise(as_budget(rise), charge.unit)  # type: ignore[arg-type]
         requested = charge.requested_budget
         with self._transaction():
             plans = []
@@ -574,7 +533,7 @@ class LedgerStore:
         Raises:
             UsageError: No reason, a raise without confirmation, or a negative or invalid budget.
         """
-        lifetime = _as_budget(lifetime)
+        lifetime = as_budget(lifetime)
         assert lifetime is not None
         if isinstance(lifetime, RhoZCDPBudget):
             if lifetime.rho <= 0:
@@ -679,51 +638,12 @@ class LedgerStore:
         return [dict(zip(names, row)) for row in self._db.execute(query + " ORDER BY id", params)]
 
     def verify(self) -> list[str]:
-        """Problems found in the ledger (an empty list if it is intact).
-
-        Checks the hash chain (an edited, inserted or removed row breaks it, except removal of
-        the newest rows) and that every balance is the sum of the dataset's rises.
-        """
-        problems = []
-        prev_hash = GENESIS
-        balances: dict[str, list[Fraction]] = {}
-        quantities = (("epsilon", "spent_epsilon"), ("delta", "spent_delta"), ("rho", "spent_rho"))
-        for event in self.events():
-            if event["prev_hash"] != prev_hash:
-                problems.append(f"event {event['id']}: the chain is broken before it (a row was removed or changed)")
-            if _hash(event["prev_hash"], event) != event["hash"]:
-                problems.append(f"event {event['id']}: its contents do not match its hash")
-            prev_hash = event["hash"]
-            running = balances.setdefault(event["dataset"], [Fraction(0), Fraction(0), Fraction(0)])
-            try:
-                for index, (amount, _) in enumerate(quantities):
-                    running[index] += Fraction(event[amount])
-                stated = [Fraction(event[spent]) for _, spent in quantities]
-            except (TypeError, ValueError, ZeroDivisionError):
-                problems.append(f"event {event['id']}: a budget is not an exact number")
-                continue
-            for index, (amount, _) in enumerate(quantities):
-                if running[index] != stated[index]:
-                    problems.append(f"event {event['id']}: the balance {amount} {stated[index]} is not the sum "
-                                    f"of the charges {running[index]}")
-            running[:] = stated
-        return problems
+        """Problems found in the ledger (an empty list if it is intact): ledger_audit.verify_events."""
+        return verify_events(self.events())
 
     def export_rows(self) -> list[dict[str, Any]]:
         """Every event with its dataset's label, and float columns beside the exact ones."""
-        labels = {d.fingerprint: d.label for d in self.datasets()}
-        rows = []
-        for event in self.events():
-            row = {"id": event["id"], "kind": event["kind"], "dataset": event["dataset"],
-                   "dataset_label": labels.get(event["dataset"], "")}
-            row.update({name: event[name] for name in EVENT_FIELDS if name not in ("kind", "dataset")})
-            row["epsilon_float"] = float(Fraction(event["epsilon"]))
-            row["spent_epsilon_float"] = float(Fraction(event["spent_epsilon"]))
-            row["rho_float"] = float(Fraction(event["rho"]))
-            row["spent_rho_float"] = float(Fraction(event["spent_rho"]))
-            row["hash"] = event["hash"]
-            rows.append(row)
-        return rows
+        return export_rows(self.events(), {d.fingerprint: d.label for d in self.datasets()})
 
 
 def _who() -> str:
@@ -734,22 +654,3 @@ def _who() -> str:
     return f"{user}@{socket.gethostname()}, pid {os.getpid()}"
 
 
-def summarise(store: LedgerStore, fingerprints: Iterable[str] | None = None) -> list[dict[str, Any]]:
-    """Per dataset: label, columns, first seen, balance (`balance`: both parts), lifetime, charges
-    and resets so far."""
-    wanted = set(fingerprints) if fingerprints is not None else None
-    summary = []
-    for dataset in store.datasets():
-        if wanted is not None and dataset.fingerprint not in wanted:
-            continue
-        events = store.events(dataset.fingerprint)
-        balance = store.spent(dataset.fingerprint)
-        summary.append({
-            "dataset": dataset, "spent_epsilon": balance.dp.epsilon, "spent_delta": balance.dp.delta,
-            "balance": balance,
-            "lifetime": store.lifetime(dataset.fingerprint),
-            "charges": sum(e["kind"] == "charge" for e in events),
-            "resets": sum(e["kind"] == "reset" for e in events),
-            "events": events,
-        })
-    return summary
