@@ -319,3 +319,14 @@ def test_experience_keeps_its_epsilon_column_and_reads_old_pieces_as_pure() -> N
                                             for e in toy_family.ToyGrid().epsilons}
     old = piece.drop(columns=["measure"])  # a piece cached before budgets were typed
     assert with_measure(old).equals(old.assign(measure="pure"))
+
+
+def test_a_rho_too_small_for_any_epsilon_is_refused_before_any_charge() -> None:
+    """A rho whose parts hold no representable pure epsilon (epsilon_within_rho rounds down to
+    12 digits): refused before the metafeatures are charged, not after."""
+    family = toy_family.FAMILY
+    forced = Forced(family)
+    with pytest.raises(ValueError, match="too small"):
+        dispatch(_toy_spec(), family.neighbouring_inputs(1)[0], RhoZCDPBudget(Fraction(1, 10**26)),
+                 runtime=forced.runtime)
+    assert forced.charges == []

@@ -39,7 +39,8 @@ from typing import Any, Callable, Hashable, Mapping
 from jostle.choicemaker.budgets import (MeasureMismatch, as_budget, budget_float, in_measure, is_positive,
                                         measure_of, pure_epsilon_within)
 from jostle.choicemaker.family import Family
-from jostle.choicemaker.measurement import checked_cost, default_measure, measure_features, plan_budget
+from jostle.choicemaker.measurement import (budget_unit, checked_cost, default_measure, measure_features,
+                                            plan_budget)
 from jostle.privacy.measures import AnyBudget, RhoZCDPBudget, zero_like
 from jostle.privacy.units import PrivacyUnit
 
@@ -283,10 +284,16 @@ def dispatch(choicemaker: Any, data: Any, budget: Any, noise: Any = None, charge
     if not available:
         raise ValueError(f"{name} has no option for {family.segment_label(segment)} inputs")
     share = choicemaker.metafeature_share(segment)
-    option_part = plan_budget(list(metafeatures), total, share)["option"]
-    for option_name, candidate in available.items():  # every Option states its cost before any charge
+    plan = plan_budget(list(metafeatures), total, share)
+    # Every part states its cost before any charge: each noisy budget unit's and every available
+    # Option's planned cost must be positive and fit its part, or nothing is charged at all.
+    for feature in metafeatures:
+        unit = f"metafeature {budget_unit(feature)}"
+        if feature.cost and not runtime.charges_itself(feature):
+            checked_cost(family.metafeature_cost(feature, plan[unit]), plan[unit], unit)
+    for option_name, candidate in available.items():
         if not runtime.charges_itself(candidate):
-            checked_cost(family.planned_cost(candidate, option_part), option_part, f"option {option_name}")
+            checked_cost(family.planned_cost(candidate, plan["option"]), plan["option"], f"option {option_name}")
     guard = BudgetGuard(total, runtime.charge)
     measured = measure_features(family, metafeatures, data, total, share,
                                 runtime.noise, guard.charge, runtime.measure, runtime.charges_itself)

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any, Callable, Mapping
 
-from jostle.choicemaker.budgets import MeasureMismatch, as_budget, in_measure, pure_epsilon_within, scaled
+from jostle.choicemaker.budgets import MeasureMismatch, as_budget, in_measure, is_positive, pure_epsilon_within, scaled
 from jostle.choicemaker.family import OverstatedCost, exact_share
 from jostle.privacy.budget import floor_float
 from jostle.privacy.measures import AnyBudget, zero_like
@@ -62,12 +62,16 @@ def plan_budget(metafeatures: list[Any], budget: Any, mf_share: Any) -> dict[str
 
 
 def checked_cost(cost: AnyBudget, part: AnyBudget, description: str) -> AnyBudget:
-    """`cost` if, in `part`'s measure, it fits in `part` (what a part states it will charge,
-    checked before the charge).
+    """`cost` if it is positive and, in `part`'s measure, fits in `part` (what a part states it
+    will charge, checked before the charge).
 
     Raises:
         OverstatedCost: It does not fit, or has no conversion into the part's measure.
+        ValueError: It is zero (a part too small for any release, e.g. a rho below 5e-25).
     """
+    if not is_positive(cost):
+        raise ValueError(f"{description}'s part {part} is too small to release anything (its cost would be {cost}); "
+                         "give the call a larger budget")
     try:
         converted = in_measure(cost, part)
     except MeasureMismatch as error:  # no sound conversion
