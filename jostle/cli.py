@@ -8,7 +8,7 @@
     jostle -c CODE [--budget E] ...
     jostle ledger [--db PATH] [show [--dataset FP] | export [--format csv|json] [--output FILE]
                                | reset --dataset NAME --yes [--reason TEXT] | verify
-                               | lifetime --dataset NAME E [--delta D] --reason TEXT [--yes]]
+                               | lifetime --dataset NAME (E [--delta D] | --rho R) --reason TEXT [--yes]]
 
 The session options may also come before the command (`jostle --budget 1 run f.jst`); an
 option given both before and after with different values, or before a command that does not
@@ -85,8 +85,9 @@ def _session_options(parser: argparse.ArgumentParser, prefix: str = "") -> None:
         help="bind the tables given with --data as one database of entities named by the column KEY "
              "(the unit entity(KEY) for all of them, one dataset in the ledger): programs join them "
              "with a.join(b, on=\"KEY\")")
-    add("--lifetime", metavar="E[,D]",
-        help="the lifetime budget (epsilon, or epsilon,delta) of the tables bound with --data (refused "
+    add("--lifetime", metavar="E[,D]|rho:R",
+        help="the lifetime budget (epsilon, epsilon,delta, or rho:R for one held in zCDP) of the tables "
+             "bound with --data (refused "
              "if the ledger holds another), and of data the program loads that the ledger does not "
              "know yet: the most ever spent on it, across runs (the curator's; `jostle ledger "
              "lifetime` changes it later, logged)")
@@ -153,9 +154,11 @@ def build_parser() -> argparse.ArgumentParser:
                                   "(logged; raising it needs --yes)", allow_abbrev=False)
     lifetime.add_argument("--dataset", metavar="NAME", required=True,
                           help="the dataset's name (or its fingerprint's start)")
-    lifetime.add_argument("epsilon", type=float, help="the new lifetime epsilon")
+    lifetime.add_argument("epsilon", type=float, nargs="?", default=None, help="the new lifetime epsilon")
     lifetime.add_argument("--delta", type=float, default=None,
                           help="the new lifetime delta (default: keep the current one)")
+    lifetime.add_argument("--rho", type=float, default=None,
+                          help="a new lifetime held in zCDP, in rho (instead of EPSILON)")
     lifetime.add_argument("--reason", required=True, help="why (kept in the ledger)")
     lifetime.add_argument("--yes", action="store_true", help="confirm a raise")
     for action in (show, export, reset, verify, lifetime):
@@ -300,16 +303,18 @@ def _dataset_names(given: list[str], data: list[str]) -> dict[str, str]:
     return names
 
 
-def _lifetime_option(text: str | None) -> tuple[float, float] | None:
-    """--lifetime E or E,D as numbers (validated as a budget by the Session)."""
+def _lifetime_option(text: str | None) -> tuple[float, float] | dict[str, float] | None:
+    """--lifetime E, E,D or rho:R as numbers (validated as a budget by the Session)."""
     if text is None:
         return None
-    epsilon, _, delta = text.partition(",")
     try:
+        if text.strip().lower().startswith("rho:"):
+            return {"rho": float(text.strip()[4:])}
+        epsilon, _, delta = text.partition(",")
         return float(epsilon), float(delta) if delta else 0.0
     except ValueError:
-        raise UsageError(f"--lifetime takes E or E,D, got {text!r}",
-                         hint="for example --lifetime 3 or --lifetime 3,1e-6") from None
+        raise UsageError(f"--lifetime takes E, E,D or rho:R, got {text!r}",
+                         hint="for example --lifetime 3, --lifetime 3,1e-6 or --lifetime rho:0.5") from None
 
 
 def _finish(session, args: argparse.Namespace) -> None:
@@ -334,64 +339,21 @@ def _open_ledger(args: argparse.Namespace, create: bool):
     return LedgerStore(resolve_ledger_path(getattr(args, "db", None)), create=create)
 
 
-def _amount(epsilon: str | None, delta: str | None) -> str:
-    """An exact (epsilon, delta) pair from the store as a person would write it."""
-    from fractions import Fraction
-
-    from jostle.privacy.budget import fmt
-
-    if epsilon is None:
-        return ""
-    text = fmt(Fraction(epsilon))
-    if delta is not None and Fraction(delta):
-        text += f", {fmt(Fraction(delta))}"
-    return text
-
-
-def _table(header: tuple[str, ...], rows: list[tuple[str, ...]], indent: str = "  ") -> list[str]:
-    widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(header)]
-    lines = [indent + "  ".join(h.ljust(w) for h, w in zip(header, widths)).rstrip()]
-    lines += [indent + "  ".join(v.ljust(w) for v, w in zip(row, widths)).rstrip() for row in rows]
-    return lines
-
-
 def _show(store, dataset: str | None) -> str:
-    from jostle.privacy.budget import Budget
-    from jostle.privacy.ledger_store import summarise
+    from jostle.privacy.ledger_text import render_store
 
-    wanted = [store.resolve(dataset).fingerprint] if dataset else None
-    problems = store.verify()
-    events = store.events()
-    status = "hash chain intact" if not problems else f"{len(problems)} PROBLEMS (run `jostle ledger verify`)"
-    count = len(store.datasets())
-    lines = [f"ledger {store.path}: {count} dataset{'s' * (count != 1)}, {len(events)} events, {status}"]
-    for entry in summarise(store, wanted):
-        info = entry["dataset"]
-        spent = Budget(entry["spent_epsilon"], entry["spent_delta"])
-        limit = entry["lifetime"]
-        if limit is not None:
-            lifetime = Budget(*limit)
-            left = Budget(max(lifetime.epsilon - spent.epsilon, 0), max(lifetime.delta - spent.delta, 0))
-            budget = f"lifetime budget {lifetime}, spent {spent}, left {left}"
-        else:
-            budget = (f"no lifetime budget (a durable ledger charges it nothing until `jostle ledger "
-                      f"lifetime` declares one), spent {spent}")
-        lines += ["", f"dataset '{info.shown}'  (table '{info.label}', columns {', '.join(info.columns)})",
-                  f"  fingerprint {info.fingerprint}, privacy unit: {info.unit}, first seen {info.first_seen}",
-                  f"  {budget}  ({entry['charges']} charges, {entry['resets']} resets)"]
-        rows = [(
-            str(e["id"]), e["at"], e["kind"], e["session"][:8], e["mechanism"] or "",
-            _amount(e["requested_epsilon"], e["requested_delta"]), _amount(e["epsilon"], e["delta"]),
-            _amount(e["spent_epsilon"], e["spent_delta"]), e["what"] or e["note"] or "",
-            e["location"] or "",
-        ) for e in entry["events"]]
-        lines += _table(("id", "at", "kind", "session", "mechanism", "asked", "charged", "spent",
-                         "what", "where"), rows)
-    if len(lines) == 1:
-        lines.append("(no datasets: nothing has been spent with this ledger)")
-    lines.append("(asked: the release's own epsilon; charged: what it added to the dataset's "
-                 "balance, less when partitions compose in parallel)")
-    return "\n".join(lines)
+    return render_store(store, dataset)
+
+
+def _lifetime_json(lifetime) -> list[str] | dict[str, str] | None:
+    """A lifetime in the JSON export: [epsilon, delta] as before, or {"rho": R} for one in rho."""
+    from jostle.privacy.measures import RhoZCDPBudget
+
+    if lifetime is None:
+        return None
+    if isinstance(lifetime, RhoZCDPBudget):
+        return {"rho": str(lifetime.rho)}
+    return [str(lifetime.epsilon), str(lifetime.delta)]
 
 
 def _export(store, form: str) -> str:
@@ -405,9 +367,9 @@ def _export(store, form: str) -> str:
     if form == "json":
         datasets = [{
             "fingerprint": d.fingerprint, "name": d.name, "label": d.label, "unit": d.unit, "columns": list(d.columns),
-            "lifetime": [str(x) for x in store.lifetime(d.fingerprint)] if store.lifetime(d.fingerprint) else None,
-            "first_seen": d.first_seen, "spent_epsilon": str(store.balance(d.fingerprint)[0]),
-            "spent_delta": str(store.balance(d.fingerprint)[1]),
+            "lifetime": _lifetime_json(store.lifetime(d.fingerprint)),
+            "first_seen": d.first_seen, "spent_epsilon": str(store.spent(d.fingerprint).dp.epsilon),
+            "spent_delta": str(store.spent(d.fingerprint).dp.delta), "spent_rho": str(store.spent(d.fingerprint).rho),
         } for d in store.datasets()]
         document = {"ledger": store.path, "problems": store.verify(), "datasets": datasets, "events": rows}
         return json.dumps(document, indent=2) + "\n"
@@ -463,26 +425,15 @@ def ledger_command(args: argparse.Namespace) -> int:
             count = len(store.datasets())
             print(f"{store.path}: ok ({len(store.events())} events about {count} dataset{'s' * (count != 1)})")
         elif action == "lifetime":
-            from fractions import Fraction
+            from jostle.privacy.ledger_text import change_lifetime
 
-            from jostle.privacy.budget import Budget, exact
-
-            dataset = store.resolve(args.dataset)
-            current = store.lifetime(dataset.fingerprint)
-            delta = exact(args.delta, "delta") if args.delta is not None else (current[1] if current else Fraction(0))
-            try:
-                new = (exact(args.epsilon, "epsilon"), delta)
-            except JostleError as error:
-                raise UsageError(f"invalid lifetime: {error.message}") from None
-            store.set_lifetime(dataset.fingerprint, new, args.reason, confirmed=args.yes)
-            spent = Budget(*store.balance(dataset.fingerprint))
-            print(f"dataset '{dataset.shown}': lifetime budget {Budget(*current) if current else 'none'} -> "
-                  f"{Budget(*new)}; spent {spent} (kept)")
+            print(change_lifetime(store, args.dataset, args.epsilon, args.delta, args.rho, args.reason, args.yes))
         else:
             dataset = store.resolve(args.dataset)
             event = store.reset(dataset.fingerprint, args.reason, confirmed=args.yes)
-            print(f"reset dataset '{dataset.shown}': wrote off epsilon "
-                  f"{_amount(event['epsilon'].lstrip('-'), event['delta'].lstrip('-'))}; logged as: {event['note']}")
+            from jostle.privacy.ledger_text import written_off
+
+            print(f"reset dataset '{dataset.shown}': wrote off {written_off(event)}; logged as: {event['note']}")
     return 0
 
 

@@ -476,11 +476,24 @@ class Session:
         return format_value(value)
 
 
-def _lifetime(value: Any, what: str) -> Budget:
-    """A lifetime budget from epsilon or (epsilon, delta), validated."""
-    epsilon, delta = (value if isinstance(value, (tuple, list)) and len(value) == 2 else (value, 0))
+def _lifetime(value: Any, what: str) -> AnyBudget:
+    """A lifetime budget, validated: epsilon, (epsilon, delta), a Budget, or a rho (a
+    RhoZCDPBudget, {"rho": R} from a schema file or `--lifetime rho:R`). The dataset's lifetime is
+    held in the measure given (jostle.privacy.ledger_balance)."""
+    from jostle.privacy.measures import RhoZCDPBudget
+
     try:
+        if isinstance(value, RhoZCDPBudget) or (isinstance(value, Mapping) and set(value) == {"rho"}):
+            rho = RhoZCDPBudget.of(value.rho if isinstance(value, RhoZCDPBudget) else value["rho"])
+            if rho.rho <= 0:
+                raise UsageError(f"{what} needs a rho greater than 0")
+            return rho
+        if isinstance(value, Budget):
+            value = (value.epsilon, value.delta)
+        epsilon, delta = (value if isinstance(value, (tuple, list)) and len(value) == 2 else (value, 0))
         budget = Budget.of(epsilon, delta)
+    except UsageError:
+        raise
     except Exception as error:  # JostleRuntimeError from validation
         raise UsageError(f"invalid {what}: {error}") from None
     if budget.epsilon <= 0:

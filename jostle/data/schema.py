@@ -285,8 +285,9 @@ class SchemaFile:
         schema: The columns' public domains.
         public_rows: The row count is public.
         dataset: The data's name in the budget ledger, if given ("dataset": "NAME").
-        lifetime: Its lifetime budget as (epsilon, delta) numbers, if given ("lifetime": E or
-            {"epsilon": E, "delta": D}); checked as a budget by whoever binds it.
+        lifetime: Its lifetime budget as (epsilon, delta) numbers ("lifetime": E or {"epsilon": E,
+            "delta": D}) or as {"rho": R} ("lifetime": {"rho": R}), if given; checked as a budget
+            by whoever binds it.
         privacy_unit: Its privacy unit as written ("privacy_unit": "row", "replace_one" or
             {"entity": "KEY"}), if given; read by jostle.privacy.units.parse_unit where it is
             bound (jostle.data knows nothing of the privacy runtime).
@@ -295,7 +296,7 @@ class SchemaFile:
     schema: Schema
     public_rows: bool = False
     dataset: str | None = None
-    lifetime: tuple[float, float] | None = None
+    lifetime: tuple[float, float] | dict[str, float] | None = None
     privacy_unit: str | dict | None = None
 
 
@@ -315,7 +316,7 @@ def read_schema_declaration(path: Path) -> SchemaFile:
     The file is the curator's: {"column": {...}, ...}, or {"columns": {...}} optionally with
     "public_rows": true (the row count is public, e.g. survey respondents; only the curator
     can declare it, see docs/threat_model.md), "dataset": "NAME" (the data's name in the
-    budget ledger), "lifetime": E or {"epsilon": E, "delta": D} (its lifetime budget) and
+    budget ledger), "lifetime": E, {"epsilon": E, "delta": D} or {"rho": R} (its lifetime budget) and
     "privacy_unit": "row", "replace_one" or {"entity": "KEY"} (its privacy unit).
     """
     try:
@@ -356,18 +357,24 @@ def read_schema_declaration(path: Path) -> SchemaFile:
         raise
 
 
-def _lifetime_entry(path: Path, value: Any) -> tuple[float, float] | None:
-    """A schema file's "lifetime": a number (epsilon) or {"epsilon": E, "delta": D}."""
+def _lifetime_entry(path: Path, value: Any) -> tuple[float, float] | dict[str, float] | None:
+    """A schema file's "lifetime": a number (epsilon), {"epsilon": E, "delta": D}, or {"rho": R}
+    (a lifetime held in zCDP; returned as {"rho": R})."""
     if value is None:
         return None
+    if isinstance(value, dict) and set(value) == {"rho"}:
+        rho = value["rho"]
+        if isinstance(rho, bool) or not isinstance(rho, (int, float)) or not rho > 0 or rho == float("inf"):
+            raise DataError(f"schema file {path}: \"lifetime\": {{\"rho\": R}} needs a number R > 0, got {value!r}")
+        return {"rho": float(rho)}
     if isinstance(value, dict) and set(value) <= {"epsilon", "delta"} and "epsilon" in value:
         epsilon, delta = value["epsilon"], value.get("delta", 0)
     else:
         epsilon, delta = value, 0
     for number in (epsilon, delta):
         if isinstance(number, bool) or not isinstance(number, (int, float)):
-            raise DataError(f"schema file {path}: \"lifetime\" must be a number (epsilon) or "
-                            f'{{"epsilon": E, "delta": D}}, got {value!r}')
+            raise DataError(f"schema file {path}: \"lifetime\" must be a number (epsilon), "
+                            f'{{"epsilon": E, "delta": D}} or {{"rho": R}}, got {value!r}')
     if not epsilon > 0 or not 0 <= delta < 1:
         raise DataError(f"schema file {path}: \"lifetime\" needs epsilon > 0 and 0 <= delta < 1, got {value!r}")
     return float(epsilon), float(delta)
