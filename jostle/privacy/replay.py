@@ -54,15 +54,16 @@ public choice). The lengths must agree too (the length of a release is public).
 from __future__ import annotations
 
 import copy
+import math
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from typing import Any
 
 import numpy as np
 
-__all__ = ["Claim", "Comparison", "Record", "Recorder", "compare", "released"]
+__all__ = ["Claim", "Comparison", "Record", "Recorder", "compare", "group_privacy", "released"]
 
 NORMS = ("l1", "l2", "one_axis", "linf", "one_row", "hamming")
 
@@ -70,8 +71,18 @@ NORMS = ("l1", "l2", "one_axis", "linf", "one_row", "hamming")
 _WATCHED: dict[int, Recorder] = {}
 
 
+def group_privacy(rows: float) -> None:
+    """Say that the releases of the current charge are private for neighbours `rows` rows
+    apart by group privacy over a per-row claim (a learner run at epsilon / rows on data of
+    stability `rows`): the recorders watching multiply their claims' bounds by it until the
+    next charge. Nothing happens when no recorder is attached."""
+    for recorder in _WATCHED.values():
+        recorder.group = max(int(math.ceil(rows)), 1)
+
+
 def released(noise: Any, point: str, values: Any, output: Any, norm: str, bound: Any,
-             grid: Fraction | None = None, monotone: bool = False, width: int | None = None) -> Any:
+             grid: Fraction | None = None, monotone: bool = False, width: int | None = None,
+             floating: bool = False) -> Any:
     """The hook at a noise point: record `values` if a recorder watches `noise`; return the output.
 
     Args:
@@ -81,7 +92,7 @@ def released(noise: Any, point: str, values: Any, output: Any, norm: str, bound:
             release; ints, Fractions or doubles, taken at their exact value; -inf: an
             ineligible candidate), or a function returning them, called only when recording.
         output: What the point releases (noisy grid steps, an index, responses).
-        norm, bound, grid, monotone, width: The claim (`Claim`).
+        norm, bound, grid, monotone, width, floating: The claim (`Claim`).
 
     Returns:
         `output`; when a playing recorder watches `noise` and the run is still paired, the
@@ -92,7 +103,7 @@ def released(noise: Any, point: str, values: Any, output: Any, norm: str, bound:
     recorder = _WATCHED.get(id(noise))
     if recorder is None or recorder.noise is not noise:
         return output
-    return recorder.note(point, values, output, Claim(norm, Fraction(bound), grid, monotone, width))
+    return recorder.note(point, values, output, Claim(norm, Fraction(bound), grid, monotone, width, floating))
 
 
 @dataclass(frozen=True)
@@ -105,6 +116,14 @@ class Claim:
         grid: The release's grid (None: the values' own units).
         monotone: Whether the mechanism relied on all values moving the same way.
         width: For "one_row": the length of a row.
+        floating: The values are doubles a library computed in floating point, whose stated
+            sensitivities assume exact arithmetic (`compare`'s slack applies to them only).
+        group: The release is private for neighbours `group` rows apart by group privacy: the
+            move must split into `group` single-row moves, each within bound / group in the
+            norm (set by the recorder, `Recorder.note`). The bound is for the whole move, so
+            only the structure changes: monotone scores may move up by a/group of the bound and
+            down by (group - a)/group of it for some a; "one_axis" and "one_row" allow `group`
+            coordinates or rows.
     """
 
     norm: str
@@ -112,13 +131,20 @@ class Claim:
     grid: Fraction | None = None
     monotone: bool = False
     width: int | None = None
+    floating: bool = False
+    group: int = 1
 
     def __post_init__(self) -> None:
         if self.norm not in NORMS:
             raise ValueError(f"unknown norm {self.norm!r}; the norms are {NORMS}")
 
-    def exceeded_by(self, first: tuple, second: tuple) -> str | None:
-        """Why the move from `first` to `second` breaks the claim (None: it does not)."""
+    def exceeded_by(self, first: tuple, second: tuple, slack: Fraction = Fraction(0)) -> str | None:
+        """Why the move from `first` to `second` breaks the claim (None: it does not), with the
+        bound raised by the relative `slack` (`compare`)."""
+        claim = self if not slack else replace(self, bound=self.bound * (1 + slack))
+        return claim._exceeded_by(first, second)
+
+    def _exceeded_by(self, first: tuple, second: tuple) -> str | None:
         if len(first) != len(second):
             return f"the release's length differs: {len(first)} and {len(second)} values"
         if any((a is None) != (b is None) for a, b in zip(first, second)):
@@ -139,25 +165,36 @@ class Claim:
         largest = max((abs(d) for d in moves), default=0)
         if largest > self.bound:
             return f"a value moved by {_show(largest)}{unit} > claimed {_show(self.bound)}"
-        if self.norm == "one_axis" and len(moved) > 1:
-            return f"{len(moved)} coordinates moved; the calibration assumed one"
+        if self.norm == "one_axis" and len(moved) > self.group:
+            return f"{len(moved)} coordinates moved; the calibration assumed {self.group}"
         if self.norm == "one_row":
             width = self.width or 1
             rows = {i // width for i, (a, b) in enumerate(zip(first, second)) if a != b}
-            if len(rows) > 1:
-                return f"{len(rows)} rows (disjoint parts) moved; parallel composition assumed one"
-        if self.monotone and any(d > 0 for d in moved) and any(d < 0 for d in moved):
-            return "the values moved in both directions; the calibration assumed monotone scores"
+            if len(rows) > self.group:
+                return f"{len(rows)} rows (disjoint parts) moved; parallel composition assumed {self.group}"
+        if self.monotone:
+            up = max((d for d in moved if d > 0), default=0)
+            down = max((-d for d in moved if d < 0), default=0)
+            step = self.bound / self.group
+            if not any(up <= a * step and down <= (self.group - a) * step for a in range(self.group + 1)):
+                return ("the values moved in both directions; the calibration assumed monotone scores"
+                        + (f" (over {self.group} rows)" if self.group > 1 else ""))
         return None
 
     def describe(self) -> str:
         unit = f" steps of {self.grid}" if self.grid is not None else ""
-        extra = (", monotone" if self.monotone else "") + (f", rows of {self.width}" if self.width else "")
+        extra = (", monotone" if self.monotone else "") + (f", rows of {self.width}" if self.width else "") \
+            + (f", group of {self.group}" if self.group > 1 else "")
         return f"{self.norm} <= {_show(self.bound)}{unit}{extra}"
 
 
 def _show(value: Any) -> str:
-    return str(value) if not isinstance(value, Fraction) or value.denominator == 1 else f"{float(value):.6g}"
+    if not isinstance(value, Fraction) or value.denominator == 1:
+        return str(value)
+    text = f"{float(value):.6g}"
+    if Fraction(text) != value and abs(value - round(value)) < Fraction(1, 10**6):  # e.g. 1 + 2^-52
+        return f"{round(value)} {'+' if value > round(value) else '-'} {float(abs(value - round(value))):.3g}"
+    return text
 
 
 @dataclass
@@ -211,6 +248,7 @@ class Recorder:
         self.playing: list[Record] | None = None
         self.diverged_at: int | None = None
         self._context = ("(no charge)", "", "")
+        self.group = 1
         self._accountant: Any = None
         self._charge: Any = None
 
@@ -234,6 +272,7 @@ class Recorder:
             entry = original(budget, node, mechanism, description, span)
             self._context = (f"{mechanism}: {description}", span.location if span is not None else "",
                              _unit_text(entry))
+            self.group = 1
             return entry
 
         accountant.charge = charge
@@ -264,6 +303,10 @@ class Recorder:
     def note(self, point: str, values: Any, output: Any, claim: Claim) -> Any:
         """Record one noise point; return what to release (see `released`)."""
         release, location, unit = self._context
+        if self.group > 1:  # a per-row claim made private for `group` rows by group privacy
+            claim = replace(claim, bound=claim.bound * self.group, group=self.group)
+        elif unit == "replace_one":  # calibrated for two rows (stability 2): a removal and an addition
+            claim = replace(claim, group=2)
         record = Record(len(self.records), point, release, location, unit, claim, _exact(values))
         self.records.append(record)
         recorded = self._paired(record, output)
@@ -343,17 +386,20 @@ class Comparison:
     Attributes:
         checked: The paired points whose claims were checked.
         violations: (record on D, record on D', why) for each claim broken.
+        within_slack: The same for claims broken by less than the slack `compare` allowed.
         diverged_at: The first point where the runs stopped being paired (None: never).
         unpaired: Points of either run past that point.
     """
 
     checked: int = 0
     violations: list[tuple[Record, Record, str]] = field(default_factory=list)
+    within_slack: list[tuple[Record, Record, str]] = field(default_factory=list)
     diverged_at: int | None = None
     unpaired: int = 0
 
     def report(self) -> str:
         lines = [f"{self.checked} releases checked; {len(self.violations)} claims broken"
+                 + (f" ({len(self.within_slack)} more within the slack)" if self.within_slack else "")
                  + (f"; the runs diverged at point {self.diverged_at}" if self.diverged_at is not None else "")]
         for first, second, why in self.violations:
             lines.append(f"  {first.describe()}: {why}")
@@ -367,9 +413,15 @@ def _brief(values: tuple, limit: int = 12) -> str:
     return f"[{shown}{', ...' if len(values) > limit else ''}] ({len(values)} values)"
 
 
-def compare(first: list[Record], second: list[Record]) -> Comparison:
+def compare(first: list[Record], second: list[Record], slack: Fraction = Fraction(0)) -> Comparison:
     """Check every paired point's claim: the records of a run on D and of the run on D' that
-    played it (or any two runs; points are paired while their signatures agree)."""
+    played it (or any two runs; points are paired while their signatures agree).
+
+    `slack` (relative) applies only to points whose values are doubles a library computed in
+    floating point (`Claim.floating`: the learners' utilities, whose stated sensitivities assume
+    exact arithmetic, as `jostle.privacy.safe_noise` says); a claim broken by less than it is
+    listed in `within_slack`, not in `violations`. Every other point gets none.
+    """
     result = Comparison()
     for index, (a, b) in enumerate(zip(first, second)):
         if a.signature() != b.signature():
@@ -378,7 +430,8 @@ def compare(first: list[Record], second: list[Record]) -> Comparison:
         result.checked += 1
         why = a.claim.exceeded_by(a.values, b.values)
         if why is not None:
-            result.violations.append((a, b, why))
+            loose = a.claim.exceeded_by(a.values, b.values, slack) if slack and a.claim.floating else why
+            (result.violations if loose is not None else result.within_slack).append((a, b, why))
     paired = result.checked
     if result.diverged_at is None and len(first) != len(second):
         result.diverged_at = paired

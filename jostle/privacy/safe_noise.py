@@ -220,7 +220,7 @@ def choose_exponential(noise: Any, scores: Any, sensitivity: float, epsilon: flo
         return int(np.argmax(float(epsilon) * values / divisor + gumbel))
     coefficient = _coefficient(sensitivity, epsilon, monotone)
     index = int(eligible[noise.exponential_index(_finite(values[eligible]), coefficient)])
-    return replay.released(noise, "exponential", values, index, "linf", sensitivity, None, monotone)
+    return replay.released(noise, "exponential", values, index, "linf", sensitivity, None, monotone, floating=True)
 
 
 def choose_exponential_rows(noise: Any, utilities: Any, sensitivity: float, epsilon: float | Fraction,
@@ -244,7 +244,7 @@ def choose_exponential_rows(noise: Any, utilities: Any, sensitivity: float, epsi
     _finite(matrix[matrix != -np.inf])
     chosen = np.asarray(noise.exponential_indices(matrix, coefficient), dtype=np.int64)
     return replay.released(noise, "exponential rows", matrix, chosen, "one_row", sensitivity, None, monotone,
-                           matrix.shape[1])
+                           matrix.shape[1], floating=True)
 
 
 def _finite(values: np.ndarray) -> np.ndarray:

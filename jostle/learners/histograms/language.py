@@ -44,6 +44,7 @@ from jostle.learners.histograms import workloads as W
 from jostle.learners.histograms.family import FAMILY, HistogramData
 from jostle.privacy.budget import Budget, floor_float
 from jostle.privacy.measures import AnyBudget
+from jostle.privacy import replay
 
 MAX_QUERIES = 1_000_000
 
@@ -120,6 +121,7 @@ def algorithm_epsilon(epsilon: Fraction, l1: float) -> float:
     the algorithm is the largest one not above the exact rational epsilon / l1 (`floor_float`):
     float(epsilon) / l1 can round above what was charged (float(1/10) > 1/10).
     """
+    replay.group_privacy(l1)  # the run's per-row claims hold for l1 rows by group privacy (replay audits)
     return floor_float(Fraction(epsilon) / Fraction(l1))
 
 

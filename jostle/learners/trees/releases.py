@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from jostle.privacy import safe_noise
+from jostle.privacy import replay, safe_noise
 
 
 def noisy_counts(noise: Any, counts: np.ndarray, epsilon: float) -> np.ndarray:
@@ -32,7 +32,7 @@ def noisy_counts(noise: Any, counts: np.ndarray, epsilon: float) -> np.ndarray:
     if counts.dtype.kind not in "iub":
         return safe_noise.release_vector(noise, counts, 1.0, epsilon)
     draws = np.asarray(noise.two_sided_geometric(epsilon, counts.size), dtype=np.float64)
-    return counts.astype(np.float64) + draws.reshape(counts.shape)
+    return replay.released(noise, "tree counts", counts, counts.astype(np.float64) + draws.reshape(counts.shape), "l1", 1, 1)  # noqa: E501
 
 
 def exponential_mechanism(noise: Any, utilities: np.ndarray, epsilon: float, sensitivity: float,
