@@ -383,3 +383,22 @@ def test_the_quantile_of_the_standard_library_declares_the_stability():
     replace.bind_private("t", visits(), SCHEMA, public_rows=True)
     replace.run("import stats\nm = stats.private_median(t, \"cost\", 1)\ns = stability(t)")
     assert value(replace, "s") == 2 and len(replace.ledger) == 1
+
+
+def zeros() -> pd.DataFrame:
+    """Patient 1's two visits differ only in the sign of a zero cost (equal in SQL, not as rows)."""
+    return pd.DataFrame({"patient_id": [1, 1, 2], "cost": [0.0, -0.0, 5.0], "ward": ["b", "b", "a"]})
+
+
+def kept_signs(s: Session) -> list[bool]:
+    frame = value(s, "b").frame.sort_values("patient_id")
+    return [bool(np.signbit(v)) for v in frame["cost"].tolist()]
+
+
+def test_every_engine_keeps_the_same_one_of_two_rows_equal_but_for_a_zeros_sign():
+    signs = []
+    for engine in ENGINES:
+        s = bound(zeros(), engine)
+        s.run("b = visits.bound_per_key(1)")
+        signs.append(kept_signs(s))
+    assert signs[0] == signs[1] == [True, False]  # -0.0 comes first, as in SQL's order

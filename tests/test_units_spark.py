@@ -53,3 +53,12 @@ def test_a_key_outside_its_domain_is_the_curators_error_on_spark(spark: Any):
     data.loc[2, "patient_id"] = 5000
     with pytest.raises(DataError, match="outside its domain"):
         _spark_session(spark).bind_private("visits", data, SCHEMA, unit="entity:patient_id")
+
+
+def test_spark_keeps_the_row_memory_keeps_of_two_equal_but_for_a_zeros_sign(spark: Any):
+    from tests.test_units import kept_signs, zeros
+
+    s = _spark_session(spark)
+    s.bind_private("visits", zeros(), SCHEMA, unit="entity:patient_id")
+    s.run("b = visits.bound_per_key(1)")
+    assert kept_signs(s) == [True, False]

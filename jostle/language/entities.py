@@ -263,20 +263,23 @@ def bound_per_key(table: Any, k: Any, span: Span) -> Table:
     order = tuple(table.schema.names)
     key = table.unit.key
     if table.relation is not None:
-        data: Any = table.relation.then(("bound", key, bound, order))
+        numeric = tuple((name, isinstance(table.schema[name], Numeric)) for name in order)
+        data: Any = table.relation.then(("bound", key, bound, numeric))
     else:
         frame = table.frame
         data = frame[_kept_rows(frame, table.schema, key, order, bound)].reset_index(drop=True)
     return dataclasses.replace(table, data=data, stability=stability, public_rows=False)
 
 
-def _order_keys(frame: Any, schema: Schema, column: str) -> np.ndarray:
-    """A column as the engines order it: numbers by value, categories by domain position."""
+def _order_keys(frame: Any, schema: Schema, column: str) -> list[np.ndarray]:
+    """A column as the engines order it (jostle.data.engine.relation.order_sql): categories by
+    domain position; numbers by value, then -0.0 before 0.0 (equal as numbers, not as rows)."""
     spec = schema[column]
     if isinstance(spec, Categorical):
         position = {value: i for i, value in enumerate(spec.values)}
-        return np.fromiter((position[v] for v in frame[column].tolist()), dtype=np.int64, count=len(frame))
-    return frame[column].to_numpy(dtype=float)
+        return [np.fromiter((position[v] for v in frame[column].tolist()), dtype=np.int64, count=len(frame))]
+    values = frame[column].to_numpy(dtype=float)
+    return [values, np.where((values == 0) & np.signbit(values), 0, 1)]
 
 
 def _kept_rows(frame: Any, schema: Schema, key: str, order: tuple[str, ...], k: int) -> np.ndarray:
@@ -284,9 +287,10 @@ def _kept_rows(frame: Any, schema: Schema, key: str, order: tuple[str, ...], k: 
     n = len(frame)
     if n == 0:
         return np.zeros(0, dtype=bool)
-    keys = _order_keys(frame, schema, key)
+    keys = _order_keys(frame, schema, key)[0]
+    columns = [array for column in order for array in _order_keys(frame, schema, column)]
     # np.lexsort sorts by the last array first: the key, then the columns in schema order.
-    ordered = np.lexsort(tuple(_order_keys(frame, schema, c) for c in reversed(order)) + (keys,))
+    ordered = np.lexsort(tuple(reversed(columns)) + (keys,))
     sorted_keys = keys[ordered]
     starts = np.r_[True, sorted_keys[1:] != sorted_keys[:-1]]
     group_start = np.maximum.accumulate(np.where(starts, np.arange(n), 0))

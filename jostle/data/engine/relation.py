@@ -35,7 +35,7 @@ class Relation:
             expression, spec), ("bin", column, cuts, target), ("part", ((column, code), ...)),
             ("keys", column, lo, hi, integer) (the rows whose entity key lies in its domain,
             jostle.language.entities.keep_keys_in_domain), ("bound", key, k, order) (the first
-            k rows of each key in the order of the columns `order`,
+            k rows of each key in the order of the columns `order`, pairs (name, is_numeric),
             jostle.language.entities.bound_per_key), ("join", right, on, codes, others) (the
             inner join with another relation of the same engine, jostle.data.engine.joins).
     """
@@ -81,7 +81,7 @@ def plan_sql(relation: Relation, dialect: str) -> str:
             _, key, k, order = step
             rank = q(RANK_COLUMN)
             ranked = (f"SELECT *, ROW_NUMBER() OVER (PARTITION BY {q(key)} ORDER BY "
-                      f"{', '.join(map(q, order))}) AS {rank} FROM ({query}) AS s")
+                      f"{order_sql(order, dialect)}) AS {rank} FROM ({query}) AS s")
             query = f"SELECT {', '.join(map(q, names))} FROM ({ranked}) AS r WHERE {rank} <= {int(k)}"
         elif kind == "join":  # jostle.data.engine.joins
             from jostle.data.engine.joins import join_sql
@@ -108,6 +108,19 @@ def plan_sql(relation: Relation, dialect: str) -> str:
 
 
 RANK_COLUMN = "__jostle_rank"  # bound_per_key's row number within a key (never a schema column)
+
+
+def order_sql(order: tuple[tuple[str, bool], ...], dialect: str) -> str:
+    """bound_per_key's canonical order of rows: each column by its value (a category by its code),
+    a numeric one then -0.0 before 0.0 (equal in SQL, told apart by their text alone), as the
+    in-memory order of jostle.language.entities does."""
+    text = "VARCHAR" if dialect == "duckdb" else "STRING"
+    keys = []
+    for name, numeric in order:
+        keys.append(quote(name, dialect))
+        if numeric:
+            keys.append(f"(CASE WHEN CAST({quote(name, dialect)} AS {text}) = '-0.0' THEN 0 ELSE 1 END)")
+    return ", ".join(keys)
 
 
 def key_domain_sql(column: str, lo: float, hi: float, integer: bool, dialect: str) -> str:
