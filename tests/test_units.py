@@ -402,3 +402,15 @@ def test_every_engine_keeps_the_same_one_of_two_rows_equal_but_for_a_zeros_sign(
         s.run("b = visits.bound_per_key(1)")
         signs.append(kept_signs(s))
     assert signs[0] == signs[1] == [True, False]  # -0.0 comes first, as in SQL's order
+
+
+def test_parts_by_the_key_and_another_column_compose_in_sequence():
+    """partition(t, [key, ward]): an entity's rows may differ in ward, so they may lie in
+    several parts: those parts keep the table's node (sequential composition)."""
+    schema = {**SCHEMA, "patient_id": ("categorical", list(range(40)))}
+    s = session()
+    s.bind_private("visits", visits(), schema, unit="entity:patient_id")
+    s.run("p = partition(visits.bound_per_key(2), [\"patient_id\", \"ward\"])")
+    assert all(part.node is value(s, "visits").node for part in value(s, "p"))
+    s.run("q = partition(visits.bound_per_key(2), \"patient_id\")")
+    assert all(part.node.parent is value(s, "visits").node for part in value(s, "q"))

@@ -186,8 +186,9 @@ def partition_is_parallel(table: Table, columns: list[str]) -> bool:
 
     Parallel composition needs every row one individual can change to land in one part:
       * a row table of stability 1: the row is in exactly one part;
-      * an entity table partitioned by columns that include its key: all of an entity's rows
-        share the key, so they land in one part;
+      * an entity table partitioned by its key alone: all of an entity's rows share the key, so
+        they land in one part (by the key and another column, its rows may differ in the other
+        column and spread over several parts);
       * otherwise (an entity partitioned by another column, whose rows may spread over several
         parts; a replace_one table, whose replaced row may leave one part and enter another; a
         table of stability above 1) the parts are charged in sequence: they keep the table's
@@ -197,7 +198,7 @@ def partition_is_parallel(table: Table, columns: list[str]) -> bool:
     if not table.private:
         return True
     if table.unit.is_entity:
-        return table.unit.key in columns
+        return list(columns) == [table.unit.key]
     return table.unit.is_row and table.stability == 1
 
 
