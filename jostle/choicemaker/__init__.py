@@ -6,6 +6,7 @@ privately, predicts each Option's error and runs the best with the rest of the b
 (cf. Pythia, Kotsogiannis et al., SIGMOD 2017). A learner family plugs in through one interface.
 Modules:
   family       the interface a family implements (`Family`, `Instance`, `MetafeatureContext`)
+  budgets      the typed budget of a call: parts, planned costs, conversions into its measure
   families     discovery of the families under `jostle.learners`
   measurement  the budget plan and the one metafeature measurement loop
   experience   the experience table (parallel, cached)
