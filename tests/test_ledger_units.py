@@ -95,11 +95,19 @@ def test_a_charge_is_recorded_against_the_datasets_bound_under_its_unit(tmp_path
     assert acc.store.spent(people).dp == Budget(Fraction(1, 5))
     assert [e["unit"] for e in acc.store.events(people) if e["kind"] == "charge"] == ["entity:patient_id"]
     assert acc.store.dataset(people).unit == "entity:patient_id"
-    # Private data under a unit no dataset of the session is bound under: a stand-in, per unit.
-    release(acc, Budget(Fraction(1, 20)), REPLACE_ONE)
-    stand_in = acc.store.dataset_named("(data not identified, replace_one)")
-    assert stand_in is not None and acc.store.spent(stand_in.fingerprint).dp == Budget(Fraction(1, 20))
+    # Private data under a unit no dataset of the session is bound under: every dataset of the
+    # session, converted or refused (here refused: replace_one has no row or entity guarantee)...
+    with pytest.raises(BudgetExceeded, match="cannot count in a dataset kept under"):
+        release(acc, Budget(Fraction(1, 20)), REPLACE_ONE)
     assert acc.store.spent(rows).dp == Budget(Fraction(1, 10))  # untouched
+    # ... and without any dataset, a stand-in per unit.
+    alone = accountant(tmp_path / "alone.sqlite")
+    release(alone, Budget(Fraction(1, 20)), REPLACE_ONE)
+    stand_in = alone.store.dataset_named("(data not identified, replace_one)")
+    assert stand_in is not None and alone.store.spent(stand_in.fingerprint).dp == Budget(Fraction(1, 20))
+    # A row charge then finds that stand-in (the session's one dataset), kept under replace_one: x2.
+    release(alone, Budget(Fraction(1, 10)), ROW)
+    assert alone.store.spent(stand_in.fingerprint).dp == Budget(Fraction(1, 4))
 
 
 def test_a_session_binding_the_same_data_under_another_unit_is_refused_before_anything_is_released(tmp_path):

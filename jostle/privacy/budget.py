@@ -664,10 +664,13 @@ class Accountant:
         not against the session's datasets under other units) leaves out only data it did not
         read. A dataset bound under U whose ledger keeps it under another unit V is charged the
         release converted from U into V (group privacy from row to replace_one) or refuses it
-        (jostle.privacy.units.convert_charge). When no dataset is bound under U, private data
-        reached a release without being registered (a way of making private tables that does
-        not call register_dataset): the charge goes to a shared stand-in, "(data not
-        identified)" (one per unit), which over-reports rather than lose the spending.
+        (jostle.privacy.units.convert_charge). When no dataset is bound under U, the data under
+        root U was not registered under U (e.g. a program's `load` of a file its curator bound
+        under another unit, or a way of making private tables that does not call
+        register_dataset): the charge is recorded, as before units, against every dataset of
+        the session, each converting it into its unit or refusing it, and when the session has
+        none, against a shared stand-in, "(data not identified)" (one per unit). Both
+        over-report rather than lose the spending.
 
         The store converts the charge into each dataset's lifetime measure
         (jostle.privacy.ledger_balance): for a pure release of a DP session against a rho
@@ -677,7 +680,7 @@ class Accountant:
         """
         assert self.store is not None and self.total is not None
         unit = entry.unit
-        targets = [fp for fp, units in self.dataset_units.items() if unit in units]
+        targets = [fp for fp, units in self.dataset_units.items() if unit in units] or list(self.dataset_units)
         if not targets:
             stand_in = "(data not identified)" if unit.is_row else f"(data not identified, {unit})"
             digest = UNIDENTIFIED_DATA if unit.is_row else UNIDENTIFIED_DATA + b" " + unit.text.encode()
