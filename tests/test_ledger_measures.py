@@ -293,3 +293,25 @@ def test_ledger_show_prints_rho_with_its_epsilon_delta_equivalent_and_each_units
     assert "unit" in header.split()
     charge_lines = [line for line in shown.splitlines() if " charge " in line]
     assert len(charge_lines) == 2 and all(" row " in line for line in charge_lines)
+
+
+def test_a_sessions_ledger_prints_rho_and_each_datas_rho_with_its_equivalent(tmp_path):
+    from jostle.privacy.budget import ParallelGroup as Group
+    from jostle.privacy.ledger_text import render_ledger
+    from jostle.privacy.units import REPLACE_ONE
+
+    with Session(rho=1, ledger_path=tmp_path / "ledger.sqlite", output=io.StringIO()) as s:
+        s.bind_private("patients", make_patients(), PATIENT_SCHEMA, lifetime=(1, 1e-6))
+        s.run("n = gaussian(count(patients), rho(0.01))")
+        lines = str(s.ledger).splitlines()
+    assert lines[0].split()[:6] == ["#", "where", "mechanism", "epsilon", "delta", "rho"]
+    assert lines[1].split()[3] == "0.01"
+    assert any(line.startswith("data 'patients': lifetime budget epsilon=1, delta=1e-06, spent rho=0.01 "
+                               "(epsilon=") and "the lifetime's delta" in line for line in lines)
+    accountant = Accountant(Budget(Fraction(1)), None)
+    part = Group(accountant.root_for(REPLACE_ONE), "sex").part("F")
+    release(accountant, Budget(Fraction(1, 10)), accountant.root_for(REPLACE_ONE))
+    release(accountant, Budget(Fraction(1, 10)), part)
+    text = render_ledger(accountant.ledger, accountant.cap, accountant.spent)
+    assert "all rows (replace_one)\n" in text + "\n" and "(replace_one) (replace_one)" not in text
+    assert "sex=F (replace_one)" in text

@@ -44,9 +44,12 @@ The accountant also remembers, in memory only, every private source registered i
 (`PrivateSource`: name, content digest, columns, file), so that no program of the session can
 read that data back as public (jostle.language.builtins.refuse_registered_private_file).
 
-The privacy unit throughout is one row of a private table: neighbouring datasets differ by
-adding or removing one row. All private tables bound in one session are treated as data about
-the same individuals, so they share one budget.
+Each table is private for the unit its curator bound it under (jostle.privacy.units: one row
+added or removed by default), and lives under that unit's root (`root_for`): a value mixing
+roots is refused, so every charge has one unit. The private tables bound in one session are
+treated as data about the same individuals, so they share one budget; in the durable ledger a
+charge is recorded against the datasets bound under its unit (`_commit`), each kept under the
+unit and the measure its curator first gave it (jostle.privacy.ledger_balance).
 """
 
 from __future__ import annotations

@@ -28,12 +28,13 @@ Design:
     on the curator's act of binding, never on a program's `load`; format-1 keys, which keyed
     program loads too, are not carried into `contents`. The row count is never stored: under
     add/remove-one neighbours it is private.
-  * **One budget for the tables of a session.** The accountant treats all private tables of a
-    session as data about the same people (see jostle.privacy.budget), so a charge is recorded against
-    *every* dataset registered in the session when it is made. This over-reports for a table
-    the release did not touch, which is safe. A release about private data that no table
-    registered (a way of making private tables that bypasses registration) is charged to one
-    shared stand-in dataset, "(data not identified)", rather than not recorded.
+  * **One budget for the tables of a unit.** The accountant treats the private tables a session
+    binds under one privacy unit as data about the same people (see jostle.privacy.budget), so
+    a charge is recorded against *every* dataset bound in the session under the charge's unit
+    (a value never mixes units, so it read no other). This over-reports for a table the release
+    did not touch, which is safe. A release under a unit no dataset was bound under is recorded
+    against every dataset of the session (converted into its unit or refused), and without any,
+    against a shared stand-in, "(data not identified)", rather than not recorded.
   * **A lifetime budget is the curator's.** It is declared when the data is first bound
     (`lifetime=`, `--lifetime`, "lifetime" in the schema file; failing that, the binding
     session's own total `Session(budget=)` / `--budget`, which the curator gave) and changed

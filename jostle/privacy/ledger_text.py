@@ -83,7 +83,7 @@ def render_ledger(charges: list[Charge], total: Budget | None, spent: Budget,
          fmt(c.budget.epsilon) if isinstance(c.budget, Budget) else "",
          fmt(c.budget.delta) if isinstance(c.budget, Budget) and c.budget.delta else "",
          *((fmt(c.charged.rho) if isinstance(c.charged, RhoZCDPBudget) else "",) if zcdp else ()),
-         c.description, c.node.label + ("" if c.unit.is_row else f" ({c.unit})"))
+         c.description, c.node.label + ("" if c.unit.is_row or f"({c.unit})" in c.node.label else f" ({c.unit})"))
         for c in charges
     ]
     lines = _table(header, rows)
