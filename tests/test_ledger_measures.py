@@ -242,8 +242,13 @@ def test_a_rho_lifetime_from_python_a_schema_file_and_the_session(tmp_path):
         s.run("n = laplace(count(people), 0.5)")  # rho 1/8 of 1/2
     with Session(rho=0.2, ledger_path=db, output=io.StringIO()) as s:  # the session's own measure
         s.bind_private("visits", make_patients(seed=8), PATIENT_SCHEMA)
+    with Session(budget=1, lifetime=RhoZCDPBudget(Fraction(1, 3)), ledger_path=db, output=io.StringIO()) as s:
+        s.bind_private("cohort", make_patients(seed=9), PATIENT_SCHEMA)
+    with pytest.raises(UsageError, match="rho greater than 0"):
+        Session(budget=1, lifetime={"rho": 0}, ledger_path=db)
     with LedgerStore(db) as store:
         lifetimes = {d.name: store.lifetime(d.fingerprint) for d in store.datasets()}
+        assert lifetimes["cohort"] == RhoZCDPBudget(Fraction(1, 3))
         assert lifetimes["people"] == RhoZCDPBudget(Fraction(1, 2))
         assert store.spent(store.dataset_named("people").fingerprint).rho == Fraction(1, 8)
         assert lifetimes["visits"] == RhoZCDPBudget(Fraction(1, 5))

@@ -253,9 +253,10 @@ def left_in(balance: Balance, lifetime: AnyBudget, zcdp: bool) -> AnyBudget:
     return Budget(max(Fraction(0), lifetime.epsilon - eps), delta_left)
 
 
-def describe_rho(rho: Fraction, lifetime: AnyBudget | None) -> str:
-    """`rho=R (epsilon=E at delta=D)`: a rho with its (epsilon, delta) equivalent (CKS 2020), at the
-    lifetime's delta when it has one, else at DISPLAY_DELTA (labelled so)."""
+def describe_rho(rho: Fraction, lifetime: AnyBudget | None, labelled: bool = True) -> str:
+    """`rho=R (epsilon=E at delta=D: ...)`: a rho with its (epsilon, delta) equivalent (CKS 2020),
+    at the lifetime's delta when it has one, else at DISPLAY_DELTA (labelled so, unless not
+    `labelled`: a table's cells, whose dataset line carries the label)."""
     if not rho:
         return "rho=0"
     if isinstance(lifetime, Budget) and lifetime.delta:
@@ -263,7 +264,7 @@ def describe_rho(rho: Fraction, lifetime: AnyBudget | None) -> str:
     else:
         delta, label = DISPLAY_DELTA, "delta 1e-6, for comparison"
     return (f"rho={fmt_exact(rho)} (epsilon={fmt_exact(zcdp_to_epsilon(rho, delta))} at "
-            f"delta={fmt_exact(delta)}: {label})")
+            f"delta={fmt_exact(delta)}" + (f": {label})" if labelled else ")"))
 
 
 __all__ = ["Balance", "ChargeRise", "MeasureRefusal", "Shortfall", "UnitMismatch", "admit", "convert_rise",

@@ -120,7 +120,8 @@ def _amount(event: dict[str, Any], prefix: str, lifetime: AnyBudget | None) -> s
     if epsilon is not None and (Fraction(epsilon) or not rho or Fraction(rho) == 0):
         parts.append(fmt(Fraction(epsilon)) + (f", {fmt(Fraction(delta))}" if delta is not None and Fraction(delta) else ""))
     if rho is not None and Fraction(rho):
-        parts.append(describe_rho(Fraction(rho), lifetime) if prefix != "requested" else f"rho={fmt(Fraction(rho))}")
+        parts.append(describe_rho(Fraction(rho), lifetime, labelled=False) if prefix != "requested"
+                     else f"rho={fmt(Fraction(rho))}")
     return " + ".join(parts)
 
 
