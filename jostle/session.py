@@ -129,7 +129,8 @@ class Session:
         budget: The total epsilon this session may spend (a cap for the session, whatever the
             data's lifetime budget), or None to let the first program's `budget` statement set it.
         delta: The total delta (for Gaussian noise); 0 by default.
-        lifetime: The lifetime budget (epsilon, or (epsilon, delta)) that data bound or loaded
+        lifetime: The lifetime budget (epsilon, (epsilon, delta), or a rho: RhoZCDPBudget(R) or
+            {"rho": R}; the dataset's lifetime is then held in that measure) that data bound or loaded
             in this session takes when the durable ledger does not know it yet and its binding
             declares none; by default this session's `budget` (and `delta`). A dataset's
             lifetime is fixed then; only `jostle ledger lifetime` changes it.
@@ -216,7 +217,9 @@ class Session:
                 across sessions, whatever rows it holds; bind every version of the same data
                 under one name. Data equal to data bound before under another name is charged
                 against both (told on the logger `jostle.ledger`).
-            lifetime: Its lifetime budget, epsilon or (epsilon, delta): the most that may ever
+            lifetime: Its lifetime budget, epsilon, (epsilon, delta) or a rho (RhoZCDPBudget(R) or
+                {"rho": R}; held in that measure, and charges in another converted or refused:
+                jostle.privacy.ledger_balance): the most that may ever
                 be spent on it, across sessions (default: "lifetime" in its schema file, else
                 the session's `lifetime`/`budget` when the ledger does not know the data yet).
                 A dataset the ledger knows keeps its lifetime: declaring another is refused;
