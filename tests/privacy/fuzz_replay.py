@@ -73,6 +73,13 @@ TREE_LEARNERS = ["FriedmanSchuster", "Mohammed", "RandomTrees", "PatilSingh", "F
 CELLS = 8                   # the histograms the learners get: x binned into 8 cells
 # The public names neighbour_fuzz.Generator's statements use, bound in every session.
 PUBLIC_VALUES = {"v": [0, 1, 2, 5], "flags": [True, False, True], "k": 3, "cfg": {"lim": 5, "name": "a"}}
+# A database's second table (entity-unit cases, now and then) and a public lookup on grp, which
+# holds "a" twice: a join with it has stability 2 x the private side's.
+CAR_COLUMNS = (Column(KEY, "num", 0.0, 50.0, integer=True), Column("load", "num", 0.0, 5.0),
+               Column("shape", "text", values=("rect", "oval", "hex")))
+LOOKUP = TableSpec("look", (Column("grp", "text", values=("a", "b", "c")), Column("sides", "num", 0.0, 6.0)),
+                   (("a", 4.0), ("b", 0.0), ("a", 6.0)))
+DATABASE_RATE = 0.4
 PUBLIC_IDS = PublicTable(TableSpec("ids", (Column("id", "num", 0.0, 10.0, integer=True),
                                            Column("w", "num", 0.0, 5.0)), ((1, 2.5), (4, 0.5), (7, 3.0))), "bind")
 # The learners compute some utilities in floating point and state their sensitivities for exact
@@ -104,6 +111,7 @@ class ReplayCase:
     unit: str
     change: str
     seed: int
+    cars: tuple[tuple[tuple, ...], tuple[tuple, ...]] | None = None  # D's and D''s second table
 
     @property
     def source(self) -> str:
@@ -115,19 +123,28 @@ class ReplayCase:
     def bind(self, session: Session, which: int) -> None:
         """Bind D (0) or D' (1) as the curator would, under the case's unit."""
         table = self.table(which)
-        if self.unit == "replace_one":
+        if self.cars is not None:  # one database keyed by KEY: an entity's rows in both tables
+            cars = TableSpec("cars", CAR_COLUMNS, self.cars[which])
+            session.bind_database({"t": table.frame(), "cars": cars.frame()}, key=KEY,
+                                  schemas={"t": table.schema(), "cars": cars.schema()})
+        elif self.unit == "replace_one":
             session.bind_private("t", table.frame(), table.schema(), public_rows=True)
         elif self.unit.startswith("entity"):
             session.bind_private("t", table.frame(), table.schema(), unit=f"entity:{KEY}")
         else:
             session.bind_private("t", table.frame(), table.schema())
         session.bind_public("ids", PUBLIC_IDS.table.frame())
+        session.bind_public("look", LOOKUP.frame())
         for name, value in PUBLIC_VALUES.items():
             session.bind_public(name, value)
 
     def report(self) -> str:
-        return (f"unit {self.unit}; D' is D with {self.change}; seed {self.seed}\n--- program ---\n{self.source}"
+        text = (f"unit {self.unit}; D' is D with {self.change}; seed {self.seed}\n--- program ---\n{self.source}"
                 f"--- D ---\n{self.table(0).text()}\n--- D' ---\n{self.table(1).text()}")
+        if self.cars is not None:
+            text += "".join(f"\n--- cars of {which} ---\n{TableSpec('cars', CAR_COLUMNS, rows).text()}"
+                            for which, rows in (("D", self.cars[0]), ("D'", self.cars[1])))
+        return text
 
 
 def case_columns(rng: random.Random, unit: str) -> tuple[Column, ...]:
@@ -196,15 +213,60 @@ class ReplayGenerator(Generator):
         if bound is not None:
             self.tables["b"] = (table.columns, True)
             self.base = "b"
+        self.database = False  # whether the case binds a second table, cars, with t as one database
+        self.join_stability: dict[str, int | None] = {}
 
     def some_table(self, private: bool | None = True) -> str:
         if private and self.unit == "entity_bounded":  # derive from the bounded table, not from t
             return self.pick(self.private_tables())
         return super().some_table(private)
 
+    def st_join(self, chunks: list[str]) -> None:
+        """A join: of the database's tables on the key (bounded after, in entity_bounded cases),
+        or of a private table with the public lookup on grp (stability times 2)."""
+        name = self.fresh("j")
+        if self.database and self.chance(0.6):
+            columns = self.private.columns + tuple(c for c in CAR_COLUMNS if c.name != KEY)
+            left, right = self.pick([("t", "cars"), ("cars", "t")])
+            stability: int | None = None
+            if self.unit == "entity_bounded" and self.chance(0.5):  # bounded, then joined: k x m
+                bound = self.pick([1, 2, 3])
+                chunks.append(f'{name} = b.join(cars.bound_per_key({bound}), on="{KEY}")')
+                stability = self.stability * bound
+            elif self.unit == "entity_bounded":  # joined, then bounded
+                stability = self.pick([1, 2, 4])
+                chunks.append(f'{name} = {left}.join({right}, on="{KEY}").bound_per_key({stability})')
+            else:
+                chunks.append(f'{name} = {left}.join({right}, on="{KEY}")')
+            self.tables[name] = (columns, True)
+            self.join_stability[name] = stability
+        else:
+            table = self.table()
+            if table == "cars" or any(c.name == "sides" for c in self.tables[table][0]):
+                return
+            chunks.append(f'{name} = {table}.join(look, on="grp")')
+            self.tables[name] = (self.tables[table][0] + (LOOKUP.columns[1],), True)
+            self.join_stability[name] = None if self.unbounded(table) else 2 * self.table_stability(table)
+        if name in self.tables:
+            chunks.append(self.release_of(self.value(name)))
+
+    def table_stability(self, table: str) -> int:
+        """How many rows of `table` one individual moves at most (exponential's declared
+        sensitivity); a table derived from a join may have its stability."""
+        if table in self.join_stability:
+            return self.join_stability[table] or 1
+        known = [s for s in self.join_stability.values() if s] + [self.stability]
+        return self.stability if table in ("t", self.base) else max(known)
+
+    def aggregate(self, table: str) -> str:
+        if self.unbounded(table):
+            return f"count_keys({table})"
+        return super().aggregate(table)
+
     def unbounded(self, table: str) -> bool:
         """Whether `table` is an entity table whose rows per key are not bounded."""
-        return self.unit == "entity" and self.tables.get(table, ((), False))[1]
+        return (self.unit == "entity" and self.tables.get(table, ((), False))[1]) \
+            or (table in self.join_stability and self.join_stability[table] is None)
 
     def eps(self) -> str:
         return self.pick(EPSILONS)
@@ -226,7 +288,7 @@ class ReplayGenerator(Generator):
                    f'histogram({table}, "label")']
         if "x" in numeric:
             options += [f'sum({table}, "x")', f'mean({table}, "x")', f'sum({table}, "x") / 4']
-        return self.pick(options + [self.aggregate(table)])
+        return self.pick(options + [super().aggregate(table)])
 
     def release(self, value: str, block: bool = True) -> str:
         """An expression releasing `value` (`{{ value }}` only where `block` allows: it needs a
@@ -252,8 +314,9 @@ class ReplayGenerator(Generator):
         # The learner families refuse replace_one tables and unbounded entity tables (before any
         # charge): rarely drawn there, as the refusal ends the program.
         learners = 10 if self.unit in ("row", "entity_bounded") else 1
-        kind = self.pick(["release", "adaptive", "derived", "partition", "select", "learner", "rr"],
-                         [30, 20, 15, 10, 15, learners, 4 if self.unit == "replace_one" else 0])
+        kind = self.pick(["release", "adaptive", "derived", "partition", "select", "learner", "rr", "join"],
+                         [30, 20, 15, 10, 15, learners, 4 if self.unit == "replace_one" else 0,
+                          15 if self.unit.startswith("entity") else 5])
         getattr(self, f"st_{kind}")(chunks)
 
     def st_release(self, chunks: list[str]) -> None:
@@ -311,7 +374,7 @@ class ReplayGenerator(Generator):
         elif form == "exponential":
             utility = (f'count_keys({table}.where(lambda r: r.grp == g))' if self.unbounded(table)
                        else f"count({table}.where(lambda r: r.grp == g))")
-            sensitivity = 1 if self.unbounded(table) else self.stability
+            sensitivity = 1 if self.unbounded(table) else self.table_stability(table)
             chunks.append(f'print(exponential(["a", "b", "c"], lambda g: {utility}, {self.eps()}, {sensitivity}))')
         elif form == "above":
             chunks.append(f"print(above_threshold([{', '.join(scores)}], {self.pick(['1', '5', '20'])}, {self.eps()}))")
@@ -344,8 +407,12 @@ def make_case(rng: random.Random, unit: str, statements: int | None = None,
     """A random case under `unit` (UNITS); `learners` overrides the weight of learner calls."""
     columns = case_columns(rng, unit)
     rows, neighbour_rows, change = make_neighbours(rng, columns, unit)
+    cars = None
+    if unit.startswith("entity") and rng.random() < DATABASE_RATE:
+        cars = database_cars(rng, rows, neighbour_rows)
     bound = rng.choice([1, 1, 2, 3]) if unit == "entity_bounded" else None
     generator = ReplayGenerator(rng, TableSpec("t", columns, rows), unit, bound)
+    generator.database = cars is not None
     chunks: list[str] = ["def twice(q):\n    return q * 2"]
     if bound is not None:
         chunks.append(f"b = t.bound_per_key({bound})")
@@ -355,7 +422,21 @@ def make_case(rng: random.Random, unit: str, statements: int | None = None,
             generator.st_learner(chunks)
         else:
             generator.statement(chunks)
-    return ReplayCase(tuple(chunks), columns, rows, neighbour_rows, unit, change, rng.randrange(1 << 30))
+    return ReplayCase(tuple(chunks), columns, rows, neighbour_rows, unit, change, rng.randrange(1 << 30), cars)
+
+
+def database_cars(rng: random.Random, rows: tuple[tuple, ...], neighbour_rows: tuple[tuple, ...]
+                  ) -> tuple[tuple[tuple, ...], tuple[tuple, ...]]:
+    """The second table of a database for D and D': zero to three rows for every key of either
+    (the key is the last column of t's rows), those of the key that differs only on its side."""
+    keys_d, keys_e = {r[-1] for r in rows}, {r[-1] for r in neighbour_rows}
+    cars: dict[int, list[tuple]] = {}
+    for key in sorted(keys_d | keys_e):
+        cars[key] = [(key, round(rng.uniform(0, 5), 2), rng.choice(("rect", "oval", "hex")))
+                     for _ in range(rng.choice([0, 1, 1, 2, 3]))]
+    ordered = sorted(cars, key=lambda _: rng.random())
+    return (tuple(r for k in ordered if k in keys_d for r in cars[k]),
+            tuple(r for k in ordered if k in keys_e for r in cars[k]))
 
 
 # ---------------------------------------------------------------- running
@@ -421,11 +502,11 @@ class ReplayFinding:
         return text
 
 
-def check_case(case: ReplayCase, engine: str = "pandas", spark: Any = None
+def check_case(case: ReplayCase, engine: str = "pandas", spark: Any = None, timeout: float = RUN_TIMEOUT
                ) -> tuple[ReplayFinding | None, Comparison, tuple[ReplayRun, ReplayRun]]:
     """Record on D, play on D'; check the claims and the transcript (module docstring)."""
-    first = run_case(case, 0, engine, None, spark)
-    second = run_case(case, 1, engine, first.records, spark)
+    first = run_case(case, 0, engine, None, spark, timeout)
+    second = run_case(case, 1, engine, first.records, spark, timeout)
     comparison = compare(first.records, second.records, FLOAT_SLACK)
     runs = (first, second)
     reason = None
@@ -465,18 +546,19 @@ class ReplayStats:
 
 def fuzz(seconds: float, seed: int = 0, unit: str = "row", engine: str = "pandas",
          stats: ReplayStats | None = None, max_programs: int | None = None, spark: Any = None,
-         accept: Callable[[ReplayFinding], bool] | None = None, learners: float | None = None
-         ) -> ReplayFinding | None:
+         accept: Callable[[ReplayFinding], bool] | None = None, learners: float | None = None,
+         statements: int | None = None, timeout: float = RUN_TIMEOUT) -> ReplayFinding | None:
     """Check random programs under `unit` on `engine` for `seconds` (or `max_programs`); return
-    the first finding `accept` takes (default: any), or None."""
+    the first finding `accept` takes (default: any), or None. `learners` weights the learner
+    families' calls, `statements` fixes the programs' length, `timeout` bounds one run."""
     stats = stats if stats is not None else ReplayStats()
     stats.engine, stats.unit = engine, unit
     rng = random.Random(seed)
     start = time.monotonic()
     try:
         while time.monotonic() - start < seconds and (max_programs is None or stats.programs < max_programs):
-            case = make_case(rng, unit, learners=learners)
-            finding, comparison, (first, second) = check_case(case, engine, spark)
+            case = make_case(rng, unit, statements, learners)
+            finding, comparison, (first, second) = check_case(case, engine, spark, timeout)
             stats.programs += 1
             stats.releases += comparison.checked
             for record in first.records[:comparison.checked]:

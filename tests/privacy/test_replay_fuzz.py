@@ -1,0 +1,282 @@
+"""The replay fuzzer of issue 22 (tests/privacy/fuzz_replay.py) and its recorder
+(jostle/privacy/replay.py), run as tests.
+
+* The recorder: off by default and without effect when off (the same outputs and randomness
+  with and without it), what a record holds, the claims' norms, and record-and-play (the D'
+  run shows D's transcript, which it does not without playing).
+* The fuzzer, from fixed seeds, for a few seconds each: row, replace_one, entity without and
+  with `bound_per_key` (databases and joins among them) neighbours in memory; row and bounded
+  entity neighbours on DuckDB; one short case on Spark; programs weighted towards the learner
+  families. None may break a claim or show a different transcript; each must have checked
+  releases (the figures are printed: programs, releases checked per noise point, transcripts
+  played whole).
+* Negative controls, each a hole put back with monkeypatch that the fuzzer must find from a
+  fixed seed within CONTROL_SECONDS, and that goes away once the hole is closed again (so the
+  finding is the hole): a `mean` that ignores the table's stability, a join of a database's
+  tables that drops the unit's stability (treats the joined entity table as stability 1), and
+  every Laplace calibration at half the sensitivity.
+
+$JOSTLE_FUZZ_THOROUGH (neighbour_fuzz.fuzz_seconds) lengthens the fuzzing runs.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+from collections.abc import Iterator
+from fractions import Fraction
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from jostle import Session
+from jostle.privacy import replay
+from jostle.privacy.replay import Claim, Recorder, compare
+from tests.privacy.fuzz_replay import ReplayFinding, ReplayStats, check_case, fuzz
+from tests.privacy.neighbour_fuzz import fuzz_seconds
+
+SEED = 20261126
+CONTROL_SECONDS = 20.0   # a cap: each control stops at its first attributable finding
+
+
+# ---------------------------------------------------------------- the recorder
+PROGRAM = '''
+m = laplace(count(t), 1)
+if m > 3:
+    print(laplace(sum(t, "x"), 1))
+else:
+    print(geometric(count(t.where(lambda r: r.g == "a")), 1))
+with budget 1:
+    print({{ mean(t, "x") }})
+print(gaussian(histogram(t, "g"), 1, 0.00001))
+print(report_noisy_max(histogram(t, "g"), 1))
+print(exponential(["a", "b"], lambda c: count(t.where(lambda r: r.g == c)), 1, 1))
+print(above_threshold([count(t), sum(t, "x")], 3, 1))
+'''
+SCHEMA = {"x": {"type": "numeric", "bounds": [0, 10]}, "g": {"type": "categorical", "values": ["a", "b"]}}
+D = pd.DataFrame({"x": [1.0, 2.0, 3.0, 9.5, 4.0], "g": ["a", "b", "a", "b", "a"]})
+
+
+def _run(frame: pd.DataFrame, recorder: Recorder | None = None, play: list | None = None,
+         seed: int = 7) -> tuple[str, Any]:
+    output = io.StringIO()
+    session = Session(budget=100, delta=0.001, seed=seed, output=output, ledger_path=":memory:")
+    session.bind_private("t", frame, SCHEMA)
+    with recorder.watching(session, play) if recorder is not None else contextlib.nullcontext():
+        session.run(PROGRAM)
+    return output.getvalue(), session.randomness._generator.bit_generator.state
+
+
+def test_the_recorder_is_off_by_default_and_changes_nothing_when_on() -> None:
+    plain, state = _run(D)
+    recorder = Recorder()
+    recorded, recorded_state = _run(D, recorder)
+    assert recorded == plain and recorded_state == state  # the same releases, the same randomness used
+    assert not replay._WATCHED  # detached
+    noisy = np.array([3, 4])
+    assert replay.released(object(), "laplace", noisy, noisy, "l1", 1) is noisy  # nobody watching: as is
+    # one per noise point: the first count, the branch taken, the mean's sum and count, the
+    # Gaussian histogram, report_noisy_max, exponential, above_threshold
+    assert len(recorder.records) == 8
+
+
+def test_a_record_holds_the_exact_pre_noise_values_and_the_claim() -> None:
+    recorder = Recorder()
+    _run(D, recorder)
+    first = recorder.records[0]
+    assert first.point == "laplace" and first.release == "laplace: count(t)" and first.unit == "row"
+    assert first.location.endswith(":2:5")
+    grid = first.claim.grid
+    assert first.values == (5 / grid,)  # count(t) = 5, in grid steps, exactly
+    assert first.claim.norm == "l1" and first.claim.bound == 1 / grid  # sensitivity 1 in steps
+    points = [r.point for r in recorder.records]
+    assert points.count("laplace") >= 3 and {"gaussian", "exponential", "above_threshold"} <= set(points)
+    gaussian = next(r for r in recorder.records if r.point == "gaussian")
+    assert gaussian.claim.norm == "one_axis"  # a histogram: one cell moves by one
+    noisy_max = next(r for r in recorder.records if r.point == "report_noisy_max")
+    assert noisy_max.claim.norm == "linf" and noisy_max.claim.monotone
+
+
+def test_playing_shows_the_recorded_transcript_on_the_neighbour() -> None:
+    neighbour = D.iloc[:4]
+    first = Recorder()
+    shown, _ = _run(D, first)
+    unplayed, _ = _run(neighbour)
+    second = Recorder()
+    played, _ = _run(neighbour, second, play=first.records)
+    assert unplayed != shown and played == shown
+    assert second.diverged_at is None and all(r.played for r in second.records)
+    comparison = compare(first.records, second.records)
+    assert comparison.checked == 8 and not comparison.violations
+    assert first.records[0].values != second.records[0].values  # the pre-noise counts differ (5 and 4)
+
+
+def test_playing_needs_a_seeded_source() -> None:
+    session = Session(budget=1, ledger_path=":memory:")
+    with pytest.raises(ValueError, match="seeded"):
+        Recorder().attach(session.accountant, session.randomness, play=[])
+
+
+@pytest.mark.parametrize("claim, first, second, broken", [
+    (Claim("l1", Fraction(2)), (0, 0, 0), (1, -1, 0), False),
+    (Claim("l1", Fraction(2)), (0, 0, 0), (1, -1, 1), True),
+    (Claim("l2", Fraction(3, 2)), (0, 0), (1, 1), False),
+    (Claim("l2", Fraction(1)), (0, 0), (1, 1), True),
+    (Claim("one_axis", Fraction(4)), (0, 0), (0, 4), False),
+    (Claim("one_axis", Fraction(4)), (0, 0), (1, 1), True),
+    (Claim("linf", Fraction(1), monotone=True), (3, 3), (4, 3), False),
+    (Claim("linf", Fraction(1), monotone=True), (3, 3), (4, 2), True),
+    # group privacy of 2 (replace_one): one cell down, another up, each by half the bound
+    (Claim("linf", Fraction(2), monotone=True, group=2), (3, 3), (4, 2), False),
+    (Claim("linf", Fraction(2), monotone=True, group=2), (3, 3), (5, 1), True),
+    (Claim("one_row", Fraction(1), width=2), (0, 0, 0, 0), (1, 1, 0, 0), False),
+    (Claim("one_row", Fraction(1), width=2), (0, 0, 0, 0), (1, 0, 1, 0), True),
+    (Claim("hamming", Fraction(1)), (0, 1, 2), (0, 2, 2), False),
+    (Claim("hamming", Fraction(1)), (0, 1, 2), (1, 2, 2), True),
+    (Claim("l1", Fraction(5)), (0, 0), (0,), True),            # a release's length is public
+    (Claim("linf", Fraction(5)), (None, 0), (0, 0), True),     # so is the set of eligible candidates
+])
+def test_claims(claim: Claim, first: tuple, second: tuple, broken: bool) -> None:
+    assert (claim.exceeded_by(first, second) is not None) == broken
+    assert (claim.exceeded_by(second, first) is not None) == broken
+
+
+def test_the_float_slack_applies_to_floating_point_points_only() -> None:
+    one = Fraction(1)
+    over = (Fraction(0),), (one + Fraction(1, 2**52),)
+    exact = replay.Record(0, "exponential", "r", "", "row", Claim("linf", one), over[0])
+    floating = replay.Record(0, "exponential", "r", "", "row", Claim("linf", one, floating=True), over[0])
+    for record, counted in ((exact, "violations"), (floating, "within_slack")):
+        other = replay.Record(0, record.point, "r", "", "row", record.claim, over[1])
+        comparison = compare([record], [other], Fraction(1, 2**40))
+        assert len(getattr(comparison, counted)) == 1 and comparison.checked == 1
+
+
+# ---------------------------------------------------------------- the fuzzer
+def _fuzz(unit: str, engine: str, seconds: float, seed: int, minimum: int, **kwargs: Any) -> ReplayStats:
+    stats = ReplayStats()
+    finding = fuzz(fuzz_seconds(seconds), seed=seed, unit=unit, engine=engine, stats=stats, **kwargs)
+    print(stats)
+    assert finding is None, f"{finding.report()}\n\n{stats}"
+    assert stats.programs >= minimum, stats
+    assert stats.releases >= 2 * stats.programs, stats  # the programs released, past their first charge
+    assert stats.played >= stats.programs * 9 // 10, stats
+    return stats
+
+
+@pytest.mark.parametrize("unit, seconds, minimum", [
+    ("row", 10.0, 60), ("replace_one", 5.0, 30), ("entity", 5.0, 30), ("entity_bounded", 8.0, 40),
+])
+def test_replay_fuzz_in_memory(unit: str, seconds: float, minimum: int) -> None:
+    stats = _fuzz(unit, "pandas", seconds, SEED, minimum)
+    if unit == "replace_one":
+        assert stats.points.get("randomized_response", 0) >= 1, stats
+    if unit in ("row", "entity_bounded"):  # the learner families' own noise points
+        assert {"tree counts", "DAWA noisy-min costs", "rule list capture counts"} <= set(stats.points), stats
+
+
+@pytest.mark.parametrize("unit", ["row", "entity_bounded"])
+def test_replay_fuzz_on_duckdb(unit: str) -> None:
+    pytest.importorskip("duckdb")
+    _fuzz(unit, "duckdb", 6.0, SEED + 1, 10)
+
+
+def test_replay_fuzz_of_the_learner_families() -> None:
+    stats = _fuzz("row", "pandas", 6.0, SEED + 2, 15, learners=0.7)
+    assert sum(v for k, v in stats.points.items() if k not in ("laplace", "gaussian", "geometric")) >= 50, stats
+
+
+def test_replay_fuzz_on_spark() -> None:
+    pytest.importorskip("pyspark")
+    from tests.conftest import local_spark
+
+    spark = local_spark("jostle-replay")
+    stats = ReplayStats()
+    # The seed's one case: a bounded entity table, a histogram learner, a database join bounded
+    # per key (joins run as one SQL step on Spark).
+    finding = fuzz(300.0, seed=SEED + 20, unit="entity_bounded", engine="spark", stats=stats, max_programs=1,
+                   spark=spark, statements=3, timeout=120.0)
+    print(stats)
+    assert finding is None, finding.report()
+    assert stats.programs == 1 and stats.releases >= 3, stats
+
+
+# ---------------------------------------------------------------- negative controls
+@contextlib.contextmanager
+def _closed(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """The hole closed again for a while (every monkeypatch undone), then reopened."""
+    patches = list(monkeypatch._setattr)  # (target, name, original value)
+    holes = [(target, name, getattr(target, name)) for target, name, _ in patches]
+    for target, name, original in patches:
+        setattr(target, name, original)
+    try:
+        yield
+    finally:
+        for target, name, hole in holes:
+            setattr(target, name, hole)
+
+
+def _find(monkeypatch: pytest.MonkeyPatch, unit: str, what: str, seed: int = SEED) -> ReplayFinding:
+    """Fuzz with the hole open; the first broken claim that goes away with the hole closed."""
+    def attributable(finding: ReplayFinding) -> bool:
+        if not finding.comparison.violations:
+            return False
+        with _closed(monkeypatch):
+            again, _, _ = check_case(finding.case)
+        return again is None
+
+    stats = ReplayStats()
+    finding = fuzz(CONTROL_SECONDS, seed=seed, unit=unit, stats=stats, accept=attributable)
+    print(f"{what}: {'found' if finding else 'NOT found'} after {stats}")
+    assert finding is not None, f"the replay fuzzer did not find {what}: {stats}"
+    print(finding.comparison.report())
+    return finding
+
+
+def test_a_mean_ignoring_stability_is_found(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Before issue 22, `mean` read `table.stability` nowhere: its sum and count were released
+    for one row whatever the table's stability (bound_per_key(k): k rows per entity)."""
+    import dataclasses
+
+    from jostle.language import mechanisms
+
+    original = mechanisms._release_mean
+
+    def ignoring_stability(ctx: Any, value: Any, budget: Any, span: Any, mechanism: str) -> float:
+        return original(ctx, dataclasses.replace(value, stability=1), budget, span, mechanism)
+
+    monkeypatch.setattr(mechanisms, "_release_mean", ignoring_stability)
+    finding = _find(monkeypatch, "entity_bounded", "a mean ignoring stability")
+    assert any("mean" in first.release for first, _, _ in finding.comparison.violations)
+
+
+def test_a_join_dropping_the_unit_is_found(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A join of a database's tables that treats the joined entity table as stability 1 (one
+    entity's rows in both tables pair up: s_a x s_b joined rows, jostle.language.joins)."""
+    from jostle.language import joins
+
+    original = joins._private_pair
+
+    def stability_one(left: Any, right: Any, on: str, span: Any) -> tuple:
+        node, unit, _ = original(left, right, on, span)
+        return node, unit, 1
+
+    monkeypatch.setattr(joins, "_private_pair", stability_one)
+    finding = _find(monkeypatch, "entity_bounded", "a join dropping the unit")
+    assert ".join(" in finding.case.source
+
+
+def test_a_sensitivity_halved_is_found(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every Laplace release calibrated to half its sensitivity (the language's and the
+    learners' alike: grid_release.laplace_plan is where both plan their grids and scales)."""
+    from jostle.privacy import grid_release
+
+    original = grid_release.laplace_plan
+
+    def halved(l1: float, *args: Any, **kwargs: Any) -> Any:
+        return original(l1 / 2, *args, **kwargs)
+
+    monkeypatch.setattr(grid_release, "laplace_plan", halved)
+    _find(monkeypatch, "row", "a sensitivity halved")
