@@ -66,9 +66,10 @@ class Ledger(Sequence[Charge]):
         return len(self._charges)
 
     def to_frame(self) -> pd.DataFrame:
-        """One row per charge: index, mechanism, epsilon, delta, what, data, where."""
+        """One row per charge: index, mechanism, epsilon, delta (a pure or approximate release's),
+        rho (what a zCDP session charged; empty otherwise), unit, what, data, where."""
         import pandas as pd
-        columns = ["index", "mechanism", "epsilon", "delta", "what", "data", "where"]
+        columns = ["index", "mechanism", "epsilon", "delta", "rho", "unit", "what", "data", "where"]
         return pd.DataFrame([c.as_dict() for c in self._charges], columns=columns)
 
     def __str__(self) -> str:

@@ -320,3 +320,13 @@ def test_a_sessions_ledger_prints_rho_and_each_datas_rho_with_its_equivalent(tmp
     text = render_ledger(accountant.ledger, accountant.cap, accountant.spent)
     assert "all rows (replace_one)\n" in text + "\n" and "(replace_one) (replace_one)" not in text
     assert "sex=F (replace_one)" in text
+
+
+def test_the_ledger_frame_has_rho_and_unit_columns(tmp_path):
+    with Session(rho=1, ledger_path=":memory:", output=io.StringIO()) as s:
+        s.bind_private("patients", make_patients(), PATIENT_SCHEMA)
+        s.run("n = gaussian(count(patients), rho(0.01))\nm = laplace(count(patients), 0.1)")
+        frame = s.ledger.to_frame()
+    assert list(frame["rho"]) == [0.01, pytest.approx(0.005)]
+    assert list(frame["unit"]) == ["row", "row"]
+    assert frame["epsilon"].isna().tolist() == [True, False]
