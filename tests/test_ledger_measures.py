@@ -330,3 +330,62 @@ def test_the_ledger_frame_has_rho_and_unit_columns(tmp_path):
     assert list(frame["rho"]) == [0.01, pytest.approx(0.005)]
     assert list(frame["unit"]) == ["row", "row"]
     assert frame["epsilon"].isna().tolist() == [True, False]
+
+
+def test_random_charges_in_every_measure_follow_the_balance_rule():
+    """Random sequences of pure, approximate and rho charges against random lifetimes in each
+    measure (fixed seed): the store accepts exactly what the rule of ledger_balance admits,
+    computed here from its definition, and its balances and hash chain stay exact."""
+    import random
+
+    from jostle.privacy.ledger_records import ChargeRecord, LedgerRefusal
+
+    rng = random.Random(22)
+    decisions = {"accepted": 0, "lifetime": 0, "measure": 0}
+    for trial in range(40):
+        store = LedgerStore(":memory:")
+        kind = rng.choice(["rho", "pure", "approximate"])
+        life = (RhoZCDPBudget(Fraction(rng.randint(1, 8), 16)) if kind == "rho"
+                else Budget(Fraction(rng.randint(1, 8), 4), Fraction(0) if kind == "pure" else DELTA * rng.randint(1, 3)))
+        key = store.open_dataset("d", "d", lifetime=life).fingerprint
+        spent_dp, spent_rho = Budget.zero(), Fraction(0)
+        for step in range(12):
+            which = rng.choice(["pure", "approximate", "rho"])
+            amount = (RhoZCDPBudget(Fraction(rng.randint(1, 40), 1000)) if which == "rho"
+                      else Budget(Fraction(rng.randint(1, 20), 40),
+                                  Fraction(0) if which == "pure" else DELTA * Fraction(rng.randint(1, 10), 10)))
+            # The rule, from its definition.
+            if isinstance(life, RhoZCDPBudget):
+                if which == "approximate":
+                    expected, rise = "measure", None
+                else:
+                    rise = amount if which == "rho" else RhoZCDPBudget(pure_to_rho(amount.epsilon))
+                    ok = spent_rho + rise.rho + pure_to_rho(spent_dp.epsilon) <= life.rho
+                    expected = "accepted" if ok else "lifetime"
+            elif which == "rho" and not life.delta:
+                expected, rise = "measure", None
+            else:
+                rise = amount
+                new_dp = spent_dp + amount if which != "rho" else spent_dp
+                new_rho = spent_rho + (amount.rho if which == "rho" else 0)
+                if not new_rho:
+                    ok = new_dp.epsilon <= life.epsilon and new_dp.delta <= life.delta
+                else:
+                    ok = new_dp.delta < life.delta and (
+                        new_dp.epsilon + zcdp_to_epsilon(new_rho, life.delta - new_dp.delta) <= life.epsilon)
+                expected = "accepted" if ok else "lifetime"
+            record = ChargeRecord("s", step, amount, "m", "w", "all rows", "")
+            try:
+                store.record([key], amount, record)
+                outcome = "accepted"
+            except LedgerRefusal as refusal:
+                outcome = refusal.kind
+            assert outcome == expected, (trial, step, life, amount, spent_dp, spent_rho)
+            decisions[outcome] += 1
+            if outcome == "accepted":
+                if isinstance(rise, RhoZCDPBudget):
+                    spent_rho += rise.rho
+                else:
+                    spent_dp = spent_dp + rise
+        assert store.spent(key) == Balance(spent_dp, spent_rho) and store.verify() == []
+    assert min(decisions.values()) >= 20, decisions  # every outcome was exercised
