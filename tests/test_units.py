@@ -440,3 +440,16 @@ def test_memory_and_duckdb_bound_the_same_rows_on_random_tables(seed: int):
                        _w=rows["ward"].map({"a": 0, "b": 1, "c": 2}))
     kept = rows.sort_values(["patient_id", "cost", "_sign", "_w"], kind="stable").groupby("patient_id").head(min(k, j))
     assert values[0][2] == [int((kept["ward"] == w).sum()) for w in "abc"]
+
+
+def test_the_command_line_binds_a_replace_one_table_for_randomized_response(tmp_path: Path):
+    visits().to_csv(tmp_path / "visits.csv", index=False)
+    (tmp_path / "r.jst").write_text(
+        "private visits: {cost: numeric(0, 100, default=0), ward: categorical([\"a\", \"b\", \"c\"], default=\"a\")}\n"
+        "print(len(randomized_response(visits, \"ward\", 1)), count(visits))\n")
+    common = ["run", "r.jst", "--data", "visits=visits.csv", "--seed", "3", "--budget", "1", "--ledger-db", ":memory:"]
+    done = _jostle(*common, "--unit", "visits=replace_one", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == [str(len(visits()))] * 2  # the whole count is public under replace_one
+    refused = _jostle(*common, cwd=tmp_path)
+    assert refused.returncode != 0 and "under its unit row" in refused.stderr
