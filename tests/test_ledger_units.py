@@ -124,3 +124,20 @@ def test_a_session_binding_the_same_data_under_another_unit_is_refused_before_an
     with LedgerStore(db) as store:
         (dataset,) = store.datasets()
         assert dataset.unit == "row" and store.spent(dataset.fingerprint).dp == Budget(Fraction(1, 4))
+
+
+def test_remaining_counts_the_unit_conversion(tmp_path):
+    db = tmp_path / "ledger.sqlite"
+    first = accountant(db, Budget(Fraction(10)))
+    bind(first, "survey", REPLACE_ONE)
+    assert first.remaining == Budget(Fraction(1))
+    second = accountant(db, Budget(Fraction(10)))
+    bind(second, "survey", ROW, lifetime=None)
+    assert second.remaining == Budget(Fraction(1, 2))  # a row charge counts twice
+    release(second, second.remaining, ROW)  # and exactly that much fits
+    assert second.remaining == Budget(Fraction(0))
+    third = accountant(tmp_path / "other.sqlite", Budget(Fraction(10)))
+    bind(third, "visits", ROW)
+    fourth = accountant(tmp_path / "other.sqlite", Budget(Fraction(10)))
+    bind(fourth, "visits", REPLACE_ONE, lifetime=None)
+    assert fourth.remaining == Budget(Fraction(0))  # no replace_one charge counts under row

@@ -518,14 +518,17 @@ class Accountant:
         if no total is set). A lifetime in another measure is converted where a conversion exists
         (ledger_balance.left_in: a rho lifetime leaves a pure epsilon of sqrt(2 rho); an (epsilon,
         delta) lifetime leaves the rho whose CKS conversion fits what is left) and leaves zero
-        where none does (a rho against a pure lifetime). A guide: each charge is still checked
-        when it is committed."""
+        where none does (a rho against a pure lifetime), and for data bound under another unit
+        than the ledger keeps it under, to what a charge under that unit may be (`unit_share`).
+        A guide: each charge is still checked when it is committed."""
         if self.total is None:
             return None
         left = self.total.cap - self._tree.total
         for status in self.datasets_status():
             data_left = status.left_in(self.accounting)
             if data_left is not None:
+                for unit in self.dataset_units.get(status.dataset.fingerprint, ()):
+                    data_left = unit_share(data_left, unit, status.dataset.privacy_unit)
                 left = left.meet(data_left)  # type: ignore[arg-type]
             elif self.store is not None and self.store.persistent:
                 left = self.accounting.zero()  # a durable dataset without a lifetime takes no charge
@@ -704,6 +707,22 @@ class Accountant:
             raise lifetime_refusal(refusal, entry, self.store.path) from None
         if shadow is not None:
             self._rho_shadow.add(shadow, entry.node)
+
+
+def unit_share(left: AnyBudget, made_under: PrivacyUnit, kept_under: PrivacyUnit) -> AnyBudget:
+    """The most a charge made under `made_under` may be when a dataset kept under `kept_under` has
+    `left` (jostle.privacy.units.convert_charge): all of it under the same unit; under row kept
+    as replace_one, a charge whose group-of-2 guarantee fits (epsilon / 2 with a delta d such that
+    d (1 + e^(epsilon/2)) fits, rho / 4: conversions.group_privacy); nothing when no conversion
+    exists."""
+    if made_under == kept_under:
+        return left
+    if made_under.is_row and kept_under.is_replace_one:
+        if isinstance(left, RhoZCDPBudget):
+            return left / 4
+        half = left.epsilon / 2
+        return Budget(half, left.delta / (1 + math.ceil(math.exp(float(half)))))
+    return zero_like(left)
 
 
 def lifetime_refusal(refusal: LedgerRefusal, entry: Charge, ledger_path: str) -> BudgetExceeded:
