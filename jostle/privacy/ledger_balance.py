@@ -107,7 +107,10 @@ class ChargeRise:
             privacy of an approximate charge is applied to it (see `convert_rise`).
         as_rho: For a pure charge in a DP session, the rise of the session's cost composed in
             rho (each pure release as epsilon^2/2, parallel parts at their largest rho), which a
-            rho lifetime is charged; None otherwise.
+            rho lifetime is charged; None otherwise. (Without it, a pure rise is converted on its
+            own, epsilon^2/2, which is sound for rises of sequential charges only: under parallel
+            composition, squares of rises can sum to less than the square of the largest part.
+            The accountant always gives it.)
     """
 
     amount: AnyBudget
