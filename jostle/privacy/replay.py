@@ -49,6 +49,18 @@ must be identical when the whole transcript was played.
   * "hamming": at most bound coordinates differ (randomized response: one row replaced).
 A claim's bound is in grid steps when `grid` is set; its grid must be the same on both runs (a
 public choice). The lengths must agree too (the length of a release is public).
+
+**Units and group privacy.** A release of the language states its sensitivity for one
+individual of its table's unit: the table's stability (rows per entity after `bound_per_key(k)`,
+2 for replace_one, the product of a join) is already in it. Two arguments are group privacy, and
+the claim says so (`Claim.group`): under replace_one a release is calibrated for two rows, a
+removal and an addition, so monotone scores may move down by one row's worth and up by
+another's (`Recorder.note` sets the group to 2 from the charge's unit); and a learner that runs
+at epsilon / k on data of stability k states per-row claims, made private for k rows by group
+privacy (`group_privacy(k)`, called where the histogram family divides epsilon), so its bounds
+are multiplied by k. Values a library computed in floating point and claimed for exact
+arithmetic (`Claim.floating`) may exceed a claim by a relative slack the caller of `compare`
+chooses; they are counted apart, never hidden.
 """
 
 from __future__ import annotations

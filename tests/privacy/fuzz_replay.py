@@ -45,11 +45,14 @@ import contextlib
 import io
 from fractions import Fraction
 import random
+import shutil
+import tempfile
 import time
 import traceback
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import pandas as pd
@@ -58,7 +61,8 @@ from jostle import Session
 from jostle.diagnostics.errors import JostleError
 from jostle.privacy.replay import Comparison, Record, Recorder, compare
 from tests.privacy.neighbour_fuzz import (
-    Column, Generator, PublicTable, Scope, TableSpec, _lit, _time_limit, _Timeout, random_columns,
+    Column, Generator, PublicTable, Scope, TableSpec, _lit, _time_limit, _Timeout, random_columns, tiny_corpus,
+    tiny_training,
 )
 
 KEY = "pid"                 # the entity key of entity-unit tables
@@ -80,6 +84,9 @@ CAR_COLUMNS = (Column(KEY, "num", 0.0, 50.0, integer=True), Column("load", "num"
 LOOKUP = TableSpec("look", (Column("grp", "text", values=("a", "b", "c")), Column("sides", "num", 0.0, 6.0)),
                    (("a", 4.0), ("b", 0.0), ("a", 6.0)))
 DATABASE_RATE = 0.4
+# How often each kind of learner call is drawn. A ChoiceMaker trains on the tiny corpus on both
+# runs (seconds each), so it is left to its own test (`forms`).
+LEARNER_FORMS = {"histogram": 40.0, "tree": 30.0, "rules": 20.0, "choicemaker": 0.0}
 PUBLIC_IDS = PublicTable(TableSpec("ids", (Column("id", "num", 0.0, 10.0, integer=True),
                                            Column("w", "num", 0.0, 5.0)), ((1, 2.5), (4, 0.5), (7, 3.0))), "bind")
 # The learners compute some utilities in floating point and state their sensitivities for exact
@@ -214,6 +221,7 @@ class ReplayGenerator(Generator):
             self.tables["b"] = (table.columns, True)
             self.base = "b"
         self.database = False  # whether the case binds a second table, cars, with t as one database
+        self.learner_forms: dict[str, float] | None = None  # weights of st_learner's forms (LEARNER_FORMS)
         self.join_stability: dict[str, int | None] = {}
 
     def some_table(self, private: bool | None = True) -> str:
@@ -387,24 +395,39 @@ class ReplayGenerator(Generator):
     def st_learner(self, chunks: list[str]) -> None:
         table = self.base
         # the tree and rule-list families refuse tables of stability above 1 (before any charge)
-        form = self.pick(["histogram", "tree", "rules"], [50, 30, 20] if self.stability == 1 else [80, 10, 10])
+        weights = dict(self.learner_forms or LEARNER_FORMS)
+        if self.stability != 1:  # the tree and rule-list learners refuse such tables: drawn rarely
+            weights["tree"], weights["rules"] = weights["tree"] / 3, weights["rules"] / 3
+        form = self.pick(list(weights), list(weights.values()))
         if form == "histogram":
             edges = [round(i * 10 / CELLS, 4) for i in range(CELLS + 1)]
             name = self.fresh("h")
             chunks.append(f'{name} = histogram({table}.bin("x", {_lit(edges)}), "x")')
             workload = self.pick([f"all_ranges({CELLS})", f"prefixes({CELLS})"])
             chunks.append(f"print({self.pick(HISTOGRAM_ALGORITHMS)}({name}, {workload}, epsilon={self.eps()}))")
+            if self.chance(0.3):  # a metafeature, released on its own
+                chunks.append(f"print(sparsity({name}, epsilon={self.eps()}))")
         elif form == "tree":
             chunks.append(f'print({self.pick(TREE_LEARNERS)}(select({table}, ["grp", "c2", "label"]), "label", '
                           f"epsilon={self.eps()}))")
-        else:
+        elif form == "rules":
             chunks.append(f'print(BayesianRuleList(select({table}, ["grp", "c2", "label"]), "label", '
                           f"epsilon={self.pick(['1', '2'])}, max_rows=64))")
+        else:  # a ChoiceMaker trained on neighbour_fuzz's tiny corpus: its metafeatures' releases, then the Option's
+            edges = [round(i * 10 / CELLS, 4) for i in range(CELLS + 1)]
+            maker, histogram = self.fresh("H"), self.fresh("h")
+            options = ", ".join(self.rng.sample(["Identity", "Uniform", "HB", "DAWA", "MWEM"], 2))
+            features = self.pick(["domain_size, sparsity", "sparsity", "domain_size"])
+            chunks.append(f"choicemaker {maker} among {{{options}}} informed by {{{features}}} trained on corpus\n"
+                          f'{histogram} = histogram({table}.bin("x", {_lit(edges)}), "x")\n'
+                          f"print({maker}({histogram}, all_ranges({CELLS}), epsilon={self.eps()}))\n"
+                          f"print(trace({maker})[0].choice)")
 
 
 def make_case(rng: random.Random, unit: str, statements: int | None = None,
-              learners: float | None = None) -> ReplayCase:
-    """A random case under `unit` (UNITS); `learners` overrides the weight of learner calls."""
+              learners: float | None = None, forms: dict[str, float] | None = None) -> ReplayCase:
+    """A random case under `unit` (UNITS); `learners` is the share of learner calls among the
+    statements (default: the mix of `ReplayGenerator.statement`), `forms` their kinds' weights."""
     columns = case_columns(rng, unit)
     rows, neighbour_rows, change = make_neighbours(rng, columns, unit)
     cars = None
@@ -413,6 +436,7 @@ def make_case(rng: random.Random, unit: str, statements: int | None = None,
     bound = rng.choice([1, 1, 2, 3]) if unit == "entity_bounded" else None
     generator = ReplayGenerator(rng, TableSpec("t", columns, rows), unit, bound)
     generator.database = cars is not None
+    generator.learner_forms = forms
     chunks: list[str] = ["def twice(q):\n    return q * 2"]
     if bound is not None:
         chunks.append(f"b = t.bound_per_key({bound})")
@@ -442,7 +466,8 @@ def database_cars(rng: random.Random, rows: tuple[tuple, ...], neighbour_rows: t
 # ---------------------------------------------------------------- running
 @dataclass
 class ReplayRun:
-    """One run: what it printed, how it ended, its noise points and where playing stopped."""
+    """One run: what it showed (printed, written to stderr, its ledger), how it ended, its noise
+    points and where playing stopped."""
 
     output: str
     end: tuple
@@ -461,10 +486,13 @@ def run_case(case: ReplayCase, which: int, engine: str = "pandas", play: list[Re
                       engine=engine, engine_options=options)
     recorder = Recorder()
     internal, timed_out = None, False
+    cache = Path(tempfile.mkdtemp(prefix="jostle-replay-"))
     try:
-        with _time_limit(timeout), warnings.catch_warnings(), contextlib.redirect_stderr(stderr):
+        with _time_limit(timeout), warnings.catch_warnings(), contextlib.redirect_stderr(stderr), \
+                tiny_training(cache):  # a ChoiceMaker trains in a fresh folder on each run
             warnings.simplefilter("ignore")  # the program's warnings are the neighbour fuzzer's business
             case.bind(session, which)
+            session.interpreter.globals.define("corpus", tiny_corpus())
             with recorder.watching(session, play):
                 session.run(case.source, "prog.jst")
         end: tuple = ("ok",)
@@ -477,7 +505,9 @@ def run_case(case: ReplayCase, which: int, engine: str = "pandas", play: list[Re
         end = ("internal", type(error).__name__, str(error))
     finally:
         recorder.detach()
-    return ReplayRun(output.getvalue() + stderr.getvalue(), end, recorder.records, recorder.diverged_at, internal, timed_out)
+        shutil.rmtree(cache, ignore_errors=True)
+    shown = output.getvalue() + stderr.getvalue() + f"--- ledger ---\n{session.ledger}\n"
+    return ReplayRun(shown.replace(str(cache), "$JOSTLE_CACHE"), end, recorder.records, recorder.diverged_at, internal, timed_out)
 
 
 @dataclass
@@ -547,17 +577,18 @@ class ReplayStats:
 def fuzz(seconds: float, seed: int = 0, unit: str = "row", engine: str = "pandas",
          stats: ReplayStats | None = None, max_programs: int | None = None, spark: Any = None,
          accept: Callable[[ReplayFinding], bool] | None = None, learners: float | None = None,
-         statements: int | None = None, timeout: float = RUN_TIMEOUT) -> ReplayFinding | None:
+         statements: int | None = None, timeout: float = RUN_TIMEOUT, forms: dict[str, float] | None = None
+         ) -> ReplayFinding | None:
     """Check random programs under `unit` on `engine` for `seconds` (or `max_programs`); return
     the first finding `accept` takes (default: any), or None. `learners` weights the learner
-    families' calls, `statements` fixes the programs' length, `timeout` bounds one run."""
+    families' calls (`forms`: which), `statements` fixes the programs' length, `timeout` bounds one run."""
     stats = stats if stats is not None else ReplayStats()
     stats.engine, stats.unit = engine, unit
     rng = random.Random(seed)
     start = time.monotonic()
     try:
         while time.monotonic() - start < seconds and (max_programs is None or stats.programs < max_programs):
-            case = make_case(rng, unit, statements, learners)
+            case = make_case(rng, unit, statements, learners, forms)
             finding, comparison, (first, second) = check_case(case, engine, spark, timeout)
             stats.programs += 1
             stats.releases += comparison.checked
