@@ -34,6 +34,10 @@ exponential, above_threshold, randomized_response on replace_one tables), branch
 released values (adaptivity), and call the learner families (histogram algorithms, tree
 learners, Bayesian rule lists), whose own noise points are hooked as well.
 
+Measures: ZCDP_RATE of the cases run in a zCDP session (`Session(rho=...)`), whose programs
+release Gaussians at a rho (`gaussian(x, rho(R))`, `with budget rho(R): {{ x }}`) besides pure
+epsilon releases.
+
 Engines: every case runs on one engine ("pandas", "duckdb" or "spark"); both neighbours run on
 the same one. `fuzz(seconds, seed, unit, engine)` returns the first finding; `ReplayStats`
 counts programs, checked releases, played transcripts and findings.
@@ -70,6 +74,9 @@ UNITS = ("row", "replace_one", "entity", "entity_bounded")
 ENGINES = ("pandas", "duckdb", "spark")
 RUN_TIMEOUT = 20.0          # seconds one run may take before it is abandoned (not a finding)
 BUDGET, DELTA = 1e6, 0.5    # the session's caps: programs are never refused for budget
+RHO = 1e6                   # the cap of a zCDP session (ZCDP_RATE of the cases)
+ZCDP_RATE = 0.2
+RHOS = ["0.125", "0.5", "2"]
 EPSILONS = ["0.5", "1", "2", "0.25"]
 HISTOGRAM_ALGORITHMS = ["Identity", "Uniform", "HB", "Privelet", "MWEM", "DAWA", "AHP"]
 TREE_LEARNERS = ["FriedmanSchuster", "Mohammed", "RandomTrees", "PatilSingh", "FletcherIslam", "OneRule",
@@ -119,6 +126,7 @@ class ReplayCase:
     change: str
     seed: int
     cars: tuple[tuple[tuple, ...], tuple[tuple, ...]] | None = None  # D's and D''s second table
+    zcdp: bool = False          # the session accounts in rho-zCDP (Session(rho=...))
 
     @property
     def source(self) -> str:
@@ -146,7 +154,8 @@ class ReplayCase:
             session.bind_public(name, value)
 
     def report(self) -> str:
-        text = (f"unit {self.unit}; D' is D with {self.change}; seed {self.seed}\n--- program ---\n{self.source}"
+        text = (f"unit {self.unit}{' (zCDP session)' if self.zcdp else ''}; D' is D with {self.change}; "
+                f"seed {self.seed}\n--- program ---\n{self.source}"
                 f"--- D ---\n{self.table(0).text()}\n--- D' ---\n{self.table(1).text()}")
         if self.cars is not None:
             text += "".join(f"\n--- cars of {which} ---\n{TableSpec('cars', CAR_COLUMNS, rows).text()}"
@@ -222,6 +231,7 @@ class ReplayGenerator(Generator):
             self.base = "b"
         self.database = False  # whether the case binds a second table, cars, with t as one database
         self.learner_forms: dict[str, float] | None = None  # weights of st_learner's forms (LEARNER_FORMS)
+        self.zcdp = False  # the session accounts in rho-zCDP: Gaussian releases at a rho
         self.join_stability: dict[str, int | None] = {}
 
     def some_table(self, private: bool | None = True) -> str:
@@ -302,6 +312,8 @@ class ReplayGenerator(Generator):
         """An expression releasing `value` (`{{ value }}` only where `block` allows: it needs a
         `with budget` around it)."""
         form = self.pick(["laplace", "geometric", "gaussian", "block"], [45, 20, 15, 20 if block else 0])
+        if self.zcdp and form == "gaussian":  # in rho: any value, a mean included
+            return f"gaussian({value}, rho({self.pick(RHOS)}))"
         if form == "laplace":
             return f"laplace({value}, {self.eps()})"
         if form == "geometric" and ("count" in value or "histogram" in value) and "/" not in value:
@@ -314,8 +326,9 @@ class ReplayGenerator(Generator):
         """A top-level statement printing a release of `value` (replaces Generator's, whose
         forms include invalid epsilons)."""
         release = self.release(value)
-        if release.startswith("{{"):
-            return f"with budget {self.eps()}:\n    print({release})"
+        if release.startswith("{{"):  # Laplace or geometric in a DP program, the Gaussian at rho in zCDP
+            amount = f"rho({self.pick(RHOS)})" if self.zcdp else self.eps()
+            return f"with budget {amount}:\n    print({release})"
         return f"print({release})"
 
     def statement(self, chunks: list[str]) -> None:
@@ -437,6 +450,7 @@ def make_case(rng: random.Random, unit: str, statements: int | None = None,
     generator = ReplayGenerator(rng, TableSpec("t", columns, rows), unit, bound)
     generator.database = cars is not None
     generator.learner_forms = forms
+    generator.zcdp = rng.random() < ZCDP_RATE
     chunks: list[str] = ["def twice(q):\n    return q * 2"]
     if bound is not None:
         chunks.append(f"b = t.bound_per_key({bound})")
@@ -446,7 +460,8 @@ def make_case(rng: random.Random, unit: str, statements: int | None = None,
             generator.st_learner(chunks)
         else:
             generator.statement(chunks)
-    return ReplayCase(tuple(chunks), columns, rows, neighbour_rows, unit, change, rng.randrange(1 << 30), cars)
+    return ReplayCase(tuple(chunks), columns, rows, neighbour_rows, unit, change, rng.randrange(1 << 30), cars,
+                      generator.zcdp)
 
 
 def database_cars(rng: random.Random, rows: tuple[tuple, ...], neighbour_rows: tuple[tuple, ...]
@@ -482,8 +497,9 @@ def run_case(case: ReplayCase, which: int, engine: str = "pandas", play: list[Re
     """Run `case` on D (0, recording) or D' (1, playing `play`) on `engine`."""
     output, stderr = io.StringIO(), io.StringIO()
     options = {"spark": {"session": spark}} if engine == "spark" and spark is not None else None
-    session = Session(budget=BUDGET, delta=DELTA, seed=case.seed, output=output, ledger_path=":memory:",
-                      engine=engine, engine_options=options)
+    caps: dict[str, Any] = {"rho": RHO} if case.zcdp else {"budget": BUDGET, "delta": DELTA}
+    session = Session(seed=case.seed, output=output, ledger_path=":memory:", engine=engine,
+                      engine_options=options, **caps)
     recorder = Recorder()
     internal, timed_out = None, False
     cache = Path(tempfile.mkdtemp(prefix="jostle-replay-"))
@@ -563,12 +579,14 @@ class ReplayStats:
     failed: int = 0            # programs ending in a JostleError on D
     timeouts: int = 0
     float_excess: int = 0      # claims of floating-point points exceeded within FLOAT_SLACK
+    zcdp: int = 0              # programs run in a zCDP session
     points: dict[str, int] = field(default_factory=dict)  # noise points checked, by name
     seconds: float = 0.0
 
     def __str__(self) -> str:
         points = ", ".join(f"{k} {v}" for k, v in sorted(self.points.items()))
-        return (f"[{self.engine}, {self.unit}] {self.programs} programs in {self.seconds:.1f} s: {self.releases} "
+        return (f"[{self.engine}, {self.unit}] {self.programs} programs ({self.zcdp} in zCDP) in {self.seconds:.1f} s: "
+                f"{self.releases} "
                 f"releases checked ({points}); {self.played} transcripts played whole, {self.diverged} diverged, "
                 f"{self.failed} ended in an error, {self.timeouts} timed out"
                 + (f"; {self.float_excess} floating-point excesses within the slack" if self.float_excess else ""))
@@ -599,6 +617,7 @@ def fuzz(seconds: float, seed: int = 0, unit: str = "row", engine: str = "pandas
             stats.failed += first.end[0] == "error"
             stats.timeouts += first.timed_out or second.timed_out
             stats.float_excess += len(comparison.within_slack)
+            stats.zcdp += case.zcdp
             if finding is not None:
                 finding.programs_tried, finding.seconds = stats.programs, time.monotonic() - start
                 if accept is None or accept(finding):
