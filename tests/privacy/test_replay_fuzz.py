@@ -233,6 +233,24 @@ def test_replay_on_spark() -> None:
     assert first.end == ("ok",) and comparison.checked == 5, (first.end, comparison.report())  # the mean is two
 
 
+@pytest.mark.xfail(strict=True, reason=(
+    "a finding of the replay fuzzer, for the histogram family: MWEM scores its queries by "
+    "|q.x - q.estimate| computed in doubles and samples them with a claimed sensitivity of 1; "
+    "between neighbours a score moves by 1 + 2^-53 (the doubles' rounding, growing with the "
+    "counts), so the exponential mechanism runs a hair above its epsilon. Fix: score exactly "
+    "(the counts are integers) or claim the rounding's bound; then remove this mark"))
+def test_mwem_scores_stay_within_their_claimed_sensitivity() -> None:
+    from tests.privacy.fuzz_replay import Column, ReplayCase
+
+    program = ('h = histogram(t.bin("x", [0.0, 1.25, 2.5, 3.75, 5.0, 6.25, 7.5, 8.75, 10.0]), "x")\n'
+               "print(MWEM(h, all_ranges(8), epsilon=1))\n")
+    case = ReplayCase((program,), (Column("x", "num", 0.0, 10.0, integer=True),), ((9,), (1,), (4,), (1,)),
+                      ((1,), (4,), (1,)), "row", "row 0 removed", 1)
+    finding, comparison, _ = check_case(case)
+    assert finding is None and comparison.checked >= 10
+    assert not comparison.within_slack, comparison.report()
+
+
 # ---------------------------------------------------------------- negative controls
 @contextlib.contextmanager
 def _closed(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
