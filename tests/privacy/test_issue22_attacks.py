@@ -1,0 +1,78 @@
+"""Adversarial reproducers for issue 22 (privacy measures and units as types).
+
+Each test states one hole found by an adversarial review: a value a program can compute whose
+pre-noise difference on two neighbouring datasets (under the table's privacy unit) exceeds the
+sensitivity Jostle tracks for it. Each is marked xfail(strict=True) until the hole is fixed; a
+fix may either make the claimed sensitivity hold or refuse the program before anything is
+charged (both make the test pass).
+"""
+
+from __future__ import annotations
+
+import io
+
+import pandas as pd
+import pytest
+
+from jostle.diagnostics.errors import JostleError
+from jostle.language.values import Private
+from jostle.session import Session
+
+SCHEMA = {"patient_id": {"type": "numeric", "bounds": [0, 1000], "integer": True},
+          "cost": ("numeric", 0, 100), "ward": ("categorical", ["a", "b", "c"])}
+# Entity 1 has one visit in each ward; entity 2 one visit. The neighbour drops entity 1.
+VISITS = pd.DataFrame({"patient_id": [1, 1, 1, 2], "cost": [10.0, 20.0, 30.0, 40.0],
+                       "ward": ["a", "b", "c", "a"]})
+NEIGHBOUR = VISITS[VISITS.patient_id != 1].reset_index(drop=True)
+ENGINES = ["pandas", "duckdb"]
+
+
+def _run(frame: pd.DataFrame, program: str, engine: str = "pandas", unit: str = "entity:patient_id",
+         schema: dict | None = None, public: dict | None = None) -> dict | None:
+    """The program's globals on `frame`, or None when it is refused (a JostleError)."""
+    session = Session(budget=100, seed=1, ledger_path=":memory:", output=io.StringIO(), engine=engine)
+    session.bind_private("visits", frame, schema or SCHEMA, unit=unit)
+    for name, (data, public_schema) in (public or {}).items():
+        session.bind_public(name, data, public_schema)
+    try:
+        session.run(program)
+    except JostleError:
+        return None
+    return session.interpreter.globals.values
+
+
+def _within_sensitivity(program: str, names: list[str], engine: str, **options) -> None:
+    """Every named private scalar moves by at most its tracked L1 sensitivity between the
+    dataset and its neighbour (a refusal on both is also fine: nothing was released)."""
+    first, second = _run(VISITS, program, engine, **options), _run(NEIGHBOUR, program, engine, **options)
+    if first is None and second is None:
+        return
+    assert first is not None and second is not None, "refused on one neighbour only"
+    for name in names:
+        a, b = first[name], second[name]
+        assert isinstance(a, Private) and isinstance(b, Private)
+        assert abs(float(a.value) - float(b.value)) <= a.l1, (
+            f"{name}: {a.value} vs {b.value} on entity neighbours, tracked sensitivity {a.l1}")
+
+
+# ---------------------------------------------------------------- hole 1
+# An entity table whose key is selected away, joined with a public lookup that has a column
+# named like the entity key, gets a fake key column: count_keys, bound_per_key and
+# partition-by-key (parallel composition, the disjoint-parts sensitivity rule) then trust it.
+# The derive/bin guard (entities.guard_key_column) is not applied to columns a join adds.
+LOOKUP = (pd.DataFrame({"ward": ["a", "b", "c"], "patient_id": [100, 200, 300]}),
+          {"ward": ("categorical", ["a", "b", "c"]),
+           "patient_id": {"type": "numeric", "bounds": [0, 1000], "integer": True}})
+FAKE_KEY = """
+faked = visits.select(["cost", "ward"]).join(lookup, on="ward")
+keys = count_keys(faked)
+rows = count(faked.bound_per_key(1))
+"""
+
+
+@pytest.mark.xfail(strict=True, reason="issue 22 hole: a public lookup joined onto an entity table whose key "
+                   "was selected away supplies a fake entity key column; count_keys and bound_per_key trust it "
+                   "(one entity moves them by 2 while sensitivity 1 is claimed)")
+@pytest.mark.parametrize("engine", ENGINES)
+def test_join_cannot_supply_a_fake_entity_key(engine: str) -> None:
+    _within_sensitivity(FAKE_KEY, ["keys", "rows"], engine, public={"lookup": LOOKUP})
