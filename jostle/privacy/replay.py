@@ -249,9 +249,10 @@ class Record:
 class Recorder:
     """Records the noise points of one session; optionally plays a recorded run's outputs.
 
-    Use `attach(session)` (or `watching(session)`) to start and `detach()` to stop. Attached
-    with `play=records` (another run's records), it returns those outputs (see the module
-    docstring) while the runs stay paired.
+    `watching(session)` records a Session inside a `with` block (`attach(accountant, noise)`
+    and `detach()` do it by hand). With `play=records` (another run's records) it returns that
+    run's outputs and randomness state at each noise point (see the module docstring) while the
+    runs stay paired; `diverged_at` says where they stopped being paired, if they did.
     """
 
     def __init__(self) -> None:
