@@ -76,3 +76,49 @@ rows = count(faked.bound_per_key(1))
 @pytest.mark.parametrize("engine", ENGINES)
 def test_join_cannot_supply_a_fake_entity_key(engine: str) -> None:
     _within_sensitivity(FAKE_KEY, ["keys", "rows"], engine, public={"lookup": LOOKUP})
+
+
+# The same fake key reaches a join of two tables of one database: the cars' key is selected
+# away and a public lookup supplies "train_id" from the roof; the join "on the entity key" then
+# pairs train e with other entities' cars, and bound_per_key(1) on both sides claims stability 1.
+TRAINS = pd.DataFrame({"train_id": [1, 2, 3], "direction": ["east", "west", "east"]})
+CARS = pd.DataFrame({"train_id": [1, 1, 1, 2], "roof": ["closed", "open", "flat", "open"]})
+DATABASE_SCHEMAS = {
+    "trains": {"train_id": {"type": "numeric", "bounds": [0, 100], "integer": True},
+               "direction": {"type": "categorical", "values": ["east", "west"]}},
+    "cars": {"train_id": {"type": "numeric", "bounds": [0, 100], "integer": True},
+             "roof": {"type": "categorical", "values": ["closed", "open", "flat"]}}}
+ROOF_LOOKUP = (pd.DataFrame({"roof": ["closed", "open", "flat"], "train_id": [1, 2, 3]}),
+               {"roof": ("categorical", ["closed", "open", "flat"]),
+                "train_id": {"type": "numeric", "bounds": [0, 100], "integer": True}})
+FAKE_DATABASE_KEY = """
+fake = cars.select(["roof"]).join(roof_lookup, on="roof")
+joined = trains.bound_per_key(1).join(fake.bound_per_key(1), on="train_id")
+pairs = count(joined)
+"""
+
+
+def _run_database(trains: pd.DataFrame, cars: pd.DataFrame, engine: str) -> dict | None:
+    session = Session(budget=100, seed=1, ledger_path=":memory:", output=io.StringIO(), engine=engine)
+    session.bind_database({"trains": trains, "cars": cars}, key="train_id", schemas=DATABASE_SCHEMAS)
+    session.bind_public("roof_lookup", *ROOF_LOOKUP)
+    try:
+        session.run(FAKE_DATABASE_KEY)
+    except JostleError:
+        return None
+    return session.interpreter.globals.values
+
+
+@pytest.mark.xfail(strict=True, reason="issue 22 hole: a public lookup supplies a fake key to one table of a "
+                   "database, and the join on the entity key then pairs one train with other entities' cars "
+                   "(one entity moves the count by 2 at claimed stability 1)")
+@pytest.mark.parametrize("engine", ENGINES)
+def test_database_join_cannot_use_a_fake_entity_key(engine: str) -> None:
+    first = _run_database(TRAINS, CARS, engine)
+    second = _run_database(TRAINS[TRAINS.train_id != 1].reset_index(drop=True),
+                           CARS[CARS.train_id != 1].reset_index(drop=True), engine)
+    if first is None and second is None:
+        return
+    assert first is not None and second is not None
+    a, b = first["pairs"], second["pairs"]
+    assert abs(a.value - b.value) <= a.l1, f"{a.value} vs {b.value} at tracked sensitivity {a.l1}"
