@@ -202,3 +202,25 @@ def test_a_program_schema_cannot_merge_entities_by_reading_their_keys(engine: st
     assert first is not None and second is not None
     a, b = first["total"], second["total"]
     assert abs(float(a.value) - float(b.value)) <= a.l1, f"{a.value} vs {b.value} at sensitivity {a.l1}"
+
+
+# ---------------------------------------------------------------- not a leak: a measure mixed silently
+# Sound (each release is charged the pure epsilon its noise provides) but against the issue's
+# "mixing measures inside one program fails before anything is spent" and docs/accounting.md
+# ("gaussian(x, rho(R)) in a DP program: refused"): in a DP program, a rho given to a mean's
+# Gaussian or to a learner's `rho=` keyword is silently spent as the pure epsilon sqrt(2R).
+ROW_SCHEMA = {"a": ("categorical", ["x", "y"]), "cls": ("categorical", ["p", "q"]), "v": ("numeric", 0, 10)}
+ROWS = pd.DataFrame({"a": ["x", "y"] * 20, "cls": ["p", "q", "q", "p"] * 10, "v": [1.0, 2.0] * 20})
+
+
+@pytest.mark.xfail(strict=True, reason="issue 22 spec (sound, not a leak): rho(R) / rho=R in a DP program is "
+                   "charged as the pure epsilon sqrt(2R) instead of being refused with MeasureMismatch")
+@pytest.mark.parametrize("release", ['gaussian(mean(t, "v"), rho(0.5))',
+                                     'Identity(histogram(t, "a"), all_ranges(2), rho=0.5)',
+                                     'FriedmanSchuster(t.select(["a", "cls"]), "cls", rho=0.5)'])
+def test_a_rho_in_a_dp_program_is_refused(release: str) -> None:
+    session = Session(seed=1, ledger_path=":memory:", output=io.StringIO())
+    session.bind_private("t", ROWS, ROW_SCHEMA)
+    with pytest.raises(JostleError):
+        session.run(f"budget 2.0\nx = {release}")
+    assert not session.accountant.ledger
