@@ -138,11 +138,11 @@ released = laplace(rows, 1.0)
 """
 
 
-def _run_reloaded(frame: pd.DataFrame, folder) -> tuple[dict | None, Session]:
+def _run_reloaded(frame: pd.DataFrame, folder, unit: str = "entity:patient_id") -> tuple[dict | None, Session]:
     path = folder / "visits.csv"
     frame.to_csv(path, index=False)
     session = Session(budget=100, seed=1, ledger_path=":memory:", output=io.StringIO())
-    session.bind_private("visits", path, SCHEMA, unit="entity:patient_id")
+    session.bind_private("visits", path, SCHEMA, unit=unit)
     session.bind_private("other", pd.DataFrame({"z": [0.5, 0.25]}), {"z": ("numeric", 0, 1)})
     try:
         session.run(LOAD_AGAIN.format(path=path.as_posix()))
@@ -166,6 +166,17 @@ def test_reloading_an_entity_file_under_the_row_unit_is_not_a_cheaper_release(tm
     assert abs(a.value - b.value) <= a.l1, f"{a.value} vs {b.value} on entity neighbours at sensitivity {a.l1}"
     visits = next(status for status in session.datasets if status.dataset.shown == "visits")
     assert not visits.balance.is_zero(), "the entity data was read and released, and its balance is 0"
+
+
+@pytest.mark.xfail(strict=True, reason="issue 22 hole: load() of a file the curator bound under replace_one reads it "
+                   "under row; the charge goes to another row dataset and the replace_one data's lifetime is never "
+                   "charged (nor converted by group privacy of 2)")
+def test_reloading_a_replace_one_file_under_the_row_unit_is_charged_to_it(tmp_path) -> None:
+    result, session = _run_reloaded(VISITS, tmp_path, unit="replace_one")
+    if result is None:
+        return
+    visits = next(status for status in session.datasets if status.dataset.shown == "visits")
+    assert not visits.balance.is_zero(), "the replace_one data was read and released, and its balance is 0"
 
 
 # ---------------------------------------------------------------- hole 3
