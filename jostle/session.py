@@ -370,7 +370,7 @@ class Session:
         for part, (_, digest) in zip(parts, digests):
             if part.path is not None and digest != UNIDENTIFIED_DATA:
                 self.accountant.private_sources.append(
-                    PrivateSource(part.name, digest, frozenset(part.columns), part.path.resolve()))
+                    PrivateSource(part.name, digest, frozenset(part.columns), part.path.resolve(), unit))
         for name, table in bound.items():
             interp.bound_tables[name] = table
             interp.globals.define(name, table)

@@ -451,6 +451,7 @@ def make_private_table(interp, name: str, frame: Any, schema: Schema, span: Span
     if public_rows and not strict:
         refuse_dropping_public_rows(name, schema, span)
     declared_schema, schema = schema, entities.conform_schema(schema, unit)
+    frame = entities.canonical_key_rows(frame, declared_schema, unit, strict)
     try:
         if isinstance(frame, EngineSource):
             # Every source is conformed once and stored on the engine (DuckDB's buffer manager
@@ -557,6 +558,7 @@ def _load(interp, span, path, schema, public_rows=False):
     declared_public = public_rows
     if declared_public:
         refuse_registered_private_file(interp, span, file, None, "load(..., public_rows=true)")
+    _refuse_curator_file_under_another_unit(interp, span, file)
     name = Path(path).stem
     route = binding.route_for_file(interp, file, by_curator=False)
     try:
@@ -578,6 +580,32 @@ def _load(interp, span, path, schema, public_rows=False):
     return table
 
 
+def _curator_source(interp, file: Path) -> Any:
+    """The private source registered in this session from the same file (same path or inode), if any."""
+    resolved = file.resolve()
+    for source in interp.accountant.private_sources:
+        if source.path is not None and (source.path == resolved or (
+                resolved.exists() and source.path.exists() and resolved.samefile(source.path))):
+            return source
+    return None
+
+
+def _refuse_curator_file_under_another_unit(interp, span: Span, file: Path) -> None:
+    """Refuse `load` of a file registered in this session under a unit other than one row.
+
+    A program's `load` reads under the row unit, so reading an entity or replace-one table's file
+    again would release it with one row's sensitivity, where one individual has many rows (or a
+    replaced row is two). Which files the curator bound, and under which unit, are public facts
+    (the path, never the rows), so the refusal is the same on neighbouring data.
+    """
+    source = _curator_source(interp, file)
+    if source is not None and not source.unit.is_row:
+        raise PrivacyError(
+            f"this file is the private table '{source.label}', bound under the privacy unit {source.unit}; "
+            "load() would read it again under one row", span,
+            f"use the table '{source.label}' as it is bound (its unit is kept); nothing was read or spent")
+
+
 def register_loaded_file(interp, name: str, columns: list[str], file: Path, unit: Any = None) -> None:
     """From now on the file a program loaded is private in this session, and every charge is
     recorded against it in the durable ledger.
@@ -590,10 +618,8 @@ def register_loaded_file(interp, name: str, columns: list[str], file: Path, unit
     memory for this session is a public stand-in made from the path and the header.
     """
     resolved = file.resolve()
-    for source in interp.accountant.private_sources:
-        if source.path is not None and (source.path == resolved or (
-                resolved.exists() and source.path.exists() and resolved.samefile(source.path))):
-            return  # the same data under the same budget: already registered
+    if _curator_source(interp, file) is not None:
+        return  # the same data under the same budget: already registered
     digest = hashlib.sha256(("jostle-loaded-file/1\n" + str(resolved) + "\n" + "\x1f".join(columns)).encode()).digest()
     interp.accountant.register_dataset(digest, name, columns, path=file,
                                        name=FILE_DATASET + str(resolved), by_curator=False, unit=unit)

@@ -13,7 +13,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from jostle.diagnostics.errors import JostleRuntimeError
+from jostle.diagnostics.errors import JostleRuntimeError, MeasureMismatch
 from jostle.diagnostics.source import Span
 from jostle.language.sensitivity import refuse
 from jostle.language.values import is_private, type_name
@@ -42,6 +42,13 @@ def budget_of(interp: Any, kwargs: dict[str, Any], span: Span, who: str) -> AnyB
         budget: AnyBudget = PureDPBudget(number) if key == "epsilon" else RhoZCDPBudget.of(number)
         if budget.is_zero():
             raise JostleRuntimeError(f"{key} must be greater than 0", span)
+        if key == "rho" and not interp.accountant.accounting.is_zcdp:
+            # Measures never mix in one program: a rho in a DP program is refused, not spent as
+            # the pure epsilon within it (which would be sound but is not what was written).
+            raise MeasureMismatch(
+                f"{who} was given rho={value!r} in a program that accounts in (epsilon, delta)", span,
+                "pass epsilon=E, or state the program's total in zCDP (`budget E, D using zcdp` or "
+                "`budget rho(R)`); nothing was spent")
         return budget
     context = interp.accountant.innermost
     if context is None:

@@ -94,6 +94,42 @@ def conform_schema(schema: Schema, unit: PrivacyUnit) -> Schema:
     return schema.with_column(unit.key, Numeric(-MAX_BOUND, MAX_BOUND))
 
 
+# A whole number written the one way Python's int() writes it: no sign on zero, no leading
+# zeros, no "+", no decimal point, no spaces. Distinct texts of this form are distinct numbers.
+CANONICAL_WHOLE_NUMBER = "-?(?:0|[1-9][0-9]*)"
+
+
+def canonical_key_rows(raw: Any, schema: Schema, unit: PrivacyUnit, strict: bool) -> Any:
+    """The raw rows to read under a PROGRAM's schema declaring a numeric entity key: those whose
+    key, when it is a text, is a whole number in canonical form (`CANONICAL_WHOLE_NUMBER`).
+
+    Why: a numeric reading of texts merges distinct keys ("1", "01", " 1", "1.0" are one number),
+    so a program's declaration could merge two of the curator's entities into one, and then
+    `bound_per_key(k)` would let one of them push up to k of the other's rows out: the stability
+    would be 2k, not k (issue 22 adversarial review). Keeping only canonical texts makes the
+    reading injective (distinct kept texts are distinct numbers), and whether a row is kept
+    depends on its own key alone, so adding or removing an entity changes no other entity's
+    rows, and nothing about the dropped rows reaches the program (as for keys outside the
+    domain, `keep_keys_in_domain`). The curator's own schema (strict) is not filtered: the
+    curator decides how their keys read. Non-text keys (numbers in a frame or a typed Parquet
+    column) are numbers already and are kept.
+    """
+    from jostle.language.binding import EngineSource
+
+    if strict or not unit.is_entity or not isinstance(schema[unit.key], Numeric):
+        return raw
+    from jostle.data.engine.frames import frame_rows_matching
+
+    if not isinstance(raw, EngineSource):
+        return frame_rows_matching(raw, unit.key, CANONICAL_WHOLE_NUMBER)
+    if raw.frame is not None:  # a curator's frame on an engine: filtered as a frame, kept one
+        kept = frame_rows_matching(raw.frame, unit.key, CANONICAL_WHOLE_NUMBER)
+        return dataclasses.replace(raw, view=raw.engine.raw_frame(kept), frame=kept)
+    if raw.engine.raw_types(raw.view).get(unit.key, "").upper() not in ("VARCHAR", "STRING"):
+        return raw  # typed numbers (Parquet): no text to read two ways
+    return dataclasses.replace(raw, view=raw.engine.raw_where_matches(raw.view, unit.key, CANONICAL_WHOLE_NUMBER))
+
+
 def keep_keys_in_domain(conformed: Any, schema: Schema, unit: PrivacyUnit, table: str, strict: bool,
                         span: Span | None) -> Any:
     """The conformed rows whose numeric entity key lies in its declared domain (within the

@@ -105,6 +105,7 @@ def join(left: Any, right: Any, on: Any, span: Span) -> Table:
     if left.private and right.private:
         node, unit, stability = _private_pair(left, right, on, span)
     elif left.private:
+        _refuse_a_key_from_the_lookup(left, right, others, span)
         lookup = _conformed_lookup(right, [on] + others)
         spread = _most_rows_per_key(lookup[on], right.schema[on], left.schema[on])
         node, unit = left.node, left.unit
@@ -113,6 +114,25 @@ def join(left: Any, right: Any, on: Any, span: Span) -> Table:
         node, unit, stability = left.node, left.unit, 1
     data = _joined_rows(left, right, on, others, schema, lookup)
     return Table(data, schema, left.private or right.private, name, node, span, None, stability, False, unit)
+
+
+def _refuse_a_key_from_the_lookup(private: Table, lookup: Table, others: list[str], span: Span) -> None:
+    """Refuse a public lookup that would add a column named as the private side's entity key.
+
+    An entity table whose key was selected away has lost the column that tells its entities
+    apart; a public column of that name would be trusted by count_keys, bound_per_key, a
+    partition by the key and a join on it, though its values are the lookup's, not the
+    entities' (one entity could then move a "count of keys" by more than 1). The key column can
+    only come from the private table itself. The names are public (schemas), so the refusal is
+    the same on neighbouring data.
+    """
+    unit = private.unit
+    if unit.is_entity and unit.key in others:
+        raise PrivacyError(
+            f"the public table '{lookup.name}' has a column '{unit.key}', the entity key of '{private.name}' "
+            f"({unit}), which '{private.name}' no longer has", span,
+            f"select '{unit.key}' away from '{lookup.name}' (or keep it in '{private.name}' and join on it); "
+            "an entity's key can only come from its own rows; nothing was charged")
 
 
 def _private_pair(left: Table, right: Table, on: str, span: Span) -> tuple[Any, Any, int | None]:

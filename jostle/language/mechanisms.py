@@ -90,7 +90,7 @@ import numpy as np
 from jostle.privacy import grid_release, replay
 from jostle.privacy.accounting import epsilon_within_rho
 from jostle.privacy.budget import Accountant, AnyBudget, Budget, Charge, DataNode, RhoZCDPBudget, common_node
-from jostle.diagnostics.errors import JostleRuntimeError, PrivacyError
+from jostle.diagnostics.errors import JostleRuntimeError, MeasureMismatch, PrivacyError
 from jostle.privacy.noise import NoiseSource, power_of_two_at_most
 from jostle.language.sensitivity import Exact, as_floats, exact_number, exact_value, private_vector, refuse, up
 from jostle.diagnostics.source import Span
@@ -249,6 +249,12 @@ def gaussian_rho(ctx: ReleaseContext, value: Any, rho: RhoZCDPBudget, span: Span
     (Bun and Steinke 2016, Prop. 1.4), which the accountant charges as epsilon^2/2."""
     if rho.rho <= 0:
         raise JostleRuntimeError(f"rho must be greater than 0, got {float(rho.rho)}", span)
+    if not ctx.accountant.accounting.is_zcdp:
+        # Checked here, before anything (the mean's pure path below would otherwise spend the
+        # rho as a pure epsilon in a DP program: sound, but a silent mix of measures).
+        raise MeasureMismatch(
+            f"a zCDP release ({rho}) cannot be charged in a program that accounts in (epsilon, delta)", span,
+            "state the program's total in zCDP: `budget E, D using zcdp` or `budget rho(R)`; nothing was spent")
     value = _as_private(value, span)
     if isinstance(value, PrivateMean):
         return _release_mean(ctx, value, Budget(epsilon_within_rho(rho.rho)), span, mechanism)

@@ -326,12 +326,14 @@ class PrivateSource:
         digest: the content digest of its raw rows (jostle.data.engine.fingerprint).
         columns: Its column names (public: the header).
         path: The resolved path of the file it was read from, if any.
+        unit: The privacy unit it was registered under.
     """
 
     label: str
     digest: bytes
     columns: frozenset[str]
     path: Path | None = None
+    unit: PrivacyUnit = ROW
 
 
 @dataclass(frozen=True)
@@ -487,7 +489,8 @@ class Accountant:
                     self.store.path, info.privacy_unit, info.privacy_unit)
         if not digest.startswith(UNIDENTIFIED_DATA):
             resolved = path.resolve() if path is not None else None
-            self.private_sources.append(PrivateSource(label, digest, frozenset(map(str, columns)), resolved))
+            self.private_sources.append(PrivateSource(label, digest, frozenset(map(str, columns)), resolved,
+                                                      unit if isinstance(unit, PrivacyUnit) else ROW))
         return None if info is None else info.fingerprint
 
     # ---------------------------------------------------------- queries

@@ -30,6 +30,7 @@ from jostle.data.engine.aggregates import SqlAggregates
 from jostle.data.engine.conform import conform_query, first_breaking_row
 from jostle.data.engine.csv_dialect import CsvScan, python_whitespace
 from jostle.data.engine.expressions import literal, quote
+from jostle.data.engine.frames import frame_rows_matching
 from jostle.data.engine.relation import Relation
 from jostle.data.schema import DATA_LOG, Categorical, DataError, Schema, breaking_hint
 
@@ -188,6 +189,20 @@ class DuckDBEngine(SqlAggregates):
         self._columns[view] = [str(c) for c in frame.columns]
         self._frames[view] = frame
         return view
+
+    def raw_where_matches(self, view: str, column: str, pattern: str) -> str:
+        """A raw view of the rows of `view` whose `column` is missing or, as text, matches the
+        regular expression `pattern` in full (a frame's rows are filtered in memory, keeping it a
+        frame that `bind` conforms by the in-memory rules). Whether a row is kept depends on that
+        row alone."""
+        if view in self._frames:
+            return self.raw_frame(frame_rows_matching(self._frames[view], column, pattern))
+        new = self._fresh("raw")
+        column_sql = quote(column)
+        self.query(f"CREATE VIEW {new} AS SELECT * FROM {view} WHERE {column_sql} IS NULL OR "
+                   f"regexp_full_match(CAST({column_sql} AS VARCHAR), '{pattern}')")
+        self._columns[new] = list(self._columns[view])
+        return new
 
     def _register(self, view: str) -> None:
         """Register a raw frame's view with DuckDB, once (see `raw_frame`)."""

@@ -102,3 +102,15 @@ def _categories(column: Any, spec: Categorical) -> Any:
             value = spec.default
         values[i] = value
     return pd.Series(values[codes], dtype=object)
+
+
+def frame_rows_matching(frame: Any, column: str, pattern: str) -> Any:
+    """The rows of a pandas frame whose `column` cell is not a text, or is a text matching the
+    regular expression `pattern` in full. Whether a row is kept depends on that row alone (what
+    jostle.language.entities.canonical_key_rows needs of it)."""
+    import re
+
+    compiled = re.compile(pattern)
+    keep = np.fromiter((not isinstance(cell, str) or compiled.fullmatch(cell) is not None
+                        for cell in frame[column].tolist()), dtype=bool, count=len(frame))
+    return frame[keep].reset_index(drop=True)

@@ -80,6 +80,7 @@ from typing import Any
 
 import numpy as np
 
+from jostle.data.engine.frames import frame_rows_matching
 from jostle.data.engine import csv_dialect, holds_quote
 from jostle.data.engine.aggregates import SqlAggregates
 from jostle.data.engine.conform import conform_query, first_breaking_row
@@ -263,6 +264,21 @@ class SparkEngine(SqlAggregates):
         self._pandas[view] = frame
         self._columns[view] = [str(c) for c in frame.columns]
         return view
+
+    def raw_where_matches(self, view: str, column: str, pattern: str) -> str:
+        """A raw view of the rows of `view` whose `column` is missing or, as text, matches the
+        regular expression `pattern` in full (as DuckDBEngine.raw_where_matches: a pandas frame is
+        filtered in memory and stays a frame)."""
+        if view in self._pandas and view not in self._frames:
+            return self.raw_frame(frame_rows_matching(self._pandas[view], column, pattern))
+        from pyspark.sql import functions
+
+        frame = self._spark_view(view)
+        cell = functions.col(f"`{column}`")
+        kept = frame.where(cell.isNull() | cell.cast("string").rlike(f"^(?:{pattern})$"))
+        new = self._register(kept, "raw")
+        self._columns[new] = list(self._columns[view])
+        return new
 
     def _spark_view(self, view: str) -> Any:
         """The Spark DataFrame of a raw view, a pandas frame's made now: typed as DuckDB types a
