@@ -240,11 +240,14 @@ def test_a_rho_in_a_dp_program_is_refused(release: str) -> None:
 # Variants of hole 3 that a canonical-whole-number filter on numeric keys does not cover: a
 # categorical key declared by the program strips spaces ("a " reads as "a") and reads "1.0" as
 # the category 1; and "-0" is a second text of the number 0 (count_keys, bound_per_key and the
-# joins take -0.0 and 0.0 as one key). Each merges two of the curator's entities.
+# joins take -0.0 and 0.0 as one key); and in a frame's object column the text "1" and the
+# number 1 are two values (two entities) that a numeric key reads as one. Each merges two of
+# the curator's entities.
 MERGES = {
     "categorical spaces": (["a", "a", "a ", "a "], 'categorical(["a", "b"])'),
     "categorical number text": (["1", "1", "1.0", "1.0"], "categorical([1, 2])"),
     "minus zero": (["0", "0", "-0", "-0"], "numeric(-10, 1000, integer=true)"),
+    "text and number": (["1", "1", 1, 1], "numeric(0, 1000, integer=true)"),
 }
 
 
