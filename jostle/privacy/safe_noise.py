@@ -223,6 +223,67 @@ def choose_exponential(noise: Any, scores: Any, sensitivity: float, epsilon: flo
     return replay.released(noise, "exponential", values, index, "linf", sensitivity, None, monotone, floating=True)
 
 
+def choose_exponential_exact(noise: Any, high: np.ndarray, low: np.ndarray, eligible: np.ndarray,
+                             sensitivity: float, epsilon: float | Fraction) -> int:
+    """`choose_exponential` on utilities known exactly as double-doubles: utility i is the exact
+    rational high[i] + low[i] (e.g. from an error-free subtraction, `exact_differences`);
+    `eligible` marks the candidates that may be chosen (a public choice).
+
+    For utilities a library computes from data in floating point, the rounding of the last
+    operation can move a utility between neighbours by more than its sensitivity (MWEM's
+    |q(x) - q(A)| moved by 1 + 2^-53 and more, found by the replay fuzzer, issue 22): held
+    exactly, they move by at most the sensitivity. Exact source: rejection sampling on the exact
+    values (CKS 2020 Algorithm 1, as `Randomness.exponential_index`), the exact rationals formed
+    only for the proposals and for the few candidates that may be the largest (|low| is at most
+    half a unit in the last place of high, so a candidate whose high is 4 units below the
+    largest high cannot be the largest). Simulation source: Gumbel-max on `high`.
+    """
+    high, low = np.asarray(high, dtype=float), np.asarray(low, dtype=float)
+    candidates = np.flatnonzero(np.asarray(eligible, dtype=bool))
+    if candidates.size == 0:
+        raise ValueError("the exponential mechanism needs at least one eligible candidate")
+    if is_simulation(noise):
+        return choose_exponential(noise, np.where(eligible, high, -np.inf), sensitivity, epsilon)
+    _finite(high[candidates])
+    _finite(low[candidates])
+
+    def exact(i: int) -> Fraction:
+        return Fraction(float(high[i])) + Fraction(float(low[i]))
+
+    top = float(high[candidates].max())
+    near = candidates[high[candidates] >= top - 4 * float(np.spacing(abs(top)))]
+    best = max(exact(int(i)) for i in near)
+    coefficient = _coefficient(sensitivity, epsilon, False)
+    chosen = None
+    while chosen is None:
+        for proposal in noise.integers_below(candidates.size, min(candidates.size, 64)).tolist():
+            index = int(candidates[proposal])
+            gamma = coefficient * (best - exact(index))
+            if gamma == 0 or bool(noise.bernoulli_exp(gamma, 1)[0]):
+                chosen = index
+                break
+
+    def values() -> np.ndarray:
+        exact_values = np.empty(high.size, dtype=object)
+        exact_values[:] = [exact(i) if eligible[i] else -np.inf for i in range(high.size)]
+        return exact_values
+
+    return replay.released(noise, "exponential", values, chosen, "linf", sensitivity, None, False)
+
+
+def exact_differences(minuend: np.ndarray, subtrahend: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """|minuend - subtrahend| exactly, as a double-double (high, low): high the rounded
+    difference's magnitude, low the rounding error with the same orientation (TwoSum, Knuth;
+    exact for finite doubles without overflow)."""
+    a = np.asarray(minuend, dtype=float)
+    b = -np.asarray(subtrahend, dtype=float)
+    total = a + b
+    back = total - a
+    error = (a - (total - back)) + (b - back)
+    sign = np.where(total < 0, -1.0, 1.0)
+    return np.abs(total), sign * error
+
+
 def choose_exponential_rows(noise: Any, utilities: Any, sensitivity: float, epsilon: float | Fraction,
                             monotone: bool = False) -> np.ndarray:
     """`choose_exponential` on each row of a 2D array (rows: disjoint parts of the data).

@@ -233,12 +233,6 @@ def test_replay_on_spark() -> None:
     assert first.end == ("ok",) and comparison.checked == 5, (first.end, comparison.report())  # the mean is two
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "a finding of the replay fuzzer, for the histogram family: MWEM scores its queries by "
-    "|q.x - q.estimate| computed in doubles and samples them with a claimed sensitivity of 1; "
-    "between neighbours a score moves by 1 + 2^-53 (the doubles' rounding, growing with the "
-    "counts), so the exponential mechanism runs a hair above its epsilon. Fix: score exactly "
-    "(the counts are integers) or claim the rounding's bound; then remove this mark"))
 def test_mwem_scores_stay_within_their_claimed_sensitivity() -> None:
     from tests.privacy.fuzz_replay import Column, ReplayCase
 

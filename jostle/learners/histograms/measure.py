@@ -167,6 +167,18 @@ def exponential_mechanism(scores: np.ndarray, sensitivity: float, epsilon: float
     return safe_noise.choose_exponential(noise, scores, sensitivity, epsilon)
 
 
+def exponential_mechanism_exact(high: np.ndarray, low: np.ndarray, eligible: np.ndarray, sensitivity: float,
+                                epsilon: float, noise: NoiseSource, ledger: PrivacyLedger, label: str) -> int:
+    """`exponential_mechanism` on utilities held exactly as double-doubles high + low
+    (`safe_noise.exact_differences`; `eligible` is a public choice): charges `epsilon` first,
+    then samples with `safe_noise.choose_exponential_exact`."""
+    if not np.any(eligible):
+        raise ValueError("the exponential mechanism needs at least one candidate")
+    safe_noise.is_simulation(noise)  # an unusable source is refused before charging
+    ledger.charge(label, "exponential", epsilon, sensitivity)
+    return safe_noise.choose_exponential_exact(noise, high, low, eligible, sensitivity, epsilon)
+
+
 def check_inputs(x: np.ndarray, epsilon: float, ledger: PrivacyLedger | None) -> tuple[np.ndarray, PrivacyLedger]:
     """Validate a histogram and epsilon; return x as floats and the ledger to charge."""
     x = np.asarray(x, dtype=float)

@@ -29,8 +29,9 @@ import math
 import numpy as np
 
 from jostle.learners.histograms.measure import (NoiseSource, PrivacyLedger, check_inputs,
-                                       exponential_mechanism, laplace_mechanism, split_budget)
+                                                exponential_mechanism_exact, laplace_mechanism, split_budget)
 from jostle.learners.histograms.workloads import RangeWorkload
+from jostle.privacy import safe_noise
 
 
 def mwem_budget(epsilon: float, rounds: int = 10, total_share: float = 0.05,
@@ -62,12 +63,16 @@ def run_mwem(x: np.ndarray, epsilon: float, workload: RangeWorkload, noise: Nois
     chosen = np.zeros(len(workload), dtype=bool)
     measurements: list[tuple[tuple[slice, ...], float]] = []
     for t in range(rounds):
-        scores = np.abs(true_answers - workload.answer(estimate))
-        scores[chosen] = -np.inf  # a query is measured at most once (public choice)
-        # Score |q(x) - q(A)| has sensitivity 1 (A depends on earlier releases only).
-        index = exponential_mechanism(scores, 1.0,
-                                      budget[f"round {t} select"], noise, ledger,
-                                      f"MWEM: round {t} selection")
+        # Score |q(x) - q(A)| has sensitivity 1 (A depends on earlier releases only), computed
+        # EXACTLY: in doubles the last subtraction's rounding moved a score between neighbours
+        # by 1 + 2^-53 and more (the replay fuzzer's finding, issue 22). q(x) is a sum of whole
+        # counts (exact in doubles below 2^53), q(A) the double computed here, the same on
+        # neighbours; their difference is held exactly, as a double-double.
+        high, low = safe_noise.exact_differences(true_answers, workload.answer(estimate))
+        # a query is measured at most once (a public choice)
+        index = exponential_mechanism_exact(high, low, ~chosen, 1.0,
+                                            budget[f"round {t} select"], noise, ledger,
+                                            f"MWEM: round {t} selection")
         chosen[index] = True
         measured = laplace_mechanism(np.array([true_answers[index]]), 1.0,
                                      budget[f"round {t} measure"], noise, ledger,
