@@ -293,6 +293,10 @@ class Session:
         if schema is not None:
             table = make_private_table(interp, name, raw_for_schema, _schema(schema), BUILTIN_SPAN, public_rows,
                                        unit=bound_unit)
+        elif isinstance(data, pd.DataFrame):
+            from jostle.language.entities import check_schemaless_key_cells
+
+            check_schemaless_key_cells(data, bound_unit, name)
         # Fingerprint the raw rows, not the schema (jostle.data.engine.fingerprint; only with a
         # durable ledger); from now on every charge in this session is also recorded against
         # this data, and no program may read the file (or a copy of the rows) as public:

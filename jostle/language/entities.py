@@ -57,7 +57,7 @@ def initial_stability(unit: PrivacyUnit) -> int | None:
 
 
 def check_entity_key(schema: Schema, unit: PrivacyUnit, table: str, span: Span | None) -> None:
-    """The key of an entity unit must be a column that conforming can never merge.
+    """The key of an entity unit must be a column that conforming does not merge.
 
     Entities are told apart by their key values as the schema reads them. If two entities'
     rows could end with one key value, bounding that key's rows would let one entity push
@@ -65,7 +65,10 @@ def check_entity_key(schema: Schema, unit: PrivacyUnit, table: str, span: Span |
     column has no default (every unreadable or missing key would become one entity), and a
     numeric key is not clamped or rounded: it is read without its bounds and a row whose key
     lies outside them is an error at bind time (the curator's schema) or dropped (a program's
-    schema; the rule looks at that row alone), `keep_keys_in_domain`.
+    schema; the rule looks at that row alone), `keep_keys_in_domain`. Under a program's schema,
+    texts are read as keys only when written the one way their value is (`canonical_key_rows`);
+    under the curator's own schema the curator decides how keys read (texts such as "01" and
+    "1" are then one numeric key, as declared).
 
     Raises:
         DataError: The key is not a column, has a default, or a numeric key's bounds reach the
@@ -94,16 +97,48 @@ def conform_schema(schema: Schema, unit: PrivacyUnit) -> Schema:
     return schema.with_column(unit.key, Numeric(-MAX_BOUND, MAX_BOUND))
 
 
-# A whole number written the one way Python's int() writes it: no sign on zero, no leading
-# zeros, no "+", no decimal point, no spaces. Distinct texts of this form are distinct numbers.
-CANONICAL_WHOLE_NUMBER = "-?(?:0|[1-9][0-9]*)"
+# A whole number written the one way Python's int() writes it: no sign on zero ("-0" is 0),
+# no leading zeros, no "+", no decimal point, no spaces. Distinct texts of this form are
+# distinct numbers.
+CANONICAL_WHOLE_NUMBER = "0|-?[1-9][0-9]*"
+
+
+def _literal_pattern(text: str) -> str:
+    """A regular expression matching exactly `text` (RE2 and Java: only metacharacters escaped)."""
+    return "".join("\\" + c if c in "\\.^$|?*+()[]{}" else c for c in text)
+
+
+def key_text_pattern(spec: Any) -> str:
+    """The texts a program's declaration reads as an entity key, one text per key value: the
+    canonical whole numbers for a numeric key, the categories written as str() writes them for
+    a categorical one (so "a " or "1.0" are not read as "a" or 1)."""
+    if isinstance(spec, Numeric):
+        return CANONICAL_WHOLE_NUMBER
+    return "|".join(_literal_pattern(str(value)) for value in spec.values)
+
+
+def check_schemaless_key_cells(frame: Any, unit: PrivacyUnit, table: str) -> None:
+    """At bind time, for a curator's frame bound under an entity unit WITHOUT a schema: refuse a
+    key column mixing texts and other values (the text "1" and the number 1 are two keys of the
+    frame but one value under a program's schema, which would merge two entities). Told to the
+    curator, before any program runs."""
+    if not unit.is_entity or unit.key not in frame.columns:
+        return
+    kinds = {isinstance(cell, str) for cell in frame[unit.key].tolist() if cell is not None and cell == cell}
+    if len(kinds) > 1:
+        raise DataError(
+            f"table '{table}': its entity key '{unit.key}' holds both texts and numbers",
+            hint=f"give the key one kind (all texts or all numbers), or bind the table with its schema, "
+                 f"which says how '{unit.key}' reads")
 
 
 def canonical_key_rows(raw: Any, schema: Schema, unit: PrivacyUnit, strict: bool) -> Any:
-    """The raw rows to read under a PROGRAM's schema declaring a numeric entity key: those whose
-    key, when it is a text, is a whole number in canonical form (`CANONICAL_WHOLE_NUMBER`).
+    """The raw rows to read under a PROGRAM's schema: those whose entity key, when it is a text,
+    is written the one way its value is (`key_text_pattern`: a canonical whole number for a
+    numeric key, a category as str() writes it for a categorical one).
 
-    Why: a numeric reading of texts merges distinct keys ("1", "01", " 1", "1.0" are one number),
+    Why: a numeric reading of texts merges distinct keys ("1", "01", "-0", "1.0" are one number;
+    "a " and "a" one category),
     so a program's declaration could merge two of the curator's entities into one, and then
     `bound_per_key(k)` would let one of them push up to k of the other's rows out: the stability
     would be 2k, not k (issue 22 adversarial review). Keeping only canonical texts makes the
@@ -112,22 +147,24 @@ def canonical_key_rows(raw: Any, schema: Schema, unit: PrivacyUnit, strict: bool
     rows, and nothing about the dropped rows reaches the program (as for keys outside the
     domain, `keep_keys_in_domain`). The curator's own schema (strict) is not filtered: the
     curator decides how their keys read. Non-text keys (numbers in a frame or a typed Parquet
-    column) are numbers already and are kept.
+    column) are kept: a frame mixing texts and numbers in its key is refused at bind time
+    (`check_schemaless_key_cells`).
     """
     from jostle.language.binding import EngineSource
 
-    if strict or not unit.is_entity or not isinstance(schema[unit.key], Numeric):
+    if strict or not unit.is_entity:
         return raw
     from jostle.data.engine.frames import frame_rows_matching
 
+    pattern = key_text_pattern(schema[unit.key])
     if not isinstance(raw, EngineSource):
-        return frame_rows_matching(raw, unit.key, CANONICAL_WHOLE_NUMBER)
+        return frame_rows_matching(raw, unit.key, pattern)
     if raw.frame is not None:  # a curator's frame on an engine: filtered as a frame, kept one
-        kept = frame_rows_matching(raw.frame, unit.key, CANONICAL_WHOLE_NUMBER)
+        kept = frame_rows_matching(raw.frame, unit.key, pattern)
         return dataclasses.replace(raw, view=raw.engine.raw_frame(kept), frame=kept)
     if raw.engine.raw_types(raw.view).get(unit.key, "").upper() not in ("VARCHAR", "STRING"):
-        return raw  # typed numbers (Parquet): no text to read two ways
-    return dataclasses.replace(raw, view=raw.engine.raw_where_matches(raw.view, unit.key, CANONICAL_WHOLE_NUMBER))
+        return raw  # typed values (Parquet): no text to read two ways
+    return dataclasses.replace(raw, view=raw.engine.raw_where_matches(raw.view, unit.key, pattern))
 
 
 def keep_keys_in_domain(conformed: Any, schema: Schema, unit: PrivacyUnit, table: str, strict: bool,
@@ -224,7 +261,8 @@ def partition_is_parallel(table: Table, columns: list[str]) -> bool:
       * a row table of stability 1: the row is in exactly one part;
       * an entity table partitioned by its key alone: all of an entity's rows share the key, so
         they land in one part (by the key and another column, its rows may differ in the other
-        column and spread over several parts);
+        column and spread over several parts); or by any columns once it keeps one row per entity
+        (stability 1);
       * otherwise (an entity partitioned by another column, whose rows may spread over several
         parts; a replace_one table, whose replaced row may leave one part and enter another; a
         table of stability above 1) the parts are charged in sequence: they keep the table's
@@ -234,7 +272,9 @@ def partition_is_parallel(table: Table, columns: list[str]) -> bool:
     if not table.private:
         return True
     if table.unit.is_entity:
-        return list(columns) == [table.unit.key]
+        # Also by any column once each entity keeps at most one row (stability 1, after
+        # bound_per_key(1)): adding or removing an entity then changes one row, in one part.
+        return list(columns) == [table.unit.key] or table.stability == 1
     return table.unit.is_row and table.stability == 1
 
 

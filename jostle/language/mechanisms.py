@@ -257,7 +257,12 @@ def gaussian_rho(ctx: ReleaseContext, value: Any, rho: RhoZCDPBudget, span: Span
             "state the program's total in zCDP: `budget E, D using zcdp` or `budget rho(R)`; nothing was spent")
     value = _as_private(value, span)
     if isinstance(value, PrivateMean):
-        return _release_mean(ctx, value, Budget(epsilon_within_rho(rho.rho)), span, mechanism)
+        epsilon = epsilon_within_rho(rho.rho)
+        if epsilon <= 0:  # public parameters only: refused before anything is charged
+            raise JostleRuntimeError(
+                f"{rho} is too small to release a mean: the largest epsilon with epsilon^2/2 <= rho is 0 "
+                "at 12 digits", span, "give the mean a larger rho (or release its sum and count); nothing was spent")
+        return _release_mean(ctx, value, Budget(epsilon), span, mechanism)
     if not isinstance(value, Private):
         return _public_passthrough(value, span, mechanism)
     plan = None

@@ -90,7 +90,9 @@ def zcdp_to_epsilon(rho: Fraction | float, delta: Fraction | float) -> Fraction:
             low = left
     value = min(at(best), at((low + high) / 2))
     # The bound never exceeds the simple one by more than rounding; keep the smaller (both valid).
-    return min(_up(value), simple_zcdp_to_epsilon(rho, delta))
+    # A negative epsilon is a valid bound for a tiny rho at a large delta (eps-DP implies
+    # (eps + ln(1 - delta), delta)-DP), but reads as nonsense: it is raised to 0, still a bound.
+    return max(Fraction(0), min(_up(value), simple_zcdp_to_epsilon(rho, delta)))
 
 
 def simple_zcdp_to_epsilon(rho: Fraction | float, delta: Fraction | float) -> Fraction:

@@ -200,7 +200,7 @@ class DuckDBEngine(SqlAggregates):
         new = self._fresh("raw")
         column_sql = quote(column)
         self.query(f"CREATE VIEW {new} AS SELECT * FROM {view} WHERE {column_sql} IS NULL OR "
-                   f"regexp_full_match(CAST({column_sql} AS VARCHAR), '{pattern}')")
+                   f"regexp_full_match(CAST({column_sql} AS VARCHAR), '{pattern.replace(chr(39), chr(39) * 2)}')")
         self._columns[new] = list(self._columns[view])
         return new
 
