@@ -267,40 +267,33 @@ def _bind_database(session: Any, args: argparse.Namespace, datasets: dict[str, s
                           lifetime=_lifetime_option(args.lifetime))
 
 
+def _per_table_options(flag: str, given: list[str], data: list[str], example: str) -> dict[str, str]:
+    """`--FLAG NAME=VALUE` options about tables bound with --data NAME=PATH: each names a bound
+    table once, with a non-empty value (checked further where it is used)."""
+    bound = {binding.partition("=")[0] for binding in data}
+    values: dict[str, str] = {}
+    for item in given:
+        table, sep, value = item.partition("=")
+        if not sep or not table or not value.strip():
+            raise UsageError(f"--{flag} takes NAME={flag.upper()}, got {item!r}", hint=f"for example {example}")
+        if table not in bound:
+            raise UsageError(f"--{flag} names the table {table!r}, which no --data binds",
+                             hint=f"add --data {table}=PATH")
+        if table in values:
+            raise UsageError(f"--{flag} {table}=... is given twice")
+        values[table] = value
+    return values
+
+
 def _unit_options(given: list[str], data: list[str]) -> dict[str, str]:
     """--unit NAME=UNIT for tables bound with --data NAME=PATH (the unit is checked at bind)."""
-    bound = {binding.partition("=")[0] for binding in data}
-    units: dict[str, str] = {}
-    for item in given:
-        table, sep, unit = item.partition("=")
-        if not sep or not table or not unit.strip():
-            raise UsageError(f"--unit takes NAME=UNIT, got {item!r}",
-                             hint="for example --data visits=visits.csv --unit visits=entity:patient_id")
-        if table not in bound:
-            raise UsageError(f"--unit names the table {table!r}, which no --data binds",
-                             hint=f"add --data {table}=PATH")
-        if table in units:
-            raise UsageError(f"--unit {table}=... is given twice")
-        units[table] = unit.strip()
-    return units
+    units = _per_table_options("unit", given, data, "--data visits=visits.csv --unit visits=entity:patient_id")
+    return {table: unit.strip() for table, unit in units.items()}
 
 
 def _dataset_names(given: list[str], data: list[str]) -> dict[str, str]:
     """--dataset NAME=DATASET for tables bound with --data NAME=PATH."""
-    bound = {binding.partition("=")[0] for binding in data}
-    names: dict[str, str] = {}
-    for item in given:
-        table, sep, dataset = item.partition("=")
-        if not sep or not table or not dataset.strip():
-            raise UsageError(f"--dataset takes NAME=DATASET, got {item!r}",
-                             hint="for example --data patients=p.csv --dataset patients=patients-2026")
-        if table not in bound:
-            raise UsageError(f"--dataset names the table {table!r}, which no --data binds",
-                             hint=f"add --data {table}=PATH")
-        if table in names:
-            raise UsageError(f"--dataset {table}=... is given twice")
-        names[table] = dataset
-    return names
+    return _per_table_options("dataset", given, data, "--data patients=p.csv --dataset patients=patients-2026")
 
 
 def _lifetime_option(text: str | None) -> tuple[float, float] | dict[str, float] | None:
