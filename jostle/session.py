@@ -249,15 +249,7 @@ class Session:
         if isinstance(data, (str, Path)):
             path = Path(data)
             route = binding.route_for_file(interp, path, by_curator=True)
-            if route != "pandas":
-                raw: Any = binding.file_source(interp, path, route, strict=True)
-                columns = raw.columns
-            elif binding.is_parquet(path):
-                raw = binding.read_parquet_frame(path)
-                columns = [str(c) for c in raw.columns]
-            else:
-                raw = read_csv(path)  # strict: a bad record is named, to the curator
-                columns = [str(c) for c in raw.columns]
+            raw, columns = binding.curator_file_rows(interp, path, route)
             if schema_file_for(path).is_file() and (schema is None or dataset is None or lifetime is None):
                 declared = read_schema_declaration(schema_file_for(path))
                 if schema is None:

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from jostle.data.schema import DataError, Schema, python_cells, read_csv, read_schema_declaration, schema_file_for
+from jostle.data.schema import DataError, Schema, python_cells, read_schema_declaration, schema_file_for
 from jostle.diagnostics.errors import UsageError
 from jostle.diagnostics.source import BUILTIN_SPAN
 from jostle.privacy.budget import DataNode, ParallelGroup
@@ -143,15 +143,7 @@ def read_parts(interp: Any, tables: Mapping[str, Any], schemas: Mapping[str, Any
         path = Path(data) if isinstance(data, (str, Path)) else None
         schema = schemas.get(name)
         if path is not None:
-            if route != "pandas":
-                raw: Any = binding.file_source(interp, path, route, strict=True)
-                columns = list(raw.columns)
-            elif binding.is_parquet(path):
-                raw = binding.read_parquet_frame(path)
-                columns = [str(c) for c in raw.columns]
-            else:
-                raw = read_csv(path)  # strict: a bad record is named, to the curator
-                columns = [str(c) for c in raw.columns]
+            raw, columns = binding.curator_file_rows(interp, path, route)
             if schema_file_for(path).is_file():
                 declared = read_schema_declaration(schema_file_for(path))
                 _refuse_table_declarations(declared, name, schema_file_for(path), unit)
