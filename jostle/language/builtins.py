@@ -13,23 +13,23 @@ Privacy behaviours (the `privacy` field of each entry):
 
 from __future__ import annotations
 
-import hashlib
 import math
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable
+from typing import Any, Callable
 
 import numpy as np
 
 from jostle.language import mechanisms, tables
 from jostle.privacy.budget import RhoZCDPBudget, fmt
-from jostle.privacy.ledger_store import FILE_DATASET
 from jostle.diagnostics.errors import DataError, JostleRuntimeError, PrivacyError
-from jostle.data.schema import (
-    Categorical, Numeric, Schema, can_drop_rows, conform, load_schema_file, numbers_where_possible, read_csv,
-    read_csv_file, schema_file_for,
-)
+from jostle.data.schema import Categorical, Numeric, conform, numbers_where_possible, read_csv_file
 from jostle.language.sensitivity import private_abs, private_sum, private_vector, refuse
 from jostle.diagnostics.source import Span
+from jostle.language.loading import (  # noqa: F401 (re-exported: they lived here)
+    _curator_source, _refuse_curator_file_under_another_unit, _resolve_path, bind_declared_table,
+    infer_public_schema, make_private_table, refuse_dropping_public_rows, refuse_registered_private_file,
+    register_loaded_file, schema_from_value,
+)
 from jostle.language.values import (
     BoundMethod,
     Builtin,
@@ -46,9 +46,6 @@ from jostle.language.values import (
     row_apply,
     type_name,
 )
-
-if TYPE_CHECKING:
-    import pandas as pd
 
 REGISTRY: dict[str, Builtin] = {}
 VARIADIC = -1
@@ -77,7 +74,6 @@ def builtin(name: str, min_args: int, max_args: int | None = None, privacy: str 
         REGISTRY[name] = Builtin(name, function, min_args, most, keywords, privacy, doc)
         return function
     return register
-
 
 
 def _refuse_private(name: str, args: tuple, span: Span, where: str | None = None) -> None:
@@ -382,158 +378,6 @@ def _categorical(interp, span, values, default=None):
         raise
 
 
-def schema_from_value(value: Any, span: Span) -> Schema:
-    """A Jostle record {col: numeric(...), ...} (or a Schema) as a Schema."""
-    if isinstance(value, Schema):
-        return value
-    if not isinstance(value, Record):
-        raise JostleRuntimeError(
-            f"a schema is a record of column domains, got a {type_name(value)}", span,
-            'write {age: numeric(0, 120), sex: categorical(["F", "M"])}',
-        )
-    for name, spec in value.fields:
-        if not isinstance(spec, (Numeric, Categorical)):
-            raise JostleRuntimeError(f"column '{name}' must be declared with numeric(...) or categorical(...)", span)
-    try:
-        return Schema.of(value.as_dict())
-    except DataError as error:
-        error.span = error.span or span
-        raise
-
-
-def _resolve_path(interp, span: Span, path: Any) -> Path:
-    if not isinstance(path, str):
-        raise JostleRuntimeError(f"a file path is a string, got a {type_name(path)}", span)
-    candidate = Path(path)
-    if not candidate.is_absolute() and not span.source.name.startswith("<"):
-        beside = Path(span.source.name).parent / candidate
-        if beside.exists():
-            return beside
-    return candidate
-
-
-def make_private_table(interp, name: str, frame: Any, schema: Schema, span: Span,
-                       public_rows: bool = False, strict: bool = True, unit: Any = None) -> Table:
-    """A private table: raw rows conformed to `schema` (see jostle.data.schema.conform), bound
-    under its privacy unit.
-
-    Args:
-        frame: The raw rows: a pandas frame (the in-memory route) or an `EngineSource`
-            (jostle.language.binding), conformed on its engine by the same rules in SQL.
-        public_rows: The row count is public: the table is bound under the unit replace_one
-            (the same declaration; jostle.language.entities.table_unit).
-        strict: True when the curator gave the schema (a breaking value is a DataError naming
-            it, raised to the curator at bind time); False when the program declared it (such
-            rows are dropped and nothing about them reaches the program).
-        unit: The privacy unit (a PrivacyUnit or its text, jostle.privacy.units.parse_unit);
-            None for row, or replace_one with public_rows. An entity key is checked against the
-            schema (jostle.language.entities.check_entity_key); the table's node is the
-            accountant's root for the unit and its stability the unit's (2 for replace_one,
-            unbounded for an entity until bound_per_key).
-
-    Raises:
-        DataError: The rows break the curator's schema, or the entity key is not a usable column.
-        UsageError: The unit is not one Jostle knows, or contradicts public_rows.
-    """
-    from jostle.diagnostics.errors import UsageError
-    from jostle.language import entities
-    from jostle.language.binding import EngineSource
-    from jostle.privacy.units import parse_unit
-
-    try:
-        unit, public_rows = entities.table_unit(None if unit is None else parse_unit(unit), public_rows)
-    except ValueError as error:
-        raise UsageError(f"table '{name}': {error}",
-                         hint="the units are row (the default), entity:KEY and replace_one (the same as "
-                         "public_rows=True)") from None
-    if unit.is_entity:
-        entities.check_entity_key(schema, unit, name, span)
-    if public_rows and not strict:
-        refuse_dropping_public_rows(name, schema, span)
-    declared_schema, schema = schema, entities.conform_schema(schema, unit)
-    frame = entities.canonical_key_rows(frame, declared_schema, unit, strict)
-    try:
-        if isinstance(frame, EngineSource):
-            # Every source is conformed once and stored on the engine (DuckDB's buffer manager
-            # spills beyond its memory limit, so this stays out of core). A Parquet file was kept
-            # as a view, conformed again by every query: a noisy count per region of 10^7 rows
-            # took 1.7 s against 0.03 s for the same GROUP BY on the file, and a view would see
-            # the file change after its fingerprint was taken.
-            conformed = frame.engine.bind(frame.view, schema, name, strict=strict, materialise=True)
-        else:
-            conformed = conform(frame, schema, name, strict=strict)
-        conformed = entities.keep_keys_in_domain(conformed, declared_schema, unit, name, strict, span)
-    except DataError as error:
-        error.span = error.span or span
-        entities.key_error_hint(error, unit)
-        raise
-    return Table(conformed, declared_schema, True, name, interp.accountant.root_for(unit), span,
-                 stability=entities.initial_stability(unit), public_rows=public_rows, unit=unit)
-
-
-def refuse_dropping_public_rows(name: str, schema: Schema, span: Span) -> None:
-    """A table whose row count is public cannot take a program's schema that may drop rows.
-
-    Under a program's schema a row that breaks a column without a default is dropped, which
-    makes the number of rows private. The refusal depends only on the schema, never on the rows.
-    """
-    columns = can_drop_rows(schema)
-    if columns:
-        raise DataError(
-            f"the number of rows of '{name}' is public, but the schema declared here would drop "
-            f"the rows whose {', '.join(repr(c) for c in columns)} break it, which would make "
-            "the number private", span,
-            "declare a default for each of those columns, e.g. categorical([...], default=...) "
-            "or numeric(lo, hi, default=...), so that every row is kept",
-        )
-
-
-def refuse_registered_private_file(interp, span: Span, file: Path, frame: pd.DataFrame | None,
-                                   use: str) -> None:
-    """Refuse to read as public a file that holds data registered as private in the session.
-
-    The one guard of hole 7 (issue 11): `load_public(path)` and `load(path, schema,
-    public_rows=true)` would otherwise let a program reopen the curator's private file and read
-    its rows, or declare its row count public. Called twice by each reader:
-      * before reading (`frame` is None): the path, resolved (symlinks) and compared with every
-        registered file, also as the same inode (hard links). Nothing of the file is read, so
-        no parse error about its rows can reach the program;
-      * after reading (`frame` given): nothing more. Comparing the rows read with the private
-        rows (by a content digest) would catch an exact copy elsewhere on disk, but then the
-        refusal would depend on the private rows: a program could write its guess of the whole
-        table to a file and learn from the refusal whether the guess is exact, which on two
-        neighbouring tables gives different outcomes with no charge. So the guard decides on
-        the binding (path and inode) only, which the rows do not change. Copies of private
-        data that the curator leaves readable are the curator's to protect
-        (docs/threat_model.md, "Loading data").
-
-    Raises:
-        PrivacyError: The file is (a copy of) registered private data.
-    """
-    sources = interp.accountant.private_sources
-    if not sources:
-        return
-    match = None
-    if frame is None:
-        resolved = file.resolve()
-        for source in sources:
-            if source.path is None:
-                continue
-            if source.path == resolved or (resolved.exists() and source.path.exists()
-                                           and resolved.samefile(source.path)):
-                match = source
-                break
-    if match is not None:
-        raise PrivacyError(
-            f"{use} cannot read {file}: it holds the private table '{match.label}' of this session",
-            span,
-            f"use the private table through releases ({{{{ count({match.label}) }}}}), or read the "
-            "file as private with load(path, schema); only the data's curator can declare its row "
-            "count public (Session.bind_private(..., public_rows=True), or \"public_rows\": true "
-            "in its schema file)",
-        )
-
-
 @builtin("load", 2, keywords=("public_rows",), privacy="data",
          doc='load("file.csv" or "file.parquet", {col: numeric(lo, hi), ...}) reads a private table under a public schema')
 def _load(interp, span, path, schema, public_rows=False):
@@ -580,51 +424,6 @@ def _load(interp, span, path, schema, public_rows=False):
     return table
 
 
-def _curator_source(interp, file: Path) -> Any:
-    """The private source registered in this session from the same file (same path or inode), if any."""
-    resolved = file.resolve()
-    for source in interp.accountant.private_sources:
-        if source.path is not None and (source.path == resolved or (
-                resolved.exists() and source.path.exists() and resolved.samefile(source.path))):
-            return source
-    return None
-
-
-def _refuse_curator_file_under_another_unit(interp, span: Span, file: Path) -> None:
-    """Refuse `load` of a file registered in this session under a unit other than one row.
-
-    A program's `load` reads under the row unit, so reading an entity or replace-one table's file
-    again would release it with one row's sensitivity, where one individual has many rows (or a
-    replaced row is two). Which files the curator bound, and under which unit, are public facts
-    (the path, never the rows), so the refusal is the same on neighbouring data.
-    """
-    source = _curator_source(interp, file)
-    if source is not None and not source.unit.is_row:
-        raise PrivacyError(
-            f"this file is the private table '{source.label}', bound under the privacy unit {source.unit}; "
-            "load() would read it again under one row", span,
-            f"use the table '{source.label}' as it is bound (its unit is kept); nothing was read or spent")
-
-
-def register_loaded_file(interp, name: str, columns: list[str], file: Path, unit: Any = None) -> None:
-    """From now on the file a program loaded is private in this session, and every charge is
-    recorded against it in the durable ledger.
-
-    Its identity there is its path ("file:" and the resolved path), or, for a file the curator
-    bound in this session (same path or inode, as `refuse_registered_private_file` compares),
-    the curator's dataset. Never its rows: the ledger holds datasets bound by curators, and a
-    program that loaded its own guess of some rows would otherwise learn, from spent(),
-    remaining() or a refusal, whether the guess equals them (issue 21). The digest kept in
-    memory for this session is a public stand-in made from the path and the header.
-    """
-    resolved = file.resolve()
-    if _curator_source(interp, file) is not None:
-        return  # the same data under the same budget: already registered
-    digest = hashlib.sha256(("jostle-loaded-file/1\n" + str(resolved) + "\n" + "\x1f".join(columns)).encode()).digest()
-    interp.accountant.register_dataset(digest, name, columns, path=file,
-                                       name=FILE_DATASET + str(resolved), by_curator=False, unit=unit)
-
-
 @builtin("load_public", 1, 2, privacy="data",
          doc='load_public("file.csv" or "file.parquet"[, schema]) reads a public table (its values are not protected)')
 def _load_public(interp, span, path, schema=None):
@@ -652,54 +451,6 @@ def _load_public(interp, span, path, schema=None):
         error.span = error.span or span
         raise
     return Table(frame, schema, False, Path(path).stem, interp.accountant.root, span)
-
-
-def infer_public_schema(frame: pd.DataFrame) -> Schema:
-    """Domains of a *public* table read off its contents (never done for private tables)."""
-    import pandas as pd
-    columns = {}
-    for name in frame.columns:
-        series = frame[name]
-        if pd.api.types.is_numeric_dtype(series) and len(series):
-            columns[str(name)] = Numeric(float(series.min()), float(series.max()))
-        else:
-            columns[str(name)] = Categorical(tuple(dict.fromkeys(series.tolist())) or ("",))
-    return Schema.of(columns)
-
-
-def bind_declared_table(interp, name: str, schema_value: Any, span: Span, per: str | None = None) -> Table:
-    """`private NAME: schema [per KEY]` -- the table bound from outside under NAME, with this schema.
-
-    The program declared the schema, so the rows are conformed totally (jostle.data.schema.conform
-    with strict=False): nothing the program sees depends on whether or how rows fit it. The
-    unit is the curator's (bind_private(..., unit=), --unit, the schema file); `per KEY`
-    restates it and is refused when it differs (jostle.language.entities.declared_unit_problem).
-    """
-    from jostle.language.entities import declared_unit_problem
-    from jostle.privacy.units import REPLACE_ONE, ROW
-
-    schema = schema_from_value(schema_value, span)
-    if name in interp.bound_tables:
-        table = interp.bound_tables[name]
-        declared_unit_problem(table.unit, per, name, span)
-        if table.schema != schema:
-            raise DataError(
-                f"the schema declared for '{name}' differs from the one it was bound with", span,
-                f"bound with {table.schema.describe()}",
-            )
-        return table
-    if name not in interp.bindings:
-        raise DataError(
-            f"no data is bound to the private table '{name}'", span,
-            f"run with --data {name}=FILE.csv, or call session.bind_private(\"{name}\", frame, schema)",
-        )
-    frame, _, public_rows = interp.bindings[name][:3]
-    # The curator's unit (a PrivacyUnit, checked by Session.bind_private), the binding's fifth item.
-    unit = interp.bindings[name][4] if len(interp.bindings[name]) > 4 else None
-    declared_unit_problem(unit if unit is not None else REPLACE_ONE if public_rows else ROW, per, name, span)
-    table = make_private_table(interp, name, frame, schema, span, public_rows, strict=False, unit=unit)
-    interp.bound_tables[name] = table
-    return table
 
 
 # ---------------------------------------------------------------- table operations

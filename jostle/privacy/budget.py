@@ -42,7 +42,7 @@ identified by its curator's name, never by comparing a program's rows with the l
 
 The accountant also remembers, in memory only, every private source registered in the session
 (`PrivateSource`: name, content digest, columns, file), so that no program of the session can
-read that data back as public (jostle.language.builtins.refuse_registered_private_file).
+read that data back as public (jostle.language.loading.refuse_registered_private_file).
 
 Each table is private for the unit its curator bound it under (jostle.privacy.units: one row
 added or removed by default), and lives under that unit's root (`root_for`): a value mixing
@@ -63,7 +63,7 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Iterator
 
-from jostle.diagnostics.errors import BudgetExceeded, JostleRuntimeError, PrivacyError
+from jostle.diagnostics.errors import BudgetExceeded, JostleRuntimeError
 from jostle.privacy.accounting import ZCDP, Accounting, MeasureMismatch
 from jostle.privacy.units import ROW, PrivacyUnit
 from jostle.privacy.conversions import pure_to_rho
@@ -117,7 +117,7 @@ class BudgetContext:
 class PrivateSource:
     """Data registered as private in a session (bound by the curator or load()ed as private).
 
-    Kept in memory only, never shown: jostle.language.builtins.refuse_registered_private_file compares
+    Kept in memory only, never shown: jostle.language.loading.refuse_registered_private_file compares
     the files a program reads as public against these.
 
     Attributes:
