@@ -212,7 +212,7 @@ def test_hole5_a_memory_error_on_a_row_is_not_caught_per_row():
     """Catching MemoryError per row would let rows change each other's outcome (whether row i
     runs out of memory depends on what earlier rows hold): it must propagate, not be a missing
     value. Found by an adversarial review."""
-    from jostle.language.values import ROW_ERRORS, _apply_to_rows
+    from jostle.language.row_apply import ROW_ERRORS, _apply_to_rows
 
     assert not issubclass(MemoryError, ROW_ERRORS)
 

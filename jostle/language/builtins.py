@@ -43,9 +43,9 @@ from jostle.language.values import (
     MAX_WHOLE_DIGITS,
     format_value,
     is_private,
-    row_apply,
     type_name,
 )
+from jostle.language.row_apply import row_apply
 
 REGISTRY: dict[str, Builtin] = {}
 VARIADIC = -1

@@ -10,7 +10,7 @@ the rules for each kind of operand sit in one place:
     their answer would reveal the value);
   * columns seen inside a row function (`RowValues`) combine elementwise with each other and
     with public constants, through `row_apply`, which decides type errors on the column's public
-    domain first (see jostle.language.values.row_apply). A private aggregate may never enter a row
+    domain first (see jostle.language.row_apply). A private aggregate may never enter a row
     function: it would become a data-dependent filter threshold.
 """
 
@@ -25,9 +25,10 @@ from jostle.diagnostics.errors import JostleRuntimeError, JostleWarning, Privacy
 from jostle.language.sensitivity import private_binary, private_negate, refuse
 from jostle.diagnostics.source import Span
 from jostle.language.values import (
-    MAX_WHOLE, MAX_WHOLE_DIGITS, ROW_SCALARS, Private, PrivateMean, Record, RowValues, RowView, Table, is_private, row_apply,
+    MAX_WHOLE, MAX_WHOLE_DIGITS, ROW_SCALARS, Private, PrivateMean, Record, RowValues, RowView, Table, is_private,
     type_name,
 )
+from jostle.language.row_apply import row_apply
 
 MAX_REPEAT = 10_000_000  # items in `list * n` or characters in `text * n` (as range() is capped)
 

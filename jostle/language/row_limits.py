@@ -12,7 +12,7 @@ The rule, decided before anything is built:
 
 1. **Every value a row holds stays within public limits**: a text of at most MAX_ROW_TEXT
    characters, a whole number below MAX_WHOLE (10**308, the limit on public numbers too).
-   `row_apply` (jostle.language.values) enforces it after every operation: a row whose result
+   `row_apply` (jostle.language.row_apply) enforces it after every operation: a row whose result
    is beyond a limit takes the missing value (`where` drops it, `derive` gives the domain's
    default) and holds a placeholder instead (the probe's first value, itself within the
    limits), never the oversized value, so the next operation starts from bounded operands.

@@ -199,7 +199,7 @@ def _assert_found(hole: Reintroduced, families: dict[str, float] | None = None,
 def hole1() -> Reintroduced:
     """Before 80e768c: columns of any table's rows combined in a row function (no row scopes),
     and a row function's result was taken whatever rows it came from, a public vector too."""
-    from jostle.language import tables, values
+    from jostle.language import row_apply, tables, values
 
     fixed_result = tables.row_result
 
@@ -214,7 +214,7 @@ def hole1() -> Reintroduced:
             return result, result, np.zeros(len(result), dtype=bool)
         return fixed_result(result, scope, n, span)
 
-    return Reintroduced("1", [(values, "row_operand_problem", old_row_operand_problem),
+    return Reintroduced("1", [(row_apply, "row_operand_problem", old_row_operand_problem),
                               (tables, "row_result", old_row_result)])
 
 
@@ -222,7 +222,7 @@ def hole5() -> Reintroduced:
     """Before 80e768c: probes of equal length paired index by index (missing 0 ** -1 when
     0 and -1 sit at the same index of two domains), and an operation failing on some rows
     raised, as did a whole number too large for a float in a numeric derive."""
-    from jostle.language import tables, values
+    from jostle.language import row_apply, tables, values
     from jostle.diagnostics.errors import JostleRuntimeError
 
     def old_joint_probe(columns: list[Any]) -> tuple[list[np.ndarray], tuple]:
@@ -247,8 +247,8 @@ def hole5() -> Reintroduced:
     def old_as_floats(values_: np.ndarray) -> np.ndarray:
         return values_.astype(float)
 
-    return Reintroduced("5", [(values, "_joint_probe", old_joint_probe), (values, "_apply_to_rows", old_apply_to_rows),
-                              (values, "_huge_wholes", old_huge_wholes), (tables, "_as_floats", old_as_floats)])
+    return Reintroduced("5", [(row_apply, "_joint_probe", old_joint_probe), (row_apply, "_apply_to_rows", old_apply_to_rows),
+                              (row_apply, "_huge_wholes", old_huge_wholes), (tables, "_as_floats", old_as_floats)])
 
 
 def hole2() -> Reintroduced:
@@ -454,14 +454,14 @@ def unsized_repetitions() -> Reintroduced:
     size was known, on the probe (MemoryError on every table) and on each row (MemoryError only
     when a row held a huge count). Only repetitions are unsized here: an unsized power would
     compute 2 ** 10**12 for hours, which no time limit interrupts."""
-    from jostle.language import values
+    from jostle.language import row_apply
 
-    sized = values.oversized_results
+    sized = row_apply.oversized_results
 
     def unsized(op: Any, operands: list[Any]) -> Any:
         return None if op is not None and op[0] == "*" else sized(op, operands)
 
-    return Reintroduced("21.2 (a row's values exhaust memory)", [(values, "oversized_results", unsized)])
+    return Reintroduced("21.2 (a row's values exhaust memory)", [(row_apply, "oversized_results", unsized)])
 
 
 def test_resource_exhausting_row_values_are_fuzzed() -> None:

@@ -209,7 +209,8 @@ def test_fixed_width_texts_cannot_double_past_the_limit() -> None:
 def test_row_values_stay_within_the_limits_after_every_operation() -> None:
     """A row whose text is beyond MAX_ROW_TEXT after an operation holds the placeholder, so a
     chain of doublings cannot grow it further (before, the long text stayed in the column)."""
-    from jostle.language.values import RowScope, RowValues, row_apply
+    from jostle.language.row_apply import row_apply
+    from jostle.language.values import RowScope, RowValues
 
     probe = np.asarray(["a", "b"], dtype=object)
     column = RowValues(np.asarray(["x" * (MAX_ROW_TEXT // 2 + 1), "y"], dtype=object), None, "s", probe,
