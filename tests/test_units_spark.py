@@ -3,6 +3,7 @@ key's domain check give the same answers as in memory. Few and short: one local 
 
 from __future__ import annotations
 
+from fractions import Fraction
 from typing import Any
 
 import pytest
@@ -62,3 +63,27 @@ def test_spark_keeps_the_row_memory_keeps_of_two_equal_but_for_a_zeros_sign(spar
     s.bind_private("visits", zeros(), SCHEMA, unit="entity:patient_id")
     s.run("b = visits.bound_per_key(1)")
     assert kept_signs(s) == [True, False]
+
+
+def test_a_zcdp_program_on_an_entity_table_prints_on_spark_what_memory_prints(spark: Any):
+    """Measures are the accountant's, not the engine's: the same zCDP program (Gaussian releases
+    at a rho, {{ }} in rho, a pure release charged eps^2/2) on an entity table prints the same on
+    Spark as in memory, and spends the same rho."""
+    import io
+
+    from jostle.privacy.measures import RhoZCDPBudget
+    from jostle.session import Session
+
+    program = ("budget 1.0, 1e-6 using zcdp\nb = visits.bound_per_key(2)\n"
+               "print(gaussian(count(b), rho(0.004)), laplace(count_keys(visits), 0.1))\n"
+               "with budget rho(0.002):\n    print({{ sum(b, \"cost\") }})\n")
+    printed, spent = [], []
+    for options in ({"engine": "pandas"}, {"engine": "spark", "engine_options": {"spark": {"session": spark}}}):
+        buffer = io.StringIO()
+        s = Session(seed=5, ledger_path=":memory:", output=buffer, **options)
+        s.bind_private("visits", visits(), SCHEMA, unit="entity:patient_id")
+        s.run(program)
+        printed.append(buffer.getvalue())
+        spent.append(s.accountant.spent)
+    assert printed[0] == printed[1] and printed[0].count("\n") == 2
+    assert spent[0] == spent[1] == RhoZCDPBudget(Fraction(4, 1000) + Fraction(1, 200) + Fraction(2, 1000))
