@@ -46,7 +46,7 @@ from typing import Any, Protocol
 import numpy as np
 from scipy import stats
 
-from jostle.privacy.budget import Accountant, Budget
+from jostle.privacy.budget import Accountant, Budget, RhoZCDPBudget
 from jostle.privacy.noise import Randomness
 from jostle.session import Session
 from jostle.diagnostics.source import BUILTIN_SPAN
@@ -448,13 +448,19 @@ class AuditContext:
         randomness: An existing source to share instead (then `seed` is ignored).
     """
 
-    def __init__(self, seed: int, randomness: Randomness | None = None) -> None:
+    def __init__(self, seed: int, randomness: Randomness | None = None, zcdp: bool = False) -> None:
         self.randomness = randomness if randomness is not None else Randomness(seed)
-        self.accountant = Accountant(Budget.of(_AUDIT_CAP, _AUDIT_DELTA_CAP))
+        cap = RhoZCDPBudget(Fraction(_AUDIT_CAP)) if zcdp else Budget.of(_AUDIT_CAP, _AUDIT_DELTA_CAP)
+        self.accountant = Accountant(cap)
 
     def fresh(self) -> AuditContext:
         """A context with the same randomness and an empty ledger."""
         return AuditContext(0, self.randomness)
+
+    def in_zcdp(self) -> AuditContext:
+        """A context with the same randomness whose accountant accounts in zCDP (for releases at a
+        rho, which a DP accountant refuses)."""
+        return AuditContext(0, self.randomness, zcdp=True)
 
 
 def private_value(frame: Any, schema: Mapping[str, Any], expression: str, public_rows: bool = False,

@@ -13,6 +13,7 @@ To audit a new component, append an AuditCase to CASES; see docs/auditing.md.
 from __future__ import annotations
 
 import dataclasses
+from fractions import Fraction
 from typing import Any
 
 import numpy as np
@@ -20,7 +21,8 @@ import pandas as pd
 
 from jostle.language import mechanisms
 from jostle.audit import SPAN, AuditCase, AuditContext, private_value, release_runner, session_runner
-from jostle.privacy.budget import Budget
+from jostle.privacy.budget import Budget, RhoZCDPBudget
+from jostle.privacy.conversions import zcdp_to_epsilon
 
 SCHEMA = {"age": ("numeric", 0, 100), "grp": ("categorical", ["a", "b", "c"])}
 
@@ -164,6 +166,26 @@ CASES = [
               *BLOCK, epsilon=0.6, samples=PER_SESSION, at_least=0.2),
 ]
 
+# zCDP (issue 22): a release at rho R is claimed as the (epsilon, delta) its CKS 2020
+# conversion gives at delta 1e-3 (jostle.privacy.conversions.zcdp_to_epsilon); the audit checks
+# that no event's probability ratio exceeds it. Count neighbours shift by exactly 1.
+ZCDP_DELTA = 1e-3
+
+
+def at_rho(rho: float) -> float:
+    """The epsilon a rho-zCDP release claims at ZCDP_DELTA."""
+    return float(zcdp_to_epsilon(Fraction(rho).limit_denominator(10**9), Fraction(ZCDP_DELTA)))
+
+
+CASES += [
+    AuditCase("gaussian count at rho 0.125", vectorised(
+              lambda c, x: mechanisms.gaussian_rho(c.in_zcdp(), x, RhoZCDPBudget.of(0.125), SPAN), "count(t)"),
+              *COUNTS, epsilon=at_rho(0.125), delta=ZCDP_DELTA, samples=VECTORISED),
+    AuditCase("{{ }} gaussian path in a zCDP program", vectorised(
+              lambda c, x: mechanisms.release_default(c.in_zcdp(), x, RhoZCDPBudget.of(0.125), SPAN),
+              'sum(t, "age")'), *SUMS, epsilon=at_rho(0.125), delta=ZCDP_DELTA, samples=VECTORISED),
+]
+
 NEGATIVE_CONTROLS = [
     AuditCase("half-noise laplace", vectorised(lambda c, x: mechanisms.laplace(c, x, 1.0, SPAN), "count(t)"),
               *COUNTS, epsilon=0.5, samples=VECTORISED, expect_violation=True),
@@ -172,6 +194,9 @@ NEGATIVE_CONTROLS = [
     AuditCase("exponential with eps instead of eps/2", per_call(
               lambda c, u: mechanisms.exponential(c, ("a", "b"), list(u), 2.0, 1, SPAN), NON_MONOTONE),
               *ONE_A, epsilon=1.0, samples=PER_CALL, expect_violation=True),
+    AuditCase("gaussian at rho 2 claimed as rho 0.005", vectorised(
+              lambda c, x: mechanisms.gaussian_rho(c.in_zcdp(), x, RhoZCDPBudget.of(2), SPAN), "count(t)"),
+              *COUNTS, epsilon=at_rho(0.005), delta=ZCDP_DELTA, samples=VECTORISED, expect_violation=True),
     AuditCase("overlapping subsets claimed parallel", session_runner(OVERLAP_PROGRAM, "[left, right]", SCHEMA, 1),
               *PARTS, epsilon=0.5, samples=PER_SESSION, expect_violation=True),
 ]
