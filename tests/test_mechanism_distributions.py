@@ -661,3 +661,23 @@ def test_randomized_response_with_a_huge_epsilon_does_not_crash() -> None:
     session = session_with(people({"a": 4}), seed=1, budget=1e6, public_rows=True)
     released = session.eval('randomized_response(t, "grp", 1000)')
     assert released == ["a"] * 4
+
+
+def test_exact_exponential_on_double_doubles_picks_in_proportion() -> None:
+    """safe_noise.choose_exponential_exact (MWEM's selection since issue 22) picks candidate i
+    with probability proportional to exp(eps (high_i + low_i) / 2), never an ineligible one;
+    the exact sums are what is sampled (lows here are far below the highs' last place)."""
+    from jostle.privacy import safe_noise
+
+    minuend = np.array([3.0, 1.0, 0.0, 2.5, 7.0])
+    subtrahend = np.array([0.1, 0.7, -1e-17, 0.2, 0.0])
+    high, low = safe_noise.exact_differences(minuend, subtrahend)
+    exact = [Fraction(float(h)) + Fraction(float(l)) for h, l in zip(high, low)]
+    assert exact == [abs(Fraction(float(a)) - Fraction(float(b))) for a, b in zip(minuend, subtrahend)]
+    eligible = np.array([True, True, True, True, False])
+    noise = Randomness(2207)
+    picks = [safe_noise.choose_exponential_exact(noise, high, low, eligible, 1.0, 1.0) for _ in range(12_000)]
+    assert 4 not in picks
+    weights = np.exp(0.5 * np.array([float(u) for u in exact[:4]]))
+    observed = np.array([picks.count(i) for i in range(4)])
+    assert_discrete_fit(observed, weights / weights.sum(), "exact exponential on double-doubles")
