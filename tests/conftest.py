@@ -59,3 +59,18 @@ def local_spark(app: str = "jostle-tests") -> Any:
                .getOrCreate())
     session.sparkContext.setLogLevel("ERROR")
     return session
+
+
+def spark_jostle_session(spark: Any, budget: float = 100, seed: int = 11) -> Any:
+    """A Jostle Session on the Spark engine of `spark` (a local_spark session), its ledger in
+    memory and what it prints kept in `.printed` (a StringIO)."""
+    import io
+
+    from jostle.session import Session
+
+    buffer = io.StringIO()
+    session = Session(budget=budget, seed=seed, ledger_path=":memory:", output=buffer, engine="spark",
+                      engine_options={"spark": {"session": spark}})
+    session.printed = buffer  # type: ignore[attr-defined]
+    return session
+

@@ -4,14 +4,13 @@ Few and short: one local Spark session."""
 
 from __future__ import annotations
 
-import io
 from typing import Any
 
 import pytest
 
 from jostle.data.engine.spark_engine import spark_unavailable
 from jostle.diagnostics.errors import PrivacyError
-from tests.conftest import local_spark
+from tests.conftest import local_spark, spark_jostle_session
 from tests.test_joins import KEY, SCHEMAS, cars, database, records, rows, shapes, trains, value
 
 REASON = spark_unavailable()
@@ -26,12 +25,7 @@ def spark() -> Any:
 
 
 def _spark_database(spark: Any):
-    from jostle.session import Session
-
-    buffer = io.StringIO()
-    s = Session(budget=100, seed=11, ledger_path=":memory:", output=buffer, engine="spark",
-                engine_options={"spark": {"session": spark}})
-    s.printed = buffer  # type: ignore[attr-defined]
+    s = spark_jostle_session(spark)
     s.bind_database({"trains": trains(), "cars": cars()}, key=KEY, schemas=SCHEMAS)
     s.bind_public("shapes", shapes())
     s.bind_public("shapes2", shapes(repeat_rect=True))

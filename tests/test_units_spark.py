@@ -10,7 +10,7 @@ import pytest
 
 from jostle.data.engine.spark_engine import spark_unavailable
 from jostle.diagnostics.errors import DataError
-from tests.conftest import local_spark
+from tests.conftest import local_spark, spark_jostle_session
 from tests.test_units import SCHEMA, output, session, value, visits
 
 REASON = spark_unavailable()
@@ -25,14 +25,7 @@ def spark() -> Any:
 
 
 def _spark_session(spark: Any):
-    from jostle.session import Session
-    import io
-
-    buffer = io.StringIO()
-    s = Session(budget=100, seed=11, ledger_path=":memory:", output=buffer, engine="spark",
-                engine_options={"spark": {"session": spark}})
-    s.printed = buffer  # type: ignore[attr-defined]
-    return s
+    return spark_jostle_session(spark)
 
 
 def test_bounding_and_counting_entities_on_spark_give_the_answers_of_memory(spark: Any):
