@@ -14,7 +14,8 @@ import numpy as np
 from jostle.diagnostics.source import Span
 from jostle.language.row_limits import huge_wholes as _huge_wholes, long_texts as _long_texts
 from jostle.language.row_limits import limit_message, oversized_results
-from jostle.language.values import ROW_SCALARS, RowValues, RowView, _joint_probe, is_private, type_name
+from jostle.language.row_values import ROW_SCALARS, RowValues, RowView, _joint_probe
+from jostle.language.values import is_private, type_name
 
 
 def row_operand_problem(operands: list[Any], span: Span) -> Exception | None:

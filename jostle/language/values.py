@@ -1,4 +1,4 @@
-"""Run-time values of the Jostle evaluator.
+"""The run-time value types of the Jostle evaluator, and how they are named and shown.
 
 Public values are plain Python / NumPy objects: int, float, str, bool, None, tuples (Jostle
 lists), numpy arrays (released vectors), plus the small classes below (records, functions,
@@ -6,11 +6,15 @@ modules, tables). *Private* values (`Private`, `PrivateMean`, private `Table`s a
 wrap data that must not leave the evaluator except through a release; the evaluator refuses
 every other route, and `describe()` shows only what is public about them (shape, sensitivity,
 where they were made).
+
+The values a row function works on are in `jostle.language.row_values`, and the conversion
+of public values to Python in `jostle.language.conversion`; both are re-exported here, the one
+module of the language (with `calls` and `sensitivity`) a learner family's language module may
+import.
 """
 
 from __future__ import annotations
 
-import weakref
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable
 
@@ -20,6 +24,13 @@ from jostle.privacy.budget import DataNode
 from jostle.privacy.units import ROW, PrivacyUnit
 from jostle.data.schema import Schema
 from jostle.diagnostics.source import Span
+
+# Row functions' values (jostle.language.row_values) and the conversion of public values to
+# Python (jostle.language.conversion), re-exported: the families and tests import them from here.
+from jostle.language.row_values import (  # noqa: F401 - re-exported
+    PROBE_NUMERIC_POINTS, PROBE_PAIR_LIMIT, ROW_SCALARS, RowScope, RowValues, RowView, _joint_probe, domain_probe,
+)
+from jostle.language.conversion import DATA_TYPES, CellLabels, VectorLabels, to_python  # noqa: F401 - re-exported
 
 # The limits on whole numbers (below 10**308, public values too) and on one row's values
 # (jostle.language.row_limits has them and their argument).
@@ -301,178 +312,9 @@ class Table:
         return f" (unit {self.unit}, {bound})"
 
 
+
 def _is_frame(data: Any) -> bool:
     return type(data).__name__ == "DataFrame"
-
-
-PROBE_NUMERIC_POINTS = 9
-PROBE_PAIR_LIMIT = 1 << 16
-
-
-class RowScope:
-    """The identity of one row-function call (one `where` or `derive`).
-
-    Each call makes a fresh scope; the row view it hands to the function and every column read
-    from it carry that scope. Columns combine only within one scope (`row_apply`), and the call
-    accepts only a result of its own scope (`tables.row_result`), so a row function can combine
-    the columns of the row it is given and public scalars, and nothing else: not another
-    table's columns, not a public list of the same length, not a released vector. The check is
-    on scope identities and types, which are public, so it never depends on the rows.
-    """
-
-    __slots__ = ("table_name",)
-
-    def __init__(self, table_name: str) -> None:
-        self.table_name = table_name
-
-    def __repr__(self) -> str:
-        return f"<rows of {self.table_name}>"
-
-
-@dataclass(frozen=True, eq=False)
-class RowValues:
-    """A table's column seen inside a row function (where/derive).
-
-    Row functions are evaluated once on whole columns (vectorised), so `r.age` is the column.
-    Arithmetic and comparisons on RowValues work elementwise; for a private table the result
-    may only become a filter or a derived column, never leave the table.
-
-    `probe` runs the same computation on values drawn from the columns' *public* domains:
-    every category of a categorical column, and the bounds, zero and points between them for a
-    numeric one. `sources` holds, aligned with `probe`, the domain value of every column the
-    computation read, so that two operands reading the same column are paired on equal values
-    (one row has one age) and operands reading different columns meet in their cross product
-    (every combination a row could hold, up to PROBE_PAIR_LIMIT). Errors are decided on the
-    probe only, so whether a row function fails never depends on the private rows.
-
-    On the rows themselves nothing raises: a row on which an operation fails (0 ** -1, a
-    division by zero in Python numbers, an overflow) or whose result would break the public
-    size limits (jostle.language.row_limits: a text repeated 10**12 times is never built) is
-    marked in `missing` and keeps a placeholder value; `where` drops missing rows and `derive`
-    gives them the domain's default. Each row's outcome depends on that row alone, so both
-    rules are 1-stable.
-    """
-
-    array: np.ndarray
-    origin: Span
-    column: str
-    probe: np.ndarray = field(default_factory=lambda: np.zeros(PROBE_NUMERIC_POINTS))
-    private: bool = True
-    scope: RowScope | None = None
-    sources: tuple[tuple[str, np.ndarray], ...] = ()
-    missing: np.ndarray | None = None  # True on rows where an operation failed
-    # The column's public categories when this is a categorical column as read (`r.ward`), not
-    # a computation on it; comparisons with a value outside them are warned about
-    # (jostle.language.operators.category_warning), from the schema alone.
-    categories: tuple | None = None
-    # On an engine table, the column as an expression (jostle.data.engine.expressions) and no
-    # array: row functions then compile to the engine's SQL instead of running here.
-    expr: Any = None
-    # On an engine table, how to compute this column in memory from a row view of the engine's
-    # rows, replaying the elementwise operations that built `expr` (`row_apply` with the same
-    # numpy functions), never the row function's own code: when the engine cannot compile the
-    # expression (jostle.language.tables._on_engine), a second call of the function would print,
-    # warn, charge and draw noise a second time, which the in-memory route does once.
-    replay: Any = None
-
-    def __repr__(self) -> str:  # never the rows: reprs reach error messages (issue 11)
-        kind = "private column" if self.private else "column"
-        return f"<{kind} '{self.column}' of the rows of {self.scope.table_name if self.scope else '?'}>"
-
-    __str__ = __repr__
-
-
-@dataclass(frozen=True)
-class RowView:
-    """The `r` a row function receives: `r.col` gives that column's values."""
-
-    table: Table
-    span: Span
-    scope: RowScope = field(default_factory=lambda: RowScope("?"))
-
-    def __repr__(self) -> str:  # never the rows
-        return f"<row of {self.table.name}>"
-
-    __str__ = __repr__
-
-    def column(self, name: str) -> RowValues:
-        spec = self.table.schema[name]
-        if self.table.relation is not None:
-            from jostle.data.engine.expressions import Column
-
-            probe = domain_probe(spec)
-            categories = None if _is_numeric_spec(spec) else tuple(spec.values)
-            return RowValues(None, self.span, name, probe, self.table.private, self.scope, ((name, probe),),
-                             categories=categories, expr=Column(name, spec), replay=lambda view: view.column(name))
-        series = self.table.frame[name]
-        values = series.to_numpy(dtype=object) if not _is_numeric_spec(spec) else series.to_numpy()
-        probe = domain_probe(spec)
-        categories = None if _is_numeric_spec(spec) else tuple(spec.values)
-        return RowValues(values, self.span, name, probe, self.table.private, self.scope, ((name, probe),),
-                         categories=categories)
-
-
-def _is_numeric_spec(spec: Any) -> bool:
-    from jostle.data.schema import Numeric
-
-    return isinstance(spec, Numeric)
-
-
-def domain_probe(spec: Any) -> np.ndarray:
-    """Public values covering a column's domain, typed like the column's data.
-
-    A categorical column contributes all of its categories (an error that only one category
-    triggers, such as 1 / code with a code 0, is then always found); a numeric column its
-    bounds, zero when it lies between them, and evenly spaced points.
-    """
-    if _is_numeric_spec(spec):
-        points = np.linspace(spec.lo, spec.hi, PROBE_NUMERIC_POINTS)
-        if spec.lo <= 0 <= spec.hi:
-            points = np.append(points, 0.0)
-        if spec.integer:
-            points = np.clip(np.round(points), np.ceil(spec.lo), np.floor(spec.hi))
-        return np.unique(points)
-    probe = np.empty(len(spec.values), dtype=object)
-    probe[:] = list(spec.values)
-    return probe
-
-
-def _joint_probe(columns: list[RowValues]) -> tuple[list[np.ndarray], tuple[tuple[str, np.ndarray], ...]]:
-    """The operands' probes laid side by side for one elementwise operation, and their sources.
-
-    Operands that read a common column are joined on its value (one row holds one value of
-    it); otherwise every combination is tried (a cross product) while there are at most
-    PROBE_PAIR_LIMIT of them; beyond that the shorter side is repeated cyclically, which still
-    tries every value of every column. The result depends only on public domains.
-    """
-    import pandas as pd
-    frame: pd.DataFrame | None = None
-    for k, operand in enumerate(columns):
-        part = pd.DataFrame({name: values for name, values in operand.sources})
-        part[f"\0{k}"] = np.arange(len(operand.probe))
-        if frame is None:
-            frame = part
-            continue
-        shared = [name for name, _ in operand.sources if name in frame.columns]
-        if shared:
-            frame = frame.merge(part, on=shared, how="inner", sort=False)
-        elif len(frame) * len(part) <= PROBE_PAIR_LIMIT:
-            frame = frame.merge(part, how="cross")
-        else:
-            longest = max(len(frame), len(part))
-            frame = pd.concat([_cycle(frame, longest), _cycle(part, longest)], axis=1)
-        if len(frame) > PROBE_PAIR_LIMIT:  # evenly spaced rows: deterministic, public
-            frame = frame.iloc[np.linspace(0, len(frame) - 1, PROBE_PAIR_LIMIT).astype(int)]
-    assert frame is not None
-    frame = frame.reset_index(drop=True)
-    probes = [np.asarray(operand.probe)[frame[f"\0{k}"].to_numpy()] for k, operand in enumerate(columns)]
-    sources = tuple((str(name), frame[name].to_numpy()) for name in frame.columns
-                    if not str(name).startswith("\0"))
-    return probes, sources
-
-
-def _cycle(frame: pd.DataFrame, length: int) -> pd.DataFrame:
-    return frame.iloc[np.resize(np.arange(len(frame)), length)].reset_index(drop=True)
 
 
 def is_private(value: Any) -> bool:
@@ -555,121 +397,6 @@ def _repr(value: Any) -> str:
     if isinstance(value, str):
         return repr(value)
     return format_value(value)
-
-
-@dataclass(frozen=True)
-class CellLabels:
-    """The public labels of a histogram's cells, which its released vector keeps.
-
-    Attributes:
-        labels: One per cell, in the vector's (row-major) order: a category, or a tuple of
-            categories for a histogram over several columns.
-        shape: (rows, columns) of a 2D histogram; None otherwise.
-        axes: The histogram's column names, or None when not known.
-    """
-
-    labels: tuple
-    shape: tuple[int, ...] | None = None
-    axes: tuple[str, ...] | None = None
-
-    def as_pandas(self, values: np.ndarray) -> Any:
-        """The vector as a pandas Series indexed by the cells (a DataFrame for a 2D histogram)."""
-        import pandas as pd
-
-        values = np.asarray(values)
-        axes = list(self.axes) if self.axes is not None else None
-        if self.shape is not None and len(self.shape) == 2 and self.shape[0] * self.shape[1] == len(values):
-            rows, columns = self.shape
-            frame = pd.DataFrame(values.reshape(rows, columns),
-                                 index=pd.Index([self.labels[i * columns][0] for i in range(rows)], dtype=object),
-                                 columns=pd.Index([self.labels[j][1] for j in range(columns)], dtype=object))
-            if axes is not None and len(axes) == 2:
-                frame.index.name, frame.columns.name = axes
-            return frame
-        if self.labels and isinstance(self.labels[0], tuple):
-            index = pd.MultiIndex.from_tuples(list(self.labels), names=axes)
-        else:
-            index = pd.Index(list(self.labels), dtype=object,
-                             name=axes[0] if axes is not None and len(axes) == 1 else None)
-        return pd.Series(values, index=index)
-
-
-class VectorLabels:
-    """The cell labels of the vectors a session released, remembered by the vector's identity.
-
-    A release returns a plain NumPy vector (arithmetic, indexing and printing treat it as one);
-    the labels of the histogram it was released from are public, and are kept here so that
-    `Session.eval` can hand a pandas user a labelled Series. Only the released vector itself
-    (the object a release returned, however it is passed around) is labelled: a vector
-    computed from it is not, since its cells need not be the histogram's any more.
-    """
-
-    def __init__(self) -> None:
-        self._by_id: dict[int, tuple[weakref.ref, CellLabels]] = {}
-
-    def of(self, value: Any) -> CellLabels | None:
-        """The labels of a private histogram or of a labelled released vector, else None."""
-        if isinstance(value, Private):
-            if value.labels is None or not value.is_vector:
-                return None
-            return CellLabels(tuple(value.labels), value.shape, value.axes)
-        if isinstance(value, np.ndarray):
-            entry = self._by_id.get(id(value))
-            if entry is not None and entry[0]() is value:
-                return entry[1]
-        return None
-
-    def remember(self, vector: Any, labels: CellLabels) -> None:
-        """Label `vector` (a 1-D array with one value per cell); anything else is left alone."""
-        if not isinstance(vector, np.ndarray) or vector.ndim != 1 or len(vector) != len(labels.labels):
-            return
-        key = id(vector)
-
-        def forget(ref: weakref.ref, key: int = key) -> None:
-            entry = self._by_id.get(key)
-            if entry is not None and entry[0] is ref:
-                del self._by_id[key]
-
-        self._by_id[key] = (weakref.ref(vector, forget), labels)
-
-    def carry(self, result: Any, source: Any) -> None:
-        """Give `result` (released or estimated from `source`) the labels of `source`'s cells."""
-        labels = self.of(source)
-        if labels is not None and result is not source:
-            self.remember(result, labels)
-
-
-DATA_TYPES = (type(None), bool, int, float, str, np.generic, np.ndarray)
-
-
-def to_python(value: Any, span: Span | None = None, labels: VectorLabels | None = None) -> Any:
-    """Convert a public Jostle value to a plain Python / NumPy / pandas object, detached.
-
-    Only data crosses: numbers, strings, booleans, none, released vectors, lists and records of
-    them, public tables (as a DataFrame copy), domain declarations and released models (classes
-    marked `public_result`, e.g. a trained tree, which holds only what was released). A function,
-    bound method, module, option or ChoiceMaker is refused, though public itself: it holds the
-    scope it was made in, and that scope may hold private tables (a bound `t.count` holds t),
-    which Python code could read.
-
-    Every result is a new object, detached from the session: a released model comes back as a
-    copy without its source of randomness or callbacks, and a result that would still reach a
-    live part of the session (its randomness, accountant, ledger, interpreter, private data) is
-    refused. The rules and their argument are in `jostle.language.detach`.
-
-    A released histogram (a vector `labels` knows) becomes a pandas Series indexed by its cells,
-    or a DataFrame (rows x columns) for a 2D histogram; other vectors stay NumPy arrays.
-
-    Raises:
-        PrivacyError: the value is, or holds, something that is not data.
-    """
-    from jostle.language.detach import returned_value
-
-    return returned_value(value, span, labels)
-
-
-ROW_SCALARS = (bool, int, float, str, np.bool_, np.integer, np.floating, np.str_)
-
 
 
 @dataclass(frozen=True, eq=False)
