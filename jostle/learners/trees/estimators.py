@@ -52,7 +52,7 @@ from sklearn.utils.validation import check_is_fitted
 from jostle.privacy.noise import Randomness
 from jostle.learners.trees.accounting import PrivacyLedger, floor_float, plan_tree_budget
 from jostle.learners.trees.builder import LEAF_MECHANISMS, SPLIT_KINDS, STOPPING_RULES, GrowthRules, grow_tree
-from jostle.learners.trees.encoding import Domain, EncodedDomains, encode_categories, encode_features
+from jostle.learnerkit.encoding import Domain, EncodedDomains, encode_categories, encode_features
 from jostle.learners.trees.printing import tree_title, tree_to_text
 from jostle.learners.trees.shared_budget import PrivacyBudget, charge_default
 from jostle.learners.trees.pruning import prune_pessimistic
