@@ -18,8 +18,9 @@ private choice goes through (the language's `H(...)` calls, the Python API, the 
      pure part e an Option is e-DP and costs e; with a rho part r it runs at the pure epsilon
      within r and costs that epsilon, epsilon^2 / 2 <= r), then it runs with its part;
   5. a `Trace` records what was released and why (post-processing of released values).
-Every charge goes through a `BudgetGuard`, which adds the charges up exactly, in the call's
-measure, and refuses, before anything is drawn, one that would take the total above the budget.
+Every charge goes through a `BudgetGuard` (the one sub-ledger, `jostle.privacy.subledger`), which
+adds the charges up exactly, in the call's measure, and refuses, before anything is drawn, one
+that would take the total above the budget.
 Privacy: sequential composition of the metafeature units and the Option's run; the plan's parts
 add up to the budget exactly and each charge is within its part.
 
@@ -36,52 +37,24 @@ import textwrap
 from dataclasses import dataclass, field
 from typing import Any, Callable, Hashable, Mapping
 
-from jostle.choicemaker.budgets import (MeasureMismatch, as_budget, budget_float, in_measure, is_positive,
-                                        measure_of, pure_epsilon_within)
+from jostle.choicemaker.budgets import as_budget, budget_float, is_positive, measure_of, pure_epsilon_within
 from jostle.choicemaker.family import Family
 from jostle.choicemaker.measurement import (budget_unit, checked_cost, default_measure, measure_features,
                                             plan_budget)
-from jostle.privacy.measures import AnyBudget, RhoZCDPBudget, zero_like
+from jostle.privacy.measures import AnyBudget, RhoZCDPBudget
+from jostle.privacy.subledger import ChoiceBudgetError, Subledger  # noqa: F401 (re-exported)
 from jostle.privacy.units import PrivacyUnit
 
 ChargeFunction = Callable[[AnyBudget, str], None]
 
 
-class ChoiceBudgetError(ValueError):
-    """A charge would take a dispatch's total above its budget (nothing was drawn for it)."""
-
-
-class BudgetGuard:
-    """Exact running total of a dispatch's charges, in the measure of its budget, checked
-    against it.
-
-    `charge(cost, description)` converts the cost into the budget's measure (a pure epsilon e
-    counts e^2 / 2 against a rho, by the accountant's own rule), refuses a charge that would
-    exceed the total (before the caller measures anything), then forwards the cost, as the
-    mechanism states it, to the outside accountant `callback`. A number is a pure epsilon.
-    """
-
-    def __init__(self, budget: Any, callback: ChargeFunction | None = None) -> None:
-        self.budget = as_budget(budget)
-        self.callback = callback
-        self.spent: AnyBudget = zero_like(self.budget)
-        self.records: list[tuple[AnyBudget, str]] = []
-
-    def charge(self, cost: Any, description: str) -> None:
-        cost = as_budget(cost)
-        if not is_positive(cost):
-            raise ValueError(f"a charge needs a positive budget, got {cost} for {description}")
-        try:
-            counted = in_measure(cost, self.budget)
-        except MeasureMismatch as error:  # e.g. a rho charged against an epsilon
-            raise ChoiceBudgetError(f"{description}: {error}") from None
-        after = self.spent + counted
-        if not self.budget.covers(after):
-            raise ChoiceBudgetError(f"{description}: {cost} would bring the total to {after}, over {self.budget}")
-        if self.callback is not None:
-            self.callback(cost, description)
-        self.spent = after
-        self.records.append((cost, description))
+BudgetGuard = Subledger
+"""A dispatch's guard is the one sub-ledger (`jostle.privacy.subledger.Subledger`), capped at the
+call's budget: `charge(cost, description)` converts the cost into the budget's measure (a pure
+epsilon e counts e^2 / 2 against a rho, by the accountant's own rule), refuses a charge that
+would exceed the total (`ChoiceBudgetError`, which is `OverBudgetError`) before the caller
+measures anything, then forwards the cost, as the mechanism states it, to the outside
+accountant `callback`. A number is a pure epsilon."""
 
 
 class Runtime:
@@ -318,12 +291,12 @@ def dispatch(choicemaker: Any, data: Any, budget: Any, noise: Any = None, charge
     trace = Trace(name, family.name, where, family.segment_label(segment), dict(measured.features),
                   {n: float(predictions[n]) for n in available if n in predictions}, dict(priors), choice,
                   total, total - option_part, option_part,
-                  tuple((description, amount) for amount, description in guard.records),
+                  tuple((record.description, record.cost) for record in guard.records),
                   tuple(m.name for m in metafeatures if m.cost), decision.sentence() if decision else "",
                   data_unit.text)
     split = {k: v for k, v in measured.budget_split.items() if k != "option"}
     split[f"option {choice}"] = option_part
-    costs = {description: amount for amount, description in guard.records}
+    costs = {record.description: record.cost for record in guard.records}
     return DispatchResult(result, choice, dict(measured.features), predictions, split, trace, costs)
 
 

@@ -12,7 +12,8 @@ The split is (1, 1, 1) / 3 by default (Belardo 2018), any positive weights other
 are exact rationals whose sum is eps exactly (the last part is eps minus the others).
 
 `FitLedger.charge(part, description)` is called before each step draws noise. It refuses (before
-anything is drawn) a charge that would take the fit past its epsilon, reports the amount to the
+anything is drawn, with `OverBudgetError`, through the one sub-ledger `jostle.privacy.subledger`)
+a charge that would take the fit past its epsilon, reports the amount to the
 caller's `charge` callback (an outside accountant: the Jostle evaluator's, or the ChoiceMaker's
 guard), and returns the epsilon the step calibrates its noise to: the largest double not above
 the part (`floor_float`), which is also exactly what is reported, so the reported charges add up
@@ -30,17 +31,15 @@ from __future__ import annotations
 
 import threading
 import warnings
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from fractions import Fraction
 from typing import Callable, Sequence
 
 from jostle.privacy.budget import floor_float
+from jostle.privacy.measures import AnyBudget
+from jostle.privacy.subledger import BudgetExceededError, OverBudgetError, Subledger  # noqa: F401 (re-exported)
 
 ChargeCallback = Callable[[float, str], None]
-
-
-class BudgetExceededError(ValueError):
-    """A DP-BRL step asked for more epsilon than the fit was given (raised before any noise)."""
 
 
 class BRLBudgetWarning(UserWarning):
@@ -79,32 +78,40 @@ class BudgetSplit:
         return cls(mining, selection, epsilon - mining - selection)
 
 
-@dataclass
 class FitLedger:
-    """The charges of one fit, checked against its epsilon before any noise is drawn.
+    """The charges of one fit, checked against its epsilon before any noise is drawn: a
+    `Subledger` whose steps are charged the float they calibrate to.
 
     Args:
         epsilon: What the fit may spend (exact).
         callback: Called as callback(amount, description) before the step's noise is drawn.
     """
 
-    epsilon: Fraction
-    callback: ChargeCallback | None = None
-    records: list[tuple[float, str]] = field(default_factory=list)
-    spent: Fraction = Fraction(0)
+    def __init__(self, epsilon: Fraction, callback: ChargeCallback | None = None) -> None:
+        self.epsilon = Fraction(epsilon)
+        self.callback = callback
+        self.ledger = Subledger(self.epsilon, self._forward, name="the fit's epsilon")
+
+    def _forward(self, cost: AnyBudget, description: str) -> None:
+        if self.callback is not None:
+            self.callback(float(getattr(cost, "epsilon")), description)  # the float the step calibrates to
+
+    @property
+    def spent(self) -> Fraction:
+        """What the fit has spent, exactly."""
+        return self.ledger.spent_epsilon
+
+    @property
+    def records(self) -> list[tuple[float, str]]:
+        """(epsilon, description) of every step charged, in order."""
+        return [(record.epsilon, record.description) for record in self.ledger.records]
 
     def charge(self, part: Fraction, description: str) -> Fraction:
         """Charge one step; returns the exact epsilon its noise is calibrated to (<= part)."""
         amount = floor_float(Fraction(part))
         if not amount > 0:
             raise ValueError(f"{description}: a step needs an epsilon > 0, got {float(part)!r}")
-        if self.spent + Fraction(amount) > self.epsilon:
-            raise BudgetExceededError(f"{description}: epsilon {amount:g} would take the fit past its epsilon "
-                                      f"{float(self.epsilon):g}; nothing was drawn")
-        if self.callback is not None:
-            self.callback(amount, description)
-        self.spent += Fraction(amount)
-        self.records.append((amount, description))
+        self.ledger.charge(amount, description)
         return Fraction(amount)
 
 

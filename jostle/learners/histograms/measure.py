@@ -16,22 +16,24 @@ pair each draw with a privacy charge:
   (`safe_noise.choose_exponential`), by Gumbel-max in simulation.
 
 The privacy unit is one record added or removed, so a histogram (or any set of disjoint cell
-groups) has L1 sensitivity 1. A `PrivacyLedger` holds the epsilon an algorithm was given; a
-charge that would push the exact (rational) sum of charges past it raises
-`HistogramBudgetError` *before* any noise is drawn. Sequential composition: charges add up.
+groups) has L1 sensitivity 1. A `PrivacyLedger` holds the epsilon an algorithm was given (on the
+one sub-ledger, `jostle.privacy.subledger.Subledger`); a charge that would push the exact
+(rational) sum of charges past it raises `OverBudgetError` (also named `HistogramBudgetError`)
+*before* any noise is drawn. Sequential composition: charges add up.
 A ledger made with `keep_releases=True` also keeps every noisy vector with its public grid
 (for audits and tests).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from fractions import Fraction
 from typing import Protocol
 
 import numpy as np
 
 from jostle.privacy import safe_noise
+from jostle.privacy.subledger import HistogramBudgetError, OverBudgetError, Subledger  # noqa: F401 (re-exported)
 
 
 class NoiseSource(Protocol):
@@ -42,10 +44,6 @@ class NoiseSource(Protocol):
     def laplace(self, scale: float, size: int) -> np.ndarray: ...
 
     def uniform(self, size: int) -> np.ndarray: ...
-
-
-class HistogramBudgetError(ValueError):
-    """An algorithm tried to spend more epsilon than it was given (nothing was drawn)."""
 
 
 @dataclass(frozen=True)
@@ -73,24 +71,25 @@ class Release:
     values: np.ndarray
 
 
-@dataclass
 class PrivacyLedger:
-    """Charges of one algorithm run, capped at the epsilon the run was given.
+    """Charges of one algorithm run, capped at the epsilon the run was given: a `Subledger`
+    (exact, refused before added) that also keeps each charge's mechanism and sensitivity.
 
     Args:
         limit: The epsilon the algorithm may spend in total.
         keep_releases: Keep every noisy vector in `releases` (audits and tests).
     """
 
-    limit: float
-    charges: list[Charge] = field(default_factory=list)
-    keep_releases: bool = False
-    releases: list[Release] = field(default_factory=list)
-    _total: Fraction = field(default=Fraction(0), init=False, repr=False)
+    def __init__(self, limit: float, keep_releases: bool = False) -> None:
+        self.limit = limit
+        self.keep_releases = keep_releases
+        self.ledger = Subledger(limit, name="the algorithm's epsilon")
+        self.charges: list[Charge] = []
+        self.releases: list[Release] = []
 
     @property
     def spent(self) -> float:
-        return float(self._total)
+        return float(self.ledger.spent_epsilon)
 
     def record(self, label: str, grid: Fraction | None, values: np.ndarray) -> None:
         """Keep a noisy vector, if this ledger keeps them."""
@@ -98,14 +97,11 @@ class PrivacyLedger:
             self.releases.append(Release(label, grid, np.array(values, dtype=float, copy=True)))
 
     def charge(self, label: str, mechanism: str, epsilon: float, sensitivity: float) -> None:
-        """Record a charge, refusing it if the exact running sum would exceed the limit."""
+        """Record a charge, refusing it (`OverBudgetError`, nothing drawn) if its epsilon is not
+        positive and finite or the exact running sum would exceed the limit."""
         if not (epsilon > 0 and np.isfinite(epsilon)):
-            raise HistogramBudgetError(f"{label}: epsilon must be positive and finite, got {epsilon}")
-        total = self._total + Fraction(epsilon)
-        if total > Fraction(self.limit):
-            raise HistogramBudgetError(
-                f"{label}: charging {epsilon} would spend {float(total)} > limit {self.limit}")
-        self._total = total
+            raise OverBudgetError(f"{label}: epsilon must be positive and finite, got {epsilon}")
+        self.ledger.charge(epsilon, label)
         self.charges.append(Charge(label, mechanism, float(epsilon), float(sensitivity)))
 
 

@@ -3,10 +3,11 @@
 Privacy unit: one row added to or removed from the training table.
 
 Every noisy measurement a learner makes is preceded by `PrivacyLedger.charge`, which (1)
-checks that the composed cost stays within the epsilon given to the learner, failing before
-anything is measured otherwise, (2) calls the optional `charge(epsilon, description)` callback
-with the increase of the composed cost, so an outside accountant (the Jostle evaluator's) is
-charged before noise is drawn, and (3) records the charge.
+checks that the composed cost stays within the epsilon given to the learner, failing with
+`OverBudgetError` before anything is measured otherwise, (2) calls the optional
+`charge(epsilon, description)` callback with the increase of the composed cost, so an outside
+accountant (the Jostle evaluator's) is charged before noise is drawn, and (3) records the
+charge. The accounting is the one sub-ledger's (`jostle.privacy.subledger.Subledger`).
 
 Composition. A charge concerns either the whole table (`part=None`) or one of several disjoint
 parts of it (`part=p`, for trees grown on disjoint random parts). The composed cost is
@@ -24,51 +25,50 @@ to a float (`floor_float`), so the sum of what is charged never exceeds the epsi
 
 from __future__ import annotations
 
-import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from fractions import Fraction
 from typing import Callable
 
 from jostle.privacy.budget import ceil_float, floor_float  # noqa: F401 (re-exported: the learners round with them)
+from jostle.privacy.measures import AnyBudget
+from jostle.privacy.subledger import BudgetExceededError, OverBudgetError, SubCharge, Subledger  # noqa: F401
 
 ChargeCallback = Callable[[float, str], None]
 
-
-class BudgetExceededError(ValueError):
-    """A learner asked for more epsilon than it was given (raised before any noise)."""
-
-
-@dataclass(frozen=True)
-class ChargeRecord:
-    """One charge: the epsilon of a batch of measurements and what was measured."""
-
-    epsilon: float
-    description: str
-    part: int | None
-    composed_after: float
+ChargeRecord = SubCharge
+"""One charge of a fit (kept importable: the sub-ledger's record)."""
 
 
-@dataclass
 class PrivacyLedger:
-    """Charges of one fit, checked against the learner's epsilon.
+    """Charges of one fit, checked against the learner's epsilon: a `Subledger` (parallel
+    composition over disjoint parts, refused before added) that speaks floats to the learner.
 
     Args:
         epsilon: the epsilon the learner may spend (public).
         callback: called as callback(increase_in_composed_epsilon, description) before the
-            noise of a charged measurement is drawn; not called for a charge that parallel
-            composition makes free (a later disjoint part spending no more than an earlier one).
+            noise of a charged measurement is drawn, the increase rounded up to a float
+            (`ceil_float`); not called for a charge that parallel composition makes free (a
+            later disjoint part spending no more than an earlier one).
     """
 
-    epsilon: float
-    callback: ChargeCallback | None = None
-    records: list[ChargeRecord] = field(default_factory=list)
-    _whole: Fraction = Fraction(0)
-    _parts: dict[int, Fraction] = field(default_factory=dict)
+    def __init__(self, epsilon: float, callback: ChargeCallback | None = None) -> None:
+        self.epsilon = epsilon
+        self.callback = callback
+        self.ledger = Subledger(epsilon, self._forward, forward_increase=True, name="the learner's epsilon")
+
+    def _forward(self, increase: AnyBudget, description: str) -> None:
+        if self.callback is not None:
+            self.callback(ceil_float(Fraction(getattr(increase, "epsilon"))), description)
+
+    @property
+    def records(self) -> list[SubCharge]:
+        """The charges accepted so far, in order."""
+        return self.ledger.records
 
     @property
     def spent_exact(self) -> Fraction:
         """The composed cost so far, exactly."""
-        return self._whole + max(self._parts.values(), default=Fraction(0))
+        return self.ledger.spent_epsilon
 
     @property
     def spent(self) -> float:
@@ -77,27 +77,11 @@ class PrivacyLedger:
 
     def part_spent(self, part: int | None) -> Fraction:
         """What the charges on one disjoint part (None: the whole table) have cost so far."""
-        return self._whole if part is None else self._parts.get(part, Fraction(0))
+        return Fraction(getattr(self.ledger.part_spent(part), "epsilon"))
 
     def charge(self, epsilon: float, description: str, part: int | None = None) -> None:
-        """Charge a batch of measurements; raises BudgetExceededError before anything is spent."""
-        if not (epsilon > 0 and math.isfinite(epsilon)):
-            raise ValueError(f"a charge needs a finite epsilon > 0, got {epsilon} for {description}")
-        amount = Fraction(epsilon)
-        before = self.spent_exact
-        whole = self._whole + (amount if part is None else 0)
-        parts = dict(self._parts)
-        if part is not None:
-            parts[part] = parts.get(part, Fraction(0)) + amount
-        after = whole + max(parts.values(), default=Fraction(0))
-        if after > Fraction(self.epsilon):
-            raise BudgetExceededError(
-                f"{description}: epsilon {epsilon:g} would bring the total to {float(after):.6g}, "
-                f"over the learner's epsilon {self.epsilon:g}")
-        if self.callback is not None and after > before:
-            self.callback(ceil_float(after - before), description)
-        self._whole, self._parts = whole, parts
-        self.records.append(ChargeRecord(epsilon, description, part, float(after)))
+        """Charge a batch of measurements; raises `OverBudgetError` before anything is spent."""
+        self.ledger.charge(epsilon, description, part)
 
 
 @dataclass(frozen=True)
