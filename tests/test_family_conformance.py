@@ -1,6 +1,7 @@
 """Every learner family passes the conformance checks; the toy family tests the interface.
 
-`test_conformance` runs each check of `tests/family_checks.py` on every family that
+`test_conformance` runs each check of the shipped suite (`jostle.choicemaker.conformance`, what
+a family's author runs with `check_family(FAMILY)`) on every family that
 `jostle.choicemaker.families.discover()` finds (a new family is checked by existing) and on the
 toy family of `tests/toy_family.py`. Each family is trained once per module on a tiny public
 setup (a few of the cheapest tasks of its default corpus, its grid cut to one configuration,
@@ -14,21 +15,23 @@ checks nothing).
 from __future__ import annotations
 
 import math
+import subprocess
+import sys
 from fractions import Fraction
 from pathlib import Path
 from typing import Callable
 
 import pytest
 
-from jostle.choicemaker import dispatch as dispatch_module
-from jostle.choicemaker.dispatch import dispatch, explain
+from jostle.choicemaker import conformance as checks
+from jostle.choicemaker import conformance_privacy
+from jostle.choicemaker.dispatch import BudgetGuard, dispatch, explain
 from jostle.choicemaker.engine import train
 from jostle.choicemaker.experience import RUN_STATS
 from jostle.choicemaker.families import discover
 from jostle.choicemaker.family import Family
 from jostle.privacy.measures import PureDPBudget
 from jostle.privacy.noise import Randomness, SimulationNoise
-from tests import family_checks as checks
 from tests import toy_family
 
 FAMILIES: dict[str, Family] = {**discover(), toy_family.FAMILY.name: toy_family.FAMILY}
@@ -202,7 +205,7 @@ def test_broken_toys_pass_the_checks_they_do_not_break(subject: Callable[[str], 
 
 def test_budget_guard_check_fails_on_a_guard_that_forwards_first(monkeypatch: pytest.MonkeyPatch,
                                                                  subject: Callable[[str], checks.Subject]) -> None:
-    class ForwardingFirst(dispatch_module.BudgetGuard):
+    class ForwardingFirst(BudgetGuard):
         def charge(self, epsilon, description):  # forwards, then checks: the accountant is charged anyway
             if self.callback is not None:
                 self.callback(epsilon, description)
@@ -212,7 +215,7 @@ def test_budget_guard_check_fails_on_a_guard_that_forwards_first(monkeypatch: py
             finally:
                 self.callback = callback
 
-    monkeypatch.setattr(checks, "BudgetGuard", ForwardingFirst)
+    monkeypatch.setattr(conformance_privacy, "BudgetGuard", ForwardingFirst)
     with pytest.raises(AssertionError, match=r"^\[toy\] the budget guard refuses before forwarding: "):
         checks.check_budget_guard(subject("toy"))
 
@@ -224,3 +227,28 @@ def test_an_option_that_claims_to_charge_itself_is_charged_by_the_engine_anyway(
     honoured."""
     for check in (checks.check_planned_charges, checks.check_charge_before_draw, checks.check_over_budget_refused):
         check(subject("toy_uncharged"))
+
+
+# ====================================================================================== the one call
+def test_check_family_is_one_call_that_passes_a_conforming_family(tmp_path: Path) -> None:
+    subject = checks.check_family(toy_family.FAMILY, workdir=tmp_path)
+    assert subject.family is toy_family.FAMILY and subject.choicemaker.options
+    assert (tmp_path / "cache").is_dir()  # trained under the folder it was given
+
+
+def test_check_family_raises_the_property_a_broken_family_breaks() -> None:
+    broken = BROKEN["toy_no_sensitivity"]
+    with pytest.raises(checks.ConformanceError) as failure:
+        checks.check_family(broken)  # a temporary work folder
+    assert failure.value.property == checks.DECLARATIONS and failure.value.family == "toy_no_sensitivity"
+    assert isinstance(failure.value, AssertionError)
+    assert str(failure.value).startswith("[toy_no_sensitivity] declarations: noisy metafeature 'size'")
+    with pytest.raises(TypeError, match="needs a jostle.choicemaker.family.Family"):
+        checks.check_family("toy")  # type: ignore[arg-type]
+
+
+def test_the_shipped_checks_import_neither_pytest_nor_the_tests() -> None:
+    code = ("import sys, jostle.choicemaker.conformance; "
+            "print(sorted(m for m in sys.modules if m == 'pytest' or m == 'tests' or m.startswith(('_pytest', 'tests.'))))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]", out

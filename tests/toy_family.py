@@ -20,7 +20,7 @@ Every release goes through `jostle.privacy.safe_noise.release_vector`, so the to
 on an exact source (`jostle.privacy.noise.Randomness`) and fast on a simulation source.
 
 The broken copies at the end each violate one rule of the conformance suite
-(`tests/family_checks.py`); the suite's negative controls check that the matching check fails
+(`jostle.choicemaker.conformance`); the suite's negative controls check that the matching check fails
 on them (a check that cannot fail checks nothing).
 """
 
