@@ -470,6 +470,16 @@ class Session:
         session's total leaves, lowered to what each dataset's lifetime budget leaves."""
         return self.accountant.remaining
 
+    @property
+    def cap(self) -> AnyBudget | None:
+        """This session's total (None until one is set)."""
+        return self.accountant.cap
+
+    def charge_fit(self, amount: Budget, description: str) -> None:
+        """Charge an estimator's fit to this session, checked against every limit first: what
+        `PrivacyBudget(account=session)` calls (jostle.privacy.shared_budget.BudgetAccount)."""
+        self.accountant.charge_fit(amount, description)
+
     def describe(self, name: str) -> str:
         """What is public about a global: its value if public, else its description."""
         value = self.interpreter.globals.lookup(name)

@@ -461,6 +461,16 @@ class Accountant:
             ctx.tree.add(cost, node)
         return entry
 
+    def charge_fit(self, amount: Budget, description: str) -> None:
+        """Charge one fit made outside the language (a scikit-learn estimator's, through
+        `jostle.privacy.shared_budget.PrivacyBudget`: the `BudgetAccount` interface) against the
+        session's data (the row root), checked against every limit before it is recorded.
+
+        Raises:
+            BudgetExceeded: Some limit would be exceeded; nothing is recorded.
+        """
+        self.charge(amount, self.root, "estimator fit", description, None)
+
     def _commit(self, entry: Charge, rise: AnyBudget) -> None:
         """Check `rise` against the balance of every dataset the charge may have read, and commit
         it to each (atomically; jostle.privacy.ledger_store.LedgerStore.record).
