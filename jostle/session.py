@@ -40,7 +40,7 @@ from jostle.privacy.noise import Randomness
 from jostle.privacy.units import PrivacyUnit, parse_unit
 from jostle.language.parser import parse
 from jostle.data.schema import (
-    Schema, numbers_where_possible, python_cells, read_csv, read_schema_declaration, schema_file_for,
+    Schema, numbers_where_possible, read_csv, read_schema_declaration, schema_file_for,
 )
 from jostle.diagnostics.source import BUILTIN_SPAN, Span
 from jostle.language.values import Private, PrivateMean, Table, format_value, is_private, to_python
@@ -240,7 +240,7 @@ class Session:
         """
         import pandas as pd
 
-        from jostle.language import binding
+        from jostle.language import private_files
 
         _check_name(name)
         bound_unit = _unit(unit, name) if unit is not None else None
@@ -248,8 +248,7 @@ class Session:
         path: Path | None = None
         if isinstance(data, (str, Path)):
             path = Path(data)
-            route = binding.route_for_file(interp, path, by_curator=True)
-            raw, columns = binding.curator_file_rows(interp, path, route)
+            rows = private_files.read_private_file(interp, path, by_curator=True, strict=True, table=name)
             if schema_file_for(path).is_file() and (schema is None or dataset is None or lifetime is None):
                 declared = read_schema_declaration(schema_file_for(path))
                 if schema is None:
@@ -260,17 +259,10 @@ class Session:
                 dataset = dataset if dataset is not None else declared.dataset
                 lifetime = lifetime if lifetime is not None else declared.lifetime
         elif isinstance(data, pd.DataFrame):
-            route = binding.route_for_frame(interp, data)
-            raw = binding.frame_source(interp, data, route) if route != "pandas" else data
-            columns = [str(c) for c in data.columns]
+            rows = private_files.curator_frame_rows(interp, data)
         else:
             raise UsageError(f"bind_private needs a DataFrame, or the path of a CSV or Parquet file, "
                              f"got {type(data).__name__}")
-        raw_for_schema = raw
-        if isinstance(raw, pd.DataFrame) and (path is None or binding.is_parquet(path)):
-            # typed cells, missing as None, read by jostle.data.cells' rule (pandas' notna raised on
-            # some cells: issue 21, hole 4)
-            raw_for_schema = python_cells(raw)
         declared_lifetime = _lifetime(lifetime, "lifetime") if lifetime is not None else None
         if dataset is not None and (not isinstance(dataset, str) or not dataset.strip()):
             raise UsageError(f"a dataset's name in the ledger must be a non-empty text, got {dataset!r}")
@@ -283,7 +275,7 @@ class Session:
             raise UsageError(f"bind_private('{name}'): {error}",
                              hint="public_rows=True is the unit replace_one; give one or the other") from None
         if schema is not None:
-            table = make_private_table(interp, name, raw_for_schema, _schema(schema), BUILTIN_SPAN, public_rows,
+            table = make_private_table(interp, name, rows.cells, _schema(schema), BUILTIN_SPAN, public_rows,
                                        unit=bound_unit)
         elif isinstance(data, pd.DataFrame):
             from jostle.language.entities import check_schemaless_key_cells
@@ -292,16 +284,15 @@ class Session:
         # Fingerprint the raw rows, not the schema (jostle.data.engine.fingerprint; only with a
         # durable ledger); from now on every charge in this session is also recorded against
         # this data, and no program may read the file (or a copy of the rows) as public:
-        # builtins.refuse_registered_private_file. The table is bound only once the ledger has
+        # private_files.refuse_registered_private_file. The table is bound only once the ledger has
         # accepted it: a binding the ledger refuses (another lifetime, rows equal to another
         # dataset's) leaves nothing a program could release on (issue 21).
-        digest = binding.dataset_digest(interp, raw, name, columns)
-        self.accountant.register_dataset(digest, name, columns, path=path, name=dataset or name,
-                                         lifetime=declared_lifetime, unit=bound_unit)
+        private_files.register_private_rows(interp, name, rows, by_curator=True, dataset=dataset,
+                                            lifetime=declared_lifetime, unit=bound_unit)
         if table is None:
             # The path (None for a DataFrame) lets the checker's hint say where a schema can come
             # from; the unit is the curator's, which a program's declaration can only restate.
-            interp.bindings[name] = (raw_for_schema, None, public_rows, path, bound_unit)
+            interp.bindings[name] = (rows.cells, None, public_rows, path, bound_unit)
         else:
             interp.bound_tables[name] = table
             interp.globals.define(name, table)

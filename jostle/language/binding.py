@@ -182,15 +182,3 @@ def read_parquet_frame(path: Path) -> Any:
 
 __all__ = ["EngineSource", "route_for_file", "route_for_frame", "file_source", "frame_source", "dataset_digest",
            "table_engine", "csv_header", "read_parquet_frame", "is_parquet"]
-
-
-def curator_file_rows(interp: Any, path: Path, route: str) -> tuple[Any, list[str]]:
-    """A file the curator binds, read strictly on `route` (a bad record is named, to the
-    curator): its raw rows (an engine source, or a pandas frame) and its column names."""
-    from jostle.data.schema import read_csv
-
-    if route != "pandas":
-        source = file_source(interp, path, route, strict=True)
-        return source, list(source.columns)
-    frame = read_parquet_frame(path) if is_parquet(path) else read_csv(path)
-    return frame, [str(c) for c in frame.columns]

@@ -10,20 +10,16 @@ imported; jostle.language.builtins imports this module.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
 from jostle.data.schema import Categorical, Numeric, conform, numbers_where_possible, read_csv_file
 from jostle.diagnostics.errors import DataError, JostleRuntimeError
-from jostle.language import tables
+from jostle.language import private_files, tables
 from jostle.language.builtin_registry import VARIADIC, builtin
 from jostle.language.builtin_registry import list_argument as _sequence, number_argument as _number
 from jostle.language.builtin_registry import refuse_private_arguments as _refuse_private
-from jostle.language.loading import (
-    _refuse_curator_file_under_another_unit, _resolve_path, infer_public_schema, make_private_table,
-    refuse_registered_private_file, register_loaded_file, schema_from_value,
-)
+from jostle.language.loading import _resolve_path, infer_public_schema, make_private_table, schema_from_value
 from jostle.language.values import Table, format_value, type_name
 
 
@@ -64,40 +60,21 @@ def _load(interp, span, path, schema, public_rows=False):
     the CSV reader cannot use and rows that break the schema are dropped, and no error depends
     on the rows (jostle.data.schema). The exception is public_rows=true, the program's claim that
     the row count is public: it is refused for data registered as private in the session
-    (`refuse_registered_private_file`), so the file is one the program could read with
+    (`private_files.read_for_program`), so the file is one the program could read with
     load_public, and it is read strictly, like a public file (dropping rows would make the
     count private). Where the rows go (memory or an engine) is decided by the session's
     setting and the file's kind, never its size (jostle.language.binding).
     """
-    from jostle.language import binding
-
     _refuse_private("load", (path, schema, public_rows), span)
     schema = schema_from_value(schema, span)
     file = _resolve_path(interp, span, path)
     if not isinstance(public_rows, bool):
         raise JostleRuntimeError(f"public_rows must be true or false, got {format_value(public_rows)}", span)
     declared_public = public_rows
-    if declared_public:
-        refuse_registered_private_file(interp, span, file, None, "load(..., public_rows=true)")
-    _refuse_curator_file_under_another_unit(interp, span, file)
     name = Path(path).stem
-    route = binding.route_for_file(interp, file, by_curator=False)
-    try:
-        if route != "pandas":
-            raw: Any = binding.file_source(interp, file, route, strict=declared_public)
-            columns = raw.columns
-        elif binding.is_parquet(file):
-            raw = binding.read_parquet_frame(file)
-            columns = [str(c) for c in raw.columns]
-        else:
-            read = read_csv_file(file)
-            raw = read.checked() if declared_public else read.rows_for_program(name)
-            columns = [str(c) for c in read.frame.columns]
-    except DataError as error:
-        error.span = span
-        raise
-    table = make_private_table(interp, name, raw, schema, span, declared_public, strict=declared_public)
-    register_loaded_file(interp, name, columns, file, table.unit)
+    rows = private_files.read_for_program(interp, span, file, name, declared_public)
+    table = make_private_table(interp, name, rows.cells, schema, span, declared_public, strict=declared_public)
+    private_files.register_private_rows(interp, name, rows, by_curator=False, unit=table.unit)
     return table
 
 
@@ -107,7 +84,7 @@ def _load_public(interp, span, path, schema=None):
     file = _resolve_path(interp, span, path)
     from jostle.language.binding import is_parquet, read_parquet_frame
 
-    refuse_registered_private_file(interp, span, file, None, "load_public()")
+    private_files.refuse_registered_private_file(interp, span, file, None, "load_public()")
     try:
         if is_parquet(file):
             frame = read_parquet_frame(file)

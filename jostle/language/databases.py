@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from jostle.data.schema import DataError, Schema, python_cells, read_schema_declaration, schema_file_for
+from jostle.data.schema import DataError, Schema, read_schema_declaration, schema_file_for
 from jostle.diagnostics.errors import UsageError
 from jostle.diagnostics.source import BUILTIN_SPAN
 from jostle.privacy.budget import DataNode, ParallelGroup
@@ -120,7 +120,7 @@ def read_parts(interp: Any, tables: Mapping[str, Any], schemas: Mapping[str, Any
     """
     import pandas as pd
 
-    from jostle.language import binding
+    from jostle.language import binding, private_files
 
     schemas = dict(schemas or {})
     unknown = sorted(set(schemas) - set(tables))
@@ -143,22 +143,19 @@ def read_parts(interp: Any, tables: Mapping[str, Any], schemas: Mapping[str, Any
         path = Path(data) if isinstance(data, (str, Path)) else None
         schema = schemas.get(name)
         if path is not None:
-            raw, columns = binding.curator_file_rows(interp, path, route)
+            rows = private_files.read_private_file(interp, path, by_curator=True, strict=True, table=name, route=route)
             if schema_file_for(path).is_file():
                 declared = read_schema_declaration(schema_file_for(path))
                 _refuse_table_declarations(declared, name, schema_file_for(path), unit)
                 schema = declared.schema if schema is None else schema
         else:
-            columns = [str(c) for c in data.columns]
-            raw = binding.frame_source(interp, data, route) if route != "pandas" else data
+            rows = private_files.curator_frame_rows(interp, data, route)
         if schema is None:
             where = f" (no {schema_file_for(path).name} beside {path})" if path is not None else ""
             raise UsageError(f"the table '{name}' of the database has no schema{where}",
                              hint="give it in schemas={...} or in a schema file beside the data: the key "
                                   "is checked against every table's schema when the database is bound")
-        # typed cells, missing as None, read by jostle.data.cells' rule (as Session.bind_private)
-        rows = python_cells(raw) if isinstance(raw, pd.DataFrame) and (path is None or binding.is_parquet(path)) else raw
-        parts.append(BoundPart(name, raw, rows, schema_of(schema), columns, path))
+        parts.append(BoundPart(name, rows.raw, rows.cells, schema_of(schema), rows.columns, path))
     return parts
 
 

@@ -1,22 +1,24 @@
-"""Private and public tables from data: schemas written in a program, the private table a
-binding or a program's `load` makes (under its privacy unit), and the rules that keep a
-program from reading registered private data again as public or under another unit.
+"""Private and public tables from data: schemas written in a program, and the private table a
+binding or a program's `load` makes (under its privacy unit).
 
-The `load` and `load_public` built-ins (jostle.language.builtins) and `Session.bind_private`
-call these; none of them is a built-in itself.
+The `load` and `load_public` built-ins (jostle.language.builtins_tables) and
+`Session.bind_private` call these; none of them is a built-in itself. Reading a private file,
+its ledger entry, and the rules that keep a program from reading registered private data again
+as public or under another unit are in jostle.language.private_files.
 """
 
 from __future__ import annotations
 
-import hashlib
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from jostle.data.schema import Categorical, Numeric, Schema, can_drop_rows, conform
-from jostle.diagnostics.errors import DataError, JostleRuntimeError, PrivacyError
+from jostle.diagnostics.errors import DataError, JostleRuntimeError
 from jostle.diagnostics.source import Span
-from jostle.privacy.ledger_store import FILE_DATASET
 from jostle.language.values import Record, Table, type_name
+from jostle.language.private_files import (  # noqa: F401 (re-exported: they lived here)
+    _curator_source, _refuse_curator_file_under_another_unit, refuse_registered_private_file, register_loaded_file,
+)
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -126,97 +128,6 @@ def refuse_dropping_public_rows(name: str, schema: Schema, span: Span) -> None:
             "declare a default for each of those columns, e.g. categorical([...], default=...) "
             "or numeric(lo, hi, default=...), so that every row is kept",
         )
-
-
-def refuse_registered_private_file(interp, span: Span, file: Path, frame: pd.DataFrame | None,
-                                   use: str) -> None:
-    """Refuse to read as public a file that holds data registered as private in the session.
-
-    The one guard of hole 7 (issue 11): `load_public(path)` and `load(path, schema,
-    public_rows=true)` would otherwise let a program reopen the curator's private file and read
-    its rows, or declare its row count public. Called twice by each reader:
-      * before reading (`frame` is None): the path, resolved (symlinks) and compared with every
-        registered file, also as the same inode (hard links). Nothing of the file is read, so
-        no parse error about its rows can reach the program;
-      * after reading (`frame` given): nothing more. Comparing the rows read with the private
-        rows (by a content digest) would catch an exact copy elsewhere on disk, but then the
-        refusal would depend on the private rows: a program could write its guess of the whole
-        table to a file and learn from the refusal whether the guess is exact, which on two
-        neighbouring tables gives different outcomes with no charge. So the guard decides on
-        the binding (path and inode) only, which the rows do not change. Copies of private
-        data that the curator leaves readable are the curator's to protect
-        (docs/threat_model.md, "Loading data").
-
-    Raises:
-        PrivacyError: The file is (a copy of) registered private data.
-    """
-    sources = interp.accountant.private_sources
-    if not sources:
-        return
-    match = None
-    if frame is None:
-        resolved = file.resolve()
-        for source in sources:
-            if source.path is None:
-                continue
-            if source.path == resolved or (resolved.exists() and source.path.exists()
-                                           and resolved.samefile(source.path)):
-                match = source
-                break
-    if match is not None:
-        raise PrivacyError(
-            f"{use} cannot read {file}: it holds the private table '{match.label}' of this session",
-            span,
-            f"use the private table through releases ({{{{ count({match.label}) }}}}), or read the "
-            "file as private with load(path, schema); only the data's curator can declare its row "
-            "count public (Session.bind_private(..., public_rows=True), or \"public_rows\": true "
-            "in its schema file)",
-        )
-
-
-def _curator_source(interp, file: Path) -> Any:
-    """The private source registered in this session from the same file (same path or inode), if any."""
-    resolved = file.resolve()
-    for source in interp.accountant.private_sources:
-        if source.path is not None and (source.path == resolved or (
-                resolved.exists() and source.path.exists() and resolved.samefile(source.path))):
-            return source
-    return None
-
-
-def _refuse_curator_file_under_another_unit(interp, span: Span, file: Path) -> None:
-    """Refuse `load` of a file registered in this session under a unit other than one row.
-
-    A program's `load` reads under the row unit, so reading an entity or replace-one table's file
-    again would release it with one row's sensitivity, where one individual has many rows (or a
-    replaced row is two). Which files the curator bound, and under which unit, are public facts
-    (the path, never the rows), so the refusal is the same on neighbouring data.
-    """
-    source = _curator_source(interp, file)
-    if source is not None and not source.unit.is_row:
-        raise PrivacyError(
-            f"this file is the private table '{source.label}', bound under the privacy unit {source.unit}; "
-            "load() would read it again under one row", span,
-            f"use the table '{source.label}' as it is bound (its unit is kept); nothing was read or spent")
-
-
-def register_loaded_file(interp, name: str, columns: list[str], file: Path, unit: Any = None) -> None:
-    """From now on the file a program loaded is private in this session, and every charge is
-    recorded against it in the durable ledger.
-
-    Its identity there is its path ("file:" and the resolved path), or, for a file the curator
-    bound in this session (same path or inode, as `refuse_registered_private_file` compares),
-    the curator's dataset. Never its rows: the ledger holds datasets bound by curators, and a
-    program that loaded its own guess of some rows would otherwise learn, from spent(),
-    remaining() or a refusal, whether the guess equals them (issue 21). The digest kept in
-    memory for this session is a public stand-in made from the path and the header.
-    """
-    resolved = file.resolve()
-    if _curator_source(interp, file) is not None:
-        return  # the same data under the same budget: already registered
-    digest = hashlib.sha256(("jostle-loaded-file/1\n" + str(resolved) + "\n" + "\x1f".join(columns)).encode()).digest()
-    interp.accountant.register_dataset(digest, name, columns, path=file,
-                                       name=FILE_DATASET + str(resolved), by_curator=False, unit=unit)
 
 
 def infer_public_schema(frame: pd.DataFrame) -> Schema:

@@ -271,12 +271,12 @@ def hole2() -> Reintroduced:
 def hole7() -> Reintroduced:
     """Before a9b63e7: load_public and load(..., public_rows=true) read any file, the one bound
     as the private table included."""
-    from jostle.language import builtins_tables
+    from jostle.language import private_files
 
     def unguarded(interp: Any, span: Any, file: Any, frame: Any, use: str) -> None:
         return None
 
-    return Reintroduced("7", [(builtins_tables, "refuse_registered_private_file", unguarded)])
+    return Reintroduced("7", [(private_files, "refuse_registered_private_file", unguarded)])
 
 
 def value_reprs() -> Reintroduced:
@@ -421,7 +421,7 @@ def content_keyed_loads() -> Reintroduced:
     """Before issue 21's hole 1 was closed: a file a program loaded was registered with the
     ledger by its content digest, so it was charged and reported together with any dataset of
     equal content (the ledger as a membership oracle)."""
-    from jostle.language import binding, builtins_tables
+    from jostle.language import binding, private_files
 
     def by_content(interp: Any, name: str, columns: list[str], file: Any) -> None:
         from jostle.data.schema import read_csv_file
@@ -430,7 +430,7 @@ def content_keyed_loads() -> Reintroduced:
         digest = binding.dataset_digest(interp, raw, name, columns)
         interp.accountant.register_dataset(digest, name, columns, path=file)
 
-    return Reintroduced("21.1 (the ledger as an oracle)", [(builtins_tables, "register_loaded_file", by_content)])
+    return Reintroduced("21.1 (the ledger as an oracle)", [(private_files, "register_loaded_file", by_content)])
 
 
 def test_guesses_loaded_against_a_charged_ledger_are_fuzzed() -> None:
