@@ -368,10 +368,10 @@ def main(argv: list[str] | None = None) -> dict:
                         selection_folds=4 if args.quick else None)
         dims = test_part.shapes[0].dims
         report = trained.model_report
-        selected = report[report["selected"] & (report["dims"] == dims)]["family"].iloc[0]
+        selected = report[report["selected"] & (report["dims"] == dims)]["model_kind"].iloc[0]
         fold_reports.append({"held_out": [s.name for s in test_part], "dims": dims,
                              "selected_family": selected,
-                             "lodo": report[report["dims"] == dims][["family", "lodo_avg_regret"]]
+                             "lodo": report[report["dims"] == dims][["model_kind", "lodo_avg_regret"]]
                              .to_dict(orient="records")})
         pieces = [(shape, domain) for shape in test_part for domain in eval_grid.domains(shape.dims)]
         results = Parallel(n_jobs=args.n_jobs)(delayed(dispatch_piece)(trained, s, d, eval_grid)

@@ -103,16 +103,17 @@ def test_second_training_reuses_the_cache(trained):
     assert RUN_STATS["pieces_computed"] == computed + len(tiny_corpus())
 
 
-def test_model_selection_reports_lodo_regret_of_every_family(trained):
+def test_model_selection_reports_lodo_regret_of_every_model_kind(trained):
+    from jostle.choicemaker.model import MODEL_KINDS
     model, _ = trained
     report = model.model_report
-    assert list(report["family"]) == list(FAMILIES)
+    assert list(report["model_kind"]) == list(MODEL_KINDS)
     assert report["selected"].sum() == 1
     assert (report["groups"] == len(tiny_corpus())).all()
     assert (report["lodo_avg_regret"] >= 1.0).all() and np.isfinite(report["lodo_avg_regret"]).all()
     selected = report.loc[report["selected"], "lodo_avg_regret"].iloc[0]
     assert selected == report["lodo_avg_regret"].min()
-    assert model.models[1].family == report.loc[report["selected"], "family"].iloc[0]
+    assert model.models[1].model_kind == report.loc[report["selected"], "model_kind"].iloc[0]
 
 
 def test_choice_follows_the_regime(trained):
@@ -319,7 +320,7 @@ def test_metafeatures_are_skipped_when_they_do_not_pay(tmp_path):
 
 def test_metafeatures_pay_off_rule():
     from jostle.choicemaker.model import metafeatures_pay_off
-    report = pd.DataFrame({"family": ["best_fixed", "forest_regret"],
+    report = pd.DataFrame({"model_kind": ["best_fixed", "forest_regret"],
                            "lodo_avg_regret": [1.5, 1.2], "selected": [False, True]})
     assert metafeatures_pay_off(report, 0.1)          # 1.5 * 0.9 = 1.35 > 1.2
     assert not metafeatures_pay_off(report, 0.25)     # 1.5 * 0.75 = 1.125 <= 1.2

@@ -146,6 +146,12 @@ class Trace:
     noisy: tuple[str, ...] = ()  # the metafeatures that read the data (the others are public facts)
     measuring: str = ""  # what training found about measuring (a public fact about the corpus)
     unit: str = "row"
+    option_families: tuple[tuple[str, str], ...] = ()  # (Option, the family that runs it), every available one
+
+    @property
+    def choice_family(self) -> str:
+        """The family of the Option that ran."""
+        return dict(self.option_families).get(self.choice, self.family)
 
     @property
     def measure(self) -> str:
@@ -173,6 +179,7 @@ class Trace:
             "prior": dict(self.prior), "choice": self.choice, "measure": self.measure, "unit": self.unit,
             "budget": str(self.budget), "charges": tuple((d, str(c)) for d, c in self.charges),
             "noisy": tuple(self.noisy), "measuring": self.measuring,
+            "option_families": dict(self.option_families), "choice_family": self.choice_family,
         }
         if isinstance(self.budget, RhoZCDPBudget):
             plain.update(rho=budget_float(self.budget), metafeature_rho=budget_float(self.metafeature_budget),
@@ -312,7 +319,13 @@ def explain(traces: list[Mapping[str, Any]], name: str = "the ChoiceMaker") -> s
     lines = []
     for trace in traces:
         get = trace.get
-        lines.append(f"{get('choicemaker')} at {get('where')}: chose {get('choice')}")
+        owners = dict(get("option_families") or {})
+        several = len(set(owners.values())) > 1  # a ChoiceMaker across families names each Option's
+
+        def label(option: str) -> str:
+            return f"{option} ({owners[option]})" if several and option in owners else option
+
+        lines.append(f"{get('choicemaker')} at {get('where')}: chose {label(get('choice'))}")
         features = dict(get("metafeatures"))
         noisy = set(get("noisy") or ())
         if noisy:
@@ -324,7 +337,7 @@ def explain(traces: list[Mapping[str, Any]], name: str = "the ChoiceMaker") -> s
             lines.append(textwrap.fill(get("measuring"), width=100, initial_indent="  training found:       ",
                                        subsequent_indent=" " * 24))
         predicted = sorted(dict(get("predicted_error")).items(), key=lambda kv: kv[1])
-        lines.append("  predicted error:      " + ", ".join(f"{k}={v:.4g}" for k, v in predicted))
+        lines.append("  predicted error:      " + ", ".join(f"{label(k)}={v:.4g}" for k, v in predicted))
         if get("rho") is not None:
             lines.append(f"  budget: rho {get('rho'):.6g} = {get('metafeature_rho'):.6g} on metafeatures "
                          f"+ {get('option_rho'):.6g} on {get('choice')} (run at epsilon {get('option_epsilon'):.6g})")

@@ -3,7 +3,7 @@
 `train(family, options, metafeatures, corpus, grid, mf_share, ...)` builds (or loads) the
 experience table (`experience.experience_table`), then for each segment of the family (a
 histogram dimensionality; one segment for most families) and each of the family's modes selects
-a meta-model family by leave-one-dataset-out validation (`model.select_family`) and decides
+a meta-model kind by leave-one-dataset-out validation (`model.select_model_kind`) and decides
 whether measuring metafeatures pays for its share of the budget (`decide_measuring`):
 
   * payoff rule "credit" (errors that scale about as 1/epsilon, e.g. Laplace-based histogram
@@ -35,10 +35,10 @@ import pandas as pd
 from jostle.choicemaker.experience import (FEATURE_PREFIX, RUN_STATS, default_cache_dir, experience_digest,
                                            experience_table, public_metafeatures)
 from jostle.choicemaker.family import Family
-from jostle.choicemaker.model import (FAMILIES, FittedMetaModel, input_matrix, lodo_chosen_errors,
-                                      measuring_pays, metafeatures_pay_off, select_family, training_matrix)
+from jostle.choicemaker.model import (MODEL_KINDS, FittedMetaModel, lodo_chosen_errors, measuring_pays,
+                                      metafeatures_pay_off, select_model_kind, training_matrix)
 
-MODEL_VERSION = "3"
+MODEL_VERSION = "4"
 
 
 @dataclass(frozen=True)
@@ -74,10 +74,10 @@ class MeasuringDecision:
 
 @dataclass
 class TrainedChoiceMaker:
-    """A ChoiceMaker trained on public data, for one family.
+    """A ChoiceMaker trained on public data.
 
     Attributes:
-        family: The learner family.
+        family: The learner family (a `combined.CombinedFamily` for Options of several).
         options: Name -> Option.
         metafeatures: Every metafeature training measured (in input order).
         mf_share: Share of epsilon spent on metafeatures where measuring pays.
@@ -85,7 +85,7 @@ class TrainedChoiceMaker:
             best fixed Option runs with the whole budget).
         modes: Segment -> "measured" or "public" (the mode whose model was kept).
         experience: The experience table.
-        report: LODO scores of every meta-model family per segment and mode (`selected` marks
+        report: LODO scores of every meta-model kind per segment and mode (`selected` marks
             the fitted one).
         experience_from_cache / model_from_cache: Whether training reused the cache.
     """
@@ -168,7 +168,7 @@ class TrainedChoiceMaker:
                 return None
             return MeasuringDecision(noisy, self.mf_share, used, "held-out mean error", float(errors["measured"]),
                                      float(errors["public"]), "choosing without them (whole budget to the option)")
-        scores = report.set_index("family")["lodo_avg_regret"]
+        scores = report.set_index("model_kind")["lodo_avg_regret"]
         chosen = report.loc[report["selected"], "lodo_avg_regret"]
         if "best_fixed" not in scores or chosen.empty or not np.isfinite(scores).all():
             return None
@@ -179,24 +179,16 @@ class TrainedChoiceMaker:
                                  f"always running {best or 'the best single option'} with the whole budget "
                                  f"(its regret credited for the {self.mf_share:.0%} it saves)")
 
-    def _inputs(self, features: Mapping[str, float], model: FittedMetaModel) -> np.ndarray:
-        if not model.features:
-            return np.zeros((1, 1))
-        missing = [f for f in model.features if f not in features]
-        if missing:
-            raise KeyError(f"missing metafeatures {missing}")
-        return input_matrix({f: float(features[f]) for f in model.features}, model.features)
-
     def predict(self, features: Mapping[str, float], segment: Hashable = None) -> dict[str, float]:
         """Predicted error of every Option for these (released) metafeature values."""
         model = self.model_for(segment)
-        errors = model.predicted_errors(self._inputs(features, model))[0]
+        errors = model.predicted_errors(model.inputs(features))[0]
         return {name: float(e) for name, e in zip(model.options, errors)}
 
     def choose(self, features: Mapping[str, float], segment: Hashable = None) -> tuple[str, dict[str, float]]:
         """The Option the meta-model picks, and every Option's predicted error (post-processing)."""
         model = self.model_for(segment)
-        index = int(model.choose(self._inputs(features, model))[0])
+        index = int(model.choose(model.inputs(features))[0])
         return model.options[index], self.predict(features, segment)
 
 
@@ -230,7 +222,7 @@ def decide_measuring(family: Family, candidates: dict[str, tuple[Any, FittedMeta
 
 
 def _fit_segment(family: Family, experience: pd.DataFrame, option_names: list[str], features: list[Any],
-                 mf_share: float, families: tuple[str, ...], threads: int,
+                 mf_share: float, model_kinds: tuple[str, ...], threads: int,
                  selection_folds: int | None) -> tuple[FittedMetaModel, str, pd.DataFrame]:
     candidates: dict[str, tuple[Any, FittedMetaModel, pd.Series]] = {}
     reports = []
@@ -242,8 +234,9 @@ def _fit_segment(family: Family, experience: pd.DataFrame, option_names: list[st
         names = [m.name for m in mode_features]
         if not names:  # no metafeature: one constant input, so only the best fixed Option
             subset, names = subset.assign(**{FEATURE_PREFIX + "constant": 0.0}), ["constant"]
-        data = training_matrix(subset, names, option_names, list(family.config_columns))
-        selected, report = select_family(data, families, threads, selection_folds)
+        data = training_matrix(subset, names, option_names, list(family.config_columns),
+                               family.meta_input_products, family.group_column)
+        selected, report = select_model_kind(data, model_kinds, threads, selection_folds)
         if family.payoff_rule == "credit":
             use = names != ["constant"] and metafeatures_pay_off(report, mf_share)
             model = FittedMetaModel.fit(data, selected, threads, use)
@@ -263,9 +256,10 @@ def _fit_segment(family: Family, experience: pd.DataFrame, option_names: list[st
 
 def train(family: Family, options: Any = None, metafeatures: Any = None, corpus: Any = None,
           grid: Any = None, mf_share: float = 0.1, cache_dir: str | Path | None = None, n_jobs: int = -1,
-          progress: bool = True, families: tuple[str, ...] = FAMILIES,
+          progress: bool = True, model_kinds: tuple[str, ...] = MODEL_KINDS,
           selection_folds: int | None = None,
-          before_training: Callable[[int], None] | None = None) -> TrainedChoiceMaker:
+          before_training: Callable[[int], None] | None = None,
+          families: tuple[str, ...] | None = None) -> TrainedChoiceMaker:
     """Train a ChoiceMaker of `family` (reusing cached experience and models when nothing changed).
 
     Args:
@@ -278,11 +272,13 @@ def train(family: Family, options: Any = None, metafeatures: Any = None, corpus:
         cache_dir: Cache folder (default $JOSTLE_CACHE or ~/.cache/jostle).
         n_jobs: Processes for building the experience (-1: all cores).
         progress: Show a progress bar.
-        families: Meta-model families to choose from (`model.FAMILIES`).
+        model_kinds: Meta-model kinds to choose from (`model.MODEL_KINDS`).
         selection_folds: None for leave-one-dataset-out; k for k folds of whole groups.
         before_training: Called with the number of experience pieces to run, before running
             them (not called when everything is cached).
+        families: The old name of `model_kinds`.
     """
+    model_kinds = tuple(families) if families is not None else tuple(model_kinds)
     option_list = resolve(options, family.options(), list(family.options()))
     features = resolve(metafeatures, family.metafeatures(), family.default_metafeatures)
     corpus = family.default_corpus(option_list) if corpus is None else corpus
@@ -293,7 +289,7 @@ def train(family: Family, options: Any = None, metafeatures: Any = None, corpus:
     experience_from_cache = RUN_STATS["pieces_computed"] == computed_before
     folder = (Path(cache_dir) if cache_dir is not None else default_cache_dir()) / "models" / family.name
     key = "|".join([MODEL_VERSION, family.fingerprint, experience_digest(experience),
-                    ",".join(m.name for m in features), ",".join(families), str(selection_folds),
+                    ",".join(m.name for m in features), ",".join(model_kinds), str(selection_folds),
                     repr(float(mf_share))])
     path = folder / f"{hashlib.sha256(key.encode()).hexdigest()[:24]}.joblib"
     import joblib
@@ -311,7 +307,7 @@ def train(family: Family, options: Any = None, metafeatures: Any = None, corpus:
             segment = None if column is None else segment.item() if hasattr(segment, "item") else segment
             names = [o.name for o in option_list if segment in family.segments(o)]
             models[segment], modes[segment], report = _fit_segment(
-                family, subset, names, features, mf_share, families, threads, selection_folds)
+                family, subset, names, features, mf_share, model_kinds, threads, selection_folds)
             reports.append(report if column is None else report.assign(**{column: segment}))
         report = pd.concat(reports, ignore_index=True)
         folder.mkdir(parents=True, exist_ok=True)

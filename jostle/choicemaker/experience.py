@@ -6,7 +6,8 @@ seeded instance drawn from the piece (`Family.instances`), and for each mode of 
      the code path of `dispatch` (`measurement.measure_features`); mode "public" measures only
      the free metafeatures and gives the Option the whole budget;
   2. every Option runs with the budget left for it (`Family.run_option`, given its typed part
-     of the plan) and is scored by the family's error measure (`Family.error`).
+     of the plan) and is scored by the family's error measure (`Family.option_error`; across
+     families, each Option by its own family's measure of the ChoiceMaker's name).
 The instances' budgets are the family's grid of pure epsilons; the table keeps the float
 `option_epsilon` column it always had (the pure epsilon the Options ran at) and adds `measure`,
 the measure of the instance's budget ("pure"). Pieces cached before the column existed are
@@ -15,8 +16,10 @@ Everything here runs on public data with the family's seeded simulation noise, n
 private data and never with a secure noise source.
 
 The table is data: one pickle per piece under `<cache>/experience/<family>/`, named by a content
-hash of the family's code, the task, the piece, the Options, the metafeatures, the grid and the
-share, so re-running reuses it and adding a task runs only that task. The work is spread over
+hash of the family's code, the task, the piece, the Options (each with the family that runs it:
+a single family's fingerprint starts with its name, a `CombinedFamily` keys each Option on its
+own family), the metafeatures, the grid and the share, so re-running reuses it and adding a task
+runs only that task. The work is spread over
 processes with joblib and shows a tqdm progress bar.
 """
 
@@ -79,7 +82,8 @@ def run_piece(family: Family, task: Any, piece: Any, options: list[Any], metafea
                 start = time.perf_counter()
                 result = family.run(option, instance.data, option_budget, noise, measured.features)
                 seconds = time.perf_counter() - start
-                rows.append({**common, "option": option.name, "error": float(family.error(instance, result)),
+                error = family.option_error(option, instance, result)
+                rows.append({**common, "option": option.name, "error": float(error),
                              "seconds": seconds, "failed": bool(family.failed(result))})
     return pd.DataFrame(rows)
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import importlib
 import pkgutil
 from functools import lru_cache
+from typing import Any, Sequence
 
 from jostle.choicemaker.family import Family
 
@@ -46,9 +47,52 @@ def get(name: str) -> Family:
     return families[name]
 
 
-def for_task(task: str) -> Family:
-    """The family whose language task is `task` ("histogram", "classification", ...)."""
+def for_task(task: str) -> tuple[Family, ...]:
+    """Every family whose language task is `task`, in discovery order (several families may
+    serve one task: they read the same public inputs, and one ChoiceMaker may choose among
+    their Options, `combined.CombinedFamily`).
+
+    Raises:
+        KeyError: No family serves `task`.
+    """
+    found = tuple(family for family in discover().values() if family.task == task)
+    if not found:
+        raise KeyError(f"no learner family for the task {task!r}")
+    return found
+
+
+def tasks() -> tuple[str, ...]:
+    """The tasks the discovered families serve (each once, in discovery order)."""
+    return tuple(dict.fromkeys(family.task for family in discover().values()))
+
+
+def family_of(option: Any) -> Family | None:
+    """The family one of whose built-in Options is `option` (same name and fingerprint), or None
+    (an Option written in Jostle, or one made outside every family's registry)."""
+    from jostle.choicemaker.family import fingerprint
+
+    name = getattr(option, "name", None)
     for family in discover().values():
-        if family.task == task:
+        candidate = family.options().get(name)
+        if candidate is not None and fingerprint(candidate) == fingerprint(option):
             return family
-    raise KeyError(f"no learner family for the task {task!r}")
+    return None
+
+
+def serving(members: Sequence[Family], error: str | None = None) -> Family:
+    """The family a ChoiceMaker over Options of `members` (one task) trains and dispatches with:
+    the one family itself, or a `combined.CombinedFamily` of several; scoring with the error
+    measure `error` (default: the first member's, when every member offers it).
+
+    Raises:
+        ValueError: The members serve different tasks, or share no error measure.
+        KeyError: A member lacks the error measure `error`.
+    """
+    members = list(dict.fromkeys(members))
+    if not members:
+        raise ValueError("a ChoiceMaker needs a family")
+    if len(members) == 1:
+        return members[0].with_error(error)
+    from jostle.choicemaker.combined import CombinedFamily
+
+    return CombinedFamily(members, error)

@@ -15,8 +15,11 @@ together with the Options that solve it. The engine (`experience`, `model`, `eng
   * which privacy units and measures it supports: `units` (kinds of
     `jostle.privacy.units.PrivacyUnit`) and `measures` ("pure", "zcdp"); a call under another
     is refused before any charge (`check_unit`, `check_measure`);
-  * its error measure: `error(instance, result)` scores a result on a public training instance
-    (lower is better; `error_name` says what it is);
+  * its error measures (a hook, not a list in the language): `error_measures()` names every
+    measure it can score with, `with_error(name)` is the family scoring with one of them, and
+    `error(instance, result)` scores a result on a public training instance with
+    `error_measure` (lower is better; `error_name` says what it is). A ChoiceMaker across
+    families uses a measure every family in it offers, by name: a name means one thing;
   * its public training tasks: `default_corpus()`, `pieces(task, grid)` (the cache units) and
     `instances(task, piece, grid)` (seeded public inputs drawn from a task);
   * its metafeatures: `metafeatures()` (public ones and noisy ones; noisy ones sharing one
@@ -24,7 +27,9 @@ together with the Options that solve it. The engine (`experience`, `model`, `eng
     `context(data, option_budget, total_budget)`, the public facts a metafeature may read;
   * its Options: `options()` and `segments(option)` / `segment_of(data)` (histograms keep one
     meta-model per dimensionality, other families one for all inputs);
-  * how measuring is judged worth its budget (`payoff_rule`, see `engine`);
+  * how measuring is judged worth its budget (`payoff_rule`, see `engine`), which column of its
+    experience is the leave-one-dataset-out group (`group_column`) and which products of its
+    metafeatures the meta-model reads besides them (`meta_input_products`);
   * how a result prints: `describe(result)`.
 
 Families are discovered, not registered (`families.discover`): every package under
@@ -140,7 +145,8 @@ class MetafeatureContext:
         released: Metafeatures released earlier in the same call (post-processing may use them).
         releases: Shared releases made during this measurement (release key -> noisy values);
             each is released once and charged once; a fresh context starts empty.
-        facts: Family-specific public facts (e.g. the histogram's domain shape).
+        facts: Family-specific public facts (e.g. a shape of the input), read by the family's
+            own metafeatures.
     """
 
     budget: AnyBudget
@@ -169,20 +175,25 @@ class MetafeatureContext:
         """The measure of the call's budget ("pure", "zcdp")."""
         return measure_of(self.total_budget)
 
-    @property
-    def domain_shape(self) -> tuple[int, ...]:
-        return tuple(self.facts.get("domain_shape", ()))
-
 
 class Family(ABC):
     """A learner family, as the ChoiceMaker engine sees it (see the module docstring).
 
     Class attributes:
         name: The family's name (its folder under `jostle.learners`).
-        task: The language's name for its corpora and Options ("histogram", "classification").
+        task: The language's name for its corpora and Options. Several families may serve one
+            task (`families.for_task`): they read the same public inputs, and a ChoiceMaker may
+            choose among their Options (`combined.CombinedFamily`).
+        error_measure: The name of the error measure `error` scores with (one of
+            `error_measures()`; `with_error` gives the family scoring with another).
         error_name: What `error` measures, for reports.
         config_columns: Experience columns that identify a configuration; errors are averaged
-            over its repetitions (the first is the task's name, the second its LODO group).
+            over its repetitions (the first is the task's name, the second its LODO group,
+            `group_column`).
+        meta_input_products: Pairs (a, b) of metafeature names whose log10(max(a, 1) * b) the
+            meta-model reads as one more input when it reads both (e.g. a noisy size times the
+            budget: the signal-to-noise product most choices hinge on, which axis-aligned trees
+            cannot form from the two columns; post-processing of released values).
         segment_column: Experience column of the segment (None: one meta-model for all inputs).
         modes: Experience modes: "measured" (metafeatures at their share, Option with the rest)
             and, for the "paired" payoff rule, "public" (free metafeatures only, whole budget).
@@ -201,8 +212,10 @@ class Family(ABC):
 
     name: str = ""
     task: str = ""
+    error_measure: str = "error"
     error_name: str = "error"
     config_columns: tuple[str, ...] = ()
+    meta_input_products: tuple[tuple[str, str], ...] = ()
     segment_column: str | None = None
     modes: tuple[str, ...] = ("measured",)
     payoff_rule: str = "credit"
@@ -211,6 +224,55 @@ class Family(ABC):
     seconds_per_piece: float = 5.0  # rough time of one experience piece on one core (for messages)
     units: tuple[str, ...] = (ROW.kind,)
     measures: tuple[str, ...] = ("pure", "zcdp")
+
+    # ------------------------------------------------------------------ experience layout and error measures
+    @property
+    def group_column(self) -> str:
+        """The experience column of the leave-one-dataset-out group (the second config column)."""
+        return self.config_columns[1]
+
+    def error_measures(self) -> Mapping[str, str]:
+        """Name -> description of every error measure the family scores with (default: its one)."""
+        return {self.error_measure: self.error_name}
+
+    def with_error(self, measure: str | None) -> "Family":
+        """The family scoring with the error measure `measure` (itself when it already does, or
+        for None): a copy whose `error_measure` is `measure`.
+
+        Raises:
+            KeyError: The family has no such measure.
+        """
+        if measure is None or measure == self.error_measure:
+            return self
+        measures = self.error_measures()
+        if measure not in measures:
+            raise KeyError(f"the {self.name} family has no error measure {measure!r}; it has "
+                           f"{', '.join(measures)}")
+        import copy
+
+        other = copy.copy(self)
+        other.error_measure = measure
+        other.error_name = measures[measure]
+        return other
+
+    def option_error(self, option: Any, instance: Instance, result: Any) -> float:
+        """The error of `option`'s result on a public training instance (default: `error`; a
+        ChoiceMaker across families scores each Option with its own family's measure)."""
+        return self.error(instance, result)
+
+    def member_families(self) -> tuple["Family", ...]:
+        """The families whose Options this one runs (itself; the members of a `CombinedFamily`,
+        the lead first)."""
+        return (self,)
+
+    def option_family(self, option: Any) -> str:
+        """The name of the family that runs `option` (this one; several in a `CombinedFamily`)."""
+        return self.name
+
+    @property
+    def module_name(self) -> str:
+        """The module defining the family (its shipped ChoiceMakers live next to it)."""
+        return type(self).__module__
 
     # ------------------------------------------------------------------ units, measures and costs
     def supports_unit(self, unit: PrivacyUnit) -> bool:
@@ -359,8 +421,10 @@ class Family(ABC):
 
     @property
     def fingerprint(self) -> str:
-        """Identity of the family's code for caches and shipped models (default: its source)."""
-        return f"{self.name}|{source_digest(type(self))}"
+        """Identity of the family's code for caches and shipped models (default: its source, and
+        its error measure when it is not the class's own)."""
+        text = f"{self.name}|{source_digest(type(self))}"
+        return text if self.error_measure == type(self).error_measure else f"{text}|{self.error_measure}"
 
 
 def run_epsilon(budget: Any) -> float:
@@ -401,7 +465,7 @@ def stable_seed(*parts: Any) -> int:
     return zlib.crc32("|".join(str(p) for p in parts).encode())
 
 
-def exact(value: Any) -> Fraction:
+def float_fraction(value: Any) -> Fraction:
     """A budget as an exact rational: a float is its exact binary value (never more than the
     caller's own accountant holds). What a computation uses is the largest float not above a
     rational part (`floor_float`), so it never spends more than was charged."""
@@ -413,4 +477,7 @@ def exact_share(value: Any) -> Fraction:
     as its shortest decimal, so a share of 0.1 splits epsilon into exact tenths."""
     if isinstance(value, float):
         return Fraction(repr(value))
-    return exact(value)
+    return float_fraction(value)
+
+
+exact = float_fraction  # the old name (jostle.privacy.measures.exact is another function): use float_fraction

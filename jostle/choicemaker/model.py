@@ -9,7 +9,8 @@ single runs), while the inputs stay the noisy per-repetition metafeatures, as at
                    REGRET_CAP (an Option that bad is never worth choosing, and the cap stops
                    it from dominating a squared loss).
 
-Model families (`FAMILIES`), each giving per-Option scores where lower is better:
+Meta-model kinds (`MODEL_KINDS`; "kind", so as not to be confused with a learner family),
+each giving per-Option scores where lower is better:
   * best_fixed       - the Option with the lowest mean training regret, whatever the input;
   * forest_regret    - a multi-output random forest on regrets. Choosing the argmin of the
                        leaf-average regret vector is the Bayes decision of cost-sensitive
@@ -17,10 +18,10 @@ Model families (`FAMILIES`), each giving per-Option scores where lower is better
   * forest_log_error - a multi-output random forest on log errors (per-Option regression);
   * extra_trees_regret - extremely randomised trees on regrets (smoother decision regions);
   * knn_regret       - k nearest neighbours (quantile-scaled inputs) averaging regrets.
-`select_family` scores every family by leave-one-dataset-out (LODO): for each group of
+`select_model_kind` scores every kind by leave-one-dataset-out (LODO): for each group of
 shapes, fit on the others and choose on its rows; the score is DPBench's average regret of
 the choices (per configuration: mean error of the chosen runs / lowest mean error). The
-family with the lowest LODO regret is refitted on all the data.
+kind with the lowest LODO regret is refitted on all the data.
 """
 
 from __future__ import annotations
@@ -53,6 +54,7 @@ class TrainingMatrix:
         regret: (rows, options) configuration-level regret per Option, capped.
         config: (rows,) configuration index; groups: (rows,) LODO group of each row.
         options: Option names (columns); features: metafeature names.
+        products: The pairs of metafeatures whose log product is an input (`input_matrix`).
     """
 
     X: np.ndarray
@@ -63,33 +65,38 @@ class TrainingMatrix:
     groups: np.ndarray
     options: list[str]
     features: list[str]
+    products: tuple[tuple[str, str], ...] = ()
 
     def rows(self, mask: np.ndarray) -> "TrainingMatrix":
         return TrainingMatrix(self.X[mask], self.errors[mask], self.log_error[mask],
                               self.regret[mask], self.config[mask], self.groups[mask],
-                              self.options, self.features)
+                              self.options, self.features, self.products)
 
 
-def input_matrix(columns: Mapping[str, Any], features: list[str]) -> np.ndarray:
-    """The meta-model's inputs: the metafeatures in order, plus log10(size * epsilon) when
-    both are present (likewise for profile_size) (the signal-to-noise product most choices hinge on, which axis-aligned
-    trees cannot form from the two columns). Computed from released values: post-processing."""
+def input_matrix(columns: Mapping[str, Any], features: list[str],
+                 products: tuple[tuple[str, str], ...] = ()) -> np.ndarray:
+    """The meta-model's inputs: the metafeatures in order, plus log10(max(a, 1) * b) for each
+    pair (a, b) of `products` (the family's `meta_input_products`) whose names are both among
+    `features`. Computed from released values: post-processing."""
     values = [np.asarray(columns[f], dtype=float).reshape(-1) for f in features]
-    for size_name in ("size", "profile_size"):
-        if size_name in features and "epsilon" in features:
-            size = np.maximum(np.asarray(columns[size_name], dtype=float).reshape(-1), 1.0)
-            values.append(np.log10(size * np.asarray(columns["epsilon"], dtype=float).reshape(-1)))
+    for first, second in products:
+        if first in features and second in features:
+            size = np.maximum(np.asarray(columns[first], dtype=float).reshape(-1), 1.0)
+            values.append(np.log10(size * np.asarray(columns[second], dtype=float).reshape(-1)))
     return np.column_stack(values)
 
 
 def training_matrix(experience: pd.DataFrame, features: list[str], options: list[str] | None,
-                    config_columns: list[str]) -> TrainingMatrix:
+                    config_columns: list[str], products: tuple[tuple[str, str], ...] = (),
+                    group_column: str | None = None) -> TrainingMatrix:
     """Pivot the experience of one segment and mode into a `TrainingMatrix`.
 
-    `config_columns` identify a configuration (its first is the task's name, its second the
-    leave-one-dataset-out group); errors are averaged over the configuration's repetitions.
+    `config_columns` identify a configuration (its first is the task's name; `group_column`,
+    default its second, the leave-one-dataset-out group); errors are averaged over the
+    configuration's repetitions. `products` are the family's `meta_input_products`.
     """
     options = options or sorted(experience["option"].unique())
+    group_column = group_column or config_columns[1]
     columns = [FEATURE_PREFIX + f for f in features]
     missing = [c for c in columns if c not in experience.columns]
     if missing:
@@ -103,19 +110,20 @@ def training_matrix(experience: pd.DataFrame, features: list[str], options: list
     mean_error = pd.DataFrame(errors).groupby(config).transform("mean").to_numpy()
     mean_error = np.maximum(mean_error, 1e-300)
     regret = np.minimum(mean_error / mean_error.min(axis=1, keepdims=True), REGRET_CAP)
-    inputs = input_matrix({f: wide[FEATURE_PREFIX + f].to_numpy(float) for f in features}, features)
+    inputs = input_matrix({f: wide[FEATURE_PREFIX + f].to_numpy(float) for f in features}, features, products)
     return TrainingMatrix(inputs, errors, np.log(mean_error), regret,
-                          config, wide["group"].to_numpy(str), list(options), list(features))
+                          config, wide[group_column].to_numpy(str), list(options), list(features),
+                          tuple(tuple(p) for p in products))
 
 
 class MetaModel(ABC):
-    """Base of the families: `fit` on a TrainingMatrix, `scores(X)` (lower is better).
+    """Base of the meta-model kinds: `fit` on a TrainingMatrix, `scores(X)` (lower is better).
 
-    `kind` says what the scores are: "regret" or "log_error".
+    `target` says what the scores are: "regret" or "log_error".
     """
 
     name = "base"
-    kind = "regret"
+    target = "regret"
 
     @abstractmethod
     def fit(self, data: TrainingMatrix) -> "MetaModel":
@@ -130,7 +138,7 @@ class MetaModel(ABC):
 
 
 class BestFixed(MetaModel):
-    name, kind = "best_fixed", "regret"
+    name, target = "best_fixed", "regret"
 
     def fit(self, data: TrainingMatrix) -> "BestFixed":
         self.mean_regret_ = data.regret.mean(axis=0)
@@ -143,11 +151,11 @@ class BestFixed(MetaModel):
 class SklearnMultiOutput(MetaModel):
     """One scikit-learn regressor with a multi-output target."""
 
-    def __init__(self, name: str, kind: str, estimator: Any) -> None:
-        self.name, self.kind, self.estimator = name, kind, estimator
+    def __init__(self, name: str, target: str, estimator: Any) -> None:
+        self.name, self.target, self.estimator = name, target, estimator
 
     def fit(self, data: TrainingMatrix) -> "SklearnMultiOutput":
-        target = data.regret if self.kind == "regret" else data.log_error
+        target = data.regret if self.target == "regret" else data.log_error
         steps = getattr(self.estimator, "named_steps", {})
         if "quantiletransformer" in steps:
             self.estimator.set_params(quantiletransformer__n_quantiles=min(200, len(data.X)))
@@ -160,8 +168,8 @@ class SklearnMultiOutput(MetaModel):
         return np.asarray(self.estimator.predict(X)).reshape(len(X), -1)
 
 
-def make_family(name: str, n_jobs: int = 1) -> MetaModel:
-    """A fresh, unfitted model of the family `name`."""
+def make_model(name: str, n_jobs: int = 1) -> MetaModel:
+    """A fresh, unfitted meta-model of the kind `name` (one of `MODEL_KINDS`)."""
     if name == "best_fixed":
         return BestFixed()
     if name == "forest_regret":
@@ -176,11 +184,11 @@ def make_family(name: str, n_jobs: int = 1) -> MetaModel:
     if name == "knn_regret":
         return SklearnMultiOutput(name, "regret", make_pipeline(
             QuantileTransformer(n_quantiles=200), KNeighborsRegressor(n_neighbors=25)))
-    raise KeyError(f"unknown meta-model family {name!r}; known: {', '.join(FAMILIES)}")
+    raise KeyError(f"unknown meta-model kind {name!r}; known: {', '.join(MODEL_KINDS)}")
 
 
-FAMILIES: tuple[str, ...] = ("best_fixed", "forest_regret", "forest_log_error",
-                             "extra_trees_regret", "knn_regret")
+MODEL_KINDS: tuple[str, ...] = ("best_fixed", "forest_regret", "forest_log_error",
+                                "extra_trees_regret", "knn_regret")
 
 
 def choice_regret(data: TrainingMatrix, chosen: np.ndarray) -> pd.DataFrame:
@@ -209,61 +217,62 @@ def group_folds(groups: np.ndarray, folds: int | None = None) -> list[np.ndarray
     return [np.isin(groups, names[k::folds]) for k in range(folds)]
 
 
-def lodo_regret(family: str, data: TrainingMatrix, n_jobs: int = 1,
+def lodo_regret(model_kind: str, data: TrainingMatrix, n_jobs: int = 1,
                 folds: int | None = None) -> pd.DataFrame:
-    """Leave-one-dataset-out regrets of `family` (one row per held-out configuration)."""
+    """Leave-one-dataset-out regrets of the meta-model kind `model_kind` (one row per held-out
+    configuration)."""
     frames = []
     for held_out in group_folds(data.groups, folds):
-        model = make_family(family, n_jobs).fit(data.rows(~held_out))
+        model = make_model(model_kind, n_jobs).fit(data.rows(~held_out))
         test = data.rows(held_out)
         frames.append(choice_regret(test, model.choose(test.X)))
     return pd.concat(frames, ignore_index=True)
 
 
-def select_family(data: TrainingMatrix, families: tuple[str, ...] = FAMILIES,
-                  n_jobs: int = 1, folds: int | None = None) -> tuple[str, pd.DataFrame]:
-    """The family with the lowest LODO average regret, and the report of every family.
+def select_model_kind(data: TrainingMatrix, model_kinds: tuple[str, ...] = MODEL_KINDS,
+                      n_jobs: int = 1, folds: int | None = None) -> tuple[str, pd.DataFrame]:
+    """The meta-model kind with the lowest LODO average regret, and the report of every kind.
 
     Args:
-        data: The experience of one dimensionality.
-        families: Candidate families.
+        data: The experience of one segment.
+        model_kinds: Candidate kinds (`MODEL_KINDS`).
         n_jobs: Threads of the forests.
         folds: None for leave-one-dataset-out; k for k folds of whole groups.
 
-    With fewer than two groups no group can be held out: forest_regret is returned and the
-    report's scores are NaN.
+    The report has one row per kind (column `model_kind`). With fewer than two groups no group
+    can be held out: forest_regret is returned and the report's scores are NaN.
     """
     groups = np.unique(data.groups)
     rows = []
-    for family in families:
+    for kind in model_kinds:
         if len(groups) < 2:
-            rows.append({"family": family, "lodo_avg_regret": np.nan, "lodo_max_regret": np.nan,
+            rows.append({"model_kind": kind, "lodo_avg_regret": np.nan, "lodo_max_regret": np.nan,
                          "configurations": 0, "groups": len(groups)})
             continue
-        regrets = lodo_regret(family, data, n_jobs, folds)
-        rows.append({"family": family, "lodo_avg_regret": float(regrets["regret"].mean()),
+        regrets = lodo_regret(kind, data, n_jobs, folds)
+        rows.append({"model_kind": kind, "lodo_avg_regret": float(regrets["regret"].mean()),
                      "lodo_max_regret": float(regrets["regret"].max()),
                      "configurations": int(len(regrets)), "groups": len(groups)})
     report = pd.DataFrame(rows)
     if len(groups) < 2:
-        chosen = "forest_regret" if "forest_regret" in families else families[0]
+        chosen = "forest_regret" if "forest_regret" in model_kinds else model_kinds[0]
     else:
-        chosen = str(report.sort_values("lodo_avg_regret", kind="stable")["family"].iloc[0])
-    report["selected"] = report["family"] == chosen
+        chosen = str(report.sort_values("lodo_avg_regret", kind="stable")["model_kind"].iloc[0])
+    report["selected"] = report["model_kind"] == chosen
     return chosen, report
 
 
 def metafeatures_pay_off(report: pd.DataFrame, mf_share: float) -> bool:
     """Whether measuring metafeatures is worth its share of the budget.
 
-    The LODO regrets compare every family at the Option budget (1 - mf_share) * epsilon. A
+    The LODO regrets compare every meta-model kind at the Option budget (1 - mf_share) * epsilon. A
     ChoiceMaker that measures nothing runs the best fixed Option with the whole epsilon;
     DPBench's algorithms are Laplace-based, so their errors scale about as 1/epsilon and that
     Option's regret is credited a factor (1 - mf_share). Metafeatures pay off unless the
-    credited best_fixed regret is at most the selected family's. (A decision on public
+    credited best_fixed regret is at most the selected kind's. (A decision on public
     training data, so it costs no privacy.)
     """
-    scores = report.set_index("family")["lodo_avg_regret"]
+    scores = report.set_index("model_kind")["lodo_avg_regret"]
     if "best_fixed" not in scores or not np.isfinite(scores).all():
         return True
     selected = float(report.loc[report["selected"], "lodo_avg_regret"].iloc[0])
@@ -272,57 +281,74 @@ def metafeatures_pay_off(report: pd.DataFrame, mf_share: float) -> bool:
 
 @dataclass
 class FittedMetaModel:
-    """A fitted family plus a regressor of the best log error, to report predicted errors.
+    """A fitted meta-model plus a regressor of the best log error, to report predicted errors.
 
     Attributes:
-        family: The selected family's name.
-        model: The fitted family.
+        model_kind: The selected meta-model kind's name (`MODEL_KINDS`).
+        model: The fitted meta-model.
         best_error: Regressor of log(lowest mean error) from the metafeatures (regret
-            families turn predicted regrets into predicted errors with it).
+            kinds turn predicted regrets into predicted errors with it).
         options: Option names, in score order.
         features: Metafeature names, in input order; empty when the model reads none (then
             the ChoiceMaker measures nothing and the best fixed Option gets all the budget).
+        products: The pairs of metafeatures whose log product it reads (`input_matrix`).
     """
 
-    family: str
+    model_kind: str
     model: MetaModel
     best_error: Any
     options: list[str]
     features: list[str]
+    products: tuple[tuple[str, str], ...] = ()
+
+    @property
+    def family(self) -> str:
+        """The old name of `model_kind` (a meta-model kind, not a learner family)."""
+        return self.model_kind
 
     @classmethod
-    def fit(cls, data: TrainingMatrix, family: str, n_jobs: int = 1,
+    def fit(cls, data: TrainingMatrix, model_kind: str, n_jobs: int = 1,
             use_metafeatures: bool = True) -> "FittedMetaModel":
         if not use_metafeatures:
             data = TrainingMatrix(np.zeros((len(data.X), 1)), data.errors, data.log_error,
                                   data.regret, data.config, data.groups, data.options, [])
-            family = "best_fixed"
-        model = make_family(family, n_jobs).fit(data)
+            model_kind = "best_fixed"
+        model = make_model(model_kind, n_jobs).fit(data)
         best = RandomForestRegressor(n_estimators=60, min_samples_leaf=3, random_state=0,
                                      n_jobs=n_jobs).fit(data.X, data.log_error.min(axis=1))
-        return cls(family, model, best, data.options, data.features)
+        return cls(model_kind, model, best, data.options, data.features, data.products)
+
+    def inputs(self, features: Mapping[str, float]) -> np.ndarray:
+        """The one-row input matrix of released metafeature values (post-processing)."""
+        if not self.features:
+            return np.zeros((1, 1))
+        missing = [f for f in self.features if f not in features]
+        if missing:
+            raise KeyError(f"missing metafeatures {missing}")
+        return input_matrix({f: float(features[f]) for f in self.features}, self.features, self.products)
 
     def predicted_errors(self, X: np.ndarray) -> np.ndarray:
         """(rows, options) predicted scaled errors."""
         scores = self.model.scores(X)
-        if self.model.kind == "log_error":
+        if self.model.target == "log_error":
             return np.exp(scores)
         return scores * np.exp(self.best_error.predict(X))[:, None]
 
     def choose(self, X: np.ndarray) -> np.ndarray:
-        """Index of the chosen Option for each row (the family's own decision rule)."""
+        """Index of the chosen Option for each row (the meta-model's own decision rule)."""
         return self.model.choose(X)
 
 
-def lodo_chosen_errors(family: str, data: TrainingMatrix, n_jobs: int = 1, folds: int | None = None) -> pd.Series:
-    """Mean error of the Options `family` chooses for held-out groups (leave-one-dataset-out),
+def lodo_chosen_errors(model_kind: str, data: TrainingMatrix, n_jobs: int = 1,
+                       folds: int | None = None) -> pd.Series:
+    """Mean error of the Options the meta-model kind `model_kind` chooses for held-out groups (leave-one-dataset-out),
     one value per group (the groups are the independent units of a comparison)."""
     chosen = np.empty(len(data.X))
     if len(np.unique(data.groups)) < 2:  # nothing to hold out: the in-sample oracle
         chosen[:] = data.errors.min(axis=1)
     else:
         for held_out in group_folds(data.groups, folds):
-            model = make_family(family, n_jobs).fit(data.rows(~held_out))
+            model = make_model(model_kind, n_jobs).fit(data.rows(~held_out))
             picks = model.choose(data.X[held_out])
             chosen[held_out] = data.errors[held_out][np.arange(int(held_out.sum())), picks]
     return pd.Series(chosen).groupby(data.groups).mean()
@@ -337,3 +363,10 @@ def measuring_pays(measured: pd.Series, public: pd.Series, z: float = 2.0) -> bo
         return bool(difference.mean() < 0) if len(difference) else False
     standard_error = float(difference.std(ddof=1) / np.sqrt(len(difference)))
     return float(difference.mean()) < -z * max(standard_error, 1e-12)
+
+
+# The old names, from when "family" meant a meta-model kind too (a learner family is
+# `jostle.choicemaker.family.Family`).
+FAMILIES = MODEL_KINDS
+make_family = make_model
+select_family = select_model_kind

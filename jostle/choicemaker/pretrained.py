@@ -10,7 +10,7 @@ mode and epsilon), not the experience itself.
 
 `<key>` is the *request key* (`request_key`): a hash of everything training depends on — the
 engine's versions, the family's code, every Option's and metafeature's fingerprint (their source
-code), the corpus's content, the grid, the metafeature share and the meta-model families. At
+code), the corpus's content, the grid, the metafeature share and the meta-model kinds. At
 load time the key is recomputed from the code as it is now, so a shipped model is used only if
 it was trained by this very code on this very corpus; the file also stores its key and the
 scikit-learn version that fitted it, both checked again on load.
@@ -34,14 +34,14 @@ import pandas as pd
 
 from jostle.choicemaker import engine, experience
 from jostle.choicemaker.family import Family, fingerprint
-from jostle.choicemaker.model import FAMILIES
+from jostle.choicemaker.model import MODEL_KINDS
 
 SHIPPED_VERSION = "1"
 
 
 def shipped_folder(family: Family) -> Path:
     """Where a family's shipped ChoiceMakers live: `jostle/learners/<family>/pretrained/`."""
-    module = importlib.import_module(type(family).__module__)
+    module = importlib.import_module(family.module_name)
     return Path(module.__file__).resolve().parent / "pretrained"
 
 
@@ -51,11 +51,11 @@ def corpus_digest(corpus: Any) -> str:
 
 
 def request_key(family: Family, options: list[Any], metafeatures: list[Any], corpus: Any, grid: Any,
-                mf_share: float, families: tuple[str, ...] = FAMILIES, selection_folds: int | None = None) -> str:
+                mf_share: float, model_kinds: tuple[str, ...] = MODEL_KINDS, selection_folds: int | None = None) -> str:
     """The identity of a training request: equal keys train equal ChoiceMakers."""
     parts = [SHIPPED_VERSION, engine.MODEL_VERSION, experience.EXPERIENCE_VERSION, family.fingerprint,
              *[family.option_fingerprint(o) for o in options], "#", *[fingerprint(m) for m in metafeatures], "#",
-             corpus_digest(corpus), grid.digest(), repr(float(mf_share)), ",".join(families), str(selection_folds)]
+             corpus_digest(corpus), grid.digest(), repr(float(mf_share)), ",".join(model_kinds), str(selection_folds)]
     return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:24]
 
 

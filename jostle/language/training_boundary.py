@@ -24,7 +24,7 @@ from jostle.language import ast_nodes as A
 from jostle.privacy.budget import Accountant, Budget
 from jostle.diagnostics.errors import JostleError, PrivacyError
 from jostle.diagnostics.source import Span
-from jostle.language.values import Closure, Private, Record, is_private, type_name
+from jostle.language.values import Closure, Record, is_private, type_name
 
 
 @contextmanager
@@ -58,16 +58,6 @@ def scratch_interpreter(noise: Any, interpreter_class: Any) -> Any:
     for name in list(values):
         values[name] = public_builtin(values[name])
     return scratch
-
-
-def _training_private(x: np.ndarray, interp: Any) -> Private:
-    """A public training histogram dressed as a private one (sensitivity 1), so that the code
-    under training releases it with the same noise it would get on private data."""
-    from jostle.diagnostics.source import BUILTIN_SPAN
-
-    counts = np.asarray(x, dtype=float)
-    return Private(counts.reshape(-1), 1.0, 1.0, BUILTIN_SPAN, "training histogram", interp.accountant.root,
-                   integer=True, shape=counts.shape if counts.ndim == 2 else None)
 
 
 # ---------------------------------------------------------------- the training boundary

@@ -22,7 +22,7 @@ from typing import Any, Hashable, Iterable, Mapping, Sequence
 
 import numpy as np
 
-from jostle.choicemaker.family import Family, Instance, MetafeatureContext, run_epsilon
+from jostle.choicemaker.family import Family, Instance, MetafeatureContext, run_epsilon, source_digest
 from jostle.privacy.measures import AnyBudget
 from jostle.learners.histograms.options import BUILTIN_OPTIONS, option_dims
 from jostle.learners.histograms.task import ERROR_MEASURES, TrainingGrid, instances
@@ -46,7 +46,11 @@ class HistogramFamily(Family):
 
     name = "histograms"
     task = "histogram"
+    error_measure = "scaled_l1"
     config_columns = ("shape", "group", "domain", "scale", "epsilon")
+    # log10(size * epsilon) (and of the profile's size): the signal-to-noise product most choices
+    # hinge on, which axis-aligned trees cannot form from the two columns
+    meta_input_products = (("size", "epsilon"), ("profile_size", "epsilon"))
     segment_column = "dims"
     modes = ("measured",)
     payoff_rule = "credit"
@@ -60,14 +64,26 @@ class HistogramFamily(Family):
         if error not in ERROR_MEASURES:
             raise ValueError(f"unknown error measure {error!r}; use one of {sorted(ERROR_MEASURES)}")
         self.error_measure = error
-        self.error_name = f"{error} (DPBench's per-query {ERROR_MEASURES[error].upper()} error over the scale)"
+        self.error_name = self.error_measures()[error]
 
     def __reduce__(self) -> tuple:
         return HistogramFamily, (self.error_measure,)
 
+    def error_measures(self) -> Mapping[str, str]:
+        return {name: f"{name} (DPBench's per-query {norm.upper()} error over the scale)"
+                for name, norm in ERROR_MEASURES.items()}
+
+    def with_error(self, measure: str | None) -> "HistogramFamily":
+        if measure is None or measure == self.error_measure:
+            return self
+        if measure not in ERROR_MEASURES:
+            raise KeyError(f"the {self.name} family has no error measure {measure!r}; it has "
+                           f"{', '.join(ERROR_MEASURES)}")
+        return HistogramFamily(measure)
+
     @property
     def fingerprint(self) -> str:
-        return f"{super().fingerprint}|{self.error_measure}"
+        return f"{self.name}|{source_digest(type(self))}|{self.error_measure}"
 
     def options(self) -> Mapping[str, Any]:
         return BUILTIN_OPTIONS

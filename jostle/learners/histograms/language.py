@@ -242,14 +242,26 @@ def call_metafeature(metafeature: Any, interp: Any, args: list[Any], kwargs: dic
     return float(metafeature.measure(counts, epsilon, interp.randomness, context))
 
 
+def training_histogram(x: Any, interp: Any) -> Private:
+    """A public training histogram dressed as a private one (sensitivity 1), so that the code
+    under training releases it with the noise it would get on private data (the scratch
+    interpreter's accountant is charged)."""
+    counts = np.asarray(x, dtype=float)
+    return Private(counts.reshape(-1), 1.0, 1.0, BUILTIN_SPAN, "training histogram", interp.accountant.root,
+                   integer=True, shape=counts.shape if counts.ndim == 2 else None)
+
+
 def training_arguments(data: HistogramData, interp: Any) -> list[Any]:
     """An option written in Jostle, trained on a public histogram: its arguments, the histogram
-    dressed as a private one (sensitivity 1, so its releases get the noise they would get on
-    private data; the scratch interpreter's accountant is charged) and the workload."""
-    counts = np.asarray(data.x, dtype=float)
-    histogram = Private(counts.reshape(-1), 1.0, 1.0, BUILTIN_SPAN, "training histogram", interp.accountant.root,
-                        integer=True, shape=counts.shape if counts.ndim == 2 else None)
-    return [histogram, WorkloadValue(data.workload, "training")]
+    as a private one (`training_histogram`) and the workload."""
+    return [training_histogram(data.x, interp), WorkloadValue(data.workload, "training")]
+
+
+def metafeature_training_argument(data: Any, interp: Any) -> Private:
+    """A metafeature written in Jostle, trained on a public input: its argument, what the
+    family's metafeatures read of the input (the counts) as a private histogram. (Defining this
+    is what lets a ChoiceMaker of the family take metafeatures written in Jostle.)"""
+    return training_histogram(data, interp)
 
 
 def training_result(value: Any, data: HistogramData) -> np.ndarray:
@@ -364,3 +376,8 @@ def register(builtin: Any, registry: dict[str, Any]) -> None:
             raise JostleRuntimeError("zeros() needs a list of numbers", span,
                                      "pass a histogram or a list of counts, e.g. zeros([0, 3, 0])") from None
         return int(np.count_nonzero(counts == 0))
+
+
+# A ChoiceMaker whose options are all written in Jostle (no built-in one to say its task), and
+# which is trained on no corpus, chooses among histogram algorithms.
+HOSTS_JOSTLE_ONLY_CHOICEMAKERS = True

@@ -1,0 +1,216 @@
+"""A ChoiceMaker across families: one task, Options of several families, one public corpus.
+
+Several families may serve one task (`families.for_task`): they read the same public inputs
+(e.g. coded tables with public domains), so one ChoiceMaker may choose among their Options.
+`CombinedFamily(members, error_measure)` is the family such a ChoiceMaker trains and dispatches
+with; the engine (`experience`, `engine`, `dispatch`) sees one `Family` and needs nothing else:
+
+  * the public inputs (corpus, grid, pieces, instances), the metafeatures' context and input,
+    the segments and the simulation noise are the *lead* member's, the first in discovery
+    order (so the order the Options are listed in changes nothing);
+  * each Option runs through its own family's `run_option` and states its cost through its
+    own family's `planned_cost`; Options written in Jostle run in the lead's language values;
+  * each Option's result is scored by its own family's error measure of the one name the
+    ChoiceMaker uses (`option_error`): a measure every member offers, and a name means one
+    thing (`error_measures()` is what they all offer);
+  * metafeatures come from the members' shared set: a name two members define must be the
+    same metafeature (equal fingerprints), or the combination is refused;
+  * the experience cache keys each Option on the family that runs it (`option_fingerprint`)
+    and the combination on every member's code (`fingerprint`);
+  * it supports the units and measures every member supports (a call under another is refused
+    before any charge, as for one family).
+
+Privacy: nothing new. The dispatch's plan, guard and charges are the engine's; an Option run
+with its part is private by its own family's argument, and the choice among Options of several
+families is post-processing of the released metafeatures, as it is within one family.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Hashable, Iterable, Mapping, Sequence
+
+from jostle.choicemaker.family import Family, Instance, MetafeatureContext, fingerprint, source_digest
+from jostle.privacy.measures import AnyBudget
+
+# What every member must agree on: the layout of the experience and how measuring pays.
+SHARED_LAYOUT = ("task", "config_columns", "segment_column", "modes", "payoff_rule")
+
+
+class CombinedFamily(Family):
+    """Options of several families of one task, as one family (see the module docstring).
+
+    Args:
+        members: The families (at least two, one task); ordered by name, the first is the lead.
+        error_measure: The error measure (default: the lead's, when every member offers it,
+            else the first the lead offers that every member offers).
+
+    Raises:
+        ValueError: The members disagree on the task or the experience layout, share no error
+            measure, or define one metafeature or Option name twice with different meanings.
+        KeyError: `error_measure` is not one every member offers.
+    """
+
+    def __init__(self, members: Sequence[Family], error_measure: str | None = None) -> None:
+        members = sorted(dict.fromkeys(members), key=lambda member: member.name)
+        if len(members) < 2:
+            raise ValueError("a combined family needs at least two families")
+        lead = members[0]
+        for attribute in SHARED_LAYOUT:
+            values = {repr(getattr(member, attribute)) for member in members}
+            if len(values) > 1:
+                raise ValueError(f"the {', '.join(m.name for m in members)} families cannot share a ChoiceMaker: "
+                                 f"their {attribute} differ ({', '.join(sorted(values))})")
+        common = [name for name in lead.error_measures() if all(name in m.error_measures() for m in members)]
+        if not common:
+            raise ValueError(f"the {', '.join(m.name for m in members)} families share no error measure "
+                             f"({'; '.join(f'{m.name}: ' + ', '.join(m.error_measures()) for m in members)})")
+        if error_measure is None:
+            error_measure = lead.error_measure if lead.error_measure in common else common[0]
+        if error_measure not in common:
+            raise KeyError(f"the error measure {error_measure!r} is not one every family of this ChoiceMaker "
+                           f"offers; they all offer {', '.join(common)}")
+        self.members = tuple(member.with_error(error_measure) for member in members)
+        self.lead = self.members[0]
+        self.name = "+".join(member.name for member in members)
+        self.task = lead.task
+        self.error_measure = error_measure
+        self.error_name = lead.error_measures()[error_measure]
+        self.common_measures = {name: lead.error_measures()[name] for name in common}
+        self.config_columns = lead.config_columns
+        self.segment_column = lead.segment_column
+        self.modes = lead.modes
+        self.payoff_rule = lead.payoff_rule
+        self.meta_input_products = tuple(dict.fromkeys(p for m in members for p in m.meta_input_products))
+        self.default_metafeatures = lead.default_metafeatures
+        self.language_module = lead.language_module
+        self.seconds_per_piece = sum(member.seconds_per_piece for member in members)
+        self.units = tuple(u for u in lead.units if all(u in m.units for m in members))
+        self.measures = tuple(u for u in lead.measures if all(u in m.measures for m in members))
+        self._owners: dict[str, Family] = {}
+        for member in self.members:
+            for option_name, option in member.options().items():
+                if option_name in self._owners:
+                    raise ValueError(f"the {self._owners[option_name].name} and {member.name} families both "
+                                     f"have an Option called {option_name!r}")
+                self._owners[option_name] = member
+        self._metafeatures: dict[str, Any] = {}
+        for member in self.members:
+            for feature_name, feature in member.metafeatures().items():
+                known = self._metafeatures.get(feature_name)
+                if known is not None and fingerprint(known) != fingerprint(feature):
+                    raise ValueError(f"the metafeature {feature_name!r} means different things in the "
+                                     f"{', '.join(m.name for m in self.members)} families (a name must mean one "
+                                     "thing: define it once, in the shared set)")
+                self._metafeatures.setdefault(feature_name, feature)
+
+    def __reduce__(self) -> tuple:
+        return CombinedFamily, (self.members, self.error_measure)
+
+    # ------------------------------------------------------------------ which family an Option is of
+    def owner(self, option: Any) -> Family:
+        """The member whose built-in Option `option` is (matched by name and fingerprint, so it
+        holds in worker processes too); the lead for an Option written in Jostle."""
+        member = self._owners.get(getattr(option, "name", None))
+        if member is not None and fingerprint(member.options()[option.name]) == fingerprint(option):
+            return member
+        return self.lead
+
+    def member_families(self) -> tuple[Family, ...]:
+        return self.members
+
+    def option_family(self, option: Any) -> str:
+        """The name of the family that runs `option` (for traces and explanations)."""
+        return self.owner(option).name
+
+    # ------------------------------------------------------------------ the Family interface
+    def error_measures(self) -> Mapping[str, str]:
+        return dict(self.common_measures)
+
+    def with_error(self, measure: str | None) -> Family:
+        if measure is None or measure == self.error_measure:
+            return self
+        return CombinedFamily(self.members, measure)
+
+    def option_error(self, option: Any, instance: Instance, result: Any) -> float:
+        return self.owner(option).error(instance, result)
+
+    def error(self, instance: Instance, result: Any) -> float:
+        return self.lead.error(instance, result)
+
+    def options(self) -> Mapping[str, Any]:
+        return {name: option for member in self.members for name, option in member.options().items()}
+
+    def metafeatures(self) -> Mapping[str, Any]:
+        return dict(self._metafeatures)
+
+    def planned_cost(self, option: Any, budget: AnyBudget) -> AnyBudget:
+        return self.owner(option).planned_cost(option, budget)
+
+    def metafeature_cost(self, metafeature: Any, budget: AnyBudget) -> AnyBudget:
+        return self.lead.metafeature_cost(metafeature, budget)
+
+    def segments(self, option: Any) -> tuple[Hashable, ...]:
+        return self.owner(option).segments(option)
+
+    def segment_of(self, data: Any) -> Hashable:
+        return self.lead.segment_of(data)
+
+    def segment_label(self, segment: Hashable) -> str:
+        return self.lead.segment_label(segment)
+
+    def default_corpus(self, options: Sequence[Any]) -> Sequence[Any]:
+        return self.lead.default_corpus(options)
+
+    def default_grid(self) -> Any:
+        return self.lead.default_grid()
+
+    def pieces(self, task: Any, grid: Any, options: Sequence[Any]) -> list[tuple[str, Any]]:
+        return self.lead.pieces(task, grid, options)
+
+    def piece_options(self, task: Any, piece: Any, options: Sequence[Any]) -> list[Any]:
+        return [o for o in options if o in self.owner(o).piece_options(task, piece, [o])]
+
+    def piece_cost(self, task: Any, piece: Any) -> float:
+        return self.lead.piece_cost(task, piece)
+
+    def instances(self, task: Any, piece: Any, grid: Any) -> Iterable[Instance]:
+        return self.lead.instances(task, piece, grid)
+
+    def context(self, data: Any, option_budget: AnyBudget, total_budget: AnyBudget) -> MetafeatureContext:
+        return self.lead.context(data, option_budget, total_budget)
+
+    def metafeature_input(self, data: Any) -> Any:
+        return self.lead.metafeature_input(data)
+
+    def run_option(self, option: Any, data: Any, budget: AnyBudget, noise: Any,
+                   released: Mapping[str, float]) -> Any:
+        return self.owner(option).run_option(option, data, budget, noise, released)
+
+    def failed(self, result: Any) -> bool:
+        return self.lead.failed(result)
+
+    def simulation_noise(self, seed: int) -> Any:
+        return self.lead.simulation_noise(seed)
+
+    def neighbouring_inputs(self, seed: int) -> tuple[Any, Any]:
+        return self.lead.neighbouring_inputs(seed)
+
+    def describe(self, result: Any) -> str:
+        for member in self.members:  # the result is one member's release; the others cannot print it
+            try:
+                return member.describe(result)
+            except Exception:  # noqa: BLE001 - a public result another member's printer does not know
+                continue
+        return repr(result)
+
+    def option_fingerprint(self, option: Any) -> str:
+        owner = self.owner(option)
+        return f"{owner.name}:{owner.option_fingerprint(option)}"
+
+    @property
+    def fingerprint(self) -> str:
+        return "+".join(member.fingerprint for member in self.members) + f"|{source_digest(CombinedFamily)}"
+
+    @property
+    def module_name(self) -> str:
+        return self.lead.module_name
