@@ -39,13 +39,11 @@ from typing import Any, Callable, Hashable, Mapping
 
 from jostle.choicemaker.budgets import as_budget, budget_float, is_positive, measure_of, pure_epsilon_within
 from jostle.choicemaker.family import Family
-from jostle.choicemaker.measurement import (budget_unit, checked_cost, default_measure, measure_features,
-                                            plan_budget)
+from jostle.choicemaker.measurement import (ChargeFunction, budget_unit, checked_cost, default_measure,
+                                            measure_features, plan_budget)
 from jostle.privacy.measures import AnyBudget, RhoZCDPBudget
 from jostle.privacy.subledger import ChoiceBudgetError, Subledger  # noqa: F401 (re-exported)
 from jostle.privacy.units import PrivacyUnit
-
-ChargeFunction = Callable[[AnyBudget, str], None]
 
 
 BudgetGuard = Subledger
@@ -300,7 +298,7 @@ def dispatch(choicemaker: Any, data: Any, budget: Any, noise: Any = None, charge
                   total, total - option_part, option_part,
                   tuple((record.description, record.cost) for record in guard.records),
                   tuple(m.name for m in metafeatures if m.cost), decision.sentence() if decision else "",
-                  data_unit.text)
+                  data_unit.text, tuple((n, family.option_family(o)) for n, o in available.items()))
     split = {k: v for k, v in measured.budget_split.items() if k != "option"}
     split[f"option {choice}"] = option_part
     costs = {record.description: record.cost for record in guard.records}

@@ -479,5 +479,3 @@ def exact_share(value: Any) -> Fraction:
         return Fraction(repr(value))
     return float_fraction(value)
 
-
-exact = float_fraction  # the old name (jostle.privacy.measures.exact is another function): use float_fraction
