@@ -43,8 +43,11 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 
 import benchmark_data  # noqa: E402  (where the shared data is; the one-line message when it is not)
 
-from jostle.learners.histograms.api import (BUILTIN_METAFEATURES, BUILTIN_OPTIONS, TrainingGrid,  # noqa: E402
-                                            dispatch, experience_table, train)
+from jostle.choicemaker import dispatch, experience_table, train  # noqa: E402
+from jostle.learners.histograms.family import HistogramData  # noqa: E402
+from jostle.learners.histograms.metafeatures import BUILTIN_METAFEATURES  # noqa: E402
+from jostle.learners.histograms.options import BUILTIN_OPTIONS  # noqa: E402
+from jostle.learners.histograms.task import TrainingGrid  # noqa: E402
 from jostle.learners.histograms.corpus import Corpus, default_corpus, dpbench_corpus, rebin  # noqa: E402
 from jostle.learners.histograms.simulation import SimulationNoise  # noqa: E402
 from jostle.learners.histograms.task import _seed, default_workload, domain_label, sample_input  # noqa: E402
@@ -97,7 +100,7 @@ def dispatch_piece(trained, shape, domain, grid: TrainingGrid) -> list[dict]:
                     return SimulationNoise(_seed(tag, domain, scale, epsilon, rep, name))
 
                 start = time.perf_counter()
-                result = dispatch(trained, x, epsilon, workload, noise,
+                result = dispatch(trained, HistogramData(x, workload), epsilon, noise=noise,
                                   charge=lambda cost, what: spent.append(cost.epsilon), option_noise=option_noise)
                 seconds = time.perf_counter() - start
                 if sum(spent) > epsilon * (1 + 1e-12):
@@ -354,17 +357,18 @@ def main(argv: list[str] | None = None) -> dict:
           f"{[o.name for o in options]}; {'LODO' if lodo else 'train/test'}", flush=True)
 
     print("fixed algorithms on the evaluation inputs (whole epsilon)", flush=True)
-    fixed = experience_table(options, [], test_corpus, eval_grid, 0.0, args.cache_dir, args.n_jobs)
+    fixed = experience_table(options, [], test_corpus, eval_grid, mf_share=0.0, cache_dir=args.cache_dir,
+                             n_jobs=args.n_jobs)
     print("fixed algorithms on the evaluation inputs with the Option budget (1 - share) eps", flush=True)
     paying = experience_table(options, [m for m in metafeatures if m.cost][:1], test_corpus, eval_grid,
-                              args.mf_share, args.cache_dir, args.n_jobs)
+                              mf_share=args.mf_share, cache_dir=args.cache_dir, n_jobs=args.n_jobs)
 
     chosen_rows, fold_reports = [], []
     for k, (train_part, test_part) in enumerate(folds(train_corpus, test_corpus, lodo)):
         if extra is not None:
             train_part = train_part + extra.subset(dims=test_part.shapes[0].dims)
-        trained = train(options, metafeatures, train_part, train_grid, args.mf_share,
-                        args.cache_dir, args.n_jobs, progress=False,
+        trained = train(options, metafeatures, train_part, train_grid, mf_share=args.mf_share,
+                        cache_dir=args.cache_dir, n_jobs=args.n_jobs, progress=False,
                         selection_folds=4 if args.quick else None)
         dims = test_part.shapes[0].dims
         report = trained.model_report

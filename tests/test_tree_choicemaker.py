@@ -16,7 +16,7 @@ from jostle.learners.trees.corpus import (ClassificationData, additive_prior_cor
                                             synthetic_task, synthetic_tree_corpus, train_test_split)
 from jostle.choicemaker.dispatch import BudgetGuard, ChoiceBudgetError as TreeBudgetError
 from jostle.choicemaker.experience import RUN_STATS as TREE_RUN_STATS, experience_table
-from jostle.learners.trees.api import dispatch_tree, measure_tree_features, train_tree_choicemaker
+from jostle.choicemaker import dispatch, train
 from jostle.learners.trees.family import FAMILY
 from jostle.learners.trees.metafeatures import TREE_METAFEATURES
 from jostle.learners.trees.options import TREE_OPTIONS
@@ -80,11 +80,9 @@ def test_experience_is_cached_and_reused(tmp_path):
 def test_trained_choicemaker_is_cached(tmp_path):
     corpus = synthetic_tree_corpus(sizes=(150,), seeds=1)
     options = ["FriedmanSchuster", "FletcherIslam"]
-    first = train_tree_choicemaker(options, corpus=corpus, grid=TINY_GRID, cache_dir=tmp_path, n_jobs=1,
-                                   progress=False)
+    first = train(options, corpus=corpus, grid=TINY_GRID, cache_dir=tmp_path, n_jobs=1, progress=False)
     assert not first.experience_from_cache and not first.model_from_cache
-    second = train_tree_choicemaker(options, corpus=corpus, grid=TINY_GRID, cache_dir=tmp_path, n_jobs=1,
-                                    progress=False)
+    second = train(options, corpus=corpus, grid=TINY_GRID, cache_dir=tmp_path, n_jobs=1, progress=False)
     assert second.experience_from_cache and second.model_from_cache
     assert second.mode == first.mode and second.model.family == first.model.family
 
@@ -114,8 +112,8 @@ def trained(tmp_path_factory):
     """A ChoiceMaker that measures noisy metafeatures (mf_share 0.1) on the tiny corpus."""
     corpus = synthetic_tree_corpus(sizes=(150, 600), seeds=1)
     names = list(TREE_METAFEATURES)  # all of them: two noisy ones (size, class_balance)
-    result = train_tree_choicemaker(metafeatures=names, corpus=corpus, grid=TINY_GRID,
-                                    cache_dir=tmp_path_factory.mktemp("cache"), n_jobs=1, progress=False)
+    result = train(metafeatures=names, corpus=corpus, grid=TINY_GRID, family="trees",
+                   cache_dir=tmp_path_factory.mktemp("cache"), n_jobs=1, progress=False)
     # force the measured mode so that dispatch measures noisy metafeatures
     from jostle.choicemaker.model import FittedMetaModel, training_matrix
     view = result.experience[result.experience["mode"] == "measured"]
@@ -135,7 +133,7 @@ def test_dispatch_charges_before_every_draw_and_stays_within_epsilon(trained):
         def charge(eps, description):
             events.append(("charge", description))
             charges.append(eps)
-        result = dispatch_tree(trained, data, epsilon, RecordingNoise(events, 3), charge)
+        result = dispatch(trained, data, epsilon, noise=RecordingNoise(events, 3), charge=charge)
         assert events[0][0] == "charge" and events[0][1].startswith("metafeature")
         assert sum(c.epsilon for c in charges) <= Fraction(epsilon)  # typed pure budgets
         assert sum(v.epsilon for v in result.budget_split.values()) <= Fraction(epsilon)
@@ -171,7 +169,7 @@ def test_a_refused_charge_comes_before_its_measurement(trained, refuse_at):
         if sum(1 for e in events if e[0] == "charge") == refuse_at:
             raise RuntimeError("budget exhausted")
     with pytest.raises(RuntimeError, match="budget exhausted"):
-        dispatch_tree(trained, data, 1.0, RecordingNoise(events, 3), charge)
+        dispatch(trained, data, 1.0, noise=RecordingNoise(events, 3), charge=charge)
     assert events[-1][0] == "charge"  # nothing was drawn after the refused charge
     noisy = [e for e in events if e[0] == "draw" and e[1] in NOISY_DRAWS]
     assert len(noisy) == refuse_at - 1  # only the measurements already paid for
@@ -191,7 +189,7 @@ def test_budget_guard_refuses_an_overspend_before_forwarding():
 def test_dispatch_with_exact_randomness_spends_at_most_epsilon(trained):
     data = synthetic_task("private", 300, (2, 5, 3), 3, 1, 0.1, seed=4)
     total = []
-    result = dispatch_tree(trained, data, 0.5, Randomness(seed=1), lambda eps, what: total.append(eps))
+    result = dispatch(trained, data, 0.5, noise=Randomness(seed=1), charge=lambda eps, what: total.append(eps))
     assert sum(t.epsilon for t in total) <= Fraction(0.5)
     assert float(sum(t.epsilon for t in total)) == pytest.approx(0.5, rel=1e-6)  # the learner spends its whole share
     assert result.model.epsilon_spent_ <= 0.9 * 0.5
@@ -259,14 +257,14 @@ def test_the_choice_follows_the_signal_to_noise_regime(tmp_path):
     corpus = [regime_task(f"regime:{seed}", seed) for seed in range(5)]
     grid = TreeGrid(epsilons=(0.003, 0.01, 0.03, 0.3, 1.0, 3.0), repetitions=3)
     features = ["size", "n_attributes", "branching", "n_classes", "epsilon", "log_signal"]
-    result = train_tree_choicemaker([Careful(), Bold()], features, corpus=corpus, grid=grid, cache_dir=tmp_path,
-                                    n_jobs=1, progress=False, families=("best_fixed", "forest_regret"))
+    result = train([Careful(), Bold()], features, corpus=corpus, grid=grid, family="trees", cache_dir=tmp_path,
+                   n_jobs=1, progress=False, model_kinds=("best_fixed", "forest_regret"))
     mean = result.experience.groupby(["epsilon", "option"])["error"].mean().unstack()
     assert mean.loc[0.003, "Careful"] < mean.loc[0.003, "Bold"]  # the regime exists
     assert mean.loc[3.0, "Bold"] < mean.loc[3.0, "Careful"]
     assert result.model.family != "best_fixed"
     unseen = regime_task("unseen", 99)
-    picks = {eps: dispatch_tree(result, unseen, eps, SimulationNoise(5)).choice for eps in (0.003, 3.0)}
+    picks = {eps: dispatch(result, unseen, eps, noise=SimulationNoise(5), uncharged=True).choice for eps in (0.003, 3.0)}
     assert picks == {0.003: "Careful", 3.0: "Bold"}
 
 
@@ -324,12 +322,12 @@ def test_measuring_pays_only_when_clearly_better_over_the_groups():
 def test_a_choicemaker_informed_only_by_noisy_metafeatures(tmp_path):
     """With no free metafeature the public mode falls back to the best fixed Option."""
     corpus = synthetic_tree_corpus(sizes=(150,), seeds=1)
-    result = train_tree_choicemaker(["FriedmanSchuster", "Mohammed"], ["size"], corpus=corpus, grid=TINY_GRID,
-                                    cache_dir=tmp_path, n_jobs=1, progress=False)
+    result = train(["FriedmanSchuster", "Mohammed"], ["size"], corpus=corpus, grid=TINY_GRID,
+                   cache_dir=tmp_path, n_jobs=1, progress=False)
     assert result.mode in ("measured", "public")
     if result.mode == "public":
         assert result.model.family == "best_fixed" and result.metafeature_share() == 0.0
     charges = []
-    outcome = dispatch_tree(result, corpus[0], 1.0, SimulationNoise(2), lambda eps, what: charges.append(eps))
+    outcome = dispatch(result, corpus[0], 1.0, noise=SimulationNoise(2), charge=lambda eps, what: charges.append(eps))
     assert outcome.choice in ("FriedmanSchuster", "Mohammed")
     assert sum(c.epsilon for c in charges) <= Fraction(1.0)

@@ -14,4 +14,14 @@ Modules:
   engine       train() and TrainedChoiceMaker
   dispatch     the one private dispatch, its budget guard, trace and explain
   pretrained   the ChoiceMakers shipped with the package
+  api          the Python front door: `train`, `dispatch`, `experience_table` (exported here)
+  conformance  the checks every family must pass, in one call: `check_family(FAMILY)`
+
+`jostle.choicemaker.train` and `jostle.choicemaker.dispatch` are the front door's functions
+(the package attribute `dispatch` is the function; the engine's module is imported by its
+full name, `from jostle.choicemaker.dispatch import ...`).
 """
+
+from jostle.choicemaker.api import dispatch, experience_table, family_for, train
+
+__all__ = ["dispatch", "experience_table", "family_for", "train"]

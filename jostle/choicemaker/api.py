@@ -1,0 +1,243 @@
+"""The Python front door of the ChoiceMaker engine, the same for every learner family.
+
+For benchmarks, notebooks and tests that hold a family's inputs (count vectors, coded tables)
+rather than Jostle programs:
+
+    from jostle.choicemaker import dispatch, train
+    trained = train(["OptionA", "OptionB"], corpus=corpus)          # Options of one task's families
+    result = dispatch(trained, data, budget=1.0, charge=my_ledger)  # or accountant=, or uncharged=True
+
+`train` finds the family (or the families) from the Options, so no family has its own helper;
+`dispatch` is the engine's one private dispatch (`jostle.choicemaker.dispatch.dispatch`), and
+it never runs uncharged unless asked: the caller passes a `charge(cost, description)`
+function, an `accountant` (a `Session`, its `Accountant`, or a shared `PrivacyBudget`), or
+`uncharged=True` (experiments on public data, where no ledger is kept). Each typed cost
+reaches the charge before the noise it pays for is drawn; a charge that raises stops the
+dispatch with nothing drawn for it.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Callable, Iterable, Sequence
+
+import pandas as pd
+
+from jostle.choicemaker import engine, experience, families
+from jostle.choicemaker.dispatch import DispatchResult, dispatch as engine_dispatch
+from jostle.choicemaker.family import Family
+from jostle.choicemaker.model import MODEL_KINDS
+from jostle.privacy.measures import Budget
+from jostle.privacy.noise import Randomness
+from jostle.privacy.units import PrivacyUnit
+
+LEARNERS_PREFIX = families.LEARNERS_PACKAGE + "."
+
+UNCHARGED_REFUSAL = (
+    "jostle.choicemaker.dispatch charges every release of a private run, and was given nothing to charge: "
+    "pass charge=<function(cost, description)> or accountant=<a Session, its Accountant or a PrivacyBudget>, "
+    "or uncharged=True for an experiment on public data that keeps no ledger")
+
+
+# ------------------------------------------------------------------------------ which family
+def _family_by_module(option: Any) -> Family | None:
+    """The family whose package defines `option`'s class or one of its bases (an Option made
+    from a family's Option class outside its registry, e.g. a subclass in a test)."""
+    found = families.discover()
+    for klass in type(option).__mro__:
+        module = getattr(klass, "__module__", "") or ""
+        if module.startswith(LEARNERS_PREFIX):
+            name = module[len(LEARNERS_PREFIX):].split(".", 1)[0]
+            for family in found.values():
+                if family.module_name().startswith(f"{LEARNERS_PREFIX}{name}."):
+                    return family
+    return None
+
+
+def _families_of_name(name: str) -> list[Family]:
+    """The discovered families with a built-in Option called `name` (case-insensitive)."""
+    lower = name.lower()
+    return [family for family in families.discover().values()
+            if any(key.lower() == lower for key in family.options())]
+
+
+def owner_of(option: Any) -> Family:
+    """The learner family `option` belongs to: an Option object of a family's registry, an
+    object of a family's Option class, or the name of a built-in Option of exactly one family.
+
+    Raises:
+        KeyError: No family has an Option of that name.
+        ValueError: The owner cannot be told (an ambiguous name, an Option of no family).
+    """
+    if isinstance(option, str):
+        owners = _families_of_name(option)
+        if not owners:
+            raise KeyError(f"no learner family has an Option called {option!r}")
+        if len(owners) > 1:
+            raise ValueError(f"the Option name {option!r} belongs to the families "
+                             f"{', '.join(f.name for f in owners)}: pass the Option object or family=")
+        return owners[0]
+    owner = families.family_of(option) or _family_by_module(option)
+    if owner is None:
+        raise ValueError(f"cannot tell which learner family the Option {getattr(option, 'name', option)!r} "
+                         f"belongs to: pass family=")
+    return owner
+
+
+def family_for(options: Iterable[Any] | None = None, family: Family | str | None = None,
+               error: str | None = None) -> Family:
+    """The family a ChoiceMaker over `options` trains and dispatches with.
+
+    Args:
+        options: Options (objects or built-in names); their families must serve one task.
+        family: A family (or its name) to use instead of finding it from the Options.
+        error: The error measure to score with (a family hook: `Family.error_measures()`);
+            default the family's own.
+
+    Raises:
+        ValueError: Neither Options nor a family were given, or the Options' families serve
+            different tasks or share no error measure.
+    """
+    if family is not None:
+        chosen = families.get(family) if isinstance(family, str) else family
+        if not isinstance(chosen, Family):
+            raise TypeError(f"family must be a jostle.choicemaker.family.Family or its name, "
+                            f"got {type(chosen).__name__}")
+        return chosen.with_error(error)
+    listed = _as_list(options)
+    if not listed:
+        raise ValueError("a ChoiceMaker needs Options (objects or names) or family= to take all of a family's")
+    # An Option made outside every family (a user's own object) joins the family of the others.
+    owners = [owner_of(o) for o in listed if isinstance(o, str) or families.family_of(o) or _family_by_module(o)]
+    if not owners:
+        raise ValueError(f"cannot tell which learner family the Options "
+                         f"{[getattr(o, 'name', o) for o in listed]} belong to: pass family=")
+    return families.serving(owners, error)
+
+
+def _as_list(options: Iterable[Any] | None) -> list[Any]:
+    if options is None:
+        return []
+    if isinstance(options, str):
+        return [options]
+    if hasattr(options, "values") and callable(options.values):  # a mapping name -> Option
+        return list(options.values())
+    return list(options)
+
+
+# ------------------------------------------------------------------------------ training
+def train(options: Iterable[Any] | None = None, metafeatures: Any = None, corpus: Any = None, grid: Any = None,
+          family: Family | str | None = None, *, error: str | None = None, mf_share: float = 0.1,
+          cache_dir: str | Path | None = None, n_jobs: int = -1, progress: bool = True,
+          model_kinds: tuple[str, ...] = MODEL_KINDS, selection_folds: int | None = None,
+          before_training: Callable[[int], None] | None = None) -> engine.TrainedChoiceMaker:
+    """Train a ChoiceMaker on public data (reusing cached experience and models).
+
+    Args:
+        options: Options or built-in Option names, of one family or of several families of one
+            task (default, with `family=`: all of the family's built-in Options).
+        metafeatures: Metafeatures or built-in names (default: the family's defaults).
+        corpus: Public training tasks (default: the family's default corpus).
+        grid: Training configurations (default: the family's default grid).
+        family: The family (or its name), instead of finding it from `options`.
+        error: The error measure training scores with (default: the family's own).
+        mf_share: Share of the budget spent on noisy metafeatures.
+        cache_dir: Cache folder (default $JOSTLE_CACHE or ~/.cache/jostle).
+        n_jobs: Processes for building the experience (-1: all cores).
+        progress: Show a progress bar.
+        model_kinds: Meta-model kinds to choose from (`jostle.choicemaker.model.MODEL_KINDS`).
+        selection_folds: None for leave-one-dataset-out; k for k folds of whole groups.
+        before_training: Called with the number of experience pieces to run, before running them.
+
+    Returns:
+        The `TrainedChoiceMaker`, to pass to `dispatch`.
+    """
+    serving = family_for(options, family, error)
+    option_list = None if options is None else _as_list(options)
+    return engine.train(serving, option_list, metafeatures, corpus, grid, mf_share, cache_dir=cache_dir,
+                        n_jobs=n_jobs, progress=progress, model_kinds=model_kinds,
+                        selection_folds=selection_folds, before_training=before_training)
+
+
+def experience_table(options: Iterable[Any], metafeatures: Sequence[Any], corpus: Any, grid: Any = None,
+                     family: Family | str | None = None, *, error: str | None = None, mf_share: float = 0.1,
+                     cache_dir: str | Path | None = None, n_jobs: int = -1,
+                     progress: bool = True) -> pd.DataFrame:
+    """The experience table of `options` on a public corpus (what `train` learns from): every
+    Option run on every training instance of `grid` (default: the family's default grid)."""
+    serving = family_for(options, family, error)
+    option_list = engine.resolve(_as_list(options), serving.options(), [])
+    feature_list = engine.resolve(list(metafeatures), serving.metafeatures(), [])
+    return experience.experience_table(serving, option_list, feature_list, corpus,
+                                       grid if grid is not None else serving.default_grid(), mf_share,
+                                       cache_dir, n_jobs, progress)
+
+
+# ------------------------------------------------------------------------------ the private run
+def account_charge(accountant: Any) -> Callable[[Any, str], None]:
+    """The charge function of an accountant: a `jostle.privacy.shared_budget.BudgetAccount` (a
+    `Session` or its `Accountant`: `charge_fit(cost, description)` checks every limit, then
+    records the typed cost in its ledger) or a budget shared with estimator fits (a
+    `PrivacyBudget`: `charge(epsilon, description)`, charged the pure epsilon of each cost).
+
+    Raises:
+        TypeError: The object has neither method.
+    """
+    charge_fit = getattr(accountant, "charge_fit", None)
+    if callable(charge_fit):
+        return charge_fit
+    charge_epsilon = getattr(accountant, "charge", None)
+    if not callable(charge_epsilon):
+        raise TypeError(f"accountant must be a Session, an Accountant or a PrivacyBudget (charge_fit(cost, "
+                        f"description) or charge(epsilon, description)), got {type(accountant).__name__}")
+
+    def charge_pure(cost: Any, description: str) -> None:
+        if not isinstance(cost, Budget) or cost.delta:
+            raise TypeError(f"{type(accountant).__name__} charges pure epsilons; {description} costs {cost}: "
+                            f"pass a Session or charge=")
+        charge_epsilon(cost.epsilon, description)
+
+    return charge_pure
+
+
+def dispatch(trained: Any, data: Any, budget: Any, *, charge: Callable[[Any, str], None] | None = None,
+             accountant: Any = None, uncharged: bool = False, noise: Any = None,
+             option_noise: Callable[[str], Any] | None = None, unit: PrivacyUnit | None = None,
+             name: str = "choicemaker") -> DispatchResult:
+    """Choose and run the best Option on private `data`, spending at most `budget` in total.
+
+    Args:
+        trained: A ChoiceMaker from `train` (or `jostle.choicemaker.pretrained`).
+        data: The private input as the family's Options read it (the family's input type).
+        budget: The whole budget: a `Budget` (pure epsilon) or `RhoZCDPBudget`; a number is a
+            pure epsilon.
+        charge: charge(cost, description), called with each part's typed cost before the noise
+            it pays for is drawn; it raises to refuse.
+        accountant: Instead of `charge`, the account to charge (`account_charge`): a `Session`
+            or its `Accountant` (every limit checked, the charges in its ledger), or a
+            `PrivacyBudget` shared with estimator fits.
+        uncharged: Run without charging anything: only for experiments on public data.
+        noise: The metafeatures' (and, without `option_noise`, the Option's) noise source
+            (default: `Randomness()`, the secure exact source).
+        option_noise: option_noise(name) gives the chosen Option's noise source.
+        unit: The data's privacy unit (default: one row added or removed).
+        name: The ChoiceMaker's name in the trace.
+
+    Raises:
+        ValueError: Nothing to charge and not `uncharged=True`, or charges given together with
+            `uncharged=True` (before anything happens).
+        UnsupportedUnit, UnsupportedMeasure, ChoiceBudgetError: As the engine's dispatch.
+    """
+    if accountant is not None:
+        if charge is not None:
+            raise ValueError("give dispatch either charge= or accountant=, not both")
+        charge = account_charge(accountant)
+    if uncharged and charge is not None:
+        raise ValueError("dispatch was asked to run uncharged and given something to charge: choose one")
+    if charge is None and not uncharged:
+        raise ValueError(UNCHARGED_REFUSAL)
+    return engine_dispatch(trained, data, budget, Randomness() if noise is None else noise, charge, option_noise,
+                           name=name, unit=unit)
+
+
+__all__ = ["UNCHARGED_REFUSAL", "account_charge", "dispatch", "experience_table", "family_for", "owner_of", "train"]

@@ -1,0 +1,134 @@
+"""The Python front door of the ChoiceMaker engine (`jostle.choicemaker.train` / `dispatch`).
+
+One `train` for every family (the family is found from the Options), one `dispatch` that never
+runs uncharged unless asked: without a charge function, an accountant or `uncharged=True` it
+refuses before anything is measured or drawn.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+from fractions import Fraction
+
+import pytest
+
+import jostle.choicemaker
+from jostle.choicemaker import api, dispatch, family_for, train
+from jostle.choicemaker.conformance import RecordingNoise
+from jostle.choicemaker.families import get
+from jostle.privacy.measures import PureDPBudget
+from jostle.privacy.noise import Randomness
+from jostle.privacy.shared_budget import PrivacyBudget
+from jostle.privacy.subledger import OverBudgetError
+from jostle.session import Session
+from tests import toy_family
+
+
+@pytest.fixture(scope="module")
+def toy(tmp_path_factory: pytest.TempPathFactory):
+    """The toy ChoiceMaker, trained through the front door."""
+    return train(family=toy_family.FAMILY, cache_dir=tmp_path_factory.mktemp("toy-cache"), n_jobs=1, progress=False)
+
+
+def _recorded(toy, **how):
+    """A dispatch on the toy's neighbouring input with recording noise: (result or error, events)."""
+    events: list = []
+    noise = RecordingNoise(Randomness(3), events, "features")
+    try:
+        return dispatch(toy, toy_family.FAMILY.neighbouring_inputs(3)[0], Fraction(1, 2), noise=noise, **how), events
+    except Exception as error:  # noqa: BLE001 - the test judges it
+        return error, events
+
+
+def test_dispatch_refuses_to_run_with_nothing_to_charge(toy) -> None:
+    error, events = _recorded(toy)
+    assert isinstance(error, ValueError) and str(error) == api.UNCHARGED_REFUSAL
+    assert "uncharged=True" in str(error) and "charge=" in str(error)
+    assert events == []  # refused before anything was measured or drawn
+
+
+def test_dispatch_refuses_contradictory_charging(toy) -> None:
+    charged: list = []
+    for how, kind, message in [
+            (dict(charge=lambda c, d: charged.append(c), uncharged=True), ValueError, "uncharged and given"),
+            (dict(charge=lambda c, d: None, accountant=object()), ValueError, "either charge= or accountant="),
+            (dict(accountant=object()), TypeError, "a Session, an Accountant or a PrivacyBudget")]:
+        error, events = _recorded(toy, **how)
+        assert isinstance(error, kind) and events == [], (how, error)
+        with pytest.raises(kind, match=message):
+            raise error
+    assert charged == []
+
+
+def test_charge_accountants_and_uncharged_runs_release_the_same(toy) -> None:
+    """How a run is charged changes nothing it releases: the same seed gives the same choice and
+    answer. A charge function receives every typed part in order; a Session's ledger and a shared
+    PrivacyBudget record the same parts."""
+    charged: list = []
+    by_charge, _ = _recorded(toy, charge=lambda cost, what: charged.append((what, cost)))
+    session = Session(1.0, ledger_path=":memory:")
+    by_session, _ = _recorded(toy, accountant=session)
+    shared = PrivacyBudget(1.0)
+    by_budget, _ = _recorded(toy, accountant=shared)
+    free, _ = _recorded(toy, uncharged=True)
+    assert by_charge.choice == by_session.choice == by_budget.choice == free.choice
+    assert by_charge.result == by_session.result == by_budget.result == free.result
+    assert charged == [("metafeature size", PureDPBudget(Fraction(1, 20))),
+                       (f"option {by_charge.choice}", PureDPBudget(Fraction(9, 20)))]
+    assert session.spent == PureDPBudget(Fraction(1, 2)) and len(session.ledger) == 2
+    assert [(c.description, c.epsilon) for c in shared.charges] == [(what, cost.epsilon) for what, cost in charged]
+
+
+def test_an_accountant_that_cannot_pay_stops_the_dispatch_before_any_draw(toy) -> None:
+    shared = PrivacyBudget(Fraction(1, 40))  # less than the metafeature's part
+    error, events = _recorded(toy, accountant=shared)
+    assert isinstance(error, OverBudgetError) and "metafeature size" in str(error)
+    assert events == [] and shared.charges == []
+
+
+def test_a_refusing_charge_stops_the_dispatch_before_its_draw(toy) -> None:
+    def refuse(cost, what):
+        raise RuntimeError(f"no budget for {what}")
+
+    error, events = _recorded(toy, charge=refuse)
+    assert isinstance(error, RuntimeError) and "metafeature size" in str(error)
+    assert events == []
+
+
+def test_the_family_is_found_from_the_options() -> None:
+    histograms, trees = get("histograms"), get("trees")
+    assert family_for(["Identity", "Uniform"]) is histograms
+    assert family_for([histograms.options()["Identity"]]) is histograms
+    assert family_for(["friedmanschuster"]) is trees  # names as the engine reads them, case-insensitive
+
+    class UsersOwn:  # an Option made outside every family joins the family of the others
+        name = "UsersOwn"
+
+    assert family_for([trees.options()["FriedmanSchuster"], UsersOwn()]) is trees
+    with pytest.raises(ValueError, match="pass family="):
+        family_for([UsersOwn()])
+    with pytest.raises(KeyError, match="no learner family has an Option called 'NoSuchOption'"):
+        family_for(["NoSuchOption"])
+    with pytest.raises(ValueError, match="needs Options"):
+        family_for(None)
+    assert family_for(None, family="trees") is trees and family_for(["Identity"], family=trees) is trees
+    with pytest.raises(TypeError, match="family must be"):
+        family_for(None, family=3)  # type: ignore[arg-type]
+
+
+def test_train_takes_every_option_of_the_family_it_is_given(toy) -> None:
+    assert set(toy.options) == set(toy_family.TOY_OPTIONS) and toy.family is toy_family.FAMILY
+    with pytest.raises(ValueError, match="needs Options"):
+        train()
+
+
+def test_the_package_exports_the_front_door_and_keeps_the_engine_module() -> None:
+    assert jostle.choicemaker.dispatch is api.dispatch and jostle.choicemaker.train is api.train
+    engine_module = sys.modules["jostle.choicemaker.dispatch"]
+    from jostle.choicemaker.dispatch import dispatch as engine_dispatch
+
+    assert engine_dispatch is engine_module.dispatch and engine_dispatch is not api.dispatch
+    for gone in ("jostle.learners.histograms.api", "jostle.learners.trees.api"):  # one front door, not one per family
+        with pytest.raises(ModuleNotFoundError):
+            importlib.import_module(gone)
