@@ -14,8 +14,7 @@ from sklearn.exceptions import NotFittedError
 from sklearn.model_selection import cross_val_score
 
 from jostle.learners.brl import BayesianRuleListClassifier, DPBayesianRuleListClassifier
-from jostle.learners.brl.accounting import BRLBudgetWarning
-from jostle.learners.trees import PrivacyBudget
+from jostle.learners.trees import PrivacyBudget, PrivacyBudgetWarning
 from jostle.learners.trees.accounting import BudgetExceededError
 from jostle.privacy.noise import Randomness
 
@@ -69,7 +68,7 @@ def test_declarations_are_required_and_nothing_is_charged_without_them() -> None
         DPBayesianRuleListClassifier(0.5, domains=DOMAINS, classes=["well", "ill"], budget=budget).fit(X, y)
     with pytest.raises(ValueError, match="domains"):
         DPBayesianRuleListClassifier(0.5, classes=["well", "ill"], max_rows=100, budget=budget).fit(X, y)
-    with pytest.raises(ValueError, match="outside its declared domain"):
+    with pytest.raises(ValueError, match="outside the declared public domain"):
         DPBayesianRuleListClassifier(0.5, domains={**DOMAINS, "age": ["young", "old"]}, classes=["well", "ill"],
                                      max_rows=100, budget=budget).fit(X, y)
     with pytest.raises(ValueError, match="sampler"):
@@ -111,7 +110,7 @@ def test_fits_without_a_budget_warn_when_they_add_up() -> None:
         warnings.simplefilter("always")
         DPBayesianRuleListClassifier(0.5, domains=DOMAINS, classes=["well", "ill"], max_rows=200).fit(X, y)
         DPBayesianRuleListClassifier(0.5, domains=DOMAINS, classes=["well", "ill"], max_rows=200).fit(X, y)
-    assert any(issubclass(w.category, BRLBudgetWarning) for w in caught)
+    assert any(issubclass(w.category, PrivacyBudgetWarning) for w in caught)
 
 
 def test_public_antecedents_and_the_chain_sampler() -> None:

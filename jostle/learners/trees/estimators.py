@@ -8,7 +8,9 @@ The published algorithms are named configurations of it (`jostle.learners.trees.
 limit, pessimistic pruning) grown by the same engine.
 
 Both take the features' public domains (`domains`) and the public class list (`classes`);
-nothing is read from the data to fix a domain, a bound, or a size.
+nothing is read from the data to fix a domain, a bound, or a size. Both are built on the kit's
+`jostle.learnerkit.estimators.DeclaredDomainClassifier` (encoding against the declared domains,
+the fitted attributes shared by every family, the budget charged before the fit draws).
 
 Privacy of `DPDecisionTreeClassifier.fit` (unit: one row added or removed), with epsilon the
 argument `epsilon`:
@@ -18,203 +20,52 @@ argument `epsilon`:
      sequentially: each gets remaining / n_trees. With `disjoint_trees`, each row is sent to
      one tree by public randomness (independent of the data), the trees see disjoint rows and
      compose in parallel: each gets the whole remaining budget.
-  3. Inside a tree (see `jostle.learners.trees.builder`), each level's size and split queries cost their
-     epsilon once (parallel composition over the level's disjoint nodes), levels add up, and
+  3. Inside a tree (see `jostle.learners.trees.builder`), each level's size and split queries
+     cost their epsilon once (parallel composition over the level's disjoint nodes), levels add up, and
      the leaves get what is left of the tree's budget.
-The ledger (`jostle.learners.trees.accounting`) checks the composed total against epsilon before each
-measurement and calls `charge(epsilon, description)` first; `epsilon_spent_` is the composed
+The ledger (`jostle.learners.trees.accounting`) checks the composed total against epsilon
+before each measurement and calls `charge(epsilon, description)` first; `epsilon_spent_` is the composed
 total, never above `epsilon`. Everything stored in a fitted estimator is a release or
 post-processing of releases.
 
 Across fits: each fit spends its epsilon again. Before drawing any noise (and after checking
-its arguments and data), a fit charges its whole epsilon to a shared `PrivacyBudget`
+its arguments and data), the kit's `fit` charges its whole epsilon to a shared `PrivacyBudget`
 (`budget=`, shared by clones, so `cross_val_score` and `GridSearchCV` charge one total), or to
 `default_budget()`, which has no total and warns when fits add up
-(`jostle.learners.trees.shared_budget`; docs/estimators.md). A refused charge raises
+(`jostle.privacy.shared_budget`; docs/estimators.md). A refused charge raises
 `BudgetExceededError` with nothing drawn.
 """
 
 from __future__ import annotations
 
 import math
-import warnings
 from fractions import Fraction
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
-import pandas as pd
-import scipy.sparse as sp
-from sklearn.base import BaseEstimator, ClassifierMixin
-from sklearn.exceptions import DataConversionWarning
-from sklearn.utils.multiclass import type_of_target
 from sklearn.utils.validation import check_is_fitted
 
-from jostle.privacy.noise import Randomness
+from jostle.learnerkit.encoding import EncodedDomains
+from jostle.learnerkit.estimators import DeclaredDomainClassifier, Domains
 from jostle.learners.trees.accounting import PrivacyLedger, floor_float, plan_tree_budget
 from jostle.learners.trees.builder import LEAF_MECHANISMS, SPLIT_KINDS, STOPPING_RULES, GrowthRules, grow_tree
-from jostle.learnerkit.encoding import Domain, EncodedDomains, encode_categories, encode_features
 from jostle.learners.trees.printing import tree_title, tree_to_text
-from jostle.learners.trees.shared_budget import PrivacyBudget, charge_default
 from jostle.learners.trees.pruning import prune_pessimistic
 from jostle.learners.trees.releases import noisy_counts
 from jostle.learners.trees.structure import TreeArrays, distributions_from_counts
 from jostle.learners.trees.utilities import SPLIT_UTILITIES
+from jostle.privacy.shared_budget import PrivacyBudget
 
 
-class _TreeClassifierBase(ClassifierMixin, BaseEstimator):
-    """Input checks, prediction, scoring and printing shared by the tree estimators."""
+class _TreeClassifierBase(DeclaredDomainClassifier):
+    """Prediction and printing shared by the tree estimators (the rest is the kit's base)."""
 
+    _model_attribute = "trees_"
     trees_: list[TreeArrays]
 
-    def __sklearn_tags__(self) -> Any:
-        tags = super().__sklearn_tags__()
-        tags.input_tags.string = True        # categories may be strings
-        tags.input_tags.categorical = True
-        tags.input_tags.sparse = False
-        tags.input_tags.allow_nan = False
-        tags.non_deterministic = self._is_private()  # a private fit draws fresh noise
-        return tags
-
-    # ------------------------------------------------------------------ input checks
-    def _check_X(self, X: Any) -> Any:
-        """Refuse what no declared domain can describe (sparse, complex, not 2-D); keep the rest."""
-        name = type(self).__name__
-        if X is None:
-            raise ValueError(f"{name} needs a 2-D X (rows x features), got None")
-        if sp.issparse(X):
-            raise TypeError(f"{name} does not accept sparse input ({type(X).__name__}): each column is a "
-                            "categorical or publicly binned feature, one declared domain per column. Pass a dense "
-                            "array or a DataFrame (X.toarray() for a scipy sparse matrix).")
-        if not isinstance(X, pd.DataFrame):
-            X = np.asarray(X, dtype=None if hasattr(X, "dtype") else object)
-            if X.ndim != 2:
-                raise ValueError(f"{name} needs a 2-D X (rows x features), got {X.ndim}-D input. Reshape your data "
-                                 "with X.reshape(-1, 1) if it has a single feature, or X.reshape(1, -1) if it is a "
-                                 "single row.")
-            complex_input = np.iscomplexobj(X)
-        else:
-            if X.ndim != 2:
-                raise ValueError(f"{name} needs a 2-D X (rows x features)")
-            complex_input = any(pd.api.types.is_complex_dtype(dtype) for dtype in X.dtypes)
-        if complex_input:
-            raise ValueError("Complex data not supported: the features are categories or publicly binned numbers")
-        if X.shape[1] == 0:
-            raise ValueError(f"Found array with 0 feature(s) (shape={X.shape}) while a minimum of 1 is required by "
-                             f"{name}: declare at least one feature's domain")
-        return X
-
-    def _check_y(self, y: Any) -> np.ndarray:
-        if y is None:
-            raise ValueError(f"{type(self).__name__} requires y to be passed, but the target y is None")
-        array = y.to_numpy() if isinstance(y, (pd.Series, pd.DataFrame)) else np.asarray(y)
-        if array.dtype.kind in "US":  # keep labels as given (a list mixing numbers and strings stays mixed)
-            array = np.asarray(y, dtype=object)
-        if array.ndim == 2 and array.shape[1] == 1:
-            warnings.warn("A column-vector y was passed when a 1d array was expected; it is read as its one column.",
-                          DataConversionWarning, stacklevel=3)
-            array = array[:, 0]
-        if array.ndim != 1:
-            raise ValueError(f"y should be a 1d array of class labels, got an array of shape {array.shape}")
-        if array.dtype.kind == "f":
-            floats = array
-        elif array.dtype.kind == "O":  # labels of mixed types: look at the float ones
-            floats = np.array([v for v in array if isinstance(v, (float, np.floating))], dtype=float)
-        else:  # integers, strings, booleans: no NaN possible
-            floats = np.empty(0)
-        if np.isnan(floats).any():
-            raise ValueError("Input y contains NaN: every row needs a class label from the declared classes")
-        if np.isinf(floats).any():
-            raise ValueError("Input y contains infinity: every row needs a class label from the declared classes")
-        if self.classes is None:
-            self._refuse_continuous(array)
-        return array
-
-    @staticmethod
-    def _refuse_continuous(y: np.ndarray) -> None:
-        """Say so when y looks like a regression target rather than class labels."""
-        try:
-            continuous = type_of_target(y) == "continuous"
-        except ValueError:
-            continuous = False
-        if continuous:
-            raise ValueError("Unknown label type: continuous target. A classifier's y takes values from the "
-                             "declared public class list (classes=); bin a numeric target into classes first.")
-
-    def _require_declarations(self) -> None:
-        if self.domains is None or self.classes is None:
-            raise ValueError("declare the public domains of the features (domains=) and the public "
-                             "class list (classes=); they are never read from the data")
-
-    def _encode_training(self, X: Any, y: Any) -> tuple[np.ndarray, np.ndarray, dict[str, Any]]:
-        """Codes and labels of the training data, and the fitted attributes they fix (set by the
-        caller only once the fit succeeds, so a refused fit leaves the estimator as it was)."""
-        X = self._check_X(X)
-        array_y = self._check_y(y)
-        self._require_declarations()
-        by_name = isinstance(X, pd.DataFrame)
-        # an array's columns follow the domains' order (a mapping's keys name them)
-        names = list(map(str, self.domains)) if isinstance(self.domains, Mapping) and not by_name else None
-        codes, described = encode_features(X, self.domains, names)
-        try:
-            labels = encode_categories(array_y, list(self.classes), "class column")
-        except ValueError:
-            self._refuse_continuous(array_y)
-            raise
-        if codes.shape[0] != labels.shape[0]:
-            raise ValueError(f"X has {codes.shape[0]} rows but y has {labels.shape[0]}")
-        if isinstance(self.domains, Mapping):
-            declared = [self.domains[name] for name in (X.columns if by_name else self.domains)]
-        else:
-            declared = list(self.domains)
-        named_frame = by_name and all(isinstance(c, str) for c in X.columns)
-        # prediction reads columns by name after a fit on named columns, by position otherwise
-        fitted: dict[str, Any] = {"domains_": described, "classes_": np.asarray(list(self.classes)),
-                                  "n_features_in_": codes.shape[1], "_declared_domains": declared,
-                                  "_by_name": named_frame or isinstance(self.domains, Mapping)}
-        if named_frame:
-            fitted["feature_names_in_"] = np.asarray(list(X.columns), dtype=object)
-        return codes, labels, fitted
-
-    def _set_fitted(self, fitted: Mapping[str, Any]) -> None:
-        if "feature_names_in_" not in fitted and hasattr(self, "feature_names_in_"):
-            del self.feature_names_in_
-        for key, value in fitted.items():
-            setattr(self, key, value)
-
-    def _encode_X(self, X: Any) -> np.ndarray:
-        check_is_fitted(self, "trees_")
-        X = self._check_X(X)
-        names = list(self.domains_.names)
-        if isinstance(X, pd.DataFrame):
-            missing = [name for name in names if name not in X.columns]
-            if not missing:
-                X = X[names]  # the training column order
-            elif self._by_name:
-                raise ValueError(f"X lacks the column(s) {missing} the trees were trained on")
-            elif X.shape[1] != len(names):
-                raise ValueError(self._feature_count_message(X.shape[1]))
-            else:  # fitted on an unnamed array: columns are read by position
-                X = X.to_numpy(dtype=object)
-        elif X.shape[1] != len(names):
-            raise ValueError(self._feature_count_message(X.shape[1]))
-        codes, _ = encode_features(X, dict(zip(names, self._declared_domains)), names)
-        return codes
-
-    def _feature_count_message(self, count: int) -> str:
-        return (f"X has {count} features, but {type(self).__name__} is expecting {self.n_features_in_} features "
-                f"as input (one per declared domain: {list(self.domains_.names)})")
-
-    # ------------------------------------------------------------------ prediction
-    def predict_proba(self, X: Any) -> np.ndarray:
-        """Class probabilities (columns in the order of `classes_`), averaged over the trees."""
-        check_is_fitted(self, "trees_")
-        codes = self._encode_X(X)
+    def _predict_proba_codes(self, codes: np.ndarray) -> np.ndarray:
+        """Class probabilities averaged over the trees."""
         return np.mean([tree.predict_proba(codes) for tree in self.trees_], axis=0)
-
-    def predict(self, X: Any) -> np.ndarray:
-        """The most probable class of each row."""
-        check_is_fitted(self, "trees_")
-        return self.classes_[self.predict_proba(X).argmax(axis=1)]
 
     # ------------------------------------------------------------------ printing
     def to_text(self, max_trees: int = 1, max_depth: int | None = None, max_lines: int = 200,
@@ -232,7 +83,7 @@ class _TreeClassifierBase(ClassifierMixin, BaseEstimator):
         check_is_fitted(self, "trees_")
         parts = []
         for index, tree in enumerate(self.trees_[:max_trees]):
-            title = tree_title(self._title(), index, len(self.trees_), tree, self._is_private())
+            title = tree_title(self._title(), index, len(self.trees_), tree, self._private)
             parts.append(tree_to_text(tree, domains if domains is not None else self.domains_,
                                       classes if classes is not None else self.classes_, title, max_depth, max_lines))
         if len(self.trees_) > max_trees:
@@ -241,9 +92,6 @@ class _TreeClassifierBase(ClassifierMixin, BaseEstimator):
 
     def _title(self) -> str:
         return type(self).__name__
-
-    def _is_private(self) -> bool:
-        return True
 
 
 class DPDecisionTreeClassifier(_TreeClassifierBase):
@@ -302,7 +150,7 @@ class DPDecisionTreeClassifier(_TreeClassifierBase):
         name: a label for printouts (the named configurations set it).
     """
 
-    def __init__(self, epsilon: float = 1.0, *, domains: Sequence[Domain] | Mapping[str, Domain] | None = None,
+    def __init__(self, epsilon: float = 1.0, *, domains: Domains | None = None,
                  classes: Sequence[Any] | None = None, split_utility: str = "max", stopping: str = "noisy_size",
                  max_depth: int | str | None = "signal_to_noise", n_trees: int = 1, disjoint_trees: bool = False,
                  leaf_mechanism: str = "counts", split_kind: str = "multiway",
@@ -341,9 +189,10 @@ class DPDecisionTreeClassifier(_TreeClassifierBase):
     def _title(self) -> str:
         return self.name or "DP decision tree"
 
+    def _charge_label(self) -> str:
+        return self._title()
+
     def _validate(self) -> None:
-        if not (isinstance(self.epsilon, (int, float)) and math.isfinite(self.epsilon) and self.epsilon > 0):
-            raise ValueError(f"epsilon must be a finite number > 0, got {self.epsilon!r}")
         if self.split_utility not in SPLIT_UTILITIES + ("random",):
             raise ValueError(f"split_utility must be one of {SPLIT_UTILITIES + ('random',)}, got {self.split_utility!r}")
         if self.stopping not in STOPPING_RULES:
@@ -371,43 +220,22 @@ class DPDecisionTreeClassifier(_TreeClassifierBase):
         if self.max_features is not None and not (isinstance(self.max_features, (int, np.integer))
                                                   and self.max_features >= 1):
             raise ValueError(f"max_features must be None or an int >= 1, got {self.max_features!r}")
-        if self.budget is not None and not isinstance(self.budget, PrivacyBudget):
-            raise TypeError(f"budget must be a PrivacyBudget shared by fits (or None), got {self.budget!r}; "
-                            "this fit's own epsilon is the argument epsilon=")
 
-    def _charge_budget(self) -> float:
-        """Charge this fit's whole epsilon to its shared budget, before any noise is drawn.
-
-        Returns the epsilon the learner may spend: the largest float not above the exact
-        amount charged (a budget snaps 0.1 to 1/10, so the learner gets 1/10 rounded down).
-        With only an outside `charge` callback, `epsilon` is used as given.
-        """
-        what = f"{type(self).__name__}.fit ({self._title()}, epsilon {self.epsilon:g})"
-        if self.budget is not None:
-            charged = self.budget.charge(self.epsilon, what)
-        elif self.charge is None:
-            charged = charge_default(type(self).__name__, self.epsilon, what, stacklevel=3)
-        else:
-            return float(self.epsilon)
-        return floor_float(charged)
-
-    def fit(self, X: Any, y: Any) -> DPDecisionTreeClassifier:
+    def _fit_codes(self, codes: np.ndarray, labels: np.ndarray, charged: Fraction | None) -> None:
         """Train the trees under `epsilon`-DP (see the module docstring for the argument).
 
-        The arguments and the data are checked first; then the whole epsilon is charged to the
-        shared budget (`budget`, or `default_budget()`), which may refuse the fit
-        (`BudgetExceededError`): nothing is drawn and the estimator is left as it was.
+        The kit's `fit` has checked the arguments and the data and charged the whole epsilon to
+        the shared budget; the learner spends the largest float not above the exact amount
+        charged (a budget snaps 0.1 to 1/10, so the learner gets 1/10 rounded down), or, with
+        only an outside `charge` callback, `epsilon` as given.
         """
-        self._validate()
-        codes, labels, fitted = self._encode_training(X, y)
-        epsilon = self._charge_budget()
-        self._set_fitted(fitted)
+        epsilon = float(self.epsilon) if charged is None else floor_float(charged)
         n, k = codes.shape
         n_classes = len(self.classes_)
         # No check of n against max_rows: it would run after the budget is charged and tell the
         # size exactly. The entropy utility scores counts above max_rows linearly instead, so its
         # sensitivity holds at any size (jostle.learners.trees.utilities).
-        noise = self.noise if self.noise is not None else Randomness(seed=self.random_state)
+        noise = self._noise_source()
         ledger = PrivacyLedger(epsilon, self.charge)
         total = Fraction(epsilon)
         needs_size = self.stopping == "signal_to_noise" or self.max_depth in ("auto", "signal_to_noise")
@@ -465,7 +293,7 @@ class DPDecisionTreeClassifier(_TreeClassifierBase):
             "leaf_planned": budget.leaf_epsilon, "levels": levels,
             "charges": [(r.epsilon, r.description) for r in ledger.records],
         }
-        return self
+        self.charges_ = list(self.budget_["charges"])
 
     def _levels(self, n_features: int, tree_rows: float | None, tree_epsilon: float, n_classes: int) -> int:
         """The depth limit: fixed, all attributes (None), Jagannathan et al.'s rule ("auto"), or
@@ -510,7 +338,9 @@ class C45DecisionTreeClassifier(_TreeClassifierBase):
         min_samples_split: C4.5's MINOBJS (2).
     """
 
-    def __init__(self, *, domains: Sequence[Domain] | Mapping[str, Domain] | None = None,
+    _private = False
+
+    def __init__(self, *, domains: Domains | None = None,
                  classes: Sequence[Any] | None = None, max_depth: int | None = 5, prune: bool = True,
                  confidence: float = 0.25, min_samples_split: int = 2) -> None:
         self.domains = domains
@@ -523,16 +353,8 @@ class C45DecisionTreeClassifier(_TreeClassifierBase):
     def _title(self) -> str:
         return "C4.5 (not private)"
 
-    def _is_private(self) -> bool:
-        return False
-
-    def fit(self, X: Any, y: Any) -> C45DecisionTreeClassifier:
+    def _fit_codes(self, codes: np.ndarray, labels: np.ndarray, charged: Fraction | None) -> None:
         """Grow (and prune) one exact tree."""
-        codes, labels, fitted = self._encode_training(X, y)
-        if codes.shape[0] == 0:  # not private: nothing to hide about the table's size
-            raise ValueError("Found array with 0 sample(s) while a minimum of 1 is required by "
-                             "C45DecisionTreeClassifier")
-        self._set_fitted(fitted)
         depth = codes.shape[1] if self.max_depth is None else int(min(self.max_depth, codes.shape[1]))
         rules = GrowthRules(split_utility="entropy", stopping="depth", max_depth=depth, private=False,
                             min_samples_split=self.min_samples_split, max_nodes=10**7)
@@ -541,4 +363,3 @@ class C45DecisionTreeClassifier(_TreeClassifierBase):
             prune_pessimistic(tree, self.confidence)
             tree.proba = distributions_from_counts(tree.counts, tree.parent, tree.depth)
         self.trees_ = [tree]
-        return self

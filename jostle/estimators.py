@@ -1,0 +1,69 @@
+"""The front door to Jostle's scikit-learn estimators: every estimator of every learner family.
+
+    from jostle.estimators import DPDecisionTreeClassifier, DPBayesianRuleListClassifier, PrivacyBudget
+
+    budget = PrivacyBudget(3.0)  # what all the fits below may spend together
+    tree = DPDecisionTreeClassifier(1.0, domains=..., classes=..., budget=budget).fit(X, y)
+    rules = DPBayesianRuleListClassifier(1.0, domains=..., classes=..., max_rows=..., budget=budget).fit(X, y)
+
+The estimators are found, not listed: every family the ChoiceMaker engine discovers
+(`jostle.choicemaker.families.discover()`) that has an `estimators` module contributes the
+public classes defined there on the kit's base (`jostle.learnerkit.estimators.
+DeclaredDomainClassifier`). A new family's estimators appear here by existing. `ESTIMATORS` maps
+each name to its class and `PRIVATE_ESTIMATORS` names the differentially private ones (the
+others are the non-private baselines, for public data).
+
+Next to them: the declared domains (`NumericBins`) and the budget shared by fits
+(`PrivacyBudget`, `default_budget`, `BudgetExceededError`, `PrivacyBudgetWarning`).
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+from typing import Any
+
+from jostle.choicemaker.families import discover
+from jostle.learnerkit.encoding import NumericBins
+from jostle.learnerkit.estimators import DeclaredDomainClassifier
+from jostle.privacy.shared_budget import PrivacyBudget, PrivacyBudgetWarning, default_budget
+from jostle.privacy.subledger import BudgetExceededError
+
+LEARNERS_PACKAGE = "jostle.learners"
+
+
+def family_estimators() -> dict[str, type[DeclaredDomainClassifier]]:
+    """Every public estimator class of every discovered family, by class name.
+
+    Raises:
+        ImportError: Two families define estimators of the same name (one front door cannot
+            hold both).
+    """
+    found: dict[str, type[DeclaredDomainClassifier]] = {}
+    for family in discover():
+        module_name = f"{LEARNERS_PACKAGE}.{family}.estimators"
+        if importlib.util.find_spec(module_name) is None:
+            continue
+        module = importlib.import_module(module_name)
+        for name, value in vars(module).items():
+            if (isinstance(value, type) and issubclass(value, DeclaredDomainClassifier) and not name.startswith("_")
+                    and value.__module__ == module_name):
+                if name in found:
+                    raise ImportError(f"two families define an estimator named {name}: {found[name].__module__} "
+                                      f"and {module_name}")
+                found[name] = value
+    return dict(sorted(found.items()))
+
+
+ESTIMATORS: dict[str, type[DeclaredDomainClassifier]] = family_estimators()
+PRIVATE_ESTIMATORS: tuple[str, ...] = tuple(name for name, cls in ESTIMATORS.items() if cls._private)
+
+globals().update(ESTIMATORS)
+
+__all__ = sorted([*ESTIMATORS, "ESTIMATORS", "PRIVATE_ESTIMATORS", "NumericBins", "PrivacyBudget",
+                  "PrivacyBudgetWarning", "BudgetExceededError", "default_budget", "family_estimators"])
+
+
+def __getattr__(name: str) -> Any:
+    raise AttributeError(f"module 'jostle.estimators' has no attribute {name!r}; its estimators are "
+                         f"{', '.join(ESTIMATORS)}")
