@@ -13,9 +13,7 @@ made and how to release it):
 
 from __future__ import annotations
 
-import functools
 import sys
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, TextIO
 
@@ -34,6 +32,8 @@ from jostle.language.sensitivity import (
     refuse,
 )
 from jostle.diagnostics.source import Span
+from jostle.language.row_apply import refuse_row_arguments
+from jostle.language.scopes import BreakSignal, ContinueSignal, Environment, ReturnSignal, import_module, in_library
 from jostle.language.values import (
     BoundMethod,
     Builtin,
@@ -54,41 +54,6 @@ from jostle.language.values import (
 MAX_DEPTH = 400
 # Each Jostle call nests about ten Python frames; leave room for MAX_DEPTH calls.
 _PYTHON_FRAMES = 12 * MAX_DEPTH + 1000
-
-
-class _Return(Exception):
-    def __init__(self, value: Any) -> None:
-        self.value = value
-
-
-class _Break(Exception):
-    pass
-
-
-class _Continue(Exception):
-    pass
-
-
-@dataclass(eq=False)
-class Environment:
-    """A scope: names bound to values, with a parent scope."""
-
-    values: dict[str, Any] = field(default_factory=dict)
-    parent: Environment | None = None
-
-    def __repr__(self) -> str:  # names only, never the values bound to them
-        return f"<scope of {len(self.values)} names>"
-
-    def lookup(self, name: str) -> Any:
-        env: Environment | None = self
-        while env is not None:
-            if name in env.values:
-                return env.values[name]
-            env = env.parent
-        raise KeyError(name)
-
-    def define(self, name: str, value: Any) -> None:
-        self.values[name] = value
 
 
 class Interpreter:
@@ -230,16 +195,16 @@ class Interpreter:
         env.define(stmt.name, ops.binary(stmt.op, current, self.eval(stmt.value, env), stmt.span))
 
     def _exec_Return(self, stmt: A.Return, env: Environment) -> None:
-        raise _Return(self.eval(stmt.value, env) if stmt.value is not None else None)
+        raise ReturnSignal(self.eval(stmt.value, env) if stmt.value is not None else None)
 
     def _exec_Pass(self, stmt: A.Pass, env: Environment) -> None:
         return None
 
     def _exec_Break(self, stmt: A.Break, env: Environment) -> None:
-        raise _Break()
+        raise BreakSignal()
 
     def _exec_Continue(self, stmt: A.Continue, env: Environment) -> None:
-        raise _Continue()
+        raise ContinueSignal()
 
     def _exec_BudgetStmt(self, stmt: A.BudgetStmt, env: Environment) -> None:
         raise JostleRuntimeError(
@@ -258,9 +223,9 @@ class Interpreter:
         while ops.truth(self.eval(stmt.test, env), stmt.test.span, "a while condition"):
             try:
                 self.exec_block(stmt.body, env)
-            except _Break:
+            except BreakSignal:
                 break
-            except _Continue:
+            except ContinueSignal:
                 continue
 
     def _exec_For(self, stmt: A.For, env: Environment) -> None:
@@ -270,9 +235,9 @@ class Interpreter:
             self._bind_targets(stmt.targets, item, env, stmt.span)
             try:
                 self.exec_block(stmt.body, env)
-            except _Break:
+            except BreakSignal:
                 break
-            except _Continue:
+            except ContinueSignal:
                 continue
 
     def _iterate(self, value: Any, span: Span) -> list[Any]:
@@ -356,51 +321,9 @@ class Interpreter:
 
     # ---------------------------------------------------------- imports
     def import_module(self, name: str, span: Span) -> Module:
-        """Load `name`: stdlib/name.jst first, then name.jst next to the program or on the path."""
-        if name in self.modules:
-            return self.modules[name]
-        if name in self.loading:
-            raise JostleRuntimeError(f"module '{name}' imports itself (circular import)", span)
-        path = self._find_module(name, span)
-        from jostle.language.checker import check
-        from jostle.language.parser import parse
-
-        try:
-            text = path.read_text(encoding="utf-8")
-        except OSError as error:
-            raise JostleRuntimeError(f"cannot read module {path}: {error.strerror}", span) from None
-        except UnicodeDecodeError as error:
-            raise JostleRuntimeError(f"cannot read module {path}: it is not UTF-8 text ({error.reason} at "
-                                     f"byte {error.start})", span, "save the module as UTF-8") from None
-        program = parse(text, str(path))
-        check(program, self.builtins.values.keys())
-        module_env = Environment(parent=self.builtins)
-        self.loading.add(name)
-        try:
-            self.exec_block(program.body, module_env)
-        finally:
-            self.loading.discard(name)
-        module = Module(name, module_env)
-        self.modules[name] = module
-        return module
-
-    def _find_module(self, name: str, span: Span) -> Path:
-        from importlib import resources
-
-        stdlib = resources.files("jostle.stdlib").joinpath(f"{name}.jst")
-        if stdlib.is_file():
-            return Path(str(stdlib))
-        beside = Path(span.source.name).parent if span.source.name and not span.source.name.startswith("<") else None
-        candidates = ([beside] if beside is not None else []) + self.search_path + [Path.cwd()]
-        for directory in candidates:
-            candidate = directory / f"{name}.jst"
-            if candidate.is_file():
-                return candidate
-        raise JostleRuntimeError(
-            f"no module named '{name}'", span,
-            f"looked for {name}.jst in the standard library and in "
-            + ", ".join(str(d) for d in candidates),
-        )
+        """Load `name`: stdlib/name.jst first, then name.jst next to the program or on the path
+        (jostle.language.scopes)."""
+        return import_module(self, name, span)
 
     # ---------------------------------------------------------- expressions
     def eval(self, expr: A.Expr, env: Environment) -> Any:
@@ -627,7 +550,7 @@ class Interpreter:
                 return self.eval(function.body, frame)
             try:
                 self.exec_block(function.body, frame)
-            except _Return as result:
+            except ReturnSignal as result:
                 return result.value
             return None
         finally:
@@ -661,47 +584,6 @@ class Interpreter:
                     "iteration its own `with budget E:` or release with laplace(x, eps)"
                 )
             raise
-
-
-def _library_folder() -> str:
-    from importlib import resources
-
-    return str(Path(str(resources.files("jostle.stdlib"))).resolve())
-
-
-_LIBRARY = _library_folder()
-
-
-def in_library(span: Span | None) -> bool:
-    """Whether `span` lies in a module of the standard library (stdlib/*.jst)."""
-    return span is not None and _library_file(span.source.name)
-
-
-@functools.lru_cache(maxsize=512)
-def _library_file(name: str) -> bool:
-    if not name or name.startswith("<"):
-        return False
-    try:
-        return str(Path(name).resolve().parent) == _LIBRARY
-    except (OSError, RuntimeError, ValueError):
-        return False
-
-
-def refuse_row_arguments(function: Any, args: list[Any], kwargs: dict[str, Any], span: Span) -> None:
-    """Columns and row views go only to user functions and the row built-ins (sqrt, abs, ...).
-
-    A column inside a row function is one value per row; passing it to anything else (a
-    release, a table operation, len, an option) would treat the rows as a list. The refusal
-    depends on the argument's type only.
-    """
-    for arg in list(args) + list(kwargs.values()):
-        if isinstance(arg, (RowValues, RowView)):
-            name = getattr(function, "name", None) or type_name(function)
-            raise refuse(
-                f"a column inside a row function cannot be passed to {name}()", arg, span,
-                "a row function computes one value per row from its columns with operators and "
-                "the row functions sqrt, log, exp, abs and round; aggregate the table outside "
-                "the row function instead")
 
 
 __all__ = ["Interpreter", "Environment", "JostleError", "made_at", "Callable"]

@@ -2,7 +2,8 @@
 column goes through `row_apply`, which decides type errors on the columns' public domains
 first (a probe of every domain value), so whether a row function fails never depends on the
 rows; then computes on the rows, a row's own failure becoming that row's missing value, within
-the public limits of jostle.language.row_limits.
+the public limits of jostle.language.row_limits. And the rule that a column goes to nothing
+else (`refuse_row_arguments`).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from jostle.diagnostics.source import Span
 from jostle.language.row_limits import huge_wholes as _huge_wholes, long_texts as _long_texts
 from jostle.language.row_limits import limit_message, oversized_results
 from jostle.language.row_values import ROW_SCALARS, RowValues, RowView, _joint_probe
+from jostle.language.sensitivity import refuse
 from jostle.language.values import is_private, type_name
 
 
@@ -244,3 +246,20 @@ def _apply_to_rows(function: Callable[..., Any], arrays: list[Any], n: int,
         result = np.empty(n, dtype=object)
         result[:] = values
     return result, failed if failed.any() else None
+
+
+def refuse_row_arguments(function: Any, args: list[Any], kwargs: dict[str, Any], span: Span) -> None:
+    """Columns and row views go only to user functions and the row built-ins (sqrt, abs, ...).
+
+    A column inside a row function is one value per row; passing it to anything else (a
+    release, a table operation, len, an option) would treat the rows as a list. The refusal
+    depends on the argument's type only.
+    """
+    for arg in list(args) + list(kwargs.values()):
+        if isinstance(arg, (RowValues, RowView)):
+            name = getattr(function, "name", None) or type_name(function)
+            raise refuse(
+                f"a column inside a row function cannot be passed to {name}()", arg, span,
+                "a row function computes one value per row from its columns with operators and "
+                "the row functions sqrt, log, exp, abs and round; aggregate the table outside "
+                "the row function instead")
