@@ -1,4 +1,4 @@
-"""Public schemas and the loading of private tables under them.
+"""Public schemas (column domains) and the conformance of rows to them.
 
 A schema declares every column's domain, and it is *public*: bounds and category lists come
 from the person writing the program or the schema file, never from the private data.
@@ -35,28 +35,25 @@ The rules (the only ones; both policies apply them alike, except as said):
     treat like a missing value (the default, else an error naming the row, or the row
     dropped). No rule calls a method of the cell's own class, so no cell raises.
 
-CSV files are parsed by one reader (`read_csv_file`) for every route: RFC 4180 records
-(Python's csv module), UTF-8 with an optional byte-order mark. A record the reader cannot use
-(not UTF-8, a stray quote, more fields than the header) is a *problem*: the curator's and the
-public routes refuse the file and name the line (`read_csv`), the program's route drops the
-record (`CsvFile.rows_for_program`), which again is 1-stable at the level of records.
+CSV files are parsed by one reader (`read_csv_file`, jostle.data.csv_reader) for every route;
+schema files beside data files are read by jostle.data.schema_files. Both are re-exported here.
 """
 
 from __future__ import annotations
 
-import csv
-import io
-import json
-import logging
 import math
 from collections import Counter
-from dataclasses import dataclass, field
-from pathlib import Path
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Mapping
 
 import numpy as np
 
 from jostle.data.cells import MISSING, PLAIN, read_cell
+# The curator's logger (DATA_LOG), the CSV reader and the schema files, re-exported: they lived here.
+from jostle.data.csv_reader import DATA_LOG, CsvFile, _header_names, read_csv, read_csv_file  # noqa: F401
+from jostle.data.schema_files import (  # noqa: F401
+    SCHEMA_FILE_KEYS, SchemaFile, load_schema_file, read_schema_declaration, read_schema_file, schema_file_for,
+)
 from jostle.diagnostics.errors import DataError
 
 if TYPE_CHECKING:
@@ -64,12 +61,6 @@ if TYPE_CHECKING:
 
 
 MAX_BOUND = 1e12  # see jostle.language.sensitivity: keeps every private value far from overflow
-
-# The curator's channel for what a program-declared schema did to the rows (counts only). A
-# NullHandler keeps Python's last-resort handler from printing it on stderr, where the
-# program's author may read it; an application that configures logging receives it.
-DATA_LOG = logging.getLogger("jostle.data")
-DATA_LOG.addHandler(logging.NullHandler())
 
 
 @dataclass(frozen=True)
@@ -270,267 +261,6 @@ def _category_list(values: Any, name: str) -> tuple:
         raise DataError(f"column '{name}': the categorical values must be a list, got {values!r}",
                         hint='write "values": ["a", "b", ...]')
     return tuple(values)
-
-
-def load_schema_file(path: Path) -> Schema:
-    """Read a JSON schema file: {"column": {"type": ..., ...}, ...}."""
-    return read_schema_file(path)[0]
-
-
-@dataclass(frozen=True)
-class SchemaFile:
-    """What a curator's schema file declares about the data beside it.
-
-    Attributes:
-        schema: The columns' public domains.
-        public_rows: The row count is public.
-        dataset: The data's name in the budget ledger, if given ("dataset": "NAME").
-        lifetime: Its lifetime budget as (epsilon, delta) numbers ("lifetime": E or {"epsilon": E,
-            "delta": D}) or as {"rho": R} ("lifetime": {"rho": R}), if given; checked as a budget
-            by whoever binds it.
-        privacy_unit: Its privacy unit as written ("privacy_unit": "row", "replace_one" or
-            {"entity": "KEY"}), if given; read by jostle.privacy.units.parse_unit where it is
-            bound (jostle.data knows nothing of the privacy runtime).
-    """
-
-    schema: Schema
-    public_rows: bool = False
-    dataset: str | None = None
-    lifetime: tuple[float, float] | dict[str, float] | None = None
-    privacy_unit: str | dict | None = None
-
-
-SCHEMA_FILE_KEYS = ("columns", "public_rows", "dataset", "lifetime", "privacy_unit")
-
-
-def read_schema_file(path: Path) -> tuple[Schema, bool]:
-    """Read a JSON schema file and whether it declares the number of rows public (see
-    `read_schema_declaration` for everything it may declare)."""
-    declared = read_schema_declaration(path)
-    return declared.schema, declared.public_rows
-
-
-def read_schema_declaration(path: Path) -> SchemaFile:
-    """Read a curator's JSON schema file.
-
-    The file is the curator's: {"column": {...}, ...}, or {"columns": {...}} optionally with
-    "public_rows": true (the row count is public, e.g. survey respondents; only the curator
-    can declare it, see docs/threat_model.md), "dataset": "NAME" (the data's name in the
-    budget ledger), "lifetime": E, {"epsilon": E, "delta": D} or {"rho": R} (its lifetime budget) and
-    "privacy_unit": "row", "replace_one" or {"entity": "KEY"} (its privacy unit).
-    """
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except OSError as error:
-        raise DataError(f"cannot read schema file {path}: {error.strerror}") from None
-    except UnicodeDecodeError as error:
-        raise DataError(f"cannot read schema file {path}: it is not UTF-8 text ({error.reason} at byte "
-                        f"{error.start})", hint="save the schema file as UTF-8") from None
-    except json.JSONDecodeError as error:
-        raise DataError(f"schema file {path} is not valid JSON: {error.msg} at line {error.lineno}") from None
-    if not isinstance(data, dict):
-        raise DataError(f"schema file {path} must hold a JSON object of columns")
-    columns = data.get("columns", data)
-    if not isinstance(columns, dict):
-        raise DataError(f"schema file {path}: \"columns\" must be a JSON object of columns, "
-                        f"got a {type(columns).__name__}")
-    public_rows = data.get("public_rows", False) if "columns" in data else False
-    if not isinstance(public_rows, bool):
-        raise DataError(f"schema file {path}: \"public_rows\" must be true or false, got {public_rows!r}")
-    extra = sorted(set(data) - set(SCHEMA_FILE_KEYS)) if "columns" in data else []
-    if extra:
-        raise DataError(f"schema file {path}: unknown key {extra[0]!r} beside \"columns\"",
-                        hint='the keys are ' + ", ".join(f'"{k}"' for k in SCHEMA_FILE_KEYS))
-    dataset = data.get("dataset") if "columns" in data else None
-    if dataset is not None and (not isinstance(dataset, str) or not dataset.strip()):
-        raise DataError(f"schema file {path}: \"dataset\" must be a non-empty name, got {dataset!r}")
-    lifetime = _lifetime_entry(path, data.get("lifetime")) if "columns" in data else None
-    unit = data.get("privacy_unit") if "columns" in data else None
-    if unit is not None and not isinstance(unit, (str, dict)):
-        raise DataError(f"schema file {path}: \"privacy_unit\" must be \"row\", \"replace_one\" or "
-                        f"{{\"entity\": \"KEY\"}}, got {unit!r}")
-    try:
-        return SchemaFile(Schema.of(columns), public_rows, dataset, lifetime, unit)
-    except DataError as error:  # errors from a file have no place in a program: name the file
-        error.message = f"schema file {path}: {error.message}"
-        error.args = (error.message,)
-        raise
-
-
-def _lifetime_entry(path: Path, value: Any) -> tuple[float, float] | dict[str, float] | None:
-    """A schema file's "lifetime": a number (epsilon), {"epsilon": E, "delta": D}, or {"rho": R}
-    (a lifetime held in zCDP; returned as {"rho": R})."""
-    if value is None:
-        return None
-    if isinstance(value, dict) and set(value) == {"rho"}:
-        rho = value["rho"]
-        if isinstance(rho, bool) or not isinstance(rho, (int, float)) or not rho > 0 or rho == float("inf"):
-            raise DataError(f"schema file {path}: \"lifetime\": {{\"rho\": R}} needs a number R > 0, got {value!r}")
-        return {"rho": float(rho)}
-    if isinstance(value, dict) and set(value) <= {"epsilon", "delta"} and "epsilon" in value:
-        epsilon, delta = value["epsilon"], value.get("delta", 0)
-    else:
-        epsilon, delta = value, 0
-    for number in (epsilon, delta):
-        if isinstance(number, bool) or not isinstance(number, (int, float)):
-            raise DataError(f"schema file {path}: \"lifetime\" must be a number (epsilon), "
-                            f'{{"epsilon": E, "delta": D}} or {{"rho": R}}, got {value!r}')
-    if not epsilon > 0 or not 0 <= delta < 1:
-        raise DataError(f"schema file {path}: \"lifetime\" needs epsilon > 0 and 0 <= delta < 1, got {value!r}")
-    return float(epsilon), float(delta)
-
-
-def schema_file_for(csv_path: Path) -> Path:
-    """Where a schema file beside a data file is looked for: data.csv -> data.schema.json."""
-    return csv_path.with_name(csv_path.stem + ".schema.json")
-
-
-@dataclass(frozen=True)
-class CsvFile:
-    """A CSV file as read: its header, its usable records, and the problems of the others.
-
-    Attributes:
-        path: The file.
-        frame: The usable records as a frame of text cells (a cell missing from a short record
-            is None).
-        problems: One message per unusable record, naming its line: these describe the rows,
-            so they are for the curator only.
-        lines: The 1-based line on which each record of `frame` starts.
-    """
-
-    path: Path
-    frame: pd.DataFrame
-    problems: tuple[str, ...] = ()
-    lines: tuple[int, ...] = field(default=(), repr=False)
-    encoding_problem: str | None = None
-
-    def checked(self) -> pd.DataFrame:
-        """The frame, or a DataError naming the first problem (the curator's and public routes)."""
-        if self.encoding_problem is not None:
-            raise DataError(f"cannot read data file {self.path}: {self.encoding_problem}",
-                            hint="save the file as UTF-8")
-        if self.problems:
-            more = f" (and {len(self.problems) - 1} more)" if len(self.problems) > 1 else ""
-            raise DataError(f"data file {self.path} is not valid CSV: {self.problems[0]}{more}",
-                            hint="fix the file: each record needs as many fields as the header, "
-                            "quotes must be closed, and the text must be UTF-8")
-        return self.frame
-
-    def rows_for_program(self, table: str) -> pd.DataFrame:
-        """The frame with unusable records dropped (the program's route: never an error).
-
-        Dropping a record is 1-stable (a record gives at most one row). How many were dropped
-        goes to the curator's logger `DATA_LOG` only.
-        """
-        if self.problems:
-            DATA_LOG.warning("table '%s' (%s): %d unusable CSV records dropped", table, self.path,
-                             len(self.problems))
-        return self.frame
-
-
-def _decode(raw: bytes) -> tuple[str, str | None]:
-    """UTF-8 text (a byte-order mark removed), and a problem if some bytes are not UTF-8.
-
-    Bytes that are not UTF-8 become lone surrogates (U+DC80..U+DCFF, which no UTF-8 text
-    holds), so the rest of the file still reads and each record holding one is a problem of
-    its own (see `read_csv_file`).
-    """
-    try:
-        return raw.decode("utf-8-sig"), None
-    except UnicodeDecodeError as error:
-        return (raw.decode("utf-8-sig", errors="surrogateescape"),
-                f"it is not UTF-8 text ({error.reason} at byte {error.start})")
-
-
-def _undecodable(cells: list[str]) -> bool:
-    """True if a record holds a byte that was not UTF-8 (see `_decode`)."""
-    return any("\udc80" <= ch <= "\udcff" for cell in cells for ch in cell)
-
-
-def _header_names(fields: list[str]) -> list[str]:
-    """Column names as pandas gives them: blanks as 'Unnamed: i', repeats as 'a.1', 'a.2'."""
-    names: list[str] = []
-    seen: Counter = Counter()
-    for index, name in enumerate(fields):
-        name = name if name.strip() else f"Unnamed: {index}"
-        candidate = name
-        while candidate in names:
-            seen[name] += 1
-            candidate = f"{name}.{seen[name]}"
-        names.append(candidate)
-    return names
-
-
-def read_csv_file(path: str | Path) -> CsvFile:
-    """Read a CSV file into text columns (typing happens under the schema), never failing on a row.
-
-    The header is the first non-blank record; blank lines are skipped. A record is unusable,
-    and listed in `problems` instead of the frame, when it holds bytes that are not UTF-8, a
-    quote that is not closed properly, or more fields than the header. A record with fewer
-    fields is padded with missing cells. Leading spaces of fields are skipped.
-
-    Raises:
-        DataError: The file cannot be read, or has no header (or an unusable one). These do
-            not depend on the rows: a header is the same on neighbouring tables.
-    """
-    import pandas as pd
-    path = Path(path)
-    try:
-        raw = path.read_bytes()
-    except FileNotFoundError:
-        raise DataError(f"data file {path} does not exist") from None
-    except OSError as error:
-        raise DataError(f"cannot read data file {path}: {error.strerror or error}") from None
-    text, undecodable = _decode(raw)
-    reader = csv.reader(io.StringIO(text, newline=""), skipinitialspace=True, strict=True)
-    header: list[str] | None = None
-    records: list[list[str | None]] = []
-    starts: list[int] = []
-    problems: list[str] = []
-    while True:
-        start = reader.line_num + 1
-        try:
-            record = next(reader)
-        except StopIteration:
-            break
-        except csv.Error as error:
-            if header is None:
-                raise DataError(f"the header of data file {path} (line {start}) is not valid CSV: {error}",
-                                hint="fix the file's first line") from None
-            problems.append(f"the record on line {start} is malformed ({error})")
-            continue
-        if not record or (len(record) == 1 and not record[0].strip()):
-            continue  # a blank line
-        if header is None:
-            if undecodable and _undecodable(record):
-                raise DataError(f"cannot read data file {path}: {undecodable}", hint="save the file as UTF-8")
-            header = _header_names(record)
-            continue
-        if undecodable and _undecodable(record):
-            problems.append(f"the record on line {start} is not UTF-8 text")
-            continue
-        if len(record) > len(header):
-            problems.append(f"line {start} has {len(record)} fields, the header has {len(header)}")
-            continue
-        records.append(record + [None] * (len(header) - len(record)))
-        starts.append(start)
-    if header is None:
-        raise DataError(f"data file {path} is empty", hint="a CSV needs at least a header row")
-    frame = pd.DataFrame(records, columns=header, dtype=object) if records else \
-        pd.DataFrame({name: pd.Series([], dtype=object) for name in header})
-    return CsvFile(path, frame, tuple(problems), tuple(starts), undecodable)
-
-
-def read_csv(path: str | Path) -> pd.DataFrame:
-    """Read a CSV file as text columns, refusing a file with any unusable record.
-
-    For the curator's and the public routes, where naming the line of a bad record is fine.
-    The program's route uses `read_csv_file(path).rows_for_program(name)`.
-
-    Raises:
-        DataError: The file cannot be read, is empty, or has an unusable record (named).
-    """
-    return read_csv_file(path).checked()
 
 
 def python_cells(frame: pd.DataFrame) -> pd.DataFrame:
