@@ -109,6 +109,13 @@ class DeclaredDomainClassifier(ClassifierMixin, BaseEstimator):
         """Whether two fits on the same data may differ (a private fit draws fresh noise)."""
         return cls._private or cls._randomised
 
+    def _keep_parameters(self, arguments: Mapping[str, Any]) -> None:
+        """Store the constructor's arguments (`locals()` first thing in `__init__`) as attributes
+        of the same names, and nothing else: scikit-learn's convention for parameters."""
+        for name, value in arguments.items():
+            if name not in ("self", "__class__"):
+                setattr(self, name, value)
+
     # ------------------------------------------------------------------ the fit
     def fit(self, X: Any, y: Any) -> DeclaredDomainClassifier:
         """Check the arguments and the data, charge the budget (private fits), then learn.

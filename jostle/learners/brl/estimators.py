@@ -134,28 +134,7 @@ class DPBayesianRuleListClassifier(_RuleListBase):
                  steps: int = 3000, burn_in: int | None = None, quantile: float = 0.85,
                  random_state: int | None = None, noise: Any = None,
                  charge: Callable[[float, str], None] | None = None, budget: PrivacyBudget | None = None) -> None:
-        self.epsilon = epsilon
-        self.domains = domains
-        self.classes = classes
-        self.max_rows = max_rows
-        self.antecedents = antecedents
-        self.split = split
-        self.min_support = min_support
-        self.max_cardinality = max_cardinality
-        self.public_cardinality = public_cardinality
-        self.max_length = max_length
-        self.max_candidates = max_candidates
-        self.max_antecedents = max_antecedents
-        self.list_length = list_length
-        self.antecedent_length = antecedent_length
-        self.sampler = sampler
-        self.steps = steps
-        self.burn_in = burn_in
-        self.quantile = quantile
-        self.random_state = random_state
-        self.noise = noise
-        self.charge = charge
-        self.budget = budget
+        self._keep_parameters(locals())
 
     def _settings(self) -> BRLSettings:
         return BRLSettings(antecedents=self.antecedents, split=tuple(self.split), min_support=self.min_support,
@@ -208,17 +187,7 @@ class BayesianRuleListClassifier(_RuleListBase):
                  classes: Sequence[Any] | None = None, min_support: float = 0.1, max_cardinality: int = 2,
                  max_length: int = 10, list_length: float = 3.0, antecedent_length: float = 1.0, steps: int = 3000,
                  chains: int = 3, burn_in: int | None = None, random_state: int | None = None) -> None:
-        self.domains = domains
-        self.classes = classes
-        self.min_support = min_support
-        self.max_cardinality = max_cardinality
-        self.max_length = max_length
-        self.list_length = list_length
-        self.antecedent_length = antecedent_length
-        self.steps = steps
-        self.chains = chains
-        self.burn_in = burn_in
-        self.random_state = random_state
+        self._keep_parameters(locals())
 
     def _settings(self) -> BRLSettings:
         return BRLSettings(min_support=self.min_support, max_cardinality=self.max_cardinality,

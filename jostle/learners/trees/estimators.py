@@ -160,31 +160,7 @@ class DPDecisionTreeClassifier(_TreeClassifierBase):
                  max_nodes: int = 100_000, random_state: int | None = None, noise: Any = None,
                  charge: Callable[[float, str], None] | None = None, budget: PrivacyBudget | None = None,
                  name: str | None = None) -> None:
-        self.epsilon = epsilon
-        self.domains = domains
-        self.classes = classes
-        self.split_utility = split_utility
-        self.stopping = stopping
-        self.max_depth = max_depth
-        self.n_trees = n_trees
-        self.disjoint_trees = disjoint_trees
-        self.leaf_mechanism = leaf_mechanism
-        self.split_kind = split_kind
-        self.leaf_fraction = leaf_fraction
-        self.stop_fraction = stop_fraction
-        self.size_fraction = size_fraction
-        self.table_size = table_size
-        self.max_features = max_features
-        self.prune = prune
-        self.smoothing = smoothing
-        self.confidence = confidence
-        self.max_rows = max_rows
-        self.max_nodes = max_nodes
-        self.random_state = random_state
-        self.noise = noise
-        self.charge = charge
-        self.budget = budget
-        self.name = name
+        self._keep_parameters(locals())
 
     def _title(self) -> str:
         return self.name or "DP decision tree"
@@ -343,12 +319,7 @@ class C45DecisionTreeClassifier(_TreeClassifierBase):
     def __init__(self, *, domains: Domains | None = None,
                  classes: Sequence[Any] | None = None, max_depth: int | None = 5, prune: bool = True,
                  confidence: float = 0.25, min_samples_split: int = 2) -> None:
-        self.domains = domains
-        self.classes = classes
-        self.max_depth = max_depth
-        self.prune = prune
-        self.confidence = confidence
-        self.min_samples_split = min_samples_split
+        self._keep_parameters(locals())
 
     def _title(self) -> str:
         return "C4.5 (not private)"
