@@ -18,6 +18,11 @@ Accounting follows PINQ's agents (McSherry, SIGMOD 2009):
 A charge is checked against every limit *before* it is recorded, and every mechanism charges
 before it draws noise, so an over-budget request fails with nothing released.
 
+This module is the accountant. The budget values and their arithmetic are in
+jostle.privacy.measures, the cost tree in jostle.privacy.composition, the refusals' texts in
+jostle.privacy.refusals and the float helpers every learner rounds with (`floor_float`,
+`ceil_float`) in jostle.privacy.rounding; all of them are re-exported here.
+
 Costs are kept incrementally (`CostTree`): every node of the partition tree holds the running
 cost of its subtree and every parallel group the running maximum over its parts, so a charge
 is checked and recorded in O(depth of the partition tree), not by re-costing the ledger.
@@ -68,8 +73,10 @@ from jostle.privacy.accounting import ZCDP, Accounting, MeasureMismatch
 from jostle.privacy.units import ROW, PrivacyUnit
 from jostle.privacy.conversions import pure_to_rho
 from jostle.privacy.ledger_balance import Balance, ChargeRise, describe_rho, left_in, spent_in_lifetime_measure
-from jostle.privacy.ledger_records import ChargeRecord, DatasetInfo, EqualData, LedgerRefusal, shell_quoted
+from jostle.privacy.ledger_records import ChargeRecord, DatasetInfo, EqualData, LedgerRefusal
 from jostle.privacy.ledger_store import CURATOR_LOG, LedgerStore
+from jostle.privacy.refusals import cap_refusal, library_note, lifetime_refusal, no_total_refusal
+from jostle.privacy.rounding import ceil_float, floor_float  # noqa: F401 (re-exported: every learner rounds with them)
 from jostle.diagnostics.source import Span
 from jostle.privacy.measures import (  # noqa: F401 (re-exported: the budget values live there)
     AnyBudget, ApproxDPBudget, Budget, PureDPBudget, RhoZCDPBudget, exact, fmt, fmt_exact, zero_like,
@@ -381,12 +388,7 @@ class Accountant:
         is committed)."""
         if self.total is None:
             # A `with budget` block only caps: without a total, blocks would add up unbounded.
-            raise BudgetExceeded(
-                "no privacy budget has been set",
-                span,
-                "give one with --budget E on the command line, Session(budget=E) in Python, "
-                "or a `budget E` statement at the top of the program",
-            )
+            raise no_total_refusal(span)
         for ctx in [*reversed(self._stack), self.total]:
             tree = self._tree if ctx is self.total else ctx.tree
             before = tree.total
@@ -401,19 +403,7 @@ class Accountant:
                 requested = dict(budget.quantities())[quantity]
                 # Most this charge could be and still fit (parallel parts may absorb some of it).
                 remaining = max(Fraction(0), requested - (new - cap))
-                where = f" ({ctx.span.location})" if ctx.span is not None else ""
-                raise BudgetExceeded(
-                    f"this release needs {quantity} {fmt(requested)} but only {fmt(remaining)} "
-                    f"remains of {ctx.label}{where}: requested {fmt(requested)}, "
-                    f"remaining {fmt(remaining)}, difference {fmt(requested - remaining)}",
-                    span,
-                    "nothing was released and nothing was spent; lower the release's "
-                    f"{quantity}, or give the program more budget"
-                    + (f" (spent so far: {fmt(dict(before.quantities())[quantity])})" if not before.is_zero() else ""),
-                    requested=requested,
-                    remaining=remaining,
-                    quantity=quantity,
-                )
+                raise cap_refusal(quantity, requested, remaining, ctx.label, ctx.span, before, span)
 
     def charge(
         self,
@@ -442,13 +432,13 @@ class Accountant:
         if budget.is_zero():
             raise JostleRuntimeError(
                 "a release needs a positive epsilon", span, "pass an epsilon greater than 0",
-                _library_note(library_span),
+                library_note(library_span),
             )
         try:
             cost = self.accounting.cost(budget, span)
             self.check(cost, node, span)
         except (BudgetExceeded, MeasureMismatch) as error:
-            error.notes.extend(_library_note(library_span))
+            error.notes.extend(library_note(library_span))
             raise
         assert self.total is not None
         entry = Charge(len(self.ledger) + 1, budget, mechanism, description, span, node, library_span, cost)
@@ -535,86 +525,3 @@ def unit_share(left: AnyBudget, made_under: PrivacyUnit, kept_under: PrivacyUnit
         half = left.epsilon / 2
         return Budget(half, left.delta / (1 + math.ceil(math.exp(float(half)))))
     return zero_like(left)
-
-
-def lifetime_refusal(refusal: LedgerRefusal, entry: Charge, ledger_path: str) -> BudgetExceeded:
-    """The error for a charge the store refused, in the numbers `jostle ledger show` prints."""
-    data = refusal.dataset.shown
-    show = f"`jostle ledger show --dataset {shell_quoted(data)}`"
-    if refusal.kind == "unit":
-        kept = refusal.dataset.privacy_unit
-        return BudgetExceeded(
-            f"this release cannot be charged to the data '{data}': {refusal.reason}",
-            entry.span,
-            f"nothing was released and nothing was spent (ledger {ledger_path}). The ledger keeps the data "
-            f"'{data}' under the unit {kept} (its first binding), whatever unit it is bound under later: bind "
-            f"it under {kept}, or release only what is private under {kept}; see {show}",
-            _library_note(entry.library_span),
-        )
-    if refusal.kind == "measure":
-        return BudgetExceeded(
-            f"this release cannot be charged to the data '{data}': {refusal.reason}",
-            entry.span,
-            f"nothing was released and nothing was spent (ledger {ledger_path}). A dataset's lifetime "
-            "budget is held in the measure its curator declared; release in a measure that converts "
-            "into it (a pure epsilon converts into rho as epsilon^2/2; a rho converts into (epsilon, "
-            f"delta) with delta > 0), or its curator may change it with `jostle ledger lifetime --dataset "
-            f"{shell_quoted(data)} ...` (logged); see {show}",
-            _library_note(entry.library_span),
-        )
-    if refusal.missing:
-        return BudgetExceeded(
-            f"the data '{data}' has no lifetime budget in the durable ledger",
-            entry.span,
-            f"nothing was released and nothing was spent (ledger {ledger_path}). A dataset's lifetime budget is its "
-            "curator's to declare, when binding it (Session.bind_private(..., lifetime=E), "
-            "`jostle run --lifetime E` or `--lifetime rho:R`, or \"lifetime\": E in its schema file) or with "
-            f"`jostle ledger lifetime --dataset {shell_quoted(data)} E --reason TEXT --yes`; a "
-            "program's `budget` is only a cap for that program",
-            _library_note(entry.library_span),
-        )
-    # The release's own amount in the refused quantity when it has one (its rise may be less, in
-    # parallel parts); else what it would add, converted (e.g. a pure epsilon as rho).
-    requested = dict(entry.budget.quantities()).get(refusal.quantity, refusal.rise)
-    if requested <= refusal.total - refusal.balance:  # it fits alone: what it adds, converted, does not
-        requested = refusal.rise
-    remaining = max(Fraction(0), refusal.total - refusal.balance)
-    # Written exactly (fmt_exact), as `jostle ledger show` writes them: 1/3, not 0.333333.
-    return BudgetExceeded(
-        f"this release needs {refusal.quantity} {fmt_exact(requested)} but the data '{data}' has only "
-        f"{fmt_exact(remaining)} left of its lifetime budget: lifetime {fmt_exact(refusal.total)}, spent "
-        f"{fmt_exact(refusal.balance)} (by this run and earlier ones), requested {fmt_exact(requested)}, "
-        f"difference {fmt_exact(requested - remaining)}" + (f" ({refusal.note})" if refusal.note else ""),
-        entry.span,
-        f"nothing was released and nothing was spent; see {show}. A program's `budget` or "
-        "--budget is only a cap for the run and cannot raise a lifetime budget; the data's "
-        f"curator may, with `jostle ledger lifetime --dataset {shell_quoted(data)} "
-        f"{'--rho R' if refusal.quantity == 'rho' else 'EPSILON'} --reason TEXT --yes` (logged; it keeps what was spent)",
-        _library_note(entry.library_span),
-        requested=requested,
-        remaining=remaining,
-        quantity=refusal.quantity,
-    )
-
-
-def _library_note(library_span: Span | None) -> list[tuple[str, Span | None]]:
-    """The note naming where in library code a release relocated to the user's call is written."""
-    return [("the release itself is written in the standard library", library_span)] \
-        if library_span is not None else []
-
-
-def floor_float(value: Fraction) -> float:
-    """The largest float not above the exact rational `value`."""
-    approximation = float(value)
-    if Fraction(approximation) > value:
-        approximation = math.nextafter(approximation, -math.inf)
-    return approximation
-
-
-def ceil_float(value: Fraction) -> float:
-    """The smallest float not below the exact rational `value` (what an outside accountant
-    is charged: rounding up never under-reports a cost)."""
-    approximation = float(value)
-    if Fraction(approximation) < value:
-        approximation = math.nextafter(approximation, math.inf)
-    return approximation

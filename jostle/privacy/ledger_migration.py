@@ -57,7 +57,7 @@ def migrate_from_format_1(store: LedgerStore) -> None:
     its last reset) is written as a `lifetime` event, so nothing a balance allowed before
     changes. Format-1 keys are not copied into `contents`: they keyed programs' loads too.
     """
-    from jostle.privacy.ledger_store import _EVENT_GUARDS, _now
+    from jostle.privacy.ledger_schema import EVENT_GUARDS as _EVENT_GUARDS, now_text as _now
 
     with store._transaction():
         if store._meta().get("format") != "1":  # another process migrated it meanwhile
@@ -126,7 +126,10 @@ def migrate_from_format_2(store: LedgerStore) -> None:
     say (`legacy_fields`: pure or approximate by its delta, nothing in rho, a charge under unit
     row), so every balance and every hash is unchanged; every dataset is kept under unit row.
     """
-    from jostle.privacy.ledger_store import _EVENT_GUARDS, _EVENTS_TABLE, EVENT_FIELDS_V2, FORMAT_VERSION
+    from jostle.privacy.ledger_audit import EVENT_FIELDS_V2
+    from jostle.privacy.ledger_schema import EVENT_GUARDS as _EVENT_GUARDS
+    from jostle.privacy.ledger_schema import EVENTS_TABLE as _EVENTS_TABLE
+    from jostle.privacy.ledger_schema import FORMAT_VERSION
 
     with store._transaction():
         if store._meta().get("format") != "2":  # another process migrated it meanwhile

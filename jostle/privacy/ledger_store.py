@@ -95,7 +95,6 @@ import socket
 import sqlite3
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import datetime, timezone
 from fractions import Fraction
 from pathlib import Path
 from typing import Any
@@ -108,12 +107,16 @@ from jostle.privacy.ledger_balance import (Balance, ChargeRise, MeasureRefusal, 
 from jostle.privacy.ledger_migration import migrate_from_format_1, migrate_from_format_2
 from jostle.privacy.ledger_records import (PRIVACY_UNIT, ChargeRecord, DatasetInfo, EqualData,  # noqa: F401
                                            LedgerRefusal, budget_text, shell_quoted)
+from jostle.privacy.ledger_schema import (  # noqa: F401 (re-exported: the format lived here)
+    ENV_VAR, EVENT_GUARDS, EVENTS_TABLE, FORMAT_VERSION, MEMORY, SCHEMA, amount_columns, amount_text,
+    default_ledger_path, now_text, resolve_ledger_path,
+)
+from jostle.privacy.ledger_schema import EVENT_GUARDS as _EVENT_GUARDS  # noqa: F401 (the older private names)
+from jostle.privacy.ledger_schema import EVENTS_TABLE as _EVENTS_TABLE  # noqa: F401
+from jostle.privacy.ledger_schema import now_text as _now  # noqa: F401
 from jostle.privacy.measures import AnyBudget, Budget, RhoZCDPBudget
 from jostle.privacy.units import ROW, PrivacyUnit
 
-MEMORY = ":memory:"
-ENV_VAR = "JOSTLE_LEDGER"
-FORMAT_VERSION = "3"
 # Name of the logger on which the curator is told what binding found in the ledger (a new
 # dataset, a lifetime taken from the session's budget, data equal to an earlier dataset).
 # Like `jostle.data`, it has only a NullHandler: a program never sees it.
@@ -121,105 +124,6 @@ CURATOR_LOG = "jostle.ledger"
 logging.getLogger(CURATOR_LOG).addHandler(logging.NullHandler())
 # The prefix of the identity of data a program loads itself: its file's resolved path.
 FILE_DATASET = "file:"
-
-_EVENTS_TABLE = """CREATE TABLE IF NOT EXISTS {name} (
-        id INTEGER PRIMARY KEY AUTOINCREMENT,
-        kind TEXT NOT NULL CHECK (kind IN ('charge', 'reset', 'lifetime')),
-        dataset TEXT NOT NULL REFERENCES datasets (fingerprint),
-        at TEXT NOT NULL,
-        session TEXT NOT NULL,
-        seq INTEGER,
-        epsilon TEXT NOT NULL,
-        delta TEXT NOT NULL,
-        spent_epsilon TEXT NOT NULL,
-        spent_delta TEXT NOT NULL,
-        total_epsilon TEXT,
-        total_delta TEXT,
-        requested_epsilon TEXT,
-        requested_delta TEXT,
-        mechanism TEXT,
-        what TEXT,
-        data TEXT,
-        location TEXT,
-        note TEXT,
-        pid INTEGER NOT NULL,
-        prev_hash TEXT NOT NULL,
-        hash TEXT NOT NULL,
-        measure TEXT CHECK (measure IN ('pure', 'approximate', 'zcdp')),
-        rho TEXT NOT NULL DEFAULT '0',
-        spent_rho TEXT NOT NULL DEFAULT '0',
-        total_rho TEXT,
-        requested_rho TEXT,
-        unit TEXT
-    )"""
-_EVENT_GUARDS = (
-    "CREATE INDEX IF NOT EXISTS events_by_dataset ON events (dataset, id)",
-    """CREATE TRIGGER IF NOT EXISTS events_are_never_updated BEFORE UPDATE ON events
-       BEGIN SELECT RAISE(ABORT, 'the budget ledger is append-only'); END""",
-    """CREATE TRIGGER IF NOT EXISTS events_are_never_deleted BEFORE DELETE ON events
-       BEGIN SELECT RAISE(ABORT, 'the budget ledger is append-only'); END""",
-)
-_SCHEMA = (
-    "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
-    """CREATE TABLE IF NOT EXISTS datasets (
-        fingerprint TEXT PRIMARY KEY,
-        label TEXT NOT NULL,
-        unit TEXT NOT NULL,
-        columns TEXT NOT NULL,
-        first_seen TEXT NOT NULL,
-        name TEXT
-    )""",
-    "CREATE UNIQUE INDEX IF NOT EXISTS datasets_by_name ON datasets (name)",
-    # The content HMACs bound under each dataset by its curator (never by a program).
-    """CREATE TABLE IF NOT EXISTS contents (
-        content TEXT NOT NULL,
-        dataset TEXT NOT NULL REFERENCES datasets (fingerprint),
-        first_seen TEXT NOT NULL,
-        PRIMARY KEY (content, dataset)
-    )""",
-    _EVENTS_TABLE.format(name="events"),
-    *_EVENT_GUARDS,
-)
-
-
-# ---------------------------------------------------------------- where the store lives
-def default_ledger_path() -> Path:
-    """$XDG_DATA_HOME/jostle/ledger.sqlite, or ~/.local/share/jostle/ledger.sqlite."""
-    base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
-    return Path(base) / "jostle" / "ledger.sqlite"
-
-
-def resolve_ledger_path(path: str | Path | None = None) -> str:
-    """The store to use: `path` if given, else $JOSTLE_LEDGER, else the default path.
-
-    Returns ":memory:" (no persistence) or an absolute file path.
-    """
-    chosen = str(path) if path is not None else os.environ.get(ENV_VAR) or str(default_ledger_path())
-    if chosen == MEMORY:
-        return MEMORY
-    return str(Path(chosen).expanduser().resolve())
-
-
-def _text(value: Fraction) -> str:
-    return str(Fraction(value))
-
-
-def _amount_columns(prefix: str, budget: AnyBudget | None) -> dict[str, str | None]:
-    """The columns of an amount: PREFIX_epsilon and PREFIX_delta for (epsilon, delta), PREFIX_rho
-    for a rho. The unprefixed amount (what an event adds to the balance) has all three, zero in
-    the other measure; a lifetime or a requested budget only those of its measure."""
-    head = f"{prefix}_" if prefix else ""
-    zero = None if prefix else "0"
-    if budget is None:
-        return {f"{head}epsilon": zero, f"{head}delta": zero, f"{head}rho": zero}
-    if isinstance(budget, RhoZCDPBudget):
-        return {f"{head}epsilon": zero, f"{head}delta": zero, f"{head}rho": _text(budget.rho)}
-    return {f"{head}epsilon": _text(budget.epsilon), f"{head}delta": _text(budget.delta), f"{head}rho": zero}
-
-
-def _now() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
-
 
 
 # ---------------------------------------------------------------- the store
@@ -260,7 +164,7 @@ class LedgerStore:
                 meta = self._meta()
             if "key" not in meta:
                 with self._transaction(durable=False):  # two processes may create it at once
-                    for statement in _SCHEMA:
+                    for statement in SCHEMA:
                         self._db.execute(statement)
                     self._db.execute("INSERT OR IGNORE INTO meta VALUES ('format', ?)", (FORMAT_VERSION,))
                     self._db.execute("INSERT OR IGNORE INTO meta VALUES ('key', ?)", (secrets.token_hex(32),))
@@ -370,7 +274,7 @@ class LedgerStore:
                 key = self.name_key(name)
                 self._db.execute("INSERT OR IGNORE INTO datasets (fingerprint, label, unit, columns, first_seen, name) "
                                  "VALUES (?, ?, ?, ?, ?, ?)",
-                                 (key, label, unit.text, json.dumps(sorted(map(str, columns))), _now(), name))
+                                 (key, label, unit.text, json.dumps(sorted(map(str, columns))), now_text(), name))
             else:
                 key = row[0]
             current = self.lifetime(key)
@@ -388,7 +292,7 @@ class LedgerStore:
                                       else "the budget of the session that first bound the data", who=True)
             if content is not None:
                 self._db.execute("INSERT OR IGNORE INTO contents VALUES (?, ?, ?)",
-                                 (self.fingerprint(content), key, _now()))
+                                 (self.fingerprint(content), key, now_text()))
         return self.dataset(key)
 
     def dataset(self, fingerprint: str) -> DatasetInfo:
@@ -503,7 +407,7 @@ class LedgerStore:
                 event.update({
                     "seq": charge.seq, "mechanism": charge.mechanism, "what": charge.what, "data": charge.data,
                     "location": charge.location, "unit": charge.unit.text,
-                    **_amount_columns("requested", requested),
+                    **amount_columns("requested", requested),
                 })
                 self._append(event)
 
@@ -512,13 +416,13 @@ class LedgerStore:
         """An event's common columns: its amount (in its measure), the balance after it, the lifetime."""
         event: dict[str, Any] = dict.fromkeys(EVENT_FIELDS)
         event.update({
-            "kind": kind, "dataset": fingerprint, "at": _now(), "session": session, "epsilon": "0",
-            "delta": "0", "rho": "0", "spent_epsilon": _text(after.dp.epsilon), "spent_delta": _text(after.dp.delta),
-            "spent_rho": _text(after.rho), "pid": os.getpid(),
-            **_amount_columns("total", lifetime),
+            "kind": kind, "dataset": fingerprint, "at": now_text(), "session": session, "epsilon": "0",
+            "delta": "0", "rho": "0", "spent_epsilon": amount_text(after.dp.epsilon), "spent_delta": amount_text(after.dp.delta),
+            "spent_rho": amount_text(after.rho), "pid": os.getpid(),
+            **amount_columns("total", lifetime),
         })
         if amount is not None:
-            event.update(_amount_columns("", amount))
+            event.update(amount_columns("", amount))
             event["measure"] = measure_of(amount)
         return event
 
@@ -579,8 +483,8 @@ class LedgerStore:
         with self._transaction():
             spent = self.spent(fingerprint)
             event = self._event("reset", dataset.fingerprint, "reset", Balance(), None, None)
-            event.update({"epsilon": _text(-spent.dp.epsilon), "delta": _text(-spent.dp.delta),
-                          "rho": _text(-spent.rho), "data": dataset.label,
+            event.update({"epsilon": amount_text(-spent.dp.epsilon), "delta": amount_text(-spent.dp.delta),
+                          "rho": amount_text(-spent.rho), "data": dataset.label,
                           "note": f"{reason.strip()} (by {_who()})"})
             self._append(event)
         return event

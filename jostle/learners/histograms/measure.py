@@ -33,6 +33,7 @@ from typing import Protocol
 import numpy as np
 
 from jostle.privacy import safe_noise
+from jostle.privacy.rounding import split_budget  # noqa: F401 (re-exported: the algorithms split with it)
 from jostle.privacy.subledger import HistogramBudgetError, OverBudgetError, Subledger  # noqa: F401 (re-exported)
 
 
@@ -103,25 +104,6 @@ class PrivacyLedger:
             raise OverBudgetError(f"{label}: epsilon must be positive and finite, got {epsilon}")
         self.ledger.charge(epsilon, label)
         self.charges.append(Charge(label, mechanism, float(epsilon), float(sensitivity)))
-
-
-def split_budget(epsilon: float, shares: dict[str, float]) -> dict[str, float]:
-    """Split epsilon into named parts proportional to `shares` (which must sum to 1).
-
-    The parts are floats whose exact sum is <= epsilon: the last part is epsilon minus the
-    others, nudged down by ulps if rounding would make the exact sum exceed epsilon.
-    """
-    if not shares or any(v < 0 for v in shares.values()):
-        raise ValueError("shares must be non-negative and non-empty")
-    if abs(sum(shares.values()) - 1.0) > 1e-9:
-        raise ValueError(f"shares must sum to 1, got {sum(shares.values())}")
-    names = list(shares)
-    parts = {name: epsilon * shares[name] for name in names[:-1]}
-    last = epsilon - sum(parts.values())
-    while Fraction(last) + sum((Fraction(v) for v in parts.values()), Fraction(0)) > Fraction(epsilon):
-        last = float(np.nextafter(last, 0.0))
-    parts[names[-1]] = max(last, 0.0)
-    return parts
 
 
 def laplace_mechanism(values: np.ndarray, sensitivity: float, epsilon: float, noise: NoiseSource,
