@@ -1,0 +1,119 @@
+"""A ChoiceMaker across families in the engine: Options of several families of one task.
+
+Two toy families of one task (`tests/toy_family.py`): each Option runs through its own family,
+the experience cache keys name the family that runs an Option, a dispatch charges exactly its
+budget and its trace names each Option's family, and families that cannot share a ChoiceMaker
+(other tasks, a metafeature name meaning two things, no common error measure) are refused.
+The program-level test is `tests/test_choicemaker_cross_program.py`.
+"""
+
+from __future__ import annotations
+
+import pickle
+from fractions import Fraction
+from typing import Any, Mapping
+
+import pytest
+
+from jostle.choicemaker import engine, families
+from jostle.choicemaker.combined import CombinedFamily
+from jostle.choicemaker.dispatch import dispatch, explain
+from tests.toy_family import TOY_METAFEATURES, ToyFamily, ToyGrid, ToyMetafeature, ToyOption, toy_corpus
+
+TWIN_OPTIONS = {"twin_ratio": ToyOption("twin_ratio", "noisy count and clamped sum, their ratio")}
+RUNS: list[tuple[str, str]] = []  # (family, Option) of every run_option, in order
+
+
+class TwinFamily(ToyFamily):
+    """A second family of the toy's task, with an Option of its own (same inputs, metafeatures)."""
+
+    name = "toy_twin"
+
+    def options(self) -> Mapping[str, Any]:
+        return TWIN_OPTIONS
+
+    def run_option(self, option: Any, data: Any, budget: Any, noise: Any, released: Mapping[str, float]) -> Any:
+        RUNS.append((self.name, option.name))
+        return super().run_option(option, data, budget, noise, released)
+
+
+class RecordingToy(ToyFamily):
+    def run_option(self, option: Any, data: Any, budget: Any, noise: Any, released: Mapping[str, float]) -> Any:
+        RUNS.append((self.name, option.name))
+        return super().run_option(option, data, budget, noise, released)
+
+
+class OtherTask(ToyFamily):
+    name, task = "toy_other_task", "median"
+
+
+class OtherSize(TwinFamily):
+    """Calls another metafeature `size`: a name must mean one thing."""
+
+    name = "toy_other_size"
+
+    def metafeatures(self) -> Mapping[str, Any]:
+        return {**TOY_METAFEATURES, "size": ToyMetafeature("size", False)}  # a public size: another thing
+
+
+def combined() -> CombinedFamily:
+    return CombinedFamily([TwinFamily(), RecordingToy()])
+
+
+def test_a_combined_family_runs_each_option_through_its_own_family(tmp_path):
+    family = combined()
+    assert family.name == "toy+toy_twin" and family.member_families()[0].name == "toy"  # ordered by name
+    assert set(family.options()) == {"laplace_sum", "count_and_sum", "twin_ratio"}
+    assert family.option_family(TWIN_OPTIONS["twin_ratio"]) == "toy_twin"
+    assert family.option_family(family.options()["laplace_sum"]) == "toy"
+    # the cache keys name the family that runs each Option
+    assert family.option_fingerprint(TWIN_OPTIONS["twin_ratio"]).startswith("toy_twin:")
+    assert family.option_fingerprint(family.options()["laplace_sum"]).startswith("toy:")
+    assert family.fingerprint != RecordingToy().fingerprint
+    # it survives pickling (parallel training) and still finds each Option's family
+    copy = pickle.loads(pickle.dumps(family))
+    assert copy.option_family(pickle.loads(pickle.dumps(TWIN_OPTIONS["twin_ratio"]))) == "toy_twin"
+    RUNS.clear()
+    trained = engine.train(family, None, ["size", "epsilon"], toy_corpus()[:4], ToyGrid(repetitions=2),
+                           cache_dir=tmp_path, n_jobs=1, progress=False)
+    assert set(trained.experience["option"]) == {"laplace_sum", "count_and_sum", "twin_ratio"}
+    assert {run for run in RUNS} == {("toy", "laplace_sum"), ("toy", "count_and_sum"), ("toy_twin", "twin_ratio")}
+    assert (tmp_path / "experience" / "toy+toy_twin").is_dir()
+
+    RUNS.clear()
+    charges: list[tuple[Any, str]] = []
+    data = family.neighbouring_inputs(3)[0]
+    result = dispatch(trained, data, Fraction(1), noise=family.simulation_noise(1),
+                      charge=lambda cost, what: charges.append((cost, what)))
+    assert dict(result.trace.option_families) == {"laplace_sum": "toy", "count_and_sum": "toy",
+                                                  "twin_ratio": "toy_twin"}
+    assert RUNS == [(result.trace.choice_family, result.choice)]
+    assert sum((c.epsilon for c, _ in charges), Fraction(0)) == 1  # exactly its budget
+    text = explain([result.trace.as_dict()])
+    assert f"chose {result.choice} ({result.trace.choice_family})" in text
+    assert "twin_ratio (toy_twin)=" in text and "laplace_sum (toy)=" in text
+
+
+def test_one_family_explains_as_before():
+    family = RecordingToy()
+    assert families.serving([family]) is family
+    assert family.option_family(family.options()["laplace_sum"]) == "toy"
+    assert family.member_families() == (family,)
+
+
+def test_families_that_cannot_share_a_choicemaker_are_refused():
+    with pytest.raises(ValueError, match="task"):
+        CombinedFamily([RecordingToy(), OtherTask()])
+    with pytest.raises(ValueError, match="means different things"):
+        CombinedFamily([RecordingToy(), OtherSize()])
+    with pytest.raises(KeyError, match="error measure"):
+        CombinedFamily([RecordingToy(), TwinFamily()], "accuracy")
+
+
+def test_every_family_of_a_task_is_found():
+    for task in families.tasks():
+        found = families.for_task(task)
+        assert found and all(f.task == task for f in found)
+    assert sum(len(families.for_task(t)) for t in families.tasks()) == len(families.discover())
+    with pytest.raises(KeyError):
+        families.for_task("no such task")
