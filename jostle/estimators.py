@@ -24,10 +24,10 @@ import importlib.util
 from typing import Any
 
 from jostle.choicemaker.families import discover
-from jostle.learnerkit.encoding import NumericBins
+from jostle.learnerkit.encoding import NumericBins  # noqa: F401 (re-exported)
 from jostle.learnerkit.estimators import DeclaredDomainClassifier
-from jostle.privacy.shared_budget import PrivacyBudget, PrivacyBudgetWarning, default_budget
-from jostle.privacy.subledger import BudgetExceededError
+from jostle.privacy.shared_budget import PrivacyBudget, PrivacyBudgetWarning, default_budget  # noqa: F401
+from jostle.privacy.subledger import BudgetExceededError  # noqa: F401 (re-exported, as these above)
 
 LEARNERS_PACKAGE = "jostle.learners"
 

@@ -30,12 +30,12 @@ drawn and leaves the estimator unfitted.
 from __future__ import annotations
 
 from fractions import Fraction
-from typing import Any, Callable, Sequence
+from typing import Any, Sequence
 
 import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
-from jostle.learnerkit.estimators import DeclaredDomainClassifier, Domains
+from jostle.learnerkit.estimators import ChargeCallback, DeclaredDomainClassifier, Domains
 from jostle.learners.brl.learner import BRLSettings, FitResult, fit_nonprivate, fit_private
 from jostle.privacy.budget import exact, floor_float
 from jostle.privacy.noise import SimulationNoise
@@ -133,7 +133,7 @@ class DPBayesianRuleListClassifier(_RuleListBase):
                  list_length: float = 3.0, antecedent_length: float = 1.0, sampler: str = "exact",
                  steps: int = 3000, burn_in: int | None = None, quantile: float = 0.85,
                  random_state: int | None = None, noise: Any = None,
-                 charge: Callable[[float, str], None] | None = None, budget: PrivacyBudget | None = None) -> None:
+                 charge: ChargeCallback | None = None, budget: PrivacyBudget | None = None) -> None:
         self._keep_parameters(locals())
 
     def _settings(self) -> BRLSettings:

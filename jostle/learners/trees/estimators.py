@@ -40,13 +40,13 @@ from __future__ import annotations
 
 import math
 from fractions import Fraction
-from typing import Any, Callable, Sequence
+from typing import Any, Sequence
 
 import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
 from jostle.learnerkit.encoding import EncodedDomains
-from jostle.learnerkit.estimators import DeclaredDomainClassifier, Domains
+from jostle.learnerkit.estimators import ChargeCallback, DeclaredDomainClassifier, Domains
 from jostle.learners.trees.accounting import PrivacyLedger, floor_float, plan_tree_budget
 from jostle.learners.trees.builder import LEAF_MECHANISMS, SPLIT_KINDS, STOPPING_RULES, GrowthRules, grow_tree
 from jostle.learners.trees.printing import tree_title, tree_to_text
@@ -158,7 +158,7 @@ class DPDecisionTreeClassifier(_TreeClassifierBase):
                  size_fraction: float = 0.05, table_size: int | None = None, max_features: int | None = None,
                  prune: bool = True, smoothing: float = 1.0, confidence: float = 0.25, max_rows: int = 1_000_000,
                  max_nodes: int = 100_000, random_state: int | None = None, noise: Any = None,
-                 charge: Callable[[float, str], None] | None = None, budget: PrivacyBudget | None = None,
+                 charge: ChargeCallback | None = None, budget: PrivacyBudget | None = None,
                  name: str | None = None) -> None:
         self._keep_parameters(locals())
 
