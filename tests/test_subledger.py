@@ -164,3 +164,21 @@ def test_the_dispatch_guard_refuses_the_one_class_before_forwarding() -> None:
     with pytest.raises(OverBudgetError):
         guard.charge(0.5, "option X")
     assert len(forwarded) == 1 and guard.spent == Budget(Fraction(0.7))
+
+
+def test_a_part_overspending_inside_a_programs_dispatch_is_an_internal_error(monkeypatch: pytest.MonkeyPatch,
+                                                                             capsys: pytest.CaptureFixture) -> None:
+    """An Option that spends past what it was charged is a bug in Jostle, not the program's: the
+    language lets the one error through (exit code 70, "internal error") rather than turning it
+    into a user error with a hint about priors (negative control: the runtime made to overspend)."""
+    from jostle.cli import EXIT_CODES, _report
+    from jostle.language import choice_runtime
+    from tests.test_choicemaker_budgets import CHOOSER, _run
+
+    def overspend(self: object, option: object, data: object, amount: object, released: object) -> None:
+        raise OverBudgetError("option Cells: spent past what it was charged")
+
+    monkeypatch.setattr(choice_runtime.LanguageRuntime, "run", overspend)
+    _, _, error = _run("budget 1\n" + CHOOSER)
+    assert type(error) is OverBudgetError
+    assert _report(error) == EXIT_CODES["internal"] and "internal error" in capsys.readouterr().err

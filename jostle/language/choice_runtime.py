@@ -39,6 +39,7 @@ from jostle.language.choice_values import JostleMetafeature, JostleOption, famil
 from jostle.language.training_boundary import check_prior, prior_interpreter, public_value
 from jostle.language.values import Record
 from jostle.privacy.measures import AnyBudget, RhoZCDPBudget
+from jostle.privacy.subledger import OverBudgetError
 
 
 class LanguageRuntime(Runtime):
@@ -223,6 +224,8 @@ class ChoiceMaker:
         try:
             result = dispatch(chooser, call.data, budget, runtime=runtime, name=self.name,
                               where=span.location, unit=call.unit)
+        except OverBudgetError:  # a part spent past its charge: a bug in Jostle (an internal error), not the program's
+            raise
         except ValueError as error:  # only raised before anything is drawn (no prediction, no option)
             raise JostleRuntimeError(str(error), span, "give the options predict(F) priors, or train the "
                                      "ChoiceMaker on a corpus") from None

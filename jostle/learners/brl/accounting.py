@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Callable, Sequence
 
-from jostle.privacy.budget import floor_float
+from jostle.privacy.rounding import floor_float
 from jostle.privacy.measures import AnyBudget
 from jostle.privacy.subledger import BudgetExceededError, OverBudgetError, Subledger  # noqa: F401 (re-exported)
 

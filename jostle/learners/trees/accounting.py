@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Callable
 
-from jostle.privacy.budget import ceil_float, floor_float  # noqa: F401 (re-exported: the learners round with them)
+from jostle.privacy.rounding import ceil_float, floor_float  # noqa: F401 (re-exported: the learners round with them)
 from jostle.privacy.measures import AnyBudget
 from jostle.privacy.subledger import BudgetExceededError, OverBudgetError, SubCharge, Subledger  # noqa: F401
 
