@@ -19,31 +19,24 @@ guard), and returns the epsilon the step calibrates its noise to: the largest do
 the part (`floor_float`), which is also exactly what is reported, so the reported charges add up
 to at most eps and no step runs above what it reported.
 
-Fits given neither `budget=` nor `charge=` are recorded by `default_budget()`, which has no
-total and warns when fits add up (as `jostle.learners.trees.default_budget()` does for trees;
-families may not import each other, so each keeps its own record until the shared budget moves
-below the learners). A `budget=` is any object with `charge(epsilon, description) -> Fraction`
-that raises when it refuses, for example `jostle.learners.trees.PrivacyBudget`: one budget can
-be shared by tree and rule-list fits.
+Across fits, the estimators charge a fit's whole epsilon, before any step, to the one budget
+shared by every family's estimators (`jostle.privacy.shared_budget`: a `PrivacyBudget`, or
+`default_budget()`, re-exported here, which has no total and warns when fits add up), so tree
+and rule-list fits on the same people add up in one total.
 """
 
 from __future__ import annotations
 
-import threading
-import warnings
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Callable, Sequence
 
 from jostle.privacy.rounding import floor_float
+from jostle.privacy.shared_budget import default_budget  # noqa: F401 (re-exported: the one default budget)
 from jostle.privacy.measures import AnyBudget
 from jostle.privacy.subledger import BudgetExceededError, OverBudgetError, Subledger  # noqa: F401 (re-exported)
 
 ChargeCallback = Callable[[float, str], None]
-
-
-class BRLBudgetWarning(UserWarning):
-    """Rule-list fits given no budget add up."""
 
 
 @dataclass(frozen=True)
@@ -113,33 +106,3 @@ class FitLedger:
             raise ValueError(f"{description}: a step needs an epsilon > 0, got {float(part)!r}")
         self.ledger.charge(amount, description)
         return Fraction(amount)
-
-
-class _DefaultBudget:
-    """Records the fits given no budget (no total) and warns from the second one on."""
-
-    def __init__(self) -> None:
-        self.charges: list[tuple[Fraction, str]] = []
-        self._lock = threading.Lock()
-
-    @property
-    def spent(self) -> Fraction:
-        return sum((amount for amount, _ in self.charges), Fraction(0))
-
-    def charge(self, epsilon: Fraction, description: str) -> Fraction:
-        with self._lock:
-            self.charges.append((Fraction(epsilon), description))
-            count = len(self.charges)
-        if count > 1:
-            warnings.warn(f"{description} spends its epsilon again, on top of {count - 1} earlier rule-list fit(s) in "
-                          "this process (total so far " f"{float(self.spent):g}); pass budget=PrivacyBudget(total) to "
-                          "share and cap the spending (docs/estimators.md)", BRLBudgetWarning, stacklevel=4)
-        return Fraction(epsilon)
-
-
-_DEFAULT = _DefaultBudget()
-
-
-def default_budget() -> _DefaultBudget:
-    """What rule-list fits given neither `budget=` nor `charge=` are recorded against."""
-    return _DEFAULT
