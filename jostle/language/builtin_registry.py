@@ -97,16 +97,24 @@ def number_argument(value: Any, name: str, span: Span) -> float:
     return value
 
 
-def list_argument(value: Any, name: str, span: Span) -> list:
-    """A Jostle list (a tuple, a vector or a text's characters) as a Python list."""
+def as_python_list(value: Any) -> list | None:
+    """A Jostle list (a tuple, a vector or a text's characters) as a Python list, else None."""
     if isinstance(value, tuple):
         return list(value)
     if isinstance(value, np.ndarray):
         return [v.item() if isinstance(v, np.generic) else v for v in value]
     if isinstance(value, str):
         return list(value)
-    raise JostleRuntimeError(f"{name}() needs a list, got a {type_name(value)}", span)
+    return None
+
+
+def list_argument(value: Any, name: str, span: Span) -> list:
+    """A Jostle list as a Python list (`as_python_list`), else the error naming the built-in `name`."""
+    items = as_python_list(value)
+    if items is None:
+        raise JostleRuntimeError(f"{name}() needs a list, got a {type_name(value)}", span)
+    return items
 
 
 __all__ = ["BuiltinClash", "BuiltinRegistry", "CORE", "VARIADIC", "builtin", "refuse_private_arguments",
-           "number_argument", "list_argument"]
+           "number_argument", "list_argument", "as_python_list"]

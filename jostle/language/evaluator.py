@@ -32,6 +32,7 @@ from jostle.language.sensitivity import (
     refuse,
 )
 from jostle.diagnostics.source import Span
+from jostle.language.builtin_registry import as_python_list
 from jostle.language.row_apply import refuse_row_arguments
 from jostle.language.scopes import BreakSignal, ContinueSignal, Environment, ReturnSignal, import_module, in_library
 from jostle.language.values import (
@@ -251,12 +252,9 @@ class Interpreter:
                     "groups use partition(t, column)",
                 )
             return [Record.of({k: v.item() if isinstance(v, np.generic) else v for k, v in row.items()}) for row in value.frame.to_dict("records")]
-        if isinstance(value, tuple):
-            return list(value)
-        if isinstance(value, np.ndarray):
-            return [v.item() if isinstance(v, np.generic) else v for v in value]
-        if isinstance(value, str):
-            return list(value)
+        items = as_python_list(value)
+        if items is not None:
+            return items
         if isinstance(value, Record):
             return list(value.keys())
         raise JostleRuntimeError(f"cannot iterate over a {type_name(value)}", span)
