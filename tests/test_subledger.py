@@ -32,7 +32,7 @@ def test_every_old_name_is_the_one_class_and_it_is_a_value_error() -> None:
                  dispatch.ChoiceBudgetError):
         assert name is OverBudgetError
     assert issubclass(OverBudgetError, ValueError)
-    assert dispatch.BudgetGuard is Subledger
+    assert issubclass(dispatch.BudgetGuard, Subledger) and dispatch.BudgetGuard is not Subledger
 
 
 def test_a_refused_charge_leaves_the_total_the_records_and_the_accountant_unchanged() -> None:
@@ -164,6 +164,19 @@ def test_the_dispatch_guard_refuses_the_one_class_before_forwarding() -> None:
     with pytest.raises(OverBudgetError):
         guard.charge(0.5, "option X")
     assert len(forwarded) == 1 and guard.spent == Budget(Fraction(0.7))
+
+
+def test_a_models_record_of_charges_is_not_a_live_guard_but_a_dispatchs_guard_is() -> None:
+    """Fitted models keep their sub-ledger (a public record of charges): it may be returned to
+    Python; the guard of a running dispatch may not (jostle.language.detach)."""
+    import importlib
+
+    from jostle.language.detach import live_kind
+    from jostle.learners.trees.accounting import PrivacyLedger
+
+    BudgetGuard = importlib.import_module("jostle.choicemaker.dispatch").BudgetGuard  # noqa: N806
+    assert live_kind(PrivacyLedger(1.0).ledger) is None and live_kind(Subledger(1.0)) is None
+    assert live_kind(BudgetGuard(1.0)) == "a dispatch's budget guard"
 
 
 def test_a_part_overspending_inside_a_programs_dispatch_is_an_internal_error(monkeypatch: pytest.MonkeyPatch,

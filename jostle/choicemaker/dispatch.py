@@ -46,13 +46,21 @@ from jostle.privacy.subledger import ChoiceBudgetError, Subledger  # noqa: F401 
 from jostle.privacy.units import PrivacyUnit
 
 
-BudgetGuard = Subledger
-"""A dispatch's guard is the one sub-ledger (`jostle.privacy.subledger.Subledger`), capped at the
-call's budget: `charge(cost, description)` converts the cost into the budget's measure (a pure
-epsilon e counts e^2 / 2 against a rho, by the accountant's own rule), refuses a charge that
-would exceed the total (`ChoiceBudgetError`, which is `OverBudgetError`) before the caller
-measures anything, then forwards the cost, as the mechanism states it, to the outside
-accountant `callback`. A number is a pure epsilon."""
+class BudgetGuard(Subledger):
+    """A dispatch's guard: the one sub-ledger (`jostle.privacy.subledger.Subledger`), capped at
+    the call's budget. `charge(cost, description)` converts the cost into the budget's measure (a
+    pure epsilon e counts e^2 / 2 against a rho, by the accountant's own rule), refuses a charge
+    that would exceed the total (`ChoiceBudgetError`, which is `OverBudgetError`) before the
+    caller measures anything, then forwards the cost, as the mechanism states it, to the outside
+    accountant `callback`. A number is a pure epsilon.
+
+    A class of its own (nothing added) so that a dispatch's guard, a live part of a running
+    call, is told apart from the sub-ledgers that fitted models keep as their public record of
+    charges (jostle.language.detach refuses to return the former to Python).
+    """
+
+    def __init__(self, budget: Any, callback: ChargeFunction | None = None) -> None:
+        super().__init__(budget, callback, name="the dispatch's budget")
 
 
 class Runtime:
