@@ -59,7 +59,7 @@ def test_the_contracts_are_the_ones_documented() -> None:
     layers = found["layers"]
     assert layers["type"] == "layers" and layers["containers"] == ["jostle"]
     assert layers["exhaustive"] is True  # a new top-level module must be given a layer
-    assert layers["layers"][1:] == ["language", "learners", "choicemaker", "privacy | data",
+    assert layers["layers"][1:] == ["language", "learners", "learnerkit", "choicemaker", "privacy | data",
                                     "diagnostics"]
     assert set(layers["layers"][0].replace(" ", "").split(":")) == {
         "cli", "repl", "session", "audit", "build", "__main__", "estimators"}
@@ -67,8 +67,8 @@ def test_the_contracts_are_the_ones_documented() -> None:
     # value types, only.
     for contract in (layers, found["acyclic"]):
         assert sorted(contract["ignore_imports"]) == sorted(
-            f"jostle.learners.*.language -> jostle.language.{name}"
-            for name in ("values", "calls", "sensitivity"))
+            [f"jostle.learners.*.language -> jostle.language.{name}" for name in ("values", "calls", "sensitivity")]
+            + [f"jostle.learnerkit.language -> jostle.language.{name}" for name in ("values", "calls")])
     assert found["acyclic"]["type"] == "acyclic_siblings"
     assert found["acyclic"]["ancestors"] == ["jostle"]
     assert found["families"]["type"] == "independence"
@@ -86,6 +86,10 @@ PLANTED = {
         "learners/trees/language.py", "\nimport jostle.language.evaluator\n", "Layers"),
     "a new top-level module without a layer": (
         "planted_module.py", '"""Planted."""\n', "Layers"),
+    "the learner kit imports a family": (
+        "learnerkit/__init__.py", "\nimport jostle.learners.trees.utilities\n", "Layers"),
+    "the learner kit's language module imports the evaluator": (
+        "learnerkit/language.py", "\n\ndef _planted():\n    import jostle.language.evaluator\n", "Layers"),
     "one family imports another": (
         "learners/trees/utilities.py", "\nimport jostle.learners.histograms.basic\n",
         "Learner families are independent"),

@@ -108,7 +108,7 @@ def test_a_rule_list_choicemaker_dispatches_within_its_budget(tmp_path, monkeypa
     session = _session(budget=3.0)
     session.run("choicemaker R among {BRLMined, BRLSchema} informed by {size, epsilon} trained on rule_list_corpus()\n")
     maker = session.interpreter.globals.lookup("R")
-    maker.corpus = CorpusValue(planted_corpus(3), "tiny", task="rule_list")
+    maker.corpus = CorpusValue(planted_corpus(3), "tiny", task="classification")
     maker.grid = RuleGrid(epsilons=(0.5, 2.0), repetitions=1)
     session.run('r = R(cats, "survived", epsilon=2)\nchoice = trace(R)[0].choice\ntext = str(r)\n')
     spent = sum((c.budget.epsilon for c in session.ledger), Fraction(0))

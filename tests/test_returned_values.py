@@ -126,7 +126,7 @@ def session(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Session]:
                                    task="classification")
         trees.grid = TreeGrid(epsilons=(0.5, 2.0), repetitions=1)
         rules = session.interpreter.globals.lookup("R")
-        rules.corpus = CorpusValue(planted_corpus(3), "tiny", task="rule_list")
+        rules.corpus = CorpusValue(planted_corpus(3), "tiny", task="classification")
         rules.grid = RuleGrid(epsilons=(0.5, 2.0), repetitions=1)
         session.run(CHOSEN)
         yield session

@@ -11,8 +11,7 @@ Modules, one job each:
   estimators   scikit-learn estimators: DPBayesianRuleListClassifier, BayesianRuleListClassifier
 """
 
-import importlib
-from typing import Any
+from jostle.learnerkit.exports import lazy_exports
 
 _EXPORTS = {
     "BRLSettings": "learner", "fit_private": "learner", "fit_nonprivate": "learner",
@@ -21,12 +20,6 @@ _EXPORTS = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    if name not in _EXPORTS:
-        raise AttributeError(f"module 'jostle.learners.brl' has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"jostle.learners.brl.{_EXPORTS[name]}"), name)
-    globals()[name] = value
-    return value
-
+__getattr__ = lazy_exports(__name__, _EXPORTS, globals())
 
 __all__ = sorted(_EXPORTS)

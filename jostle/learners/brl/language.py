@@ -31,73 +31,46 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Any
+from typing import Any, Sequence
 
 import numpy as np
 
-from jostle.data.schema import Categorical
-from jostle.diagnostics.errors import JostleRuntimeError, PrivacyError
+from jostle.choicemaker.budgets import pure_cost
+from jostle.diagnostics.errors import JostleRuntimeError
 from jostle.diagnostics.source import Span
-from jostle.choicemaker.budgets import pure_cost, pure_epsilon_within
 from jostle.language.calls import (BUDGET_KEYWORDS, ChoiceCall, budget_of as _budget_of,
                                    check_keywords as _check_keywords, check_learnable as _check_learnable)
-from jostle.language.values import CorpusValue, Table, type_name
+from jostle.language.values import CorpusValue, type_name
+from jostle.learnerkit import language as kit
+from jostle.privacy.subledger import option_guard
+from jostle.learnerkit.language import ClassifierModel, CodedModel, TaskData, training_arguments
 from jostle.learners.brl.options import DEFAULT_ROW_BOUND, BRL_OPTIONS
 from jostle.privacy.budget import floor_float
-from jostle.privacy.measures import AnyBudget, RhoZCDPBudget
+from jostle.privacy.measures import RhoZCDPBudget
 
-TASK = "rule_list"
+__all__ = ["LEARNER_KEYWORDS", "TASK", "CodedRuleListPredictions", "RuleListLearner", "RuleListModel", "RuleTask",
+           "choice_call", "register", "task_data", "training_arguments", "training_result"]
+
+TASK = "classification"  # the task of every classifier family (a ChoiceMaker may mix their Options)
 LEARNER_KEYWORDS = (*BUDGET_KEYWORDS, "max_rows", "antecedents", "list_length", "max_length", "min_support")
 
 
-@dataclass(frozen=True)
-class RuleTask:
-    """A classification task read from a table under its public schema."""
-
-    X: np.ndarray
-    y: np.ndarray
-    attributes: tuple[str, ...]
-    domains: tuple[tuple, ...]
-    classes: tuple
+RuleTask = TaskData  # a classification task read from a table (the learner kit's)
 
 
-def task_data(table: Any, target: Any, span: Span, who: str) -> RuleTask:
-    """Encode a table's categorical columns (public domains) for a rule-list learner."""
-    if not isinstance(table, Table):
-        raise JostleRuntimeError(f"{who} needs a table, got a {type_name(table)}", span)
-    if not isinstance(target, str) or target not in table.schema:
-        raise JostleRuntimeError(f"{who}: table '{table.name}' has no column {target!r}", span,
-                                 f"its columns are {table.schema.names}")
-    names = [n for n in table.schema.names if n != target]
-    specs = {}
-    for name in [*names, target]:
-        spec = table.schema[name]
-        if not isinstance(spec, Categorical):
-            raise JostleRuntimeError(f"{who} needs categorical columns; '{name}' is numeric", span,
-                                     f'bin it into public bins first: t.bin("{name}", [edges...])')
-        specs[name] = spec
-    if not names:
-        raise JostleRuntimeError(f"{who} needs at least one attribute besides the class column", span)
-    if len(specs[target].values) < 2:
-        raise JostleRuntimeError(f"{who}: the class column '{target}' must declare at least two values", span)
-    frame = table.frame
-
-    def codes(name: str) -> np.ndarray:
-        position = {v: i for i, v in enumerate(specs[name].values)}
-        return np.fromiter((position[v] for v in frame[name].tolist()), dtype=np.int64, count=len(frame))
-
-    X = np.column_stack([codes(n) for n in names]) if len(frame) else np.zeros((0, len(names)), dtype=np.int64)
-    return RuleTask(X, codes(target), tuple(names), tuple(tuple(specs[n].values) for n in names),
-                    tuple(specs[target].values))
+def task_data(table: Any, target: Any, span: Span, who: str) -> TaskData:
+    """Encode a table's categorical columns (public domains) for a rule-list learner: the class
+    column must declare at least two values."""
+    return kit.task_data(table, target, span, who, min_classes=2)
 
 
 @dataclass(eq=False)
-class RuleListModel:
-    """A trained rule list: public, prints, predicts on public tables."""
+class RuleListModel(ClassifierModel):
+    """A trained rule list: public, prints, predicts on public tables (the learner kit's
+    public-table prediction rules, `ClassifierModel`)."""
 
-    public_stateless = True  # training copies may share it (jostle.language.training_boundary)
     jostle_type = "rule_list"
-    public_result = True     # a released model: Session.eval may return it to Python
+    noun = "rule list"
 
     learner: str
     fit: Any                 # jostle.learners.brl.learner.FitResult
@@ -121,27 +94,8 @@ class RuleListModel:
                  f"average antecedent length {rules.average_antecedent_length:.2f}")
         return rules.to_text(self.attributes, self.domains, self.classes, self.target, title)
 
-    def predict_labels(self, table: Any, span: Span, who: str) -> list:
-        """The class each row of a PUBLIC table gets (its capturing rule's most probable class)."""
-        if not isinstance(table, Table):
-            raise JostleRuntimeError(f"{who} needs a table, got a {type_name(table)}", span)
-        if table.private:
-            raise PrivacyError(f"{who} would publish one prediction per row of a private table", span,
-                               "use a public test table (load_public), or release aggregates of the private one")
-        for name, domain in zip(self.attributes, self.domains):
-            if name not in table.schema:
-                raise JostleRuntimeError(f"{who}: the table has no column '{name}' the rule list was trained on", span)
-            spec = table.schema[name]
-            if not isinstance(spec, Categorical) or tuple(spec.values) != domain:
-                raise JostleRuntimeError(f"{who}: column '{name}' must have the domain the rule list was trained on",
-                                         span, f"declare it as categorical({list(domain)})")
-        frame = table.frame
-        if len(frame) == 0:
-            return []
-        codes = np.column_stack([
-            np.fromiter(({v: i for i, v in enumerate(domain)}[v] for v in frame[name].tolist()), dtype=np.int64,
-                        count=len(frame)) for name, domain in zip(self.attributes, self.domains)])
-        return [self.classes[int(c)] for c in self.rule_list.predict_proba(codes).argmax(axis=1)]
+    def predict_proba_codes(self, X: np.ndarray, columns: Sequence[str] = ()) -> np.ndarray:
+        return self.rule_list.predict_proba(X)
 
 
 def _keyword_values(kwargs: dict[str, Any], span: Span, who: str) -> dict[str, Any]:
@@ -204,9 +158,7 @@ class RuleListLearner:
 
         who = f"{self.name}()"
         _check_keywords(kwargs, span, who, self.keywords)
-        if len(args) != 2:
-            raise JostleRuntimeError(f"{who} takes 2 arguments (table, class column) but {len(args)} were given", span)
-        table, target = args
+        table, target = kit.table_and_target(args, span, who)
         overrides = _keyword_values(kwargs, span, who)
         base = self.engine_option.settings(DEFAULT_ROW_BOUND) if self.option else BRLSettings(row_bound=DEFAULT_ROW_BOUND)
         try:
@@ -228,14 +180,9 @@ class RuleListLearner:
         cost = pure_cost(budget)  # the pipeline runs at the pure epsilon within the budget
         interp.accountant.charge(cost, table.node, f"option {self.name}",
                                  f"{self.name} rule list on '{target}' ({len(data.attributes)} attributes)", span)
-        cap, spent = cost.epsilon, [Fraction(0)]
-
-        def guard(amount: float, description: str) -> None:
-            # The accountant was charged the whole budget up front; this only guards that the
-            # pipeline stays within it (raising before its noise is drawn if not).
-            spent[0] += Fraction(amount)
-            if spent[0] > cap:
-                raise RuntimeError(f"rule-list learner exceeded its budget at {description}")
+        # The accountant was charged the whole budget up front; the guard only holds the
+        # pipeline within it (refusing a step before its noise is drawn).
+        guard = option_guard(self.name, cost.epsilon)
 
         epsilon = Fraction(floor_float(cost.epsilon))
         fit = fit_private(data.X, data.y, sizes, len(data.classes), epsilon, settings, interp.randomness, guard)
@@ -243,73 +190,27 @@ class RuleListLearner:
                              float(budget.rho) if isinstance(budget, RhoZCDPBudget) else None)
 
 
-def training_arguments(data: Any, interp: Any) -> list[Any]:
-    """An option written in Jostle, trained on a public task: the task's codes as a private table
-    (each column categorical over its public codes) and the class column's name."""
-    import pandas as pd
-
-    from jostle.data.schema import Schema
-    from jostle.diagnostics.source import BUILTIN_SPAN
-
-    names = [str(n) for n in data.attribute_names]
-    target = "class" if "class" not in names else "__class__"
-    frame = pd.DataFrame({name: data.X[:, j].astype(np.int64) for j, name in enumerate(names)})
-    frame[target] = np.asarray(data.y, dtype=np.int64)
-    schema = Schema.of({**{name: Categorical(list(range(size))) for name, size in zip(names, data.domain_sizes)},
-                        target: Categorical(list(range(data.n_classes)))})
-    return [Table(frame, schema, True, "training table", interp.accountant.root, BUILTIN_SPAN), target]
+CodedRuleListPredictions = CodedModel  # a Jostle option's rule list, predicting on codes (the learner kit's)
 
 
-class CodedRuleListPredictions:
-    """A Jostle option's rule list, predicting on a task's integer codes (what the family scores)."""
-
-    def __init__(self, model: RuleListModel) -> None:
-        self.model = model
-
-    def predict_proba(self, X: np.ndarray) -> np.ndarray:
-        return self.model.rule_list.predict_proba(X)
-
-
-def training_result(value: Any, data: Any) -> CodedRuleListPredictions:
+def training_result(value: Any, data: Any) -> CodedModel:
     """What the engine scores of a Jostle option's answer: a rule list, predicting on codes."""
-    if not isinstance(value, RuleListModel):
-        raise JostleRuntimeError(f"an option over rule lists must return a trained rule list, got a "
-                                 f"{type_name(value)}", None, 'return e.g. BayesianRuleList(db, target)')
-    return CodedRuleListPredictions(value)
+    return kit.training_result(value, data, RuleListModel, "rule lists", 'return e.g. BayesianRuleList(db, target)')
+
+
+def _rule_list_model(choice: str, fitted: Any, data: TaskData, target: str, epsilon: float,
+                     rho: float | None) -> RuleListModel:
+    return RuleListModel(choice, fitted.fit, data.attributes, data.domains, data.classes, target, epsilon, rho)
 
 
 def choice_call(maker: Any, interp: Any, args: list[Any], span: Span) -> ChoiceCall:
     """`R(t, "class", epsilon=E)` for a ChoiceMaker over rule-list Options: the engine's input
     (the table's integer codes under its public schema) and how a built-in Option runs on it."""
-    from jostle.learners.brl.corpus import RuleData
     from jostle.learners.brl.family import FAMILY
 
-    who = f"{maker.name}()"
-    if len(args) != 2:
-        raise JostleRuntimeError(f"{who} takes 2 arguments (table, class column) but {len(args)} were given", span)
-    table, target = args
-    data = task_data(table, target, span, who)
-    if not table.private:
-        raise JostleRuntimeError(f"{who} learns from a private table; this one is public", span,
-                                 'train the non-private rule list instead: BayesianRuleList(t, "class")')
-    unit = _check_learnable(table, FAMILY.units, span, who, FAMILY.name)
-    coded = RuleData(data.X, data.y, tuple(len(d) for d in data.domains), len(data.classes), data.attributes,
-                     data.domains, data.classes, name=table.name)
-
-    def measure(metafeature: Any, amount: Fraction, noise: Any, context: Any) -> float:
-        return float(metafeature.measure(coded, floor_float(amount) if amount > 0 else 0.0, noise, context))
-
-    def run(option: Any, part: AnyBudget, released: Any) -> Any:
-        return FAMILY.run_option(option.engine_option, coded, part, interp.randomness, released)
-
-    def wrap(model: Any, choice: str, budget: AnyBudget) -> RuleListModel:
-        if isinstance(budget, RhoZCDPBudget):
-            return RuleListModel(choice, model.fit, data.attributes, data.domains, data.classes, target,
-                                 float(pure_epsilon_within(budget)), float(budget.rho))
-        return RuleListModel(choice, model.fit, data.attributes, data.domains, data.classes, target,
-                             float(budget.epsilon))
-
-    return ChoiceCall(coded, table.node, True, None, measure, run, wrap, "train it on rule_list_corpus()", unit)
+    return kit.choice_call(maker, interp, args, span, FAMILY, _rule_list_model,
+                           'train the non-private rule list instead: BayesianRuleList(t, "class")',
+                           "train it on rule_list_corpus()", min_classes=2)
 
 
 def register(builtin: Any, registry: dict[str, Any]) -> None:
@@ -325,10 +226,12 @@ def register(builtin: Any, registry: dict[str, Any]) -> None:
 
         return CorpusValue(rule_list_corpus(), "bundled two-class tasks", task=TASK)
 
+    kit.register_shared(registry)  # predict, accuracy: shared by every classifier family
+
     @builtin("predict_rule_list", 2, privacy="choice",
-             doc="predict_rule_list(rules, t): a rule list's labels for a public table")
+             doc="predict_rule_list(rules, t): a rule list's labels for a public table (the same as predict)")
     def _predict(interp, span, model, table):
-        return tuple(_model(model, span, "predict_rule_list()").predict_labels(table, span, "predict_rule_list()"))
+        return kit.predict(interp, span, _model(model, span, "predict_rule_list()"), table, "predict_rule_list()")
 
     @builtin("rule_list_length", 1, privacy="choice", doc="rule_list_length(rules): rules before the default")
     def _length(interp, span, model):

@@ -2,8 +2,8 @@
 
 Each Option fixes the choice points a ChoiceMaker chooses among (the budget split, private
 DP-FIM antecedents or the schema's items, the prior mean list length lambda) and runs
-`jostle.learners.brl.learner.fit_private` on a `RuleData`. Every Option uses the EXACT sampler:
-run with budget e it is e-DP (privacy unit: one row added or removed), and its ledger
+`jostle.learners.brl.learner.fit_private` on a `ClassificationData`. Every Option uses the
+EXACT sampler: run with budget e it is e-DP (privacy unit: one row added or removed), and its ledger
 (`accounting.FitLedger`) refuses, before any draw, a step that would take it past e.
 
 The row bound that fixes the score's sensitivity is the table's declared one when there is one;
@@ -14,38 +14,25 @@ so reusing it costs nothing; the clipped likelihood keeps the sensitivity whatev
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass, replace
 from fractions import Fraction
-from pathlib import Path
-from typing import Any, Callable, Mapping
+from typing import Any, Mapping
 
 import numpy as np
 
-from jostle.choicemaker.budgets import pure_cost
-from jostle.learners.brl.corpus import RuleData
-from jostle.privacy.measures import AnyBudget
+from jostle.learnerkit.options import ChargeFunction, PureEpsilonOption, package_digest
+from jostle.learnerkit.tables import ClassificationData
 from jostle.learners.brl.learner import BRLSettings, FitResult, fit_private
 
 DEFAULT_ROW_BOUND = 1_000_000
 
-ChargeFunction = Callable[[float, str], None]
-
 
 def _brl_source_digest() -> str:
     """Hash of the source of the family's algorithms (an edit invalidates cached experience)."""
-    import jostle.learners.brl
-
-    folder = Path(jostle.learners.brl.__file__).parent
-    digest = hashlib.sha256()
-    for path in sorted(folder.glob("*.py")):
-        if path.name in ("language.py", "estimators.py", "family.py"):
-            continue
-        digest.update(path.name.encode() + path.read_bytes())
-    return digest.hexdigest()[:16]
+    return package_digest("jostle.learners.brl", ("language.py", "estimators.py", "family.py"))
 
 
-def row_bound_for(data: RuleData, released: Mapping[str, float] | None) -> int:
+def row_bound_for(data: ClassificationData, released: Mapping[str, float] | None) -> int:
     """The public row bound of one run (see the module docstring)."""
     if data.row_bound is not None:
         return int(data.row_bound)
@@ -69,7 +56,7 @@ class CodedRuleList:
 
 
 @dataclass(frozen=True)
-class BRLOption:
+class BRLOption(PureEpsilonOption):
     """A DP-BRL configuration the ChoiceMaker may choose.
 
     Args:
@@ -85,18 +72,13 @@ class BRLOption:
     def settings(self, row_bound: int) -> BRLSettings:
         return replace(BRLSettings(**dict(self.overrides)), row_bound=int(row_bound))
 
-    def fit(self, data: RuleData, epsilon: float | Fraction, noise: Any, charge: ChargeFunction | None = None,
-            released: Mapping[str, float] | None = None) -> CodedRuleList:
+    def fit(self, data: ClassificationData, epsilon: float | Fraction, noise: Any,
+            charge: ChargeFunction | None = None, released: Mapping[str, float] | None = None) -> CodedRuleList:
         """Train under epsilon-DP (the caller has charged epsilon; `charge` guards each step)."""
         settings = self.settings(row_bound_for(data, released))
         result = fit_private(data.X, data.y, data.domain_sizes, data.n_classes, Fraction(epsilon), settings, noise,
                              charge)
         return CodedRuleList(result, data.name)
-
-    def planned_cost(self, budget: AnyBudget) -> AnyBudget:
-        """What a fit given `budget` charges: the pure epsilon within it (the exact sampler's
-        fit is epsilon-DP at that epsilon; its ledger refuses any step past it)."""
-        return pure_cost(budget)
 
     @property
     def fingerprint(self) -> str:

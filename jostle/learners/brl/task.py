@@ -2,49 +2,26 @@
 
 A rule-list Option consumes a `RuleData` and returns a fitted rule list. On the public corpus
 (`corpus.rule_list_corpus`), each repetition of a `RuleGrid` is a seeded 70/30 split of a task;
-the Options learn on the training part and are scored by 1 - AUC on the test part.
+the Options learn on the training part and are scored by 1 - AUC on the test part. The grid
+logic is the learner kit's (`jostle.learnerkit.grids`); this module holds the family's defaults.
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
-from dataclasses import asdict, dataclass
-from typing import Iterator
+from dataclasses import dataclass
 
-from jostle.choicemaker.family import Instance, stable_seed
-from jostle.learners.brl.corpus import RuleData, train_test_split
+from jostle.learnerkit.grids import SplitGrid, instances
 
-DEFAULT_METAFEATURES: tuple[str, ...] = ("size", "epsilon", "log_signal")
+__all__ = ["DEFAULT_METAFEATURES", "RuleGrid", "instances"]
+
+# The rule lists' signal is per item (rows per item in units of a count's noise), not per class
+# and branch as the trees' `log_signal`.
+DEFAULT_METAFEATURES: tuple[str, ...] = ("size", "epsilon", "log_item_signal")
 
 
 @dataclass(frozen=True)
-class RuleGrid:
-    """The configurations each task is run on.
-
-    Attributes:
-        epsilons: Total budgets of a ChoiceMaker call.
-        repetitions: Seeded train/test splits (and noise draws) per (task, epsilon).
-        train_share: Share of the rows used for training.
-        first_rep: Index of the first repetition.
-    """
+class RuleGrid(SplitGrid):
+    """The rule-list family's grid (`SplitGrid`): five budgets from 0.05 to 3, two splits each."""
 
     epsilons: tuple[float, ...] = (0.05, 0.1, 0.3, 1.0, 3.0)
     repetitions: int = 2
-    train_share: float = 0.7
-    first_rep: int = 0
-
-    def digest(self) -> str:
-        return hashlib.sha256(json.dumps(asdict(self), sort_keys=True).encode()).hexdigest()[:16]
-
-
-def instances(task: RuleData, grid: RuleGrid) -> Iterator[Instance]:
-    """The public inputs of one task: the training part of each seeded split, at each epsilon."""
-    tag = task.content_hash()
-    for rep in range(grid.first_rep, grid.first_rep + grid.repetitions):
-        train_index, test_index = train_test_split(task.n_rows, stable_seed(tag, rep, "split"), grid.train_share)
-        train, test = task.rows(train_index), task.rows(test_index)
-        for epsilon in grid.epsilons:
-            columns = {"task": task.name, "group": task.group, "rows": train.n_rows, "epsilon": float(epsilon),
-                       "rep": rep}
-            yield Instance(columns, train, float(epsilon), (tag, rep, epsilon), test)

@@ -26,13 +26,14 @@ budget units, each charged once before its release.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any, Callable
 
 import numpy as np
 
-from jostle.choicemaker.family import MetafeatureContext, source_digest
+from jostle.choicemaker.family import MetafeatureContext
+from jostle.learnerkit.metafeatures import FunctionMetafeature
 from jostle.privacy import replay
 
 ChargeFunction = Callable[[float, str], None]
@@ -42,8 +43,9 @@ MeasureFunction = Callable[[np.ndarray, float, Any, MetafeatureContext], float]
 
 
 @dataclass(frozen=True)
-class Metafeature:
-    """A named summary of a histogram.
+class Metafeature(FunctionMetafeature):
+    """A named summary of a histogram (the learner kit's `FunctionMetafeature`, whose
+    fingerprint hashes the source of everything the function calls).
 
     Args:
         name: Feature name (a column of the experience table, an input of the meta-model).
@@ -53,12 +55,6 @@ class Metafeature:
         release: Name of the shared release this metafeature post-processes ("" for none):
             metafeatures with the same release cost one charge together.
     """
-
-    name: str
-    cost: bool
-    function: MeasureFunction = field(repr=False, compare=False)
-    sensitivity: str = ""
-    release: str = ""
 
     def measure(self, x: np.ndarray, epsilon_mf: float, noise: Any, context: Any) -> float:
         """The feature's value on `x`, spending `epsilon_mf` (0 for public ones)."""
@@ -71,10 +67,6 @@ class Metafeature:
         eps = Fraction(float(epsilon_mf)) if math.isfinite(float(epsilon_mf)) else math.inf
         return float(self.function(np.asarray(x, dtype=float), eps, noise, context))
 
-    @property
-    def fingerprint(self) -> str:
-        text = f"{self.name}|{self.cost}|{source_digest(self.function)}"
-        return text + (f"|{self.release}" if self.release else "")  # the module hash covers the release
 
 
 def _laplace(noise: Any, scale: Fraction | float) -> float:
@@ -274,11 +266,11 @@ BUILTIN_METAFEATURES: dict[str, Metafeature] = {m.name: m for m in [
     Metafeature("roughness", True, _roughness,
                 "2 in 1D, 4 in 2D (sum of |neighbour differences|) + 1 (N)"),
     Metafeature("entropy", True, _entropy, "1 (coarse block counts, a partition)"),
-    Metafeature("profile_size", True, _profile_size, "1 (the profile: coarse blocks)", "profile"),
-    Metafeature("profile_uniformity", True, _profile_uniformity, "1 (the profile)", "profile"),
-    Metafeature("profile_roughness", True, _profile_roughness, "1 (the profile)", "profile"),
-    Metafeature("profile_entropy", True, _profile_entropy, "1 (the profile)", "profile"),
-    Metafeature("profile_signal", True, _profile_signal, "1 (the profile)", "profile"),
+    Metafeature("profile_size", True, _profile_size, "1 (the profile: coarse blocks)", release="profile"),
+    Metafeature("profile_uniformity", True, _profile_uniformity, "1 (the profile)", release="profile"),
+    Metafeature("profile_roughness", True, _profile_roughness, "1 (the profile)", release="profile"),
+    Metafeature("profile_entropy", True, _profile_entropy, "1 (the profile)", release="profile"),
+    Metafeature("profile_signal", True, _profile_signal, "1 (the profile)", release="profile"),
 ]}
 
 # The default set: every built-in except scale_epsilon, which would pay again for the noisy

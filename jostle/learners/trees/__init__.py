@@ -14,8 +14,7 @@ Modules, one job each:
   configurations  the published learners (and three low-budget ones) as named configurations
 """
 
-import importlib
-from typing import Any
+from jostle.learnerkit.exports import lazy_exports
 
 # Names are imported on first use (PEP 562): the estimators need scikit-learn, which a program
 # that never learns a tree should not pay for at start-up.
@@ -31,12 +30,6 @@ _EXPORTS = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    if name not in _EXPORTS:
-        raise AttributeError(f"module 'jostle.learners.trees' has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"jostle.learners.trees.{_EXPORTS[name]}"), name)
-    globals()[name] = value
-    return value
-
+__getattr__ = lazy_exports(__name__, _EXPORTS, globals())
 
 __all__ = sorted(_EXPORTS)

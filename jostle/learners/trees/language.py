@@ -28,20 +28,25 @@ Predicting on a private table would publish one value per private row, so `predi
 from __future__ import annotations
 
 from dataclasses import dataclass
-from fractions import Fraction
-from typing import Any
+from typing import Any, Sequence
 
 import numpy as np
 
-from jostle.diagnostics.errors import JostleRuntimeError, PrivacyError
-from jostle.data.schema import Categorical
-from jostle.diagnostics.source import Span
-from jostle.learners.trees.accounting import floor_float
 from jostle.choicemaker.budgets import pure_cost, pure_epsilon_within
+from jostle.diagnostics.errors import JostleRuntimeError, PrivacyError
+from jostle.diagnostics.source import Span
 from jostle.language.calls import (BUDGET_KEYWORDS, ChoiceCall, budget_of as _budget_of,
                                    check_keywords as _check_keywords, check_learnable as _check_learnable)
+from jostle.language.values import CorpusValue
+from jostle.learnerkit import language as kit
+from jostle.privacy.subledger import option_guard
+from jostle.learnerkit.language import (TRAINING_TARGET, ClassifierModel, CodedModel, TaskData, task_data,
+                                       training_arguments)
+from jostle.privacy.budget import floor_float
 from jostle.privacy.measures import AnyBudget, RhoZCDPBudget
-from jostle.language.values import CorpusValue, Table, type_name
+
+__all__ = ["TRAINING_TARGET", "TREE_LEARNERS", "CodedPredictions", "TaskData", "TreeModel", "TreeOption",
+           "choice_call", "register", "task_data", "training_arguments", "training_result"]
 
 # Language name -> jostle.learners.trees configuration.
 TREE_LEARNERS = {
@@ -56,55 +61,11 @@ TREE_LEARNERS = {
 }
 
 
-@dataclass(frozen=True)
-class TaskData:
-    """A classification task read from a table under its public schema."""
-
-    X: np.ndarray          # (rows, attributes) integer codes
-    y: np.ndarray          # class codes
-    attributes: tuple[str, ...]
-    domains: tuple[tuple, ...]   # each attribute's public categories
-    classes: tuple         # the class column's public categories
-
-
-def task_data(table: Table, target: Any, span: Span, who: str, attributes: Any = None) -> TaskData:
-    """Encode a table's categorical columns (public domains) for a tree learner."""
-    if not isinstance(table, Table):
-        raise JostleRuntimeError(f"{who} needs a table, got a {type_name(table)}", span)
-    if not isinstance(target, str) or target not in table.schema:
-        raise JostleRuntimeError(f"{who}: table '{table.name}' has no column {target!r}", span,
-                                 f"its columns are {table.schema.names}")
-    names = [n for n in table.schema.names if n != target] if attributes is None else list(attributes)
-    specs = {}
-    for name in [*names, target]:
-        if name not in table.schema:
-            raise JostleRuntimeError(f"{who}: table '{table.name}' has no column {name!r}", span)
-        spec = table.schema[name]
-        if not isinstance(spec, Categorical):
-            raise JostleRuntimeError(f"{who} needs categorical columns; '{name}' is numeric", span,
-                                     f'bin it into public bins first: t.bin("{name}", [edges...])')
-        specs[name] = spec
-    if not names:
-        raise JostleRuntimeError(f"{who} needs at least one attribute besides the class column", span)
-    frame = table.frame
-
-    def codes(name: str) -> np.ndarray:
-        position = {v: i for i, v in enumerate(specs[name].values)}
-        return np.fromiter((position[v] for v in frame[name].tolist()), dtype=np.int64, count=len(frame))
-
-    X = np.column_stack([codes(n) for n in names]) if len(frame) else np.zeros((0, len(names)), dtype=np.int64)
-    return TaskData(X, codes(target), tuple(names), tuple(tuple(specs[n].values) for n in names),
-                    tuple(specs[target].values))
-
-
 @dataclass(eq=False)
-class TreeModel:
-    """A trained tree (or ensemble): public, usable on public tables."""
+class TreeModel(ClassifierModel):
+    """A trained tree (or ensemble): public, predicting on public tables (`ClassifierModel`)."""
 
-    public_stateless = True  # training copies may share it (jostle.language.training_boundary)
-
-    jostle_type = "tree"
-    public_result = True  # a released model: Session.eval may return it to Python (jostle.language.values.to_python)
+    jostle_type, noun = "tree", "tree"
     learner: str
     estimator: Any
     attributes: tuple[str, ...]
@@ -131,27 +92,25 @@ class TreeModel:
         return head + "\n" + self.estimator.to_text(max_trees=1, domains=domains,
                                                     classes=[str(c) for c in self.classes])
 
-    def predict_labels(self, table: Table, span: Span, who: str) -> list:
-        if table.private:
-            raise PrivacyError(f"{who} would publish one prediction per row of a private table", span,
-                               "use a public test table (load_public), or release aggregates of the private one")
-        for name, domain in zip(self.attributes, self.domains):
-            if name not in table.schema:
-                raise JostleRuntimeError(f"{who}: the table has no column '{name}' the tree was trained on", span)
-            spec = table.schema[name]
-            if not isinstance(spec, Categorical) or tuple(spec.values) != domain:
-                raise JostleRuntimeError(f"{who}: column '{name}' must have the domain the tree was trained on",
-                                         span, f"declare it as categorical({list(domain)})")
-        frame = table.frame[list(self.attributes)]
-        if len(frame) == 0:
-            return []
+    def labels_for(self, frame: Any) -> list:
         if not self.coded:
             return list(self.estimator.predict(frame))
-        codes = np.column_stack([
-            np.fromiter(({v: i for i, v in enumerate(domain)}[v] for v in frame[name].tolist()), dtype=np.int64,
-                        count=len(frame))
-            for name, domain in zip(self.attributes, self.domains)])
-        return [self.classes[int(c)] for c in self.estimator.predict(codes)]
+        return super().labels_for(frame)
+
+    def predict_codes(self, X: np.ndarray, columns: Sequence[str] = ()) -> np.ndarray:
+        import pandas as pd
+
+        if self.coded:
+            return np.asarray(self.estimator.predict(X))
+        return np.asarray(self.estimator.predict(pd.DataFrame(X, columns=list(columns or self.attributes))),
+                          dtype=np.int64)
+
+    def predict_proba_codes(self, X: np.ndarray, columns: Sequence[str] = ()) -> np.ndarray:
+        import pandas as pd
+
+        if self.coded:
+            return np.asarray(self.estimator.predict_proba(X))
+        return np.asarray(self.estimator.predict_proba(pd.DataFrame(X, columns=list(columns or self.attributes))))
 
 
 @dataclass(eq=False)
@@ -185,10 +144,7 @@ class TreeOption:
     def jostle_call(self, interp: Any, args: list[Any], kwargs: dict[str, Any], span: Span) -> TreeModel:
         who = f"{self.name}()"
         _check_keywords(kwargs, span, who)
-        if len(args) != 2:
-            raise JostleRuntimeError(f"{who} takes 2 arguments (table, class column) but {len(args)} were given",
-                                     span)
-        table, target = args
+        table, target = kit.table_and_target(args, span, who)
         data = task_data(table, target, span, who)
         if not table.private and len(data.y) == 0:
             # a public table's size is public: the non-private baseline needs a row to learn from
@@ -227,15 +183,9 @@ class TreeOption:
             # the largest float not above the rational charged (float() may round above it)
             cap = pure_epsilon_within(budget)
             epsilon = floor_float(cap)
-            spent = [Fraction(0)]
-
-            def charge(amount: float, description: str) -> None:
-                # The accountant was charged the whole budget up front; this only guards that
-                # the learner stays within it (raising before its noise is drawn if not).
-                spent[0] += Fraction(amount)
-                if spent[0] > cap:
-                    raise RuntimeError(f"tree learner exceeded its budget at {description}")
-
+            # The accountant was charged the whole budget up front; the guard only holds the
+            # learner within it (refusing a step before its noise is drawn).
+            charge = option_guard(self.name, cap)
             estimator = make_learner(self.configuration, epsilon, domains=domains, classes=classes,
                                      noise=noise, charge=charge)
         estimator.fit(frame, labels)
@@ -244,85 +194,30 @@ class TreeOption:
                          rho=rho)
 
 
-TRAINING_TARGET = "class"
+CodedPredictions = CodedModel  # a Jostle option's tree, predicting on codes (the learner kit's)
 
 
-def training_arguments(data: Any, interp: Any) -> list[Any]:
-    """An option written in Jostle, trained on a public task: its arguments, the task's codes as
-    a private table (each column categorical over its public codes) and the class column's name."""
-    import pandas as pd
-
-    from jostle.data.schema import Schema
-    from jostle.diagnostics.source import BUILTIN_SPAN
-
-    names = [str(n) for n in data.attribute_names]
-    target = TRAINING_TARGET if TRAINING_TARGET not in names else "__class__"
-    frame = pd.DataFrame({name: data.X[:, j].astype(np.int64) for j, name in enumerate(names)})
-    frame[target] = np.asarray(data.y, dtype=np.int64)
-    schema = Schema.of({**{name: Categorical(list(range(size))) for name, size in zip(names, data.domain_sizes)},
-                     target: Categorical(list(range(data.n_classes)))})
-    table = Table(frame, schema, True, "training table", interp.accountant.root, BUILTIN_SPAN)
-    return [table, target]
-
-
-class CodedPredictions:
-    """A Jostle option's trained tree, predicting on a task's integer codes (what `TreeFamily.error` calls)."""
-
-    def __init__(self, model: TreeModel, attribute_names: tuple) -> None:
-        self.model, self.columns = model, [str(n) for n in attribute_names]
-
-    def predict(self, X: np.ndarray) -> np.ndarray:
-        import pandas as pd
-
-        if self.model.coded:
-            return np.asarray(self.model.estimator.predict(X))
-        return np.asarray(self.model.estimator.predict(pd.DataFrame(X, columns=self.columns)), dtype=np.int64)
-
-
-def training_result(value: Any, data: Any) -> CodedPredictions:
+def training_result(value: Any, data: Any) -> CodedModel:
     """What the engine scores of a Jostle option's answer: a tree, predicting on codes."""
-    if not isinstance(value, TreeModel):
-        raise JostleRuntimeError(f"an option over tree learners must return a trained tree, got a {type_name(value)}",
-                                 None, 'return a learner\'s tree, e.g. return FriedmanSchuster(db, target)')
-    return CodedPredictions(value, data.attribute_names)
+    return kit.training_result(value, data, TreeModel, "tree learners",
+                               'return a learner\'s tree, e.g. return FriedmanSchuster(db, target)')
+
+
+def _tree_model(choice: str, fitted: Any, data: TaskData, target: str, epsilon: float, rho: float | None) -> TreeModel:
+    return TreeModel(choice, fitted, data.attributes, data.domains, data.classes, target, epsilon, coded=True, rho=rho)
 
 
 def choice_call(maker: Any, interp: Any, args: list[Any], span: Span) -> ChoiceCall:
     """`T(t, "class", epsilon=E)` for a ChoiceMaker over tree learners: the engine's input (the
     table's integer codes under its public schema) and how a built-in learner runs on it."""
-    from jostle.learners.trees.corpus import ClassificationData
     from jostle.learners.trees.family import FAMILY
 
-    who = f"{maker.name}()"
-    if len(args) != 2:
-        raise JostleRuntimeError(f"{who} takes 2 arguments (table, class column) but {len(args)} were given", span)
-    table, target = args
-    data = task_data(table, target, span, who)
-    if not table.private:
-        raise JostleRuntimeError(f"{who} learns from a private table; this one is public", span,
-                                 'train the non-private baseline instead: C45(t, "class")')
-    unit = _check_learnable(table, FAMILY.units, span, who, FAMILY.name)
-    coded = ClassificationData(data.X, data.y, tuple(len(d) for d in data.domains), len(data.classes),
-                               data.attributes, data.classes, name=table.name)
-
-    def measure(metafeature: Any, amount: Fraction, noise: Any, context: Any) -> float:
-        return float(metafeature.measure(coded, floor_float(amount) if amount > 0 else 0.0, noise, context))
-
-    def run(option: Any, part: AnyBudget, released: Any) -> Any:
-        return FAMILY.run_option(option.engine_option, coded, part, interp.randomness, released)
-
-    def wrap(model: Any, choice: str, budget: AnyBudget) -> TreeModel:
-        if isinstance(budget, RhoZCDPBudget):
-            return TreeModel(choice, model, data.attributes, data.domains, data.classes, target,
-                             float(pure_epsilon_within(budget)), coded=True, rho=float(budget.rho))
-        return TreeModel(choice, model, data.attributes, data.domains, data.classes, target, float(budget.epsilon),
-                         coded=True)
-
-    return ChoiceCall(coded, table.node, True, None, measure, run, wrap, "train it on tree_corpus()", unit)
+    return kit.choice_call(maker, interp, args, span, FAMILY, _tree_model,
+                           'train the non-private baseline instead: C45(t, "class")', "train it on tree_corpus()")
 
 
 def register(builtin: Any, registry: dict[str, Any]) -> None:
-    """Add the tree options and `predict` / `accuracy` to the built-in registry."""
+    """Add the tree options, `tree_corpus` and the classifiers' shared `predict` / `accuracy`."""
     for name, configuration in TREE_LEARNERS.items():
         registry[name] = TreeOption(name, configuration)
     registry["C45"] = TreeOption("C45", None)
@@ -334,28 +229,4 @@ def register(builtin: Any, registry: dict[str, Any]) -> None:
 
         return CorpusValue(tree_corpus(), "bundled classification tasks", task="classification")
 
-    @builtin("predict", 2, privacy="choice", doc="predict(model, t): a trained tree's labels for a public table")
-    def _predict(interp, span, model, table):
-        model, table = _model_and_table(model, table, span, "predict()")
-        return tuple(model.predict_labels(table, span, "predict()"))
-
-    @builtin("accuracy", 3, privacy="choice",
-             doc='accuracy(model, t, "class"): the share of rows of a public table a tree labels right')
-    def _accuracy(interp, span, model, table, target):
-        model, table = _model_and_table(model, table, span, "accuracy()")
-        if not isinstance(target, str) or target not in table.schema:
-            raise JostleRuntimeError(f"accuracy(): the table has no column {target!r}", span)
-        predicted = model.predict_labels(table, span, "accuracy()")
-        if len(predicted) == 0:
-            raise JostleRuntimeError("accuracy() of an empty table", span)
-        truth = table.frame[target].tolist()
-        return float(np.mean([p == t for p, t in zip(predicted, truth)]))
-
-
-def _model_and_table(model: Any, table: Any, span: Span, who: str) -> tuple[TreeModel, Table]:
-    if not isinstance(model, TreeModel):
-        raise JostleRuntimeError(f"{who} needs a trained tree, got a {type_name(model)}", span,
-                                 'train one with e.g. FriedmanSchuster(t, "class", epsilon=0.5)')
-    if not isinstance(table, Table):
-        raise JostleRuntimeError(f"{who} needs a table, got a {type_name(table)}", span)
-    return model, table
+    kit.register_shared(registry)  # predict, accuracy: shared by every classifier family

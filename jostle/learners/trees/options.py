@@ -9,18 +9,13 @@ take it past e (`jostle.learners.trees.accounting`).
 
 from __future__ import annotations
 
-import hashlib
 import math
 from dataclasses import dataclass
 from fractions import Fraction
-from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
-from jostle.choicemaker.budgets import pure_cost
-from jostle.learners.trees.corpus import ClassificationData
-from jostle.privacy.measures import AnyBudget
-
-ChargeFunction = Callable[[float, str], None]
+from jostle.learnerkit.options import ChargeFunction, PureEpsilonOption, package_digest
+from jostle.learnerkit.tables import ClassificationData
 
 # The learner's ledger reports each charge rounded UP to a float (`ceil_float`), so the reported
 # charges of a learner given exactly e could add up to e plus a few ulps. Giving the learner
@@ -30,19 +25,13 @@ OPTION_MARGIN = 1e-9
 
 
 def _trees_source_digest() -> str:
-    """Hash of the source of `jostle.learners.trees` (an edit to a learner invalidates cached experience)."""
-    import jostle.learners.trees
-    folder = Path(jostle.learners.trees.__file__).parent
-    digest = hashlib.sha256()
-    for path in sorted(folder.glob("*.py")):
-        if path.name == "language.py":  # the language's view of the family, not the learners
-            continue
-        digest.update(path.name.encode() + path.read_bytes())
-    return digest.hexdigest()[:16]
+    """Hash of the source of `jostle.learners.trees` (an edit to a learner invalidates cached
+    experience); the language module is the language's view of the family, not the learners."""
+    return package_digest("jostle.learners.trees", ("language.py",))
 
 
 @dataclass(frozen=True)
-class TreeOption:
+class TreeOption(PureEpsilonOption):
     """A private tree learner the ChoiceMaker may choose: a named configuration of `jostle.learners.trees`.
 
     Args:
@@ -82,11 +71,6 @@ class TreeOption:
                 not spend budget measuring it.
         """
         return self.make(data, epsilon, noise, charge, table_size).fit(data.X, data.y)
-
-    def planned_cost(self, budget: AnyBudget) -> AnyBudget:
-        """What a fit given `budget` charges: the pure epsilon within it (the learner is
-        epsilon-DP at that epsilon; its ledger refuses any measurement past it)."""
-        return pure_cost(budget)
 
     @property
     def fingerprint(self) -> str:

