@@ -13,7 +13,8 @@ family). Modules, one job each:
                 they call (`FunctionMetafeature`, `code_digest`), and the standard
                 classification metafeatures (`CLASSIFICATION_METAFEATURES`)
   family        the classification family base (`ClassificationFamily`: error measures as a
-                hook, `run_option` under one guard)
+                hook, `run_option` under the one guard of `jostle.privacy.subledger`)
+  options       what the families' Options share (`PureEpsilonOption`, `package_digest`)
   language      the language code of classifier families: task data, the public-table
                 prediction rules, `training_arguments`, the `choice_call` closures, and the
                 shared built-ins `predict` and `accuracy` (its one exception to the layers: it
@@ -21,4 +22,6 @@ family). Modules, one job each:
                 language module may)
   encoding      public domains and integer encoding (declared, never read off private data)
   estimators    the scikit-learn estimator base of the classifier families
+  estimator_checks  scikit-learn's check_estimator with the expected failures and their privacy reasons
+  exports       the lazy exports of a family package (`lazy_exports`)
 """
