@@ -22,20 +22,19 @@ charged (raising `OverBudgetError`, alias `LearnerOverspent`).
 
 from __future__ import annotations
 
-from typing import Any, Callable, Iterable, Mapping, Sequence
+from typing import Any, Iterable, Mapping, Sequence
 
 import numpy as np
 
 from jostle.choicemaker.family import Family, Instance, MetafeatureContext, run_epsilon
 from jostle.learnerkit.grids import SplitGrid, instances
+from jostle.learnerkit.options import ChargeFunction
 from jostle.learnerkit.tables import ClassificationData
 from jostle.privacy.measures import AnyBudget
 from jostle.privacy.subledger import LearnerOverspent, option_guard
 
 __all__ = ["ERROR_MEASURES", "ChargeFunction", "ClassificationFamily", "LearnerOverspent", "auc",
            "classification_error", "option_guard"]
-
-ChargeFunction = Callable[[float, str], None]
 
 ERROR_MEASURES: dict[str, str] = {
     "accuracy": "1 - test accuracy",
