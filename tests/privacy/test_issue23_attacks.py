@@ -438,3 +438,129 @@ def test_a_release_name_shared_by_two_families_is_not_charged_once_for_two_draws
                                 lambda cost, what: charges.append((cost, what)))
     assert set(measured.features) == {"rows_trees", "rows_brl"}
     assert noise.draws <= len(charges), f"{noise.draws} noisy releases drawn, {len(charges)} charged: {charges}"
+
+
+# ---------------------------------------------------------------- the one loader of private files
+@pytest.mark.parametrize("engine", ["pandas", "duckdb"])
+def test_a_program_loading_neighbouring_parquet_files_with_odd_cells_sees_the_same_outcome(tmp_path: Any,
+                                                                                         engine: str) -> None:
+    import duckdb
+
+    from jostle import Session
+
+    odd = {"list": ("[1,2]::INTEGER[]", "INTEGER[]"), "struct": ("{'a': 1}", "STRUCT(a INTEGER)"),
+           "blob": ("'\\xFF'::BLOB", "BLOB"), "decimal": ("1.5::DECIMAL(10,2)", "DECIMAL(10,2)"),
+           "hugeint": ("170141183460469231731687303715884105727::HUGEINT", "HUGEINT")}
+    for kind, (literal, sql_type) in odd.items():
+        seen = []
+        path = tmp_path / f"{kind}.parquet"
+        for with_odd in (False, True):  # the same path: the neighbour holds one more (odd) row
+            connection = duckdb.connect()
+            connection.execute(f"CREATE TABLE t(x VARCHAR, v {sql_type})")
+            connection.execute("INSERT INTO t VALUES ('b', NULL)")
+            if with_odd:
+                connection.execute(f"INSERT INTO t VALUES ('a', {literal})")
+            connection.execute(f"COPY t TO '{path}' (FORMAT PARQUET)")
+            connection.close()
+            session = Session(budget=10, seed=1, ledger_path=":memory:", output=io.StringIO(), engine=engine)
+            try:
+                session.run(f'u = load("{path}", {{"x": categorical(["a", "b"]), "v": numeric(0, 10)}})\n'
+                            "n = u.columns\n")
+                seen.append(("ok", session.eval("n"), [(d.name, d.spent) for d in session.ledger.datasets]))
+            except Exception as error:  # noqa: BLE001 - whatever happens must not depend on the rows
+                seen.append((type(error).__name__, str(error)))
+        assert seen[0] == seen[1], f"{kind}: {seen}"
+
+
+# ---------------------------------------------------------------- a ChoiceMaker across families in a program
+def _small_corpus() -> list[Any]:
+    from jostle.learnerkit.tables import ClassificationData
+
+    tasks = []
+    for index in range(4):
+        rng = np.random.default_rng(40 + index)
+        X = rng.integers(0, 3, size=(300, 3))
+        signal = (X[:, index % 3] == 0) | (rng.random(300) < 0.15 * (index + 1))
+        y = np.where(rng.random(300) < 0.9, signal, ~signal).astype(np.int64)
+        tasks.append(ClassificationData(X, y, (3, 3, 3), 2, ("a", "b", "d"), (0, 1), name=f"review:{index}"))
+    return tasks
+
+
+CROSS = ("choicemaker C among {FriedmanSchuster, BRLMined, BRLSchemaList, RandomTrees} "
+         "informed by {size, class_balance, epsilon} trained on classification_corpus()\n")
+CROSS_SCHEMA = {**{k: v for k, v in SCHEMA.items() if k != "c"},
+                "d": {"type": "categorical", "values": ["1", "2", "3"]}, "c": SCHEMA["c"]}
+
+
+@pytest.fixture(scope="module")
+def cross_trained(tmp_path_factory: Any) -> Any:
+    import os
+
+    from jostle import Session
+    from jostle.learnerkit.grids import SplitGrid
+    from jostle.language.values import CorpusValue
+
+    old = os.environ.get("JOSTLE_CACHE")
+    os.environ["JOSTLE_CACHE"] = str(tmp_path_factory.mktemp("cache"))
+    try:
+        session = Session(budget=10, seed=1, ledger_path=":memory:", output=io.StringIO())
+        session.run(CROSS)
+        maker = session.interpreter.globals.lookup("C")
+        maker.corpus = CorpusValue(_small_corpus(), "four small tasks", task="classification")
+        maker.grid = SplitGrid(epsilons=(0.5, 2.0), repetitions=1)
+        return maker.ensure_trained(session.interpreter)
+    finally:
+        if old is None:
+            os.environ.pop("JOSTLE_CACHE", None)
+        else:
+            os.environ["JOSTLE_CACHE"] = old
+
+
+class Measuring:
+    """A trained ChoiceMaker made to measure every metafeature it was trained with (a tenth of the
+    budget), so that the noisy metafeatures of both families are charged and drawn."""
+
+    def __init__(self, trained: Any) -> None:
+        self.trained = trained
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.trained, name)
+
+    def metafeatures_for(self, segment: Any = None) -> list[Any]:
+        return list(self.trained.metafeatures)
+
+    def metafeature_share(self, segment: Any = None) -> float:
+        return 0.1
+
+
+def _cross_run(trained: Any, rows: int, call: str, **session_options: Any) -> tuple:
+    from jostle import Session
+
+    rng = np.random.default_rng(rows)
+    frame = pd.DataFrame({"a": rng.choice(["x", "y", "z"], rows), "b": rng.choice(["p", "q"], rows),
+                          "d": rng.choice(["1", "2", "3"], rows), "c": rng.choice(["no", "yes"], rows)})
+    session = Session(seed=5, ledger_path=":memory:", output=io.StringIO(), **session_options)
+    session.bind_private("t", frame, CROSS_SCHEMA)
+    session.run(CROSS)
+    maker = session.interpreter.globals.lookup("C")
+    maker.trained = trained
+    session.run(f"m = {call}\nrecord = trace(C)[0]\n")
+    record = session.eval("record")
+    return (tuple((c.description, str(c.budget)) for c in session.ledger),
+            tuple(sorted(dict(record["option_families"]).items())) if "option_families" in record else None)
+
+
+@pytest.mark.parametrize("measuring", [False, True])
+@pytest.mark.parametrize("call, options", [('C(t, "c", epsilon=2)', {"budget": 10}),
+                                           ('C(t, "c", rho=0.5)', {"rho": 4})])
+def test_a_choicemaker_across_families_charges_the_same_plan_on_neighbouring_tables(cross_trained: Any, call: str,
+                                                                                  options: dict,
+                                                                                  measuring: bool) -> None:
+    trained = Measuring(cross_trained) if measuring else cross_trained
+    runs = {_cross_run(trained, rows, call, **options) for rows in (0, 1, 2)}
+    assert len(runs) == 1, runs
+    (charges, owners), = runs
+    assert owners == tuple(sorted({"FriedmanSchuster": "trees", "RandomTrees": "trees", "BRLMined": "brl",
+                                   "BRLSchemaList": "brl"}.items()))
+    assert charges and all(text.startswith("C(") for text, _ in charges)
+    assert len(charges) == (3 if measuring else 1)  # size, class_balance, the Option; or the Option alone
