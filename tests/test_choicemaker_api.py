@@ -113,6 +113,11 @@ def test_the_family_is_found_from_the_options() -> None:
     with pytest.raises(ValueError, match="needs Options"):
         family_for(None)
     assert family_for(None, family="trees") is trees and family_for(["Identity"], family=trees) is trees
+    both = family_for(["FriedmanSchuster", "BRLMined"])  # two families of one task: one ChoiceMaker over both
+    assert {f.name for f in both.member_families()} == {"trees", "brl"}
+    assert {"FriedmanSchuster", "BRLMined"} <= set(both.options())
+    with pytest.raises(ValueError):
+        family_for(["FriedmanSchuster", "Identity"])  # a classifier and a histogram serve different tasks
     with pytest.raises(TypeError, match="family must be"):
         family_for(None, family=3)  # type: ignore[arg-type]
 
