@@ -586,3 +586,30 @@ def test_a_member_option_made_outside_its_registry_is_still_run_by_its_own_famil
     combined = CombinedFamily([families.get("trees"), families.get("brl")])
     assert combined.option_family(deeper) == "trees"
     combined.run_option(deeper, _coded(), Budget(Fraction(1)), Randomness(seed=1), {"size": 60.0})
+
+
+@pytest.mark.parametrize("session_options, fits", [({"budget": 1.5}, 3), ({"rho": 0.5}, 4)])
+def test_a_shared_budget_on_a_session_counts_every_fit_in_the_session_measure(session_options: dict,
+                                                                           fits: int) -> None:
+    import pickle
+
+    from jostle import Session
+    from jostle.privacy.shared_budget import PrivacyBudget
+
+    session = Session(seed=1, ledger_path=":memory:", output=io.StringIO(), **session_options)
+    budget = PrivacyBudget(account=session)
+    X, y = _frame()
+    outcomes = []
+    for _ in range(fits + 1):
+        try:
+            _private_estimator("DPDecisionTreeClassifier", 0.5, budget=budget).fit(X, y)
+            outcomes.append("fitted")
+        except OverBudgetError:
+            outcomes.append("refused")
+    assert outcomes == ["fitted"] * fits + ["refused"]  # 0.5 each: 1.5 pure, or 0.125 rho each in 0.5
+    assert len(list(session.ledger)) == fits
+    if "budget" in session_options:  # a pickled copy cannot charge the session behind its back
+        copy_of_budget = pickle.loads(pickle.dumps(PrivacyBudget(account=Session(budget=9, seed=1,
+                                                                                 ledger_path=":memory:"))))
+        with pytest.raises(OverBudgetError):
+            _private_estimator("DPDecisionTreeClassifier", 0.5, budget=copy_of_budget).fit(X, y)
