@@ -17,11 +17,46 @@ Modules:
   api          the Python front door: `train`, `dispatch`, `experience_table` (exported here)
   conformance  the checks every family must pass, in one call: `check_family(FAMILY)`
 
-`jostle.choicemaker.train` and `jostle.choicemaker.dispatch` are the front door's functions
-(the package attribute `dispatch` is the function; the engine's module is imported by its
-full name, `from jostle.choicemaker.dispatch import ...`).
+`jostle.choicemaker.train`, `.dispatch`, `.experience_table` and `.family_for` are the front
+door's functions, imported on first use (`api` pulls in scikit-learn, which a program that
+trains no ChoiceMaker must not pay for at start-up). The package attribute `dispatch` is always
+the front door's function: importing the engine's module `jostle.choicemaker.dispatch` would
+otherwise bind the module to that name (the import system sets a package's attribute to each
+submodule it loads first), so the package's module class ignores that one binding, and the
+engine's module is imported by its full name (`from jostle.choicemaker.dispatch import ...`,
+`importlib.import_module`, `sys.modules`).
 """
 
-from jostle.choicemaker.api import dispatch, experience_table, family_for, train
+from __future__ import annotations
+
+import sys
+import types
+from typing import Any
+
+_FRONT_DOOR = ("dispatch", "experience_table", "family_for", "train")
+
+
+class _Package(types.ModuleType):
+    """This package's module class: a submodule named like a front-door function (the engine's
+    `dispatch`) is not bound over the function's name."""
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name in _FRONT_DOOR and isinstance(value, types.ModuleType):
+            return  # the import system binding the submodule: the name stays the front door's function
+        super().__setattr__(name, value)
+
+
+def __getattr__(name: str) -> Any:
+    """The front door's functions, from `jostle.choicemaker.api` on first use."""
+    if name in _FRONT_DOOR:
+        from jostle.choicemaker import api
+
+        value = getattr(api, name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+sys.modules[__name__].__class__ = _Package
 
 __all__ = ["dispatch", "experience_table", "family_for", "train"]
