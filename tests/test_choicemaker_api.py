@@ -83,8 +83,63 @@ def test_charge_accountants_and_uncharged_runs_release_the_same(toy) -> None:
 def test_an_accountant_that_cannot_pay_stops_the_dispatch_before_any_draw(toy) -> None:
     shared = PrivacyBudget(Fraction(1, 40))  # less than the metafeature's part
     error, events = _recorded(toy, accountant=shared)
-    assert isinstance(error, OverBudgetError) and "metafeature size" in str(error)
-    assert events == [] and shared.charges == []
+    assert isinstance(error, OverBudgetError) and "dispatch of epsilon 0.5 was refused" in str(error)
+    assert "nothing was spent" in str(error)
+    assert events == [] and shared.charges == [] and shared.spent.epsilon == 0
+
+
+@pytest.mark.parametrize("account", ["session", "accountant", "privacy_budget", "budget_on_session"])
+def test_an_account_that_can_pay_the_metafeatures_but_not_the_whole_budget_spends_nothing(toy, account) -> None:
+    """The whole budget (1/2) is checked before the metafeatures' part (1/20) is charged: an
+    account holding 1/4 refuses the call with nothing spent and nothing drawn."""
+    from jostle.diagnostics.errors import BudgetExceeded
+
+    session = Session(Fraction(1, 4), ledger_path=":memory:")
+    holder = {"session": session, "accountant": session.accountant, "privacy_budget": PrivacyBudget(Fraction(1, 4)),
+              "budget_on_session": PrivacyBudget(account=session)}[account]
+    error, events = _recorded(toy, accountant=holder)
+    assert isinstance(error, (BudgetExceeded, OverBudgetError)), error
+    assert events == [] and session.spent.epsilon == 0 and len(session.ledger) == 0
+    if isinstance(holder, PrivacyBudget):
+        assert holder.charges == [] and holder.spent.epsilon == 0
+    enough = Session(Fraction(1, 2), ledger_path=":memory:")  # exactly the budget: runs, spends it all
+    result, _ = _recorded(toy, accountant=enough)
+    assert not isinstance(result, Exception) and enough.spent.epsilon == Fraction(1, 2)
+
+
+def test_a_session_whose_data_lifetime_cannot_pay_refuses_before_anything_is_measured(toy, tmp_path) -> None:
+    """A durable ledger checks a dataset's lifetime only when a charge is committed: the front
+    door checks what the lifetime leaves before the first part, so no part is recorded."""
+    import pandas as pd
+
+    from jostle.diagnostics.errors import BudgetExceeded
+
+    session = Session(1.0, ledger_path=str(tmp_path / "ledger.db"))
+    session.bind_private("t", pd.DataFrame({"x": [1.0, 2.0]}), {"x": {"type": "numeric", "bounds": [0, 3]}},
+                         lifetime=Fraction(1, 4))
+    error, events = _recorded(toy, accountant=session)
+    assert isinstance(error, BudgetExceeded) and "lifetime" in str(error), error
+    assert events == [] and len(session.ledger) == 0
+
+
+def test_the_front_door_refuses_a_unit_the_family_does_not_declare_and_entity_data_of_unstated_stability(
+        toy) -> None:
+    from jostle.choicemaker.family import UnsupportedUnit
+    from jostle.privacy.units import REPLACE_ONE, entity
+
+    declares_entity = "entity" in toy.family.units
+    for unit, stability, refusal in [(REPLACE_ONE, None, UnsupportedUnit),
+                                     (entity("id"), None, ValueError if declares_entity else UnsupportedUnit),
+                                     (entity("id"), 2, ValueError if declares_entity else UnsupportedUnit)]:
+        charged: list = []
+        error, events = _recorded(toy, charge=lambda c, d: charged.append(c), unit=unit, stability=stability)
+        assert isinstance(error, refusal) and events == [] and charged == [], (unit, stability, error)
+    trees = get("trees")
+    assert "entity" in trees.units  # declared, but only for one row per entity
+    with pytest.raises(ValueError, match="stability=1"):
+        api.check_unit(trees, entity("id"), None)
+    api.check_unit(trees, entity("id"), 1)  # stated by the caller: accepted
+    api.check_unit(trees, None, None)
 
 
 def test_a_refusing_charge_stops_the_dispatch_before_its_draw(toy) -> None:

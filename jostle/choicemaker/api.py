@@ -24,11 +24,18 @@ from typing import Any, Callable, Iterable, Sequence
 import pandas as pd
 
 from jostle.choicemaker import engine, experience, families
+from jostle.choicemaker.budgets import as_budget, is_positive
 from jostle.choicemaker.dispatch import DispatchResult, dispatch as engine_dispatch
 from jostle.choicemaker.family import Family
 from jostle.choicemaker.model import MODEL_KINDS
-from jostle.privacy.measures import Budget
+from jostle.diagnostics.errors import BudgetExceeded
+from jostle.privacy.accounting import MeasureMismatch
+from jostle.privacy.budget import Accountant
+from jostle.privacy.measures import AnyBudget, Budget, fmt
 from jostle.privacy.noise import Randomness
+from jostle.privacy.refusals import cap_refusal
+from jostle.privacy.shared_budget import PrivacyBudget
+from jostle.privacy.subledger import OverBudgetError
 from jostle.privacy.units import PrivacyUnit
 
 LEARNERS_PREFIX = families.LEARNERS_PACKAGE + "."
@@ -49,7 +56,7 @@ def _family_by_module(option: Any) -> Family | None:
         if module.startswith(LEARNERS_PREFIX):
             name = module[len(LEARNERS_PREFIX):].split(".", 1)[0]
             for family in found.values():
-                if family.module_name().startswith(f"{LEARNERS_PREFIX}{name}."):
+                if family.module_name.startswith(f"{LEARNERS_PREFIX}{name}."):
                     return family
     return None
 
@@ -200,10 +207,112 @@ def account_charge(accountant: Any) -> Callable[[Any, str], None]:
     return charge_pure
 
 
+def _accountant_behind(account: Any) -> Accountant | None:
+    """The `Accountant` an account charges: itself, or a `Session`'s `accountant`."""
+    if isinstance(account, Accountant):
+        return account
+    inner = getattr(account, "accountant", None)
+    return inner if isinstance(inner, Accountant) else None
+
+
+def _check_accountant(accountant: Accountant, cost: AnyBudget) -> None:
+    """The accountant's own check of `cost` (in its measure) against every cap, as each charge
+    will make it (`Accountant.check` at the row root, where `charge_fit` records), then against
+    what the data's lifetime budgets leave (`Accountant.remaining`, checked by the durable ledger
+    only when a charge is committed, so a later part could otherwise be refused after an earlier
+    one was recorded).
+
+    Raises:
+        BudgetExceeded: It does not fit; nothing is recorded.
+    """
+    accountant.check(cost, accountant.root)
+    if accountant.store is None:
+        return
+    left = accountant.remaining
+    assert left is not None  # `check` refused a session without a total
+    limits = dict(left.quantities())
+    for quantity, requested in cost.quantities():
+        if requested > limits.get(quantity, requested):
+            raise cap_refusal(quantity, requested, limits[quantity],
+                              "what the data's lifetime budget leaves (see `jostle ledger show`)", None,
+                              accountant.spent, None)
+
+
+def check_account(accountant: Any, budget: Any) -> None:
+    """Refuse, before anything is measured, a dispatch of `budget` that `accountant` cannot pay
+    in whole (the engine charges the metafeatures' part first, so an account refusing only the
+    Option's part would leave that share spent). As the language's ChoiceMaker call does: a
+    `Session` or its `Accountant` checks the whole budget, in its own measure
+    (`accounting.cost`), against every cap and lifetime; a `PrivacyBudget` checks the whole
+    pure epsilon exactly as its charges will (against its own total, or the account it charges).
+    The dispatch's parts add up to `budget` exactly (`measurement.plan_budget`), and in a zCDP
+    account the parts' epsilons cost less together than the whole's, so a budget that passes
+    here is never refused part-way by the limits checked here.
+
+    Raises:
+        BudgetExceeded: A `Session` or `Accountant` cannot pay `budget` (nothing recorded).
+        OverBudgetError: A `PrivacyBudget` cannot (nothing recorded).
+        TypeError: The account cannot be checked in advance, or a `PrivacyBudget` is given a
+            budget that is not a pure epsilon.
+    """
+    total = as_budget(budget)
+    if isinstance(accountant, PrivacyBudget):
+        if not isinstance(total, Budget) or total.delta:
+            raise TypeError(f"a PrivacyBudget charges pure epsilons, and this dispatch's budget is {total}: "
+                            "pass a Session or charge=")
+        if accountant.detached:
+            accountant.charge(total.epsilon, "a ChoiceMaker's dispatch")  # refuses: nothing is recorded
+        if accountant.account is None:
+            return  # no total: it records and refuses nothing
+        behind = _accountant_behind(accountant.account)
+        if behind is None:
+            raise TypeError(f"the account of {accountant.name} cannot be checked before the dispatch measures "
+                            "anything: give the PrivacyBudget a Session or an Accountant, or pass charge=")
+        try:
+            _check_accountant(behind, behind.accounting.cost(total))
+        except (BudgetExceeded, MeasureMismatch) as refusal:  # refused before anything is measured
+            raise OverBudgetError(
+                f"a ChoiceMaker's dispatch of epsilon {fmt(total.epsilon)} was refused: {refusal.message} "
+                f"({accountant.name} has spent {accountant.spent}). Nothing was drawn and nothing was spent."
+            ) from None
+        return
+    behind = _accountant_behind(accountant)
+    if behind is None:
+        raise TypeError(f"accountant must be a Session, an Accountant or a PrivacyBudget (its limits are checked "
+                        f"before anything is measured), got {type(accountant).__name__}: for another account "
+                        "pass charge=")
+    _check_accountant(behind, behind.accounting.cost(total))
+
+
+def check_unit(family: Family, unit: PrivacyUnit | None, stability: int | None) -> None:
+    """Refuse, before any charge, data under a unit the front door cannot calibrate for.
+
+    The family must declare the unit (`Family.check_unit`). Data the Python caller hands over
+    is the family's input as it is (counts, a coded table): its noise is calibrated to one row
+    added or removed, and nothing here knows how many rows one entity holds. So data under an
+    entity unit is taken only when the caller states that each entity holds at most one row,
+    `stability=1` (e.g. after bounding the rows per entity to one); the language scales or
+    refuses by the table's stability itself.
+
+    Raises:
+        UnsupportedUnit: The family does not declare the unit.
+        ValueError: Entity data without `stability=1`, or a stability given for row data
+            other than 1.
+    """
+    checked = family.check_unit(unit)
+    if checked.is_entity and stability != 1:
+        raise ValueError(
+            f"the front door's noise is calibrated to one row, and under the unit {checked} one entity may hold "
+            f"several rows: pass stability=1 once each entity holds at most one row of the data "
+            f"(got stability={stability!r}); nothing was spent")
+    if stability is not None and stability != 1:
+        raise ValueError(f"stability must be 1 (each privacy unit holds at most one row), got {stability!r}")
+
+
 def dispatch(trained: Any, data: Any, budget: Any, *, charge: Callable[[Any, str], None] | None = None,
              accountant: Any = None, uncharged: bool = False, noise: Any = None,
              option_noise: Callable[[str], Any] | None = None, unit: PrivacyUnit | None = None,
-             name: str = "choicemaker") -> DispatchResult:
+             stability: int | None = None, name: str = "choicemaker") -> DispatchResult:
     """Choose and run the best Option on private `data`, spending at most `budget` in total.
 
     Args:
@@ -220,12 +329,17 @@ def dispatch(trained: Any, data: Any, budget: Any, *, charge: Callable[[Any, str
         noise: The metafeatures' (and, without `option_noise`, the Option's) noise source
             (default: `Randomness()`, the secure exact source).
         option_noise: option_noise(name) gives the chosen Option's noise source.
-        unit: The data's privacy unit (default: one row added or removed).
+        unit: The data's privacy unit (default: one row added or removed); one the family
+            declares (`Family.units`).
+        stability: For data under an entity unit, 1: the caller states that each entity holds
+            at most one row (`check_unit`); such data is refused without it.
         name: The ChoiceMaker's name in the trace.
 
     Raises:
         ValueError: Nothing to charge and not `uncharged=True`, or charges given together with
-            `uncharged=True` (before anything happens).
+            `uncharged=True`, or entity data without `stability=1` (before anything happens).
+        BudgetExceeded, OverBudgetError: The account cannot pay the whole budget (`check_account`,
+            before anything is measured).
         UnsupportedUnit, UnsupportedMeasure, ChoiceBudgetError: As the engine's dispatch.
     """
     if accountant is not None:
@@ -236,8 +350,18 @@ def dispatch(trained: Any, data: Any, budget: Any, *, charge: Callable[[Any, str
         raise ValueError("dispatch was asked to run uncharged and given something to charge: choose one")
     if charge is None and not uncharged:
         raise ValueError(UNCHARGED_REFUSAL)
+    family = trained.family
+    check_unit(family, unit, stability)
+    try:
+        total = as_budget(budget)
+    except ValueError:
+        total = None  # the engine refuses it, with its message, before anything
+    if accountant is not None and total is not None and is_positive(total):
+        family.check_measure(total)  # a measure the family refuses: refused as the engine would, first
+        check_account(accountant, total)
     return engine_dispatch(trained, data, budget, Randomness() if noise is None else noise, charge, option_noise,
                            name=name, unit=unit)
 
 
-__all__ = ["UNCHARGED_REFUSAL", "account_charge", "dispatch", "experience_table", "family_for", "owner_of", "train"]
+__all__ = ["UNCHARGED_REFUSAL", "account_charge", "check_account", "check_unit", "dispatch", "experience_table",
+           "family_for", "owner_of", "train"]

@@ -183,6 +183,12 @@ class PrivacyBudget:
         """True for a copy made by pickling: it refuses every charge."""
         return self._detached is not None
 
+    @property
+    def account(self) -> BudgetAccount | None:
+        """What the fits are charged to: the account given (a `Session`, its `Accountant`), the
+        `Accountant` keeping this budget's own total, or None (no total; a detached copy)."""
+        return None if self._detached is not None else self._account
+
     def __repr__(self) -> str:
         total = self.total
         limit = f"total {total}" if total is not None else "no total"

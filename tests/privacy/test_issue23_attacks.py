@@ -257,12 +257,6 @@ def test_the_front_door_charges_each_part_before_its_draw_and_exactly_the_plan()
     assert result.choice == "FriedmanSchuster"
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "HOLE (budget accounting): jostle.choicemaker.api.dispatch with accountant= (a Session, an Accountant or a "
-    "PrivacyBudget) charges the metafeature part and only then learns the account cannot pay the Option's part: "
-    "the call fails having spent (and drawn) the metafeatures' share, while the language checks the whole budget "
-    "against every limit before anything is measured (choice_runtime.ChoiceMaker.jostle_call). The refusal's text "
-    "even says 'nothing was released and nothing was spent'."))
 @pytest.mark.parametrize("account", ["session", "privacy_budget"])
 def test_a_dispatch_the_account_cannot_pay_is_refused_before_anything_is_spent(account: str) -> None:
     from jostle import Session
