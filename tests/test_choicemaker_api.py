@@ -192,3 +192,24 @@ def test_the_package_exports_the_front_door_and_keeps_the_engine_module() -> Non
     for gone in ("jostle.learners.histograms.api", "jostle.learners.trees.api"):  # one front door, not one per family
         with pytest.raises(ModuleNotFoundError):
             importlib.import_module(gone)
+
+
+def test_an_option_made_outside_a_registry_belongs_to_the_family_whose_package_defines_its_class() -> None:
+    from dataclasses import fields, replace
+
+    from jostle.learners.trees.options import TREE_OPTIONS, TreeOption
+
+    original = TREE_OPTIONS["FriedmanSchuster"]
+    deeper = replace(original, name="FSDeeper", overrides=(("max_depth", 2),))
+
+    class MyTree(TreeOption):  # a user's subclass, defined outside jostle.learners
+        pass
+
+    mine = MyTree(**{field.name: getattr(original, field.name) for field in fields(original)})
+    trees = get("trees")
+    for option in (deeper, mine):
+        assert api.owner_of(option) is trees and family_for([option]) is trees
+    assert family_for([deeper, "BRLMined"]).name == "brl+trees"
+    assert family_for([deeper, "BRLMined"]).option_family(mine) == "trees"
+    with pytest.raises(ValueError, match="cannot tell which learner family"):
+        api.owner_of(object())

@@ -117,3 +117,39 @@ def test_every_family_of_a_task_is_found():
     assert sum(len(families.for_task(t)) for t in families.tasks()) == len(families.discover())
     with pytest.raises(KeyError):
         families.for_task("no such task")
+
+
+class _AlwaysChooses:
+    """A trained ChoiceMaker as the engine reads one: it measures the noisy size and always
+    chooses its one Option (so the metafeature part would be charged first)."""
+
+    def __init__(self, family: CombinedFamily, option: Any) -> None:
+        self.family, self.options = family, {option.name: option}
+
+    def metafeatures_for(self, segment: Any = None) -> list[Any]:
+        return [self.family.metafeatures()["size"]]
+
+    def metafeature_share(self, segment: Any = None) -> float:
+        return 0.1
+
+    def choose(self, features: Any, segment: Any) -> tuple[str, dict[str, float]]:
+        name = next(iter(self.options))
+        return name, {name: 0.1}
+
+    def measuring_decision(self, segment: Any) -> None:
+        return None
+
+
+def test_an_option_of_no_member_is_refused_before_anything_is_charged():
+    """An Option no member has (not in a registry, its class defined by no member's package) is
+    not handed to the lead: the dispatch refuses it, naming it, with nothing charged or drawn."""
+    family = combined()
+    stranger = ToyOption("stranger", "not in any registry")
+    with pytest.raises(ValueError, match="is of none of the toy, toy_twin families"):
+        family.option_family(stranger)
+    charges: list[tuple[Any, str]] = []
+    with pytest.raises(ValueError, match="'stranger'"):
+        dispatch(_AlwaysChooses(family, stranger), family.neighbouring_inputs(3)[0], Fraction(1),
+                 noise=family.simulation_noise(1), charge=lambda cost, what: charges.append((cost, what)))
+    assert charges == []
+    assert family.option_family(TWIN_OPTIONS["twin_ratio"]) == "toy_twin"  # a member's Option still is its own

@@ -38,8 +38,6 @@ from jostle.privacy.shared_budget import PrivacyBudget
 from jostle.privacy.subledger import OverBudgetError
 from jostle.privacy.units import PrivacyUnit
 
-LEARNERS_PREFIX = families.LEARNERS_PACKAGE + "."
-
 UNCHARGED_REFUSAL = (
     "jostle.choicemaker.dispatch charges every release of a private run, and was given nothing to charge: "
     "pass charge=<function(cost, description)> or accountant=<a Session, its Accountant or a PrivacyBudget>, "
@@ -47,20 +45,6 @@ UNCHARGED_REFUSAL = (
 
 
 # ------------------------------------------------------------------------------ which family
-def _family_by_module(option: Any) -> Family | None:
-    """The family whose package defines `option`'s class or one of its bases (an Option made
-    from a family's Option class outside its registry, e.g. a subclass in a test)."""
-    found = families.discover()
-    for klass in type(option).__mro__:
-        module = getattr(klass, "__module__", "") or ""
-        if module.startswith(LEARNERS_PREFIX):
-            name = module[len(LEARNERS_PREFIX):].split(".", 1)[0]
-            for family in found.values():
-                if family.module_name.startswith(f"{LEARNERS_PREFIX}{name}."):
-                    return family
-    return None
-
-
 def _families_of_name(name: str) -> list[Family]:
     """The discovered families with a built-in Option called `name` (case-insensitive)."""
     lower = name.lower()
@@ -84,7 +68,7 @@ def owner_of(option: Any) -> Family:
             raise ValueError(f"the Option name {option!r} belongs to the families "
                              f"{', '.join(f.name for f in owners)}: pass the Option object or family=")
         return owners[0]
-    owner = families.family_of(option) or _family_by_module(option)
+    owner = families.family_of(option)
     if owner is None:
         raise ValueError(f"cannot tell which learner family the Option {getattr(option, 'name', option)!r} "
                          f"belongs to: pass family=")
@@ -115,7 +99,7 @@ def family_for(options: Iterable[Any] | None = None, family: Family | str | None
     if not listed:
         raise ValueError("a ChoiceMaker needs Options (objects or names) or family= to take all of a family's")
     # An Option made outside every family (a user's own object) joins the family of the others.
-    owners = [owner_of(o) for o in listed if isinstance(o, str) or families.family_of(o) or _family_by_module(o)]
+    owners = [owner_of(o) for o in listed if isinstance(o, str) or families.family_of(o)]
     if not owners:
         raise ValueError(f"cannot tell which learner family the Options "
                          f"{[getattr(o, 'name', o) for o in listed]} belong to: pass family=")

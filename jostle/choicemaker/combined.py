@@ -29,11 +29,15 @@ from __future__ import annotations
 
 from typing import Any, Hashable, Iterable, Mapping, Sequence
 
+from jostle.choicemaker.families import family_by_module
 from jostle.choicemaker.family import Family, Instance, MetafeatureContext, fingerprint, source_digest
 from jostle.privacy.measures import AnyBudget
 
 # What every member must agree on: the layout of the experience and how measuring pays.
 SHARED_LAYOUT = ("task", "config_columns", "segment_column", "modes", "payoff_rule")
+# Where the language's Options written in Jostle are defined (named, not imported: the language
+# is a layer above); they run in the lead's language values.
+JOSTLE_WRITTEN = "jostle.language."
 
 
 class CombinedFamily(Family):
@@ -108,12 +112,28 @@ class CombinedFamily(Family):
 
     # ------------------------------------------------------------------ which family an Option is of
     def owner(self, option: Any) -> Family:
-        """The member whose built-in Option `option` is (matched by name and fingerprint, so it
-        holds in worker processes too); the lead for an Option written in Jostle."""
+        """The member that runs, costs and traces `option`: the one whose built-in Option it is
+        (matched by name and fingerprint, so it holds in worker processes too); else the member
+        whose package defines its class (`families.family_by_module`: an Option made from a
+        member's Option class outside its registry, by `dataclasses.replace` or as a subclass);
+        the lead for an Option written in Jostle (it runs in the lead's language values).
+
+        Raises:
+            ValueError: The Option is of no member (before anything is charged: the dispatch
+                asks every available Option's planned cost first).
+        """
         member = self._owners.get(getattr(option, "name", None))
         if member is not None and fingerprint(member.options()[option.name]) == fingerprint(option):
             return member
-        return self.lead
+        member = family_by_module(option, self.members)
+        if member is not None:
+            return member
+        if type(option).__module__.startswith(JOSTLE_WRITTEN):
+            return self.lead
+        raise ValueError(f"the Option {getattr(option, 'name', option)!r} ({type(option).__module__}."
+                         f"{type(option).__qualname__}) is of none of the {', '.join(m.name for m in self.members)} "
+                         "families: an Option of a ChoiceMaker across families must be a member's (its registry's, "
+                         "or an object of its Option class) or written in Jostle")
 
     def member_families(self) -> tuple[Family, ...]:
         return self.members

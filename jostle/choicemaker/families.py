@@ -11,7 +11,7 @@ from __future__ import annotations
 import importlib
 import pkgutil
 from functools import lru_cache
-from typing import Any, Sequence
+from typing import Any, Iterable, Sequence
 
 from jostle.choicemaker.family import Family
 
@@ -66,9 +66,36 @@ def tasks() -> tuple[str, ...]:
     return tuple(dict.fromkeys(family.task for family in discover().values()))
 
 
+def learner_package(module: str) -> str | None:
+    """`jostle.learners.<name>` for a module inside that package, else None."""
+    parts = module.split(".")
+    if len(parts) < 3 or ".".join(parts[:2]) != LEARNERS_PACKAGE:
+        return None
+    return ".".join(parts[:3])
+
+
+def family_by_module(option: Any, candidates: Iterable[Family] | None = None) -> Family | None:
+    """The family (of `candidates`, default every discovered one) whose package
+    (`jostle.learners.<name>`) defines `option`'s class: the nearest class in its MRO defined
+    under `jostle.learners` (an Option made from a family's Option class outside its registry,
+    e.g. by `dataclasses.replace` or as a subclass; the kit's shared base classes live outside
+    `jostle.learners` and name no family). None when that class's package is no candidate's, or
+    no class of the Option is defined under `jostle.learners`."""
+    for klass in type(option).__mro__:
+        package = learner_package(getattr(klass, "__module__", "") or "")
+        if package is None:
+            continue
+        for family in discover().values() if candidates is None else candidates:
+            if learner_package(family.module_name) == package:
+                return family
+        return None
+    return None
+
+
 def family_of(option: Any) -> Family | None:
-    """The family one of whose built-in Options is `option` (same name and fingerprint), or None
-    (an Option written in Jostle, or one made outside every family's registry)."""
+    """The family of `option`: the one one of whose built-in Options it is (same name and
+    fingerprint), else the one whose package defines its class (`family_by_module`); None for
+    an Option written in Jostle, or one of no family's class."""
     from jostle.choicemaker.family import fingerprint
 
     name = getattr(option, "name", None)
@@ -76,7 +103,7 @@ def family_of(option: Any) -> Family | None:
         candidate = family.options().get(name)
         if candidate is not None and fingerprint(candidate) == fingerprint(option):
             return family
-    return None
+    return family_by_module(option)
 
 
 def serving(members: Sequence[Family], error: str | None = None) -> Family:

@@ -560,14 +560,6 @@ def test_a_choicemaker_across_families_charges_the_same_plan_on_neighbouring_tab
     assert len(charges) == (3 if measuring else 1)  # size, class_balance, the Option; or the Option alone
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "HOLE (an Option run by another family): CombinedFamily.owner matches a member's Option by registry name and "
-    "fingerprint only and gives every other Option to the lead (brl, first by name). A tree Option made outside "
-    "the registry (dataclasses.replace of a TREE_OPTIONS entry, a subclass) is then traced as 'brl', charged by "
-    "brl's planned_cost and run by brl's fit_option: without the trees' OPTION_MARGIN (its learner's ceil'd "
-    "reports may pass the guard mid-fit), and with a released size it crashes (TypeError) after its part was "
-    "charged: budget spent, nothing released. (api.family_for cannot even be asked: api._family_by_module calls "
-    "the property Family.module_name, TypeError.)"))
 def test_a_member_option_made_outside_its_registry_is_still_run_by_its_own_family() -> None:
     from dataclasses import replace
 
