@@ -153,3 +153,34 @@ def test_an_option_of_no_member_is_refused_before_anything_is_charged():
                  noise=family.simulation_noise(1), charge=lambda cost, what: charges.append((cost, what)))
     assert charges == []
     assert family.option_family(TWIN_OPTIONS["twin_ratio"]) == "toy_twin"  # a member's Option still is its own
+
+
+def _with_features(base: type, family_name: str, extra: dict[str, Any]) -> Any:
+    """A toy family (of `base`) named `family_name` whose metafeatures are the toy's plus `extra`."""
+
+    class Extended(base):  # type: ignore[valid-type, misc]
+        name = family_name
+
+        def metafeatures(self) -> Mapping[str, Any]:
+            return {**TOY_METAFEATURES, **extra}
+
+    return Extended()
+
+
+def test_a_release_shared_across_families_is_refused_unless_one_family_defines_all_of_it():
+    """A shared release is one budget unit, charged once and drawn once by the family whose code
+    shares it: two families' metafeatures under one release name would draw twice."""
+    profile_a = ToyMetafeature("profile_a", True, "1", release="profile")
+    profile_b = ToyMetafeature("profile_b", True, "1", release="profile")
+    with pytest.raises(ValueError, match="share the budget unit 'profile'"):
+        CombinedFamily([_with_features(RecordingToy, "toy", {"profile_a": profile_a}),
+                        _with_features(TwinFamily, "toy_twin", {"profile_b": profile_b})])
+    clash = ToyMetafeature("profile", True, "1")  # a metafeature named like the other family's release
+    with pytest.raises(ValueError, match="budget unit 'profile'"):
+        CombinedFamily([_with_features(RecordingToy, "toy", {"profile_a": profile_a}),
+                        _with_features(TwinFamily, "toy_twin", {"profile": clash})])
+    # the same metafeatures in both, or a release one family defines entirely: one release, accepted
+    both = {"profile_a": profile_a, "profile_b": profile_b}
+    CombinedFamily([_with_features(RecordingToy, "toy", both), _with_features(TwinFamily, "toy_twin", both)])
+    CombinedFamily([_with_features(RecordingToy, "toy", both),
+                    _with_features(TwinFamily, "toy_twin", {"profile_a": profile_a})])

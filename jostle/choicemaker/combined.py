@@ -31,6 +31,7 @@ from typing import Any, Hashable, Iterable, Mapping, Sequence
 
 from jostle.choicemaker.families import family_by_module
 from jostle.choicemaker.family import Family, Instance, MetafeatureContext, fingerprint, source_digest
+from jostle.choicemaker.measurement import budget_unit
 from jostle.privacy.measures import AnyBudget
 
 # What every member must agree on: the layout of the experience and how measuring pays.
@@ -106,6 +107,38 @@ class CombinedFamily(Family):
                                      f"{', '.join(m.name for m in self.members)} families (a name must mean one "
                                      "thing: define it once, in the shared set)")
                 self._metafeatures.setdefault(feature_name, feature)
+        self._check_budget_units()
+
+    def _check_budget_units(self) -> None:
+        """Refuse a noisy budget unit (a shared `release`, `measurement.budget_unit`) whose
+        metafeatures no one member defines all of.
+
+        A unit is charged once per dispatch and each of its metafeatures is calibrated to the
+        whole unit; it is drawn once only because one family's code shares the release among
+        its metafeatures (e.g. memoised in the context). Two members' metafeatures under one
+        release name each draw their own release: charged once, drawn twice. Refusing is
+        simpler and sound, where keying units by owning family would change the plan's units
+        and the charges of every dispatch: a metafeature both members define is the same one
+        (the names are checked above to mean one thing, equal fingerprints), so a unit whose
+        metafeatures one member defines entirely is that member's own release, as in a
+        ChoiceMaker of that family alone.
+
+        Raises:
+            ValueError: A unit's metafeatures come from several members and none defines all.
+        """
+        units: dict[str, set[str]] = {}
+        for feature_name, feature in self._metafeatures.items():
+            if feature.cost:
+                units.setdefault(budget_unit(feature), set()).add(feature_name)
+        for unit, names in units.items():
+            if not any(names <= set(member.metafeatures()) for member in self.members):
+                holders = {m.name: sorted(names & set(m.metafeatures())) for m in self.members}
+                raise ValueError(
+                    f"the noisy metafeatures {', '.join(sorted(names))} of the "
+                    f"{', '.join(m.name for m in self.members)} families share the budget unit {unit!r} "
+                    f"({'; '.join(f'{k}: {v}' for k, v in holders.items() if v)}), charged once per dispatch, "
+                    "but no one family defines them all, so each family would draw its own release: give "
+                    "each family's release a name of its own, or define the metafeatures once, in the shared set")
 
     def __reduce__(self) -> tuple:
         return CombinedFamily, (self.members, self.error_measure)

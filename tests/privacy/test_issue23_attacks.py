@@ -406,12 +406,6 @@ def _rows_release(key: str) -> Any:
     return measure
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "HOLE (budget accounting): CombinedFamily checks that a metafeature NAME means one thing across families, "
-    "not a shared RELEASE name. Two families that each declare a noisy metafeature with release='rows', each "
-    "memoising its own release under its own key (correct within its family), are combined; measure_features then "
-    "charges the budget unit 'metafeature rows' once and draws two independent releases, each calibrated to the "
-    "whole unit: the metafeatures spend twice what the plan charged."))
 def test_a_release_name_shared_by_two_families_is_not_charged_once_for_two_draws() -> None:
     from jostle.choicemaker.combined import CombinedFamily
     from jostle.choicemaker.measurement import measure_features
