@@ -185,8 +185,8 @@ def test_train_takes_every_option_of_the_family_it_is_given(toy) -> None:
 
 def test_the_package_exports_the_front_door_and_keeps_the_engine_module() -> None:
     assert jostle.choicemaker.dispatch is api.dispatch and jostle.choicemaker.train is api.train
-    engine_module = sys.modules["jostle.choicemaker.dispatch"]
-    from jostle.choicemaker.dispatch import dispatch as engine_dispatch
+    engine_module = sys.modules["jostle.choicemaker.private_dispatch"]
+    from jostle.choicemaker.private_dispatch import dispatch as engine_dispatch
 
     assert engine_dispatch is engine_module.dispatch and engine_dispatch is not api.dispatch
     for gone in ("jostle.learners.histograms.api", "jostle.learners.trees.api"):  # one front door, not one per family

@@ -20,7 +20,7 @@ import pandas as pd
 import pytest
 
 from jostle.choicemaker.budgets import as_budget, in_measure, pure_cost, pure_epsilon_within, scaled
-from jostle.choicemaker.dispatch import BudgetGuard, ChoiceBudgetError, ChoiceSpec, Runtime, dispatch
+from jostle.choicemaker.private_dispatch import BudgetGuard, ChoiceBudgetError, ChoiceSpec, Runtime, dispatch
 from jostle.choicemaker.family import OverstatedCost, UnsupportedMeasure, UnsupportedUnit, run_epsilon
 from jostle.choicemaker.measurement import plan_budget
 from jostle.data.schema import Categorical, Schema

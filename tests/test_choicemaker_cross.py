@@ -17,7 +17,7 @@ import pytest
 
 from jostle.choicemaker import engine, families
 from jostle.choicemaker.combined import CombinedFamily
-from jostle.choicemaker.dispatch import dispatch, explain
+from jostle.choicemaker.private_dispatch import dispatch, explain
 from tests.toy_family import TOY_METAFEATURES, ToyFamily, ToyGrid, ToyMetafeature, ToyOption, toy_corpus
 
 TWIN_OPTIONS = {"twin_ratio": ToyOption("twin_ratio", "noisy count and clamped sum, their ratio")}

@@ -405,7 +405,7 @@ def test_profile_sensitivity_claim():
 
 
 def test_explain_keeps_public_facts_apart_from_noisy_metafeatures():
-    from jostle.choicemaker.dispatch import explain
+    from jostle.choicemaker.private_dispatch import explain
 
     trace = {"choicemaker": "H", "where": "p.jst:3:1", "choice": "DAWA", "noisy": ("sparsity",),
              "metafeatures": {"sparsity": 0.25, "epsilon": 0.9}, "predicted_error": {"DAWA": 0.1, "MWEM": 0.2},
@@ -429,7 +429,7 @@ def test_explain_says_why_nothing_was_measured(tmp_path):
     x = make_input(spiky[0], 64, 100_000, seed=3)
     result = dispatch(model, HistogramData(x, prefix_1d(64)), 0.8, noise=SimulationNoise(0), uncharged=True)
     assert result.trace.measuring == decision.sentence() and "did not pay" in result.trace.measuring
-    from jostle.choicemaker.dispatch import explain
+    from jostle.choicemaker.private_dispatch import explain
 
     text = explain([result.trace.as_dict()])
     assert "metafeatures (noisy)" not in text and "training found:       measuring size" in text

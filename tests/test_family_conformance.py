@@ -25,7 +25,7 @@ import pytest
 
 from jostle.choicemaker import conformance as checks
 from jostle.choicemaker import conformance_privacy
-from jostle.choicemaker.dispatch import BudgetGuard, dispatch, explain
+from jostle.choicemaker.private_dispatch import BudgetGuard, dispatch, explain
 from jostle.choicemaker.engine import train
 from jostle.choicemaker.experience import RUN_STATS
 from jostle.choicemaker.families import discover

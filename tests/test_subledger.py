@@ -26,7 +26,7 @@ def test_every_old_name_is_the_one_class_and_it_is_a_value_error() -> None:
     import jostle.learners.histograms as histograms
     import jostle.learners.trees as trees
 
-    dispatch = importlib.import_module("jostle.choicemaker.dispatch")  # the package exports a function of that name
+    dispatch = importlib.import_module("jostle.choicemaker.private_dispatch")
     for name in (BudgetExceededError, ChoiceBudgetError, HistogramBudgetError, LearnerOverspent,
                  trees.BudgetExceededError, brl.BudgetExceededError, histograms.HistogramBudgetError,
                  dispatch.ChoiceBudgetError):
@@ -156,7 +156,7 @@ def test_option_guard_refuses_past_the_options_charge() -> None:
 def test_the_dispatch_guard_refuses_the_one_class_before_forwarding() -> None:
     import importlib
 
-    BudgetGuard = importlib.import_module("jostle.choicemaker.dispatch").BudgetGuard  # noqa: N806
+    BudgetGuard = importlib.import_module("jostle.choicemaker.private_dispatch").BudgetGuard  # noqa: N806
 
     forwarded: list[object] = []
     guard = BudgetGuard(1.0, lambda cost, what: forwarded.append(cost))
@@ -174,7 +174,7 @@ def test_a_models_record_of_charges_is_not_a_live_guard_but_a_dispatchs_guard_is
     from jostle.language.detach import live_kind
     from jostle.learners.trees.accounting import PrivacyLedger
 
-    BudgetGuard = importlib.import_module("jostle.choicemaker.dispatch").BudgetGuard  # noqa: N806
+    BudgetGuard = importlib.import_module("jostle.choicemaker.private_dispatch").BudgetGuard  # noqa: N806
     assert live_kind(PrivacyLedger(1.0).ledger) is None and live_kind(Subledger(1.0)) is None
     assert live_kind(BudgetGuard(1.0)) == "a dispatch's budget guard"
 

@@ -17,7 +17,7 @@ def test_a_dispatched_option_whose_learner_overspends_raises_the_one_class(famil
 
     from jostle.privacy.noise import Randomness
 
-    dispatch_module = importlib.import_module("jostle.choicemaker.dispatch")
+    dispatch_module = importlib.import_module("jostle.choicemaker.private_dispatch")
     family = importlib.import_module(family_module).FAMILY
     data, _ = family.neighbouring_inputs(0)
     option = next(iter(family.options().values()))

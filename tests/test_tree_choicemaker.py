@@ -14,7 +14,7 @@ import pytest
 
 from jostle.learners.trees.corpus import (ClassificationData, additive_prior_corpus, encode_public_frame,
                                             synthetic_task, synthetic_tree_corpus, train_test_split)
-from jostle.choicemaker.dispatch import BudgetGuard, ChoiceBudgetError as TreeBudgetError
+from jostle.choicemaker.private_dispatch import BudgetGuard, ChoiceBudgetError as TreeBudgetError
 from jostle.choicemaker.experience import RUN_STATS as TREE_RUN_STATS, experience_table
 from jostle.choicemaker import dispatch, train
 from jostle.learners.trees.family import FAMILY

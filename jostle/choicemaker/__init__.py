@@ -7,43 +7,28 @@ privately, predicts each Option's error and runs the best with the rest of the b
 Modules:
   family       the interface a family implements (`Family`, `Instance`, `MetafeatureContext`)
   budgets      the typed budget of a call: parts, planned costs, conversions into its measure
-  families     discovery of the families under `jostle.learners`
+  families     discovery of the families under `jostle.learners`, and the families of a task
+  combined     a ChoiceMaker over Options of several families of one task (`CombinedFamily`)
   measurement  the budget plan and the one metafeature measurement loop
   experience   the experience table (parallel, cached)
-  model        meta-model families and leave-one-dataset-out selection
+  model        meta-models (their kinds, named apart from learner families) and leave-one-dataset-out selection
   engine       train() and TrainedChoiceMaker
-  dispatch     the one private dispatch, its budget guard, trace and explain
+  private_dispatch  the one private dispatch, its budget guard, trace and explain
   pretrained   the ChoiceMakers shipped with the package
   api          the Python front door: `train`, `dispatch`, `experience_table` (exported here)
   conformance  the checks every family must pass, in one call: `check_family(FAMILY)`
 
 `jostle.choicemaker.train`, `.dispatch`, `.experience_table` and `.family_for` are the front
 door's functions, imported on first use (`api` pulls in scikit-learn, which a program that
-trains no ChoiceMaker must not pay for at start-up). The package attribute `dispatch` is always
-the front door's function: importing the engine's module `jostle.choicemaker.dispatch` would
-otherwise bind the module to that name (the import system sets a package's attribute to each
-submodule it loads first), so the package's module class ignores that one binding, and the
-engine's module is imported by its full name (`from jostle.choicemaker.dispatch import ...`,
-`importlib.import_module`, `sys.modules`).
+trains no ChoiceMaker must not pay for at start-up). The engine's own dispatch is the module
+`private_dispatch`, named apart from the front door's `dispatch`.
 """
 
 from __future__ import annotations
 
-import sys
-import types
 from typing import Any
 
 _FRONT_DOOR = ("dispatch", "experience_table", "family_for", "train")
-
-
-class _Package(types.ModuleType):
-    """This package's module class: a submodule named like a front-door function (the engine's
-    `dispatch`) is not bound over the function's name."""
-
-    def __setattr__(self, name: str, value: Any) -> None:
-        if name in _FRONT_DOOR and isinstance(value, types.ModuleType):
-            return  # the import system binding the submodule: the name stays the front door's function
-        super().__setattr__(name, value)
 
 
 def __getattr__(name: str) -> Any:
@@ -56,7 +41,5 @@ def __getattr__(name: str) -> Any:
         return value
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
-
-sys.modules[__name__].__class__ = _Package
 
 __all__ = ["dispatch", "experience_table", "family_for", "train"]

@@ -8,7 +8,7 @@ rather than Jostle programs:
     result = dispatch(trained, data, budget=1.0, charge=my_ledger)  # or accountant=, or uncharged=True
 
 `train` finds the family (or the families) from the Options, so no family has its own helper;
-`dispatch` is the engine's one private dispatch (`jostle.choicemaker.dispatch.dispatch`), and
+`dispatch` is the engine's one private dispatch (`jostle.choicemaker.private_dispatch.dispatch`), and
 it never runs uncharged unless asked: the caller passes a `charge(cost, description)`
 function, an `accountant` (a `Session`, its `Accountant`, or a shared `PrivacyBudget`), or
 `uncharged=True` (experiments on public data, where no ledger is kept). Each typed cost
@@ -25,7 +25,7 @@ import pandas as pd
 
 from jostle.choicemaker import engine, experience, families
 from jostle.choicemaker.budgets import as_budget, is_positive
-from jostle.choicemaker.dispatch import DispatchResult, dispatch as engine_dispatch
+from jostle.choicemaker.private_dispatch import DispatchResult, dispatch as engine_dispatch
 from jostle.choicemaker.family import Family
 from jostle.choicemaker.model import MODEL_KINDS
 from jostle.diagnostics.errors import BudgetExceeded
@@ -39,7 +39,7 @@ from jostle.privacy.subledger import OverBudgetError
 from jostle.privacy.units import PrivacyUnit
 
 UNCHARGED_REFUSAL = (
-    "jostle.choicemaker.dispatch charges every release of a private run, and was given nothing to charge: "
+    "jostle.choicemaker.dispatch (the front door) charges every release of a private run, and was given nothing to charge: "
     "pass charge=<function(cost, description)> or accountant=<a Session, its Accountant or a PrivacyBudget>, "
     "or uncharged=True for an experiment on public data that keeps no ledger")
 

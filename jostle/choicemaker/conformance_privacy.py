@@ -19,7 +19,7 @@ from jostle.choicemaker.conformance_setup import (BUDGET_GUARD, CHARGE_BEFORE_DR
                                                   OutsideBudgetExceeded, Subject, budget_float_exact, charges,
                                                   describe_events, draws, exact_randomness, fail, noise_kinds,
                                                   recorded_dispatch, require)
-from jostle.choicemaker.dispatch import BudgetGuard, ChoiceBudgetError
+from jostle.choicemaker.private_dispatch import BudgetGuard, ChoiceBudgetError
 from jostle.choicemaker.family import Family, UnsupportedMeasure, UnsupportedUnit
 from jostle.choicemaker.measurement import budget_unit, plan_budget
 from jostle.privacy.measures import Budget, RhoZCDPBudget, zero_like

@@ -26,7 +26,7 @@ from typing import Any, Callable, Hashable, Iterator, Mapping
 import numpy as np
 
 from jostle.choicemaker.budgets import as_budget, in_measure
-from jostle.choicemaker.dispatch import ChoiceSpec, Runtime, dispatch
+from jostle.choicemaker.private_dispatch import ChoiceSpec, Runtime, dispatch
 from jostle.choicemaker.engine import TrainedChoiceMaker, train
 from jostle.choicemaker.family import Family
 from jostle.privacy.measures import Budget, RhoZCDPBudget

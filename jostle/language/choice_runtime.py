@@ -1,7 +1,7 @@
 """A ChoiceMaker's call at run time: the value `choicemaker ...` makes, and how it dispatches.
 
 Calling a `ChoiceMaker` goes through the engine's one dispatch
-(`jostle.choicemaker.dispatch.dispatch`) with a `LanguageRuntime`, and records a trace. Its
+(`jostle.choicemaker.private_dispatch.dispatch`) with a `LanguageRuntime`, and records a trace. Its
 family is the one its options belong to, or the `CombinedFamily` of the several families of one
 task they belong to (`serving_family`); each family's language module turns the call's
 arguments into the engine's input (`choice_call`), every one of them before anything is charged.
@@ -31,7 +31,7 @@ import numpy as np
 
 from jostle.choicemaker import families
 from jostle.choicemaker.budgets import pure_epsilon_within
-from jostle.choicemaker.dispatch import ChoiceSpec, Runtime, dispatch, explain as explain_traces
+from jostle.choicemaker.private_dispatch import ChoiceSpec, Runtime, dispatch, explain as explain_traces
 from jostle.diagnostics.errors import JostleRuntimeError
 from jostle.diagnostics.source import Span
 from jostle.language.calls import ChoiceCall, budget_of, check_keywords
@@ -43,7 +43,7 @@ from jostle.privacy.subledger import OverBudgetError
 
 
 class LanguageRuntime(Runtime):
-    """How a language call's dispatch charges, measures and runs (see `jostle.choicemaker.dispatch`).
+    """How a language call's dispatch charges, measures and runs (see `jostle.choicemaker.private_dispatch`).
 
     Charges go to the interpreter's accountant, against the call's data node. Jostle-defined
     options and metafeatures run in the interpreter under a cap of their exact part and charge
@@ -101,7 +101,7 @@ class ChoiceMaker:
     Its family is the one its options belong to, or, when they belong to several families of
     one task, the `CombinedFamily` of those (`serving_family`), scoring with the error measure
     `error`; calling it goes through the engine's one dispatch
-    (`jostle.choicemaker.dispatch.dispatch`) with a `LanguageRuntime`.
+    (`jostle.choicemaker.private_dispatch.dispatch`) with a `LanguageRuntime`.
     """
 
     jostle_type = "choicemaker"

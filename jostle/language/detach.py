@@ -157,7 +157,7 @@ def _live_types() -> dict[type, str]:
                                    "RowScope": "a row function's scope", "Closure": "a function of the program",
                                    "Module": "a module of the program", "BoundMethod": "a table's method"},
         "jostle.language.training_boundary": {"PublicValues": "a scope of the program"},
-        "jostle.choicemaker.dispatch": {"BudgetGuard": "a dispatch's budget guard",
+        "jostle.choicemaker.private_dispatch": {"BudgetGuard": "a dispatch's budget guard",
                                         "Runtime": "a dispatch's runtime"},
         "jostle.data.engine.relation": {"Relation": "a table on an engine"},
         "duckdb": {"DuckDBPyConnection": "an engine's connection", "DuckDBPyRelation": "a table on an engine"},

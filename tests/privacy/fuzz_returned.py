@@ -76,7 +76,7 @@ def reachable_from(root: Any, forbidden: Callable[[Any], str | None], limit: int
 
 @functools.cache
 def _live_classes() -> tuple[tuple[tuple[type, ...], str], ...]:
-    from jostle.choicemaker.dispatch import BudgetGuard
+    from jostle.choicemaker.private_dispatch import BudgetGuard
     from jostle.language.evaluator import Environment, Interpreter
     from jostle.language.values import BoundMethod, Closure, Module, Private, PrivateMean, RowScope, RowValues, \
         RowView

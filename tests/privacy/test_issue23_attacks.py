@@ -236,7 +236,7 @@ def test_an_estimator_never_takes_a_category_or_a_class_from_the_rows() -> None:
 def test_the_front_door_is_the_charging_function_and_refuses_to_run_uncharged() -> None:
     import jostle.choicemaker as package
 
-    importlib.import_module("jostle.choicemaker.dispatch")  # importing the engine's module again
+    importlib.import_module("jostle.choicemaker.private_dispatch")  # importing the engine's module again
     from jostle.choicemaker import dispatch
 
     assert callable(dispatch) and package.dispatch is dispatch
