@@ -381,7 +381,7 @@ def main(argv: list[str] | None = None) -> dict:
         results = Parallel(n_jobs=args.n_jobs)(delayed(dispatch_piece)(trained, s, d, eval_grid)
                                                for s, d in pieces)
         chosen_rows += [row for rows in results for row in rows]
-        print(f"fold {k + 1}: held out {[s.name for s in test_part]}, family {selected}", flush=True)
+        print(f"fold {k + 1}: held out {[s.name for s in test_part]}, meta-model {selected}", flush=True)
     chosen = pd.DataFrame(chosen_rows)
 
     output = Path(args.output)

@@ -375,7 +375,7 @@ def main(argv: list[str] | None = None) -> None:
     trained = train_choicemaker(family="trees", n_jobs=args.n_jobs, progress=True)  # the public corpus only
     training_seconds = time.perf_counter() - start
     selected = trained.report[trained.report["selected"]].iloc[0]
-    print(f"tree ChoiceMaker: mode {trained.mode}, family {trained.model.family}, metafeatures "
+    print(f"tree ChoiceMaker: mode {trained.mode}, meta-model {trained.model.model_kind}, metafeatures "
           f"{trained.feature_names}, share {trained.mf_share} (trained in {training_seconds:.0f} s, "
           f"experience from cache: {trained.experience_from_cache})")
 
@@ -398,7 +398,7 @@ def main(argv: list[str] | None = None) -> None:
     results["_meta"] = {
         "epsilons": epsilons, "repetitions": repetitions, "split": "70/30, seeds 1000 + repetition",
         "nursery_seconds": timings, "goals": checks,
-        "choicemaker": {"mode": trained.mode, "family": trained.model.family, "metafeatures": trained.feature_names,
+        "choicemaker": {"mode": trained.mode, "model_kind": trained.model.model_kind, "metafeatures": trained.feature_names,
                         "mf_share": trained.mf_share, "training_seconds": training_seconds,
                         "lodo_mean_error": float(selected["lodo_mean_error"]),
                         "report": json.loads(trained.report.to_json(orient="records"))},

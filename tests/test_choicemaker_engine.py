@@ -14,7 +14,6 @@ import pytest
 
 from jostle.choicemaker.experience import RUN_STATS
 from jostle.choicemaker.family import MetafeatureContext
-from jostle.choicemaker.model import FAMILIES
 from jostle.choicemaker import dispatch, experience_table, train
 from jostle.choicemaker.measurement import measure_features
 from jostle.learners.histograms.family import FAMILY, HistogramData

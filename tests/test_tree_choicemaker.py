@@ -84,7 +84,7 @@ def test_trained_choicemaker_is_cached(tmp_path):
     assert not first.experience_from_cache and not first.model_from_cache
     second = train(options, corpus=corpus, grid=TINY_GRID, cache_dir=tmp_path, n_jobs=1, progress=False)
     assert second.experience_from_cache and second.model_from_cache
-    assert second.mode == first.mode and second.model.family == first.model.family
+    assert second.mode == first.mode and second.model.model_kind == first.model.model_kind
 
 
 # Dispatch: charges before measuring, never above epsilon ------------------------------------
@@ -262,7 +262,7 @@ def test_the_choice_follows_the_signal_to_noise_regime(tmp_path):
     mean = result.experience.groupby(["epsilon", "option"])["error"].mean().unstack()
     assert mean.loc[0.003, "Careful"] < mean.loc[0.003, "Bold"]  # the regime exists
     assert mean.loc[3.0, "Bold"] < mean.loc[3.0, "Careful"]
-    assert result.model.family != "best_fixed"
+    assert result.model.model_kind != "best_fixed"
     unseen = regime_task("unseen", 99)
     picks = {eps: dispatch(result, unseen, eps, noise=SimulationNoise(5), uncharged=True).choice for eps in (0.003, 3.0)}
     assert picks == {0.003: "Careful", 3.0: "Bold"}
@@ -326,7 +326,7 @@ def test_a_choicemaker_informed_only_by_noisy_metafeatures(tmp_path):
                    cache_dir=tmp_path, n_jobs=1, progress=False)
     assert result.mode in ("measured", "public")
     if result.mode == "public":
-        assert result.model.family == "best_fixed" and result.metafeature_share() == 0.0
+        assert result.model.model_kind == "best_fixed" and result.metafeature_share() == 0.0
     charges = []
     outcome = dispatch(result, corpus[0], 1.0, noise=SimulationNoise(2), charge=lambda eps, what: charges.append(eps))
     assert outcome.choice in ("FriedmanSchuster", "Mohammed")

@@ -183,7 +183,7 @@ class TinySetup:
     grid: Any
     samples: dict[Hashable, Any]
     mf_share: float = MF_SHARE
-    model_families: tuple[str, ...] = ("forest_regret",)
+    model_kinds: tuple[str, ...] = ("forest_regret",)
 
 
 def shrink_grid(grid: Any) -> Any:
@@ -246,7 +246,7 @@ def tiny_setup(family: Family, tasks_per_segment: int = 3) -> TinySetup:
 def train_tiny(family: Family, setup: TinySetup, cache_dir: Path) -> TrainedChoiceMaker:
     """Train on the tiny setup, in this process, caching under `cache_dir`."""
     return train(family, setup.options, setup.metafeatures, setup.corpus, setup.grid, setup.mf_share,
-                 cache_dir=cache_dir, n_jobs=1, progress=False, families=setup.model_families)
+                 cache_dir=cache_dir, n_jobs=1, progress=False, model_kinds=setup.model_kinds)
 
 
 @dataclass

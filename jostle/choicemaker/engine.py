@@ -258,8 +258,7 @@ def train(family: Family, options: Any = None, metafeatures: Any = None, corpus:
           grid: Any = None, mf_share: float = 0.1, cache_dir: str | Path | None = None, n_jobs: int = -1,
           progress: bool = True, model_kinds: tuple[str, ...] = MODEL_KINDS,
           selection_folds: int | None = None,
-          before_training: Callable[[int], None] | None = None,
-          families: tuple[str, ...] | None = None) -> TrainedChoiceMaker:
+          before_training: Callable[[int], None] | None = None) -> TrainedChoiceMaker:
     """Train a ChoiceMaker of `family` (reusing cached experience and models when nothing changed).
 
     Args:
@@ -276,9 +275,8 @@ def train(family: Family, options: Any = None, metafeatures: Any = None, corpus:
         selection_folds: None for leave-one-dataset-out; k for k folds of whole groups.
         before_training: Called with the number of experience pieces to run, before running
             them (not called when everything is cached).
-        families: The old name of `model_kinds`.
     """
-    model_kinds = tuple(families) if families is not None else tuple(model_kinds)
+    model_kinds = tuple(model_kinds)
     option_list = resolve(options, family.options(), list(family.options()))
     features = resolve(metafeatures, family.metafeatures(), family.default_metafeatures)
     corpus = family.default_corpus(option_list) if corpus is None else corpus

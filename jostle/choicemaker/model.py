@@ -301,11 +301,6 @@ class FittedMetaModel:
     features: list[str]
     products: tuple[tuple[str, str], ...] = ()
 
-    @property
-    def family(self) -> str:
-        """The old name of `model_kind` (a meta-model kind, not a learner family)."""
-        return self.model_kind
-
     @classmethod
     def fit(cls, data: TrainingMatrix, model_kind: str, n_jobs: int = 1,
             use_metafeatures: bool = True) -> "FittedMetaModel":
@@ -363,10 +358,3 @@ def measuring_pays(measured: pd.Series, public: pd.Series, z: float = 2.0) -> bo
         return bool(difference.mean() < 0) if len(difference) else False
     standard_error = float(difference.std(ddof=1) / np.sqrt(len(difference)))
     return float(difference.mean()) < -z * max(standard_error, 1e-12)
-
-
-# The old names, from when "family" meant a meta-model kind too (a learner family is
-# `jostle.choicemaker.family.Family`).
-FAMILIES = MODEL_KINDS
-make_family = make_model
-select_family = select_model_kind
