@@ -49,7 +49,7 @@ from jostle.learners.histograms.metafeatures import BUILTIN_METAFEATURES  # noqa
 from jostle.learners.histograms.options import BUILTIN_OPTIONS  # noqa: E402
 from jostle.learners.histograms.task import TrainingGrid  # noqa: E402
 from jostle.learners.histograms.corpus import Corpus, default_corpus, dpbench_corpus, rebin  # noqa: E402
-from jostle.learners.histograms.simulation import SimulationNoise  # noqa: E402
+from jostle.learners.histograms.simulation import FloatSimulationNoise  # noqa: E402
 from jostle.learners.histograms.task import _seed, default_workload, domain_label, sample_input  # noqa: E402
 from jostle.learners.histograms.workloads import scaled_error  # noqa: E402
 
@@ -90,14 +90,14 @@ def dispatch_piece(trained, shape, domain, grid: TrainingGrid) -> list[dict]:
             x = sample_input(base, tag, domain, scale, rep)
             for epsilon in grid.epsilons:
                 spent = []
-                noise = SimulationNoise(_seed(tag, domain, scale, epsilon, rep, "choicemaker"))
+                noise = FloatSimulationNoise(_seed(tag, domain, scale, epsilon, rep, "choicemaker"))
 
                 def option_noise(name: str, epsilon: float = epsilon, rep: int = rep,
-                                 scale: int = scale) -> SimulationNoise:
+                                 scale: int = scale) -> FloatSimulationNoise:
                     # Common random numbers: the chosen Option draws the noise stream its fixed
                     # run drew (at its own, smaller epsilon), so the ChoiceMaker is not judged
                     # against the luck of the fixed runs' draws. The choice never sees it.
-                    return SimulationNoise(_seed(tag, domain, scale, epsilon, rep, name))
+                    return FloatSimulationNoise(_seed(tag, domain, scale, epsilon, rep, name))
 
                 start = time.perf_counter()
                 result = dispatch(trained, HistogramData(x, workload), epsilon, noise=noise,

@@ -58,7 +58,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from jostle.learners.histograms.corpus import Corpus, Shape, default_corpus, rebin  # noqa: E402
-from jostle.learners.histograms.simulation import SimulationNoise  # noqa: E402
+from jostle.learners.histograms.simulation import FloatSimulationNoise  # noqa: E402
 from jostle.learners.histograms.task import _seed, default_workload, domain_label, sample_input  # noqa: E402
 from jostle.learners.histograms.dawa import dawa_budget, run_dawa  # noqa: E402
 from jostle.learners.histograms.dawa_partition import selection_bias_scales  # noqa: E402
@@ -94,7 +94,7 @@ def run_piece(shape: Shape, domain: tuple[int, ...], variants: list[str], scales
                 seed = _seed(tag, domain, scale, epsilon, rep, "dawa-penalty")
                 for name in variants:
                     start = time.perf_counter()
-                    estimate = run_dawa(x, epsilon, workload, SimulationNoise(seed),
+                    estimate = run_dawa(x, epsilon, workload, FloatSimulationNoise(seed),
                                         penalty_scales=penalty_value(name, cells, epsilon))
                     rows.append({"shape": shape.name, "group": shape.group, "dims": len(domain),
                                  "domain": domain_label(domain), "scale": int(scale),

@@ -21,7 +21,7 @@ from jostle.learners.histograms.metafeatures import BUILTIN_METAFEATURES
 from jostle.learners.histograms.options import BUILTIN_OPTIONS
 from jostle.learners.histograms.task import TrainingGrid
 from jostle.learners.histograms.corpus import Corpus, Shape, default_corpus, make_input, rebin
-from jostle.learners.histograms.simulation import SimulationNoise
+from jostle.learners.histograms.simulation import FloatSimulationNoise
 
 KEY_COLUMNS = ["shape", "group", "dims", "domain", "domain_size", "scale", "epsilon", "rep"]
 from jostle.learners.histograms.workloads import prefix_1d
@@ -130,15 +130,15 @@ def test_choice_follows_the_regime(trained):
     for seed in range(20):
         x_flat = make_input(flat, 64, 300, seed)
         x_spiky = make_input(spiky, 64, 100_000, seed)
-        picks["flat"].append(dispatch(model, HistogramData(x_flat, workload), 0.1, noise=SimulationNoise(seed),
+        picks["flat"].append(dispatch(model, HistogramData(x_flat, workload), 0.1, noise=FloatSimulationNoise(seed),
                                       uncharged=True).choice)
-        picks["spiky"].append(dispatch(model, HistogramData(x_spiky, workload), 1.0, noise=SimulationNoise(seed),
+        picks["spiky"].append(dispatch(model, HistogramData(x_spiky, workload), 1.0, noise=FloatSimulationNoise(seed),
                                        uncharged=True).choice)
     assert picks["flat"].count("Uniform") >= 18
     assert picks["spiky"].count("Identity") >= 18
 
 
-class RecordingNoise(SimulationNoise):
+class RecordingNoise(FloatSimulationNoise):
     """Noise that logs every draw into a shared event list."""
 
     def __init__(self, events, seed=0):
@@ -213,7 +213,7 @@ def test_predict_and_choose_agree(trained):
 def test_public_metafeatures_cost_nothing():
     charges = []
     public = [BUILTIN_METAFEATURES["domain_size"], BUILTIN_METAFEATURES["epsilon"]]
-    measured = measure_features(FAMILY, public, np.ones((4, 8)), 0.5, 0.1, SimulationNoise(0),
+    measured = measure_features(FAMILY, public, np.ones((4, 8)), 0.5, 0.1, FloatSimulationNoise(0),
                                 charge=lambda eps, what: charges.append(eps))
     assert charges == []
     assert measured.option_epsilon == 0.5
@@ -223,7 +223,7 @@ def test_public_metafeatures_cost_nothing():
 def test_budget_is_split_equally_among_noisy_metafeatures():
     charges = []
     chosen = [BUILTIN_METAFEATURES[n] for n in ("size", "epsilon", "sparsity", "entropy")]
-    measured = measure_features(FAMILY, chosen, np.full(16, 10.0), 1.0, 0.3, SimulationNoise(0),
+    measured = measure_features(FAMILY, chosen, np.full(16, 10.0), 1.0, 0.3, FloatSimulationNoise(0),
                                 charge=lambda eps, what: charges.append((what, eps)))
     assert [w for w, _ in charges] == ["metafeature size", "metafeature sparsity", "metafeature entropy"]
     assert all(eps.epsilon == pytest.approx(0.1) and not eps.delta for _, eps in charges)
@@ -317,7 +317,7 @@ def test_metafeatures_are_skipped_when_they_do_not_pay(tmp_path):
     assert model.metafeatures_for(1) == [] and model.metafeature_share(1) == 0.0
     charges = []
     x = make_input(spiky[0], 64, 100_000, seed=3)
-    result = dispatch(model, HistogramData(x, prefix_1d(64)), 0.8, noise=SimulationNoise(0),
+    result = dispatch(model, HistogramData(x, prefix_1d(64)), 0.8, noise=FloatSimulationNoise(0),
                       charge=lambda eps, what: charges.append((what, eps)))
     assert [(what, float(cost.epsilon)) for what, cost in charges] == [("option Identity", 0.8)]
     assert result.choice == "Identity" and result.features == {}
@@ -337,8 +337,8 @@ def test_metafeatures_pay_off_rule():
 PROFILE = ["profile_size", "profile_uniformity", "profile_roughness", "profile_entropy", "profile_signal"]
 
 
-class CountingNoise(SimulationNoise):
-    """SimulationNoise that counts how many values it has drawn."""
+class CountingNoise(FloatSimulationNoise):
+    """FloatSimulationNoise that counts how many values it has drawn."""
 
     def __init__(self, seed=0):
         super().__init__(seed)
@@ -384,7 +384,7 @@ def test_profile_metafeatures_are_exact_on_public_data():
 def test_profile_needs_a_memo_so_it_is_never_released_twice_for_one_charge():
     from types import SimpleNamespace
     with pytest.raises(TypeError, match="releases"):
-        BUILTIN_METAFEATURES["profile_size"].measure(np.ones(16), 1.0, SimulationNoise(0),
+        BUILTIN_METAFEATURES["profile_size"].measure(np.ones(16), 1.0, FloatSimulationNoise(0),
                                                      SimpleNamespace(epsilon=1.0))
 
 
@@ -426,7 +426,7 @@ def test_explain_says_why_nothing_was_measured(tmp_path):
     assert set(decision.tried) == {m.name for m in metafeatures() if m.cost}
     assert decision.without <= decision.with_metafeatures  # the reason it does not pay
     x = make_input(spiky[0], 64, 100_000, seed=3)
-    result = dispatch(model, HistogramData(x, prefix_1d(64)), 0.8, noise=SimulationNoise(0), uncharged=True)
+    result = dispatch(model, HistogramData(x, prefix_1d(64)), 0.8, noise=FloatSimulationNoise(0), uncharged=True)
     assert result.trace.measuring == decision.sentence() and "did not pay" in result.trace.measuring
     from jostle.choicemaker.private_dispatch import explain
 

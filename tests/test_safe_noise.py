@@ -13,7 +13,7 @@ import pytest
 from scipy import stats
 
 from jostle.privacy import grid_release, safe_noise
-from jostle.learners.histograms.simulation import SimulationNoise as LightSimulationNoise
+from jostle.learners.histograms.simulation import FloatSimulationNoise as LightSimulationNoise
 from jostle.privacy.noise import Randomness, SimulationNoise
 
 ALPHA = 1e-6

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from jostle.learners.histograms.measure import (NoiseSource, PrivacyLedger, check_inputs,
+from jostle.learners.histograms.measure import (HistogramNoise, PrivacyLedger, check_inputs,
                                        laplace_mechanism, split_budget)
 from jostle.learners.histograms.workloads import RangeWorkload
 
@@ -92,7 +92,7 @@ def greedy_clusters(values: np.ndarray, eps2: float) -> list[tuple[int, int]]:
     return clusters
 
 
-def run_ahp(x: np.ndarray, epsilon: float, workload: RangeWorkload | None, noise: NoiseSource,
+def run_ahp(x: np.ndarray, epsilon: float, workload: RangeWorkload | None, noise: HistogramNoise,
             ledger: PrivacyLedger | None = None, ratio: float = 0.85, eta: float = 0.35) -> np.ndarray:
     """AHP on a 1D or 2D histogram (2D is flattened)."""
     x, ledger = check_inputs(x, epsilon, ledger)

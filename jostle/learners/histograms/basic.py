@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from jostle.learners.histograms.measure import NoiseSource, PrivacyLedger, check_inputs, laplace_mechanism
+from jostle.learners.histograms.measure import HistogramNoise, PrivacyLedger, check_inputs, laplace_mechanism
 from jostle.learners.histograms.workloads import RangeWorkload
 
 
@@ -22,7 +22,7 @@ def identity_budget(epsilon: float) -> dict[str, float]:
 
 
 def run_identity(x: np.ndarray, epsilon: float, workload: RangeWorkload | None,
-                 noise: NoiseSource, ledger: PrivacyLedger | None = None) -> np.ndarray:
+                 noise: HistogramNoise, ledger: PrivacyLedger | None = None) -> np.ndarray:
     """Identity: Laplace(1/epsilon) on every cell (sensitivity 1: disjoint cells)."""
     x, ledger = check_inputs(x, epsilon, ledger)
     budget = identity_budget(epsilon)
@@ -35,7 +35,7 @@ def uniform_budget(epsilon: float) -> dict[str, float]:
 
 
 def run_uniform(x: np.ndarray, epsilon: float, workload: RangeWorkload | None,
-                noise: NoiseSource, ledger: PrivacyLedger | None = None) -> np.ndarray:
+                noise: HistogramNoise, ledger: PrivacyLedger | None = None) -> np.ndarray:
     """Uniform: a noisy total (sensitivity 1) spread evenly over the domain."""
     x, ledger = check_inputs(x, epsilon, ledger)
     budget = uniform_budget(epsilon)

@@ -26,7 +26,7 @@ import numpy as np
 
 from jostle.learners.histograms.dawa_partition import hilbert_order, l1_partition
 from jostle.learners.histograms.greedy_h import GramForms, RowForms, greedy_hierarchy, path_sensitivity
-from jostle.learners.histograms.measure import (NoiseSource, PrivacyLedger, check_inputs,
+from jostle.learners.histograms.measure import (HistogramNoise, PrivacyLedger, check_inputs,
                                        laplace_mechanism, split_budget)
 from jostle.learners.histograms.tree import tree_least_squares
 from jostle.learners.histograms.workloads import RangeWorkload
@@ -67,7 +67,7 @@ def _reduced_rows(workload: RangeWorkload, order: np.ndarray, starts: np.ndarray
 
 def _estimate_ordered(values: np.ndarray, forms_for: Callable[[np.ndarray], GramForms | RowForms],
                       epsilon: float, ratio: float,
-                      noise: NoiseSource, ledger: PrivacyLedger, offset_divisor: int | None,
+                      noise: HistogramNoise, ledger: PrivacyLedger, offset_divisor: int | None,
                       granularity: int, penalty_scales: float | None) -> np.ndarray:
     """DAWA on an ordered vector; `forms_for(starts)` gives the reduced workload forms."""
     n = values.size
@@ -96,7 +96,7 @@ def _estimate_ordered(values: np.ndarray, forms_for: Callable[[np.ndarray], Gram
     return np.repeat(per_bucket / sizes, sizes)
 
 
-def run_dawa(x: np.ndarray, epsilon: float, workload: RangeWorkload, noise: NoiseSource,
+def run_dawa(x: np.ndarray, epsilon: float, workload: RangeWorkload, noise: HistogramNoise,
              ledger: PrivacyLedger | None = None, ratio: float = 0.25,
              offset_divisor: int | None = None, granularity: int = 100,
              penalty_scales: float | None = None) -> np.ndarray:

@@ -97,7 +97,7 @@ import numpy as np
 
 from jostle.privacy import grid_release, replay, safe_noise
 from jostle.privacy.noise import grid_to_floats
-from jostle.learners.histograms.measure import NoiseSource, PrivacyLedger
+from jostle.learners.histograms.measure import HistogramNoise, PrivacyLedger
 
 
 def candidate_deviations(x: np.ndarray, offset_divisor: int | None = None,
@@ -147,7 +147,7 @@ def selection_bias_scales(lengths: int) -> Fraction:
                Fraction(0)) - Fraction(1, lengths * 2 ** lengths)
 
 
-def l1_partition(x: np.ndarray, eps1: float, eps2: float, noise: NoiseSource,
+def l1_partition(x: np.ndarray, eps1: float, eps2: float, noise: HistogramNoise,
                  ledger: PrivacyLedger, offset_divisor: int | None = None,
                  penalty_scales: float | Fraction | None = None) -> np.ndarray:
     """DAWA's private partition of the ordered vector `x`; returns the bucket start indices.

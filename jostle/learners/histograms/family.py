@@ -151,9 +151,9 @@ class HistogramFamily(Family):
                                   norm=ERROR_MEASURES[self.error_measure]))
 
     def simulation_noise(self, seed: int) -> Any:
-        from jostle.learners.histograms.simulation import SimulationNoise
+        from jostle.learners.histograms.simulation import FloatSimulationNoise
 
-        return SimulationNoise(seed)
+        return FloatSimulationNoise(seed)
 
     def neighbouring_inputs(self, seed: int) -> tuple[Any, Any]:
         from jostle.learners.histograms.workloads import prefix_1d

@@ -32,7 +32,7 @@ import math
 
 import numpy as np
 
-from jostle.learners.histograms.measure import (NoiseSource, PrivacyLedger, check_inputs,
+from jostle.learners.histograms.measure import (HistogramNoise, PrivacyLedger, check_inputs,
                                        laplace_mechanism, split_budget)
 from jostle.learners.histograms.tree import (RegionTree, paint_leaves, split_regions, tree_from_levels,
                                     tree_least_squares)
@@ -44,7 +44,7 @@ def _require_2d(x: np.ndarray, name: str) -> None:
         raise ValueError(f"{name} is defined for 2D histograms, got shape {x.shape}")
 
 
-def _noisy_total(x: np.ndarray, eps: float, noise: NoiseSource, ledger: PrivacyLedger, name: str) -> float:
+def _noisy_total(x: np.ndarray, eps: float, noise: HistogramNoise, ledger: PrivacyLedger, name: str) -> float:
     return float(laplace_mechanism(np.array([x.sum()]), 1.0, eps, noise, ledger,
                                    f"{name}: total count")[0])
 
@@ -54,7 +54,7 @@ def ugrid_budget(epsilon: float, total_share: float = 0.05) -> dict[str, float]:
     return split_budget(epsilon, {"total": total_share, "grid": 1.0 - total_share})
 
 
-def run_ugrid(x: np.ndarray, epsilon: float, workload: RangeWorkload | None, noise: NoiseSource,
+def run_ugrid(x: np.ndarray, epsilon: float, workload: RangeWorkload | None, noise: HistogramNoise,
               ledger: PrivacyLedger | None = None, c: float = 10.0, total_share: float = 0.05) -> np.ndarray:
     """UGrid on a 2D histogram."""
     x, ledger = check_inputs(x, epsilon, ledger)
@@ -81,7 +81,7 @@ def agrid_budget(epsilon: float, alpha: float = 0.5, total_share: float = 0.05) 
                                   "level 2": (1.0 - alpha) * rest})
 
 
-def run_agrid(x: np.ndarray, epsilon: float, workload: RangeWorkload | None, noise: NoiseSource,
+def run_agrid(x: np.ndarray, epsilon: float, workload: RangeWorkload | None, noise: HistogramNoise,
               ledger: PrivacyLedger | None = None, c: float = 10.0, c2: float = 5.0,
               alpha: float = 0.5, total_share: float = 0.05) -> np.ndarray:
     """AGrid on a 2D histogram."""

@@ -22,7 +22,7 @@ import math
 
 import numpy as np
 
-from jostle.learners.histograms.measure import (NoiseSource, PrivacyLedger, check_inputs,
+from jostle.learners.histograms.measure import (HistogramNoise, PrivacyLedger, check_inputs,
                                        laplace_mechanism, split_budget)
 from jostle.learners.histograms.tree import RegionTree, build_region_tree, paint_leaves, tree_least_squares
 from jostle.learners.histograms.workloads import RangeWorkload, as_grid
@@ -64,7 +64,7 @@ def hb_branching_2d(cells: int) -> int:
 
 
 def _measure_levels(tree: RegionTree, grid: np.ndarray, level_budgets: dict[int, float],
-                    noise: NoiseSource, ledger: PrivacyLedger, name: str) -> np.ndarray:
+                    noise: HistogramNoise, ledger: PrivacyLedger, name: str) -> np.ndarray:
     """Noisy sums of the levels in `level_budgets` (sensitivity 1 per level); the
     least-squares estimate as a grid."""
     true_sums = tree.sums(grid)
@@ -97,7 +97,7 @@ def hb_budget(epsilon: float, shape: tuple[int, ...], branching: int | None = No
     return split_budget(epsilon, {f"level {d}": 1.0 / height for d in range(1, height + 1)})
 
 
-def run_hb(x: np.ndarray, epsilon: float, workload: RangeWorkload | None, noise: NoiseSource,
+def run_hb(x: np.ndarray, epsilon: float, workload: RangeWorkload | None, noise: HistogramNoise,
            ledger: PrivacyLedger | None = None, branching: int | None = None) -> np.ndarray:
     """HB (1D or 2D): uniform budget over the levels below the root, least squares."""
     x, ledger = check_inputs(x, epsilon, ledger)
@@ -114,7 +114,7 @@ def quadtree_budget(epsilon: float, shape: tuple[int, ...], max_depth: int | Non
     return split_budget(epsilon, {f"level {d}": w for d, w in enumerate(weights / weights.sum())})
 
 
-def run_quadtree(x: np.ndarray, epsilon: float, workload: RangeWorkload | None, noise: NoiseSource,
+def run_quadtree(x: np.ndarray, epsilon: float, workload: RangeWorkload | None, noise: HistogramNoise,
                  ledger: PrivacyLedger | None = None, max_depth: int | None = None) -> np.ndarray:
     """QuadTree: 2 x 2 splits, geometric budget, all levels measured, least squares."""
     x, ledger = check_inputs(x, epsilon, ledger)

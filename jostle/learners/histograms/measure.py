@@ -37,7 +37,7 @@ from jostle.privacy.rounding import split_budget  # noqa: F401 (re-exported: the
 from jostle.privacy.subledger import HistogramBudgetError, OverBudgetError, Subledger  # noqa: F401 (re-exported)
 
 
-class NoiseSource(Protocol):
+class HistogramNoise(Protocol):
     """What the algorithms need from a source of randomness: `jostle.privacy.noise.Randomness` (exact:
     discrete_laplace, exponential_index) or a simulation source (laplace, gumbel), see
     `jostle.privacy.safe_noise.is_simulation`."""
@@ -106,7 +106,7 @@ class PrivacyLedger:
         self.charges.append(Charge(label, mechanism, float(epsilon), float(sensitivity)))
 
 
-def laplace_mechanism(values: np.ndarray, sensitivity: float, epsilon: float, noise: NoiseSource,
+def laplace_mechanism(values: np.ndarray, sensitivity: float, epsilon: float, noise: HistogramNoise,
                       ledger: PrivacyLedger, label: str) -> np.ndarray:
     """Release `values` (a vector of L1 sensitivity `sensitivity`) with Laplace noise.
 
@@ -131,7 +131,7 @@ def laplace_mechanism(values: np.ndarray, sensitivity: float, epsilon: float, no
 
 
 def exponential_mechanism(scores: np.ndarray, sensitivity: float, epsilon: float,
-                          noise: NoiseSource, ledger: PrivacyLedger, label: str) -> int:
+                          noise: HistogramNoise, ledger: PrivacyLedger, label: str) -> int:
     """Index chosen with probability proportional to exp(epsilon * score / (2 sensitivity)).
 
     Scores of -inf are ineligible (which ones must be public). Charges `epsilon` first, then
@@ -146,7 +146,7 @@ def exponential_mechanism(scores: np.ndarray, sensitivity: float, epsilon: float
 
 
 def exponential_mechanism_exact(high: np.ndarray, low: np.ndarray, eligible: np.ndarray, sensitivity: float,
-                                epsilon: float, noise: NoiseSource, ledger: PrivacyLedger, label: str) -> int:
+                                epsilon: float, noise: HistogramNoise, ledger: PrivacyLedger, label: str) -> int:
     """`exponential_mechanism` on utilities held exactly as double-doubles high + low
     (`safe_noise.exact_differences`; `eligible` is a public choice): charges `epsilon` first,
     then samples with `safe_noise.choose_exponential_exact`."""

@@ -28,7 +28,7 @@ import math
 
 import numpy as np
 
-from jostle.learners.histograms.measure import (NoiseSource, PrivacyLedger, check_inputs,
+from jostle.learners.histograms.measure import (HistogramNoise, PrivacyLedger, check_inputs,
                                                 exponential_mechanism_exact, laplace_mechanism, split_budget)
 from jostle.learners.histograms.workloads import RangeWorkload
 from jostle.privacy import safe_noise
@@ -45,7 +45,7 @@ def mwem_budget(epsilon: float, rounds: int = 10, total_share: float = 0.05,
     return split_budget(epsilon, shares)
 
 
-def run_mwem(x: np.ndarray, epsilon: float, workload: RangeWorkload, noise: NoiseSource,
+def run_mwem(x: np.ndarray, epsilon: float, workload: RangeWorkload, noise: HistogramNoise,
              ledger: PrivacyLedger | None = None, rounds: int = 10, total_share: float = 0.05,
              selection_share: float = 0.5, update_passes: int = 100) -> np.ndarray:
     """MWEM over the range queries of `workload` (1D or 2D)."""

@@ -15,7 +15,7 @@ from typing import Callable
 import numpy as np
 
 from jostle.learners.histograms import ahp, basic, dawa, grids, hierarchical, mwem, wavelet
-from jostle.learners.histograms.measure import NoiseSource, PrivacyLedger
+from jostle.learners.histograms.measure import HistogramNoise, PrivacyLedger
 from jostle.learners.histograms.workloads import RangeWorkload
 
 
@@ -34,7 +34,7 @@ class HistogramAlgorithm:
         return np.ndim(x) in self.dims
 
     def __call__(self, x: np.ndarray, epsilon: float, workload: RangeWorkload | None,
-                 noise: NoiseSource, ledger: PrivacyLedger | None = None, **params) -> np.ndarray:
+                 noise: HistogramNoise, ledger: PrivacyLedger | None = None, **params) -> np.ndarray:
         if not self.supports(x):
             raise ValueError(f"{self.name} supports {sorted(self.dims)}D histograms, "
                              f"not {np.ndim(x)}D")

@@ -1,7 +1,7 @@
 """A fast, seeded noise source for running private algorithms on PUBLIC data.
 
 Training the ChoiceMaker runs every Option many times on public shapes; what matters there is
-speed and reproducibility, not secrecy. `SimulationNoise` draws from NumPy's PCG64 with the
+speed and reproducibility, not secrecy. `FloatSimulationNoise` draws from NumPy's PCG64 with the
 interface the histogram algorithms use (`laplace(scale, size)`, `gumbel(size)`,
 `uniform(size)`). It must never be used for a release on private data: anyone who knows the
 seed can subtract the noise. Real releases use `jostle.privacy.noise.Randomness()` (secure).
@@ -12,8 +12,8 @@ from __future__ import annotations
 import numpy as np
 
 
-class SimulationNoise:
-    """Seeded NumPy noise with the `NoiseSource` interface (unsafe for real releases).
+class FloatSimulationNoise:
+    """Seeded NumPy noise with the `HistogramNoise` interface (unsafe for real releases).
 
     Args:
         seed: Seed (an int or a sequence of ints) of NumPy's default generator.

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from jostle.learners.histograms.measure import NoiseSource, PrivacyLedger, check_inputs, laplace_mechanism
+from jostle.learners.histograms.measure import HistogramNoise, PrivacyLedger, check_inputs, laplace_mechanism
 from jostle.learners.histograms.workloads import RangeWorkload
 
 
@@ -58,7 +58,7 @@ def privelet_budget(epsilon: float) -> dict[str, float]:
 
 
 def run_privelet(x: np.ndarray, epsilon: float, workload: RangeWorkload | None,
-                 noise: NoiseSource, ledger: PrivacyLedger | None = None) -> np.ndarray:
+                 noise: HistogramNoise, ledger: PrivacyLedger | None = None) -> np.ndarray:
     """Privelet in 1D or 2D: noisy Haar coefficients, inverse transform."""
     x, ledger = check_inputs(x, epsilon, ledger)
     padded_shape = tuple(2 ** _levels(side) for side in x.shape)

@@ -45,7 +45,7 @@ from jostle.learnerkit.language import (TRAINING_TARGET, ClassifierModel, CodedM
 from jostle.privacy.budget import floor_float
 from jostle.privacy.measures import AnyBudget, RhoZCDPBudget
 
-__all__ = ["TRAINING_TARGET", "TREE_LEARNERS", "CodedPredictions", "TaskData", "TreeModel", "TreeOption",
+__all__ = ["TRAINING_TARGET", "TREE_LEARNERS", "CodedPredictions", "TaskData", "TreeModel", "TreeOptionValue",
            "choice_call", "register", "task_data", "training_arguments", "training_result"]
 
 # Language name -> jostle.learners.trees configuration.
@@ -114,7 +114,7 @@ class TreeModel(ClassifierModel):
 
 
 @dataclass(eq=False)
-class TreeOption:
+class TreeOptionValue:
     """A tree learner callable from Jostle: `Learner(t, "class", epsilon=E)`."""
 
     public_stateless = True  # training copies may share it (jostle.language.training_boundary)
@@ -219,8 +219,8 @@ def choice_call(maker: Any, interp: Any, args: list[Any], span: Span) -> ChoiceC
 def register(builtin: Any, registry: dict[str, Any]) -> None:
     """Add the tree options, `tree_corpus` and the classifiers' shared `predict` / `accuracy`."""
     for name, configuration in TREE_LEARNERS.items():
-        registry[name] = TreeOption(name, configuration)
-    registry["C45"] = TreeOption("C45", None)
+        registry[name] = TreeOptionValue(name, configuration)
+    registry["C45"] = TreeOptionValue("C45", None)
 
     @builtin("tree_corpus", 0, privacy="choice",
              doc="tree_corpus(): the bundled public corpus of categorical classification tasks, plus generated ones (offline)")
