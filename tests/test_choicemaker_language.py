@@ -226,7 +226,7 @@ def _tiny_training(session: Session, name: str = "H") -> None:
     from jostle.language.values import CorpusValue
 
     maker = session.interpreter.globals.lookup(name)  # the object itself (eval returns data only)
-    maker.corpus = CorpusValue(Corpus("tiny", default_corpus(1).shapes[:2]), "tiny")
+    maker.corpus = CorpusValue(Corpus("tiny", default_corpus(1).shapes[:2]), "tiny", task="histogram", item_name="shapes")
     maker.grid = TrainingGrid(scales=(1000,), domains_1d=(16,), epsilons=(0.5,), repetitions=1)
 
 

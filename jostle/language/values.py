@@ -409,7 +409,8 @@ class CorpusValue:
 
     corpus: Any
     description: str
-    task: str = "histogram"
+    task: str
+    item_name: str = "tasks"  # what one entry of the corpus is called when it prints ("shapes", ...)
 
     def __str__(self) -> str:
-        return f"<corpus {self.description}, {len(self.corpus)} {'tasks' if self.task != 'histogram' else 'shapes'}>"
+        return f"<corpus {self.description}, {len(self.corpus)} {self.item_name}>"

@@ -1298,7 +1298,7 @@ def tiny_corpus() -> Any:
         spiky = np.zeros(64)
         spiky[generator.choice(64, 3, replace=False)] = generator.uniform(1, 10, 3)
         shapes.append(Shape(f"spiky{seed}", spiky))
-    return CorpusValue(Corpus("tiny", shapes), "tiny public shapes")
+    return CorpusValue(Corpus("tiny", shapes), "tiny public shapes", task="histogram", item_name="shapes")
 
 
 def tiny_grid() -> Any:

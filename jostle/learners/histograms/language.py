@@ -343,7 +343,7 @@ def register(builtin: Any, registry: dict[str, Any]) -> None:
              privacy="choice", doc="histogram_corpus(dims=1): the bundled public corpus of histogram shapes (offline)")
     def _histogram_corpus(interp, span, dims=1):
         which = _whole(dims, "dims", span, 1, 2)
-        return CorpusValue(default_corpus(which), f"bundled {which}D shapes")
+        return CorpusValue(default_corpus(which), f"bundled {which}D shapes", task=FAMILY.task, item_name="shapes")
 
     @builtin("dpbench_corpus", 1, 2, privacy="choice", doc="dpbench_corpus(dir, dims=1): DPBench .npy shapes under dir")
     def _dpbench_corpus(interp, span, directory, dims=1):
@@ -353,7 +353,8 @@ def register(builtin: Any, registry: dict[str, Any]) -> None:
         path = Path(directory)
         if not path.is_dir():
             raise JostleRuntimeError(f"no directory {directory}", span, "give the folder holding dpbench/1D and dpbench/2D")
-        return CorpusValue(dpbench_corpus(path, which), f"DPBench {which}D shapes in {directory}")
+        return CorpusValue(dpbench_corpus(path, which), f"DPBench {which}D shapes in {directory}", task=FAMILY.task,
+                           item_name="shapes")
 
     @builtin("zeros", 1, privacy="aware",
              doc="zeros(h): the number of cells of a histogram that are 0 (private for a private h)")
