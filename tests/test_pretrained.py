@@ -62,7 +62,9 @@ def test_a_shipped_file_of_other_code_or_another_sklearn_is_not_trusted(standard
     assert pretrained.load_shipped(maker.family, key, options, metafeatures, float(maker.share)) is None
 
 
-def test_first_tree_learn_answers_from_the_shipped_model_without_training(tmp_path, monkeypatch):
+@pytest.mark.parametrize("module", ["trees", "brl"])
+def test_first_learn_answers_from_the_shipped_model_without_training(module, tmp_path, monkeypatch):
+    """`trees.learn` and `brl.learn` (the rule lists' stdlib module) load their shipped model."""
     monkeypatch.setenv("JOSTLE_CACHE", str(tmp_path))  # an empty cache: nothing to reuse
     rng = np.random.default_rng(0)
     frame = pd.DataFrame({"a": rng.choice(["x", "y", "z"], 300), "b": rng.choice(["p", "q"], 300)})
@@ -73,10 +75,10 @@ def test_first_tree_learn_answers_from_the_shipped_model_without_training(tmp_pa
     session.bind_private("t", frame, schema)
     before = RUN_STATS["pieces_computed"]
     start = time.perf_counter()
-    session.run('import trees\nmodel = trees.learn(t, "label", 1.0)\n')
+    session.run(f'import {module}\nmodel = {module}.learn(t, "label", 1.0)\n')
     seconds = time.perf_counter() - start
     assert RUN_STATS["pieces_computed"] == before  # no experience was computed
-    assert session.interpreter.globals.lookup("trees").env.values["chooser"].trained.origin == "shipped"
+    assert session.interpreter.globals.lookup(module).env.values["chooser"].trained.origin == "shipped"
     assert sum(c.budget.epsilon for c in session.ledger) == 1
     assert seconds < 120  # loose: the point is no training (which takes minutes); typically a few seconds
 
