@@ -62,9 +62,30 @@ def write_guess(case: Case, workspace: Workspace) -> None:
     frame = archive(rows).iloc[::-1]
     for column in rows.columns:
         if column.numeric:
-            frame[column.name] = [f"{float(v):.1f}" if isinstance(v, (int, float)) and not isinstance(v, bool)
+            frame[column.name] = [_decimal_text(v) if isinstance(v, (int, float)) and not isinstance(v, bool)
                                   else v for v in frame[column.name]]
+    for name in frame.columns:  # a crafted cell that cannot be written as text is guessed as "?"
+        frame[name] = [_writable(v) for v in frame[name]]
     frame.to_csv(workspace.root / GUESS_FILE, index=False)
+
+
+def _decimal_text(value: object) -> object:
+    """A number written with a decimal point, or "?" for a crafted number that cannot be read."""
+    try:
+        return f"{float(value):.1f}"
+    except Exception:  # noqa: BLE001 (any failure of a crafted __float__ or __format__)
+        return "?"
+
+
+def _writable(value: object) -> object:
+    """`value` if the CSV writer can turn it into text, else "?" (the fuzzer's crafted cells
+    include objects whose text conversion raises; the guess is the adversary's file, any text
+    will do)."""
+    try:
+        str(value)
+        return value
+    except Exception:  # noqa: BLE001 (any failure of a crafted __str__)
+        return "?"
 
 
 def prepare_ledger(case: Case, private: TableSpec, workspace: Workspace) -> str:
