@@ -13,4 +13,8 @@ discovered):
   theory      theories parsed from Prolog text, printed back, and their vectorised coverage
   trains      Michalski's east/west trains after Muggleton's generator, with the issue's
               probabilities, labelled by a target theory
+  modes       Aleph-style mode declarations and the bounds (clause length, bottom clause size k)
+  search      saturation (the bottom clause of a seed), the legal clauses of its lattice, and
+              their vectorised coverage counts P and N (the query the DP reductions will noise)
+  aleph       the non-private learner: breadth-first reduction by P - N and the covering loop
 """
