@@ -38,6 +38,8 @@ argument).
 
 from __future__ import annotations
 
+from abc import ABCMeta, abstractmethod
+
 import math
 import warnings
 from fractions import Fraction
@@ -62,7 +64,7 @@ ChargeCallback = Callable[[float, str], None]
 """An outside accountant's charge(epsilon, description), called before each noisy step."""
 
 
-class DeclaredDomainClassifier(ClassifierMixin, BaseEstimator):
+class DeclaredDomainClassifier(ClassifierMixin, BaseEstimator, metaclass=ABCMeta):
     """A classifier over declared public domains (see the module docstring).
 
     Subclasses set the class attributes and implement `_fit_codes` and `_predict_proba_codes`;
@@ -146,6 +148,7 @@ class DeclaredDomainClassifier(ClassifierMixin, BaseEstimator):
     def _validate(self) -> None:
         """The family's checks of its parameters, before any data is read (a hook)."""
 
+    @abstractmethod
     def _fit_codes(self, codes: np.ndarray, labels: np.ndarray, charged: Fraction | None) -> None:
         """Learn from integer codes (rows x features) and class codes; set the model attribute.
 
@@ -158,6 +161,7 @@ class DeclaredDomainClassifier(ClassifierMixin, BaseEstimator):
         """
         raise NotImplementedError
 
+    @abstractmethod
     def _predict_proba_codes(self, codes: np.ndarray) -> np.ndarray:
         """Class probabilities of coded rows (columns in the order of `classes_`)."""
         raise NotImplementedError

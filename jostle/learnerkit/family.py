@@ -22,6 +22,8 @@ charged (raising `OverBudgetError`, alias `LearnerOverspent`).
 
 from __future__ import annotations
 
+from abc import abstractmethod
+
 from typing import Any, Iterable, Mapping, Sequence
 
 import numpy as np
@@ -146,6 +148,7 @@ class ClassificationFamily(Family):
         return self.fit_option(option, data, epsilon, noise, option_guard(option.name, epsilon),
                                released if size_released else None)
 
+    @abstractmethod
     def fit_option(self, option: Any, data: ClassificationData, epsilon: float, noise: Any, guard: ChargeFunction,
                    released: Mapping[str, float] | None) -> Any:
         """Fit `option` on `data` at `epsilon` (charged already), `guard` charged before every

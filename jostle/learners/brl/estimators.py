@@ -29,6 +29,8 @@ drawn and leaves the estimator unfitted.
 
 from __future__ import annotations
 
+from abc import abstractmethod
+
 from fractions import Fraction
 from typing import Any, Sequence
 
@@ -85,7 +87,9 @@ class _RuleListBase(DeclaredDomainClassifier):
     def _validate(self) -> None:
         self._settings().check()
 
+    @abstractmethod
     def _settings(self) -> BRLSettings:
+        """The learner's settings from the estimator's parameters (each concrete estimator's own)."""
         raise NotImplementedError
 
     def _domain_sizes(self) -> list[int]:
