@@ -17,4 +17,8 @@ discovered):
   search      saturation (the bottom clause of a seed), the legal clauses of its lattice, and
               their vectorised coverage counts P and N (the query the DP reductions will noise)
   aleph       the non-private learner: breadth-first reduction by P - N and the covering loop
+  fake        the private selection: a fake seed example from the modes and public domains only
+  private     the DP reductions (naive, relevance-aware), the DP covering loop and the trivial
+              theory, each with its sensitivity argument
+  bounds      Theorem 3 stated correctly and both reductions' noise, before any data is read
 """

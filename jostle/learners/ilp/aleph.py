@@ -77,11 +77,13 @@ class LearnedTheory:
         theory: The theory (no clauses when none scored above the minimum: it covers nothing).
         reports: One report per clause, in the order learned.
         target: The head predicate's name.
+        notes: What else a reader should know (e.g. a DP round that added no clause).
     """
 
     theory: Theory
     reports: tuple[ClauseReport, ...]
     target: str
+    notes: tuple[str, ...] = ()
 
     def to_prolog(self) -> str:
         """The theory as Prolog text (a comment when it has no clause)."""
