@@ -288,3 +288,17 @@ def test_a_small_language_mode_set_works():
     tiny = modes("eastbound", "train", ["has_car(+train, -car)", "short(+car)", "closed(+car)"])
     bottom = fake.fake_bottom(tiny, SCHEMA)
     assert bottom.size == 3 and not bottom.truncated
+
+
+def test_release_counts_is_integer_geometric_and_refuses_non_counts():
+    from jostle.privacy.safe_noise import release_counts
+    counts = np.arange(2000, dtype=np.int64)
+    noisy = release_counts(Randomness(seed=4), counts, 5, Fraction(1, 2))
+    assert np.array_equal(noisy, np.rint(noisy))
+    deviations = noisy - counts
+    claimed = private.geometric_std(Fraction(1, 10))
+    assert abs(deviations.std() - claimed) < 4 * claimed * math.sqrt(5 / (4 * len(counts)))
+    with pytest.raises(TypeError):
+        release_counts(Randomness(seed=4), np.array([1.5]), 1, 1)
+    with pytest.raises(ValueError):
+        release_counts(Randomness(seed=4), counts, 0, 1)

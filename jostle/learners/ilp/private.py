@@ -23,9 +23,9 @@ clause h it moves exactly one of P_h, N_h, by 1 if h covers it and 0 otherwise, 
 count through any other example (its facts are its own). Each count then gets independent
 two-sided geometric noise with P(z) proportional to exp(-(eps/|L|) |z|) (Ghosh, Roughgarden and
 Sundararajan 2009); the vector is eps-DP (Dwork et al. 2006, Theorem 1 of the paper). The noise
-is drawn exactly by `jostle.privacy.safe_noise.release_vector` on the int64 counts (an integer
-vector on the unit grid: exactly the discrete Laplace of scale |L| / eps, rounded up by at most a
-relative 2^-40, which only adds privacy); every release is recorded for the replay check.
+is drawn exactly by `jostle.privacy.safe_noise.release_counts` on the int64 counts: the exact
+discrete Laplace of scale |L| / eps on the integers, which is that geometric law; every release
+is recorded for the replay check (claim: L1 move at most |L| unit steps).
 
 **Relevance-aware (Theorem 6).** Level i's clauses are chosen from the lattice (public) and the
 noisy counts of levels below i (already released): given those, the beta_i counts of level i
@@ -78,7 +78,7 @@ from jostle.learners.ilp.modes import Modes
 from jostle.learners.ilp.relations import RelationalDatabase
 from jostle.learners.ilp.search import BottomClause, Candidate, Coverage, legal_clauses
 from jostle.learners.ilp.theory import Atom, Clause, Theory, Var
-from jostle.privacy.safe_noise import release_vector
+from jostle.privacy.safe_noise import release_counts
 
 #: What a learner calls before each noisy step: charge(exact epsilon, description).
 Charge = Callable[[Fraction, str], Any]
@@ -134,7 +134,7 @@ def _noisy_counts(coverage: Coverage, candidates: Sequence[Candidate], active: n
     charge(epsilon, description)
     positives, negatives = coverage.counts(candidates, active)
     counts = np.concatenate([positives, negatives]).astype(np.int64)
-    released = release_vector(noise, counts, len(candidates), epsilon)
+    released = release_counts(noise, counts, len(candidates), epsilon)
     return released[:len(candidates)], released[len(candidates):]
 
 
@@ -332,7 +332,7 @@ def trivial_theory(database: RelationalDatabase, modes: Modes, epsilon: Fraction
     charge(epsilon, "trivial theory: the noisy count of positives minus negatives")
     labels = database.examples.labels
     difference = np.array([int(np.sum(labels)) - int(np.sum(~labels))], dtype=np.int64)
-    noisy = float(release_vector(noise, difference, 1, epsilon)[0])
+    noisy = float(release_counts(noise, difference, 1, epsilon)[0])
     if noisy > 0:
         return LearnedTheory(Theory((everything_clause(modes),)), (), modes.target,
                              (f"majority positive (noisy P - N = {noisy:.0f})",))
