@@ -15,7 +15,7 @@ from typing import Any, Mapping
 
 from jostle.choicemaker.budgets import in_measure, scaled
 from jostle.choicemaker.conformance_setup import (BUDGET_GUARD, CHARGE_BEFORE_DRAW, DECLARATIONS, MEASURES,
-                                                  OVER_BUDGET, PLANNED_CHARGES, UNITS, Event,
+                                                  OVER_BUDGET, PLANNED_CHARGES, UNIT_EXAMPLES, UNITS, Event,
                                                   OutsideBudgetExceeded, Subject, budget_float_exact, charges,
                                                   describe_events, draws, exact_randomness, fail, noise_kinds,
                                                   recorded_dispatch, require)
@@ -23,10 +23,8 @@ from jostle.choicemaker.private_dispatch import BudgetGuard, ChoiceBudgetError
 from jostle.choicemaker.family import Family, UnsupportedMeasure, UnsupportedUnit
 from jostle.choicemaker.measurement import budget_unit, plan_budget
 from jostle.privacy.measures import Budget, RhoZCDPBudget, zero_like
-from jostle.privacy.units import REPLACE_ONE, ROW, entity
 
 ZCDP_RHO = Fraction(7, 100)  # a rho that no float holds exactly
-UNIT_EXAMPLES = {"row": ROW, "entity": entity("key"), "replace_one": REPLACE_ONE}
 
 
 def check_declarations(subject: Subject) -> None:

@@ -31,6 +31,10 @@ from jostle.choicemaker.engine import TrainedChoiceMaker, train
 from jostle.choicemaker.family import Family
 from jostle.privacy.measures import Budget, RhoZCDPBudget
 from jostle.privacy.noise import Randomness
+from jostle.privacy.units import REPLACE_ONE, ROW, PrivacyUnit, entity
+
+# An example unit of each kind a family may declare (`Family.units`).
+UNIT_EXAMPLES = {"row": ROW, "entity": entity("key"), "replace_one": REPLACE_ONE}
 
 EPSILON = Fraction(7, 10)  # a budget that no float holds exactly: the sums must be rational
 MF_SHARE = 0.1
@@ -261,7 +265,7 @@ class Subject:
     seed: int = 0
     epsilon: Fraction = field(default=EPSILON)
     budget: Any = None  # the dispatches' typed budget (default: the pure epsilon `epsilon`)
-    unit: Any = None  # the privacy unit the dispatches are made under (default: row)
+    unit: Any = None  # the privacy unit the dispatches are made under (default: row, `subject_unit`)
 
     def __post_init__(self) -> None:
         if self.budget is None:
@@ -344,8 +348,18 @@ def describe_events(events: list[Event], limit: int = 14) -> str:
     return "; ".join(shown) + (f"; ... ({len(events)} events)" if len(events) > limit else "")
 
 
+def subject_unit(family: Family) -> PrivacyUnit | None:
+    """The unit the checks dispatch under: row (None) when the family declares it, else an
+    example of the first unit it declares (a family of entity data only is checked on entity
+    data)."""
+    if not family.units or ROW.kind in family.units:
+        return None
+    return UNIT_EXAMPLES.get(family.units[0])
+
+
 def make_subject(family: Family, workdir: Path, seed: int = 0, setup: TinySetup | None = None) -> Subject:
-    """Train `family` on its tiny setup (cache under `workdir/cache`) and bundle a `Subject`."""
+    """Train `family` on its tiny setup (cache under `workdir/cache`) and bundle a `Subject`
+    dispatching under `subject_unit(family)`."""
     setup = setup or tiny_setup(family)
     choicemaker = train_tiny(family, setup, workdir / "cache")
-    return Subject(family, choicemaker, setup, workdir, seed)
+    return Subject(family, choicemaker, setup, workdir, seed, unit=subject_unit(family))
