@@ -1,0 +1,352 @@
+"""Audit cases of the ILP family (issue 24): the naive and the relevance-aware DP reductions, the
+full DP ILP covering loop and the trivial "majority" theory, on tiny trains databases. Same
+contract as cases.py and brl_cases.py (test_ilp_audits.py runs them): neighbours chosen to be a
+worst case, the epsilon each component claims, and negative controls, mis-calibrated on
+purpose, that must be caught at the sample sizes of passing cases.
+
+**Neighbours (the entity unit).** D' is D without one example and every fact keyed by it
+(`without`): the train and all its cars. The example removed is covered by every clause the
+component scores, so each of its counts moves by 1 (the L1 sensitivity |L| of Theorem 4 is
+realised in full): a positive train with a short closed car for the reductions, a negative one
+with a short closed car and a long closed car for the covering loop (negatives are never
+removed between rounds, so it moves every round's N counts; the P counts are then the same on
+D and D' given the released clauses).
+
+**What is audited.** The reductions return every noisy count they drew (`ReductionResult`), and
+the covering loop's rounds are captured by wrapping the reductions it calls: the audit sees the
+whole transcript, of which the learned theory is post-processing. The runners reduce each
+transcript to its privacy loss under the claimed calibration (`PrivacyLoss`): the log of the
+ratio of its two-sided geometric laws on D and on D' (`safe_noise.release_counts`; each count's
+scale as the component claims it: |L| / eps, or beta_i (l + 1) / eps on level i). It is a function of the output and of the two public neighbours only, so
+events on it are legitimate; by Neyman-Pearson its upper sets are the most telling events, and
+its largest value is exactly the claimed epsilon, reached when every count lands on D's side.
+The runners also output the chosen clause (or the theory's text), audited as categories.
+
+Sample sizes are set so each audit takes a few seconds (a reduction runs in ~0.1-0.3 ms, a
+two-round covering loop in ~0.7 ms); the power floors (`at_least`) are derived from the loss
+distribution: see the comments at each case.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import zlib
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Any, Callable, Iterator, Sequence
+from unittest import mock
+
+import numpy as np
+
+from jostle.audit import AuditCase, Categories, Event, Projection, Thresholds
+from jostle.learners.ilp import private, trains
+from jostle.learners.ilp.fake import fake_bottom
+from jostle.learners.ilp.modes import train_modes
+from jostle.learners.ilp.relations import Examples, Relation, RelationalDatabase
+from jostle.learners.ilp.search import Candidate, Coverage, legal_clauses
+from jostle.privacy.noise import Randomness
+
+REDUCTION_SAMPLES = 8_000
+RELEVANCE_SAMPLES = 5_000
+LOOP_SAMPLES = 3_000
+TRIVIAL_SAMPLES = 8_000
+
+MODES = train_modes(max_clause_length=4, max_bottom=8)
+SCHEMA = trains.schema()
+# The fake example of the reductions: 3 literals, a lattice of 5 legal clauses (the empty
+# clause, has_car, has_car + short, has_car + closed, has_car + short + closed); relevance-aware
+# at l = 3 evaluates levels of 1, 1, 2 and 1 clauses.
+FAKE = fake_bottom(MODES, SCHEMA, "has_car(T, C), short(C), closed(C)")
+CANDIDATES = legal_clauses(FAKE, MODES)
+LEVELS = 3
+# The covering loop's two fake examples (round r uses FAKES[r % 2]), at l = 2: 4 clauses each.
+FAKES = (FAKE, fake_bottom(MODES, SCHEMA, "has_car(T, C), long(C), closed(C)"))
+LOOP_LEVELS = 2
+ROUNDS = 2
+
+SHORT_CLOSED = {"roof": "flat"}                      # short by default
+SHORT_OPEN: dict[str, str] = {}                      # short, no roof
+LONG_OPEN = {"length": "long"}
+LONG_CLOSED = {"length": "long", "roof": "flat"}
+
+
+# ---------------------------------------------------------------- databases and neighbours
+def without(database: RelationalDatabase, example: int) -> RelationalDatabase:
+    """The neighbour under the entity unit: `example` and every fact keyed by it removed.
+
+    Entity ids keep their values (the counts are public upper bounds on them), so a fact that
+    another example shares, if the data has one, stays (the shared-fact control).
+    """
+    keep = database.examples.ids != example
+    examples = Examples(database.examples.entity, database.examples.ids[keep], database.examples.labels[keep])
+    relations = {}
+    for name, relation in database.relations.items():
+        rows = relation.columns[relation.key] != example
+        relations[name] = Relation(relation.name, {c: v[rows] for c, v in relation.columns.items()},
+                                   relation.types, relation.key)
+    return RelationalDatabase(examples, database.counts, relations, database.predicates)
+
+
+def _trains(groups: Sequence[tuple[int, Sequence[dict[str, str]], bool]]) -> RelationalDatabase:
+    """A trains database from (how many copies, a train's cars, its label) groups."""
+    cars = [list(train) for count, train, _ in groups for _ in range(count)]
+    labels = [label for count, _, label in groups for _ in range(count)]
+    return trains.from_cars(cars, labels)
+
+
+# The reductions' D: train 0 (removed in D') is positive with a short closed car, covered by all
+# 5 clauses. Ten more such positives and ten negatives with a short open car and a long closed
+# one (covered by all but has_car + short + closed) keep every noisy P well above the best noisy
+# score, so the relevance-aware pruning rarely cuts a level and the whole epsilon is exposed.
+REDUCTION_D = _trains([(11, [SHORT_CLOSED], True), (10, [SHORT_OPEN, LONG_CLOSED], False)])
+REDUCTION_D_PRIME = without(REDUCTION_D, 0)
+
+# The covering loop's D: train 0 (removed) is negative with a short closed car and a long closed
+# car: every clause of both fakes covers it. Positives of two kinds, so round 1's clause
+# removes some of them (by exact coverage) and round 2 scores what remains.
+LOOP_D = _trains([(1, [SHORT_CLOSED, LONG_CLOSED], False), (6, [SHORT_CLOSED], True),
+                  (6, [LONG_CLOSED, SHORT_OPEN], True), (6, [LONG_OPEN], False)])
+LOOP_D_PRIME = without(LOOP_D, 0)
+
+# The trivial theory's D: P - N = 0; D' drops a negative (P - N = 1). The theory is the empty
+# one when the noisy difference is not positive: probability 1/2 on D, e^-eps / 2 on D'.
+TRIVIAL_D = _trains([(4, [SHORT_CLOSED], True), (4, [LONG_OPEN], False)])
+TRIVIAL_D_PRIME = without(TRIVIAL_D, int(np.flatnonzero(~TRIVIAL_D.examples.labels)[0]))
+
+
+def shared_car_database() -> RelationalDatabase:
+    """NEGATIVE CONTROL data: a car shared by four trains (a private fact not keyed by one example).
+
+    Train 0's row says car 0 is short and closed; trains 1-3 link to the same car 0 in rows of
+    their own that say it is long and open. Coverage reads a car's tests over every row of the
+    car, so trains 1-3 are covered by short(C) and closed(C) only through train 0's facts:
+    removing train 0 moves 3 more examples' coverage of 3 clauses (L1 move 14, not 5). Ten
+    positives and ten negatives of their own complete it, as in REDUCTION_D.
+    """
+    base = REDUCTION_D
+    has_car = base.relations["has_car"]
+    columns = {name: values.copy() for name, values in has_car.columns.items()}
+    trains_of_car0 = np.array([0, 1, 2, 3])
+    # rows of trains 1-3: their first car becomes car 0, with a long open car's attributes
+    for train in trains_of_car0[1:]:
+        row = int(np.flatnonzero(columns["train"] == train)[0])
+        columns["car"][row] = 0
+        columns["length"][row] = trains.LENGTH.code("long")
+        columns["roof"][row] = trains.ROOF.code("none")
+    relation = Relation("has_car", columns, has_car.types, has_car.key)
+    return RelationalDatabase(base.examples, base.counts, {"has_car": relation}, base.predicates)
+
+
+SHARED_D = shared_car_database()
+SHARED_D_PRIME = without(SHARED_D, 0)
+
+
+# ---------------------------------------------------------------- the privacy loss of a transcript
+@dataclass(frozen=True)
+class PrivacyLoss:
+    """log p_D(y) / p_D'(y) of released noisy counts y under the claimed calibration.
+
+    A count with value a on D and b on D', released with two-sided geometric noise
+    P(z) ~ exp(-|z| / s), has log probability ratio (|y - b| - |y - a|) / s at y; independent counts add (a relevance-aware
+    level's clauses and scale are fixed by the levels released before it, so the ratio of the
+    whole transcript is the sum over what was evaluated).
+
+    Attributes:
+        candidates: The clauses scored (index order of the reductions' results).
+        d, d_prime: (P, N) per clause on D and on D'.
+    """
+
+    candidates: tuple[Candidate, ...]
+    d: tuple[np.ndarray, np.ndarray]
+    d_prime: tuple[np.ndarray, np.ndarray]
+
+    @classmethod
+    def between(cls, d: RelationalDatabase, d_prime: RelationalDatabase,
+                candidates: Sequence[Candidate]) -> PrivacyLoss:
+        """The counts of every candidate over all examples of D and of D'."""
+        return cls(tuple(candidates), Coverage(d, MODES).counts(list(candidates)),
+                   Coverage(d_prime, MODES).counts(list(candidates)))
+
+    def moved(self) -> int:
+        """The L1 move of the 2 |L| counts between the neighbours."""
+        return int(sum(np.abs(a - b).sum() for a, b in zip(self.d, self.d_prime)))
+
+    def of(self, result: private.ReductionResult, levels: int | None, negatives_only: bool = False) -> float:
+        """The loss of one reduction's released counts; `levels` None for the naive reduction
+        (scale |L| / eps), else l (level i's scale beta_i (l + 1) / eps). With
+        `negatives_only`, P' is left out (its counts are equal on D and D' in that use)."""
+        evaluated = ~np.isnan(result.noisy_positives)
+        if levels is None:
+            scales = np.full(len(self.candidates), len(self.candidates) / float(result.epsilon))
+        else:
+            lengths = np.array([c.length for c in self.candidates])
+            beta = np.array([result.level_sizes[n] if n < len(result.level_sizes) else 0 for n in lengths])
+            scales = beta * (levels + 1) / float(result.epsilon)
+        total = 0.0
+        pairs = list(zip((result.noisy_positives, result.noisy_negatives), self.d, self.d_prime))
+        for released, a, b in pairs[1:] if negatives_only else pairs:
+            y = released[evaluated]
+            total += float(np.sum((np.abs(y - b[evaluated]) - np.abs(y - a[evaluated])) / scales[evaluated]))
+        return total
+
+
+@dataclass(frozen=True)
+class Union:
+    """Every event of several families (here: loss thresholds and chosen-clause categories)."""
+
+    families: tuple[Any, ...]
+
+    def candidates(self, first: np.ndarray, second: np.ndarray) -> list[Event]:
+        return [event for family in self.families for event in family.candidates(first, second)]
+
+
+LOSS_AND_CHOICE = Union((Projection(lambda y: y[:, 0], "loss", Thresholds()),
+                         Projection(lambda y: np.array([f"clause {int(v)}" for v in y[:, 1]], dtype=object),
+                                    "chosen", Categories())))
+
+
+# ---------------------------------------------------------------- runners
+Patch = Callable[[], contextlib.AbstractContextManager[Any]]
+
+
+def _charged(spent: list[Fraction], claim: Fraction) -> None:
+    """Every step was charged, and no more than the claim in all."""
+    if not spent or sum(spent) > claim:
+        raise AssertionError(f"charged {spent} for a claim of {claim}")
+
+
+def reduction_runner(epsilon: float, levels: int | None, loss: PrivacyLoss,
+                     patch: Patch = contextlib.nullcontext) -> Any:
+    """`count` runs of the naive (`levels` None) or relevance-aware reduction over CANDIDATES;
+    each output is (privacy loss of the released counts, chosen clause)."""
+    claim = Fraction(epsilon)
+
+    def run(database: RelationalDatabase, count: int, seed: int) -> np.ndarray:
+        coverage = Coverage(database, MODES)
+        active = np.ones(len(database.examples), dtype=bool)
+        noise = Randomness(seed)
+        out = np.empty((count, 2))
+        with patch():
+            for i in range(count):
+                spent: list[Fraction] = []
+                charge = lambda e, _d: spent.append(Fraction(e))  # noqa: E731
+                if levels is None:
+                    result = private.naive_reduction(coverage, CANDIDATES, active, claim, noise, charge)
+                else:
+                    result = private.relevance_reduction(coverage, CANDIDATES, active, claim, levels, noise, charge)
+                _charged(spent, claim)
+                out[i] = (loss.of(result, levels), result.index)
+        return out
+    return run
+
+
+@contextlib.contextmanager
+def _captured(results: list[private.ReductionResult]) -> Iterator[None]:
+    """Record every reduction the covering loop calls (its rounds' transcripts)."""
+    def wrap(original: Callable[..., private.ReductionResult]) -> Callable[..., private.ReductionResult]:
+        def recorded(*args: Any, **kwargs: Any) -> private.ReductionResult:
+            result = original(*args, **kwargs)
+            results.append(result)
+            return result
+        return recorded
+
+    with mock.patch.object(private, "naive_reduction", wrap(private.naive_reduction)), \
+            mock.patch.object(private, "relevance_reduction", wrap(private.relevance_reduction)):
+        yield
+
+
+LOOP_LOSSES = tuple(PrivacyLoss.between(LOOP_D, LOOP_D_PRIME, legal_clauses(f, MODES, max_length=LOOP_LEVELS))
+                    for f in FAKES)
+
+
+def loop_runner(epsilon: float, method: str = "relevance") -> Any:
+    """`count` runs of dp_learn (ROUNDS rounds, covering removal between them); each output is
+    (privacy loss of every round's released counts, the CRC-32 of the learned theory's Prolog text).
+
+    The removed example is negative, so only the N' counts differ between D and D' given the
+    clauses released (the P' terms of the loss are 0 and left out)."""
+    claim = Fraction(epsilon)
+
+    def run(database: RelationalDatabase, count: int, seed: int) -> np.ndarray:
+        noise = Randomness(seed)
+        out = np.empty((count, 2))
+        for i in range(count):
+            spent: list[Fraction] = []
+            rounds: list[private.ReductionResult] = []
+            with _captured(rounds):
+                learned = private.dp_learn(database, MODES, list(FAKES), claim, method=method, levels=LOOP_LEVELS,
+                                           rounds=ROUNDS, noise=noise, charge=lambda e, _d: spent.append(Fraction(e)))
+            _charged(spent, claim)
+            if len(rounds) != ROUNDS:
+                raise AssertionError(f"captured {len(rounds)} reductions of {ROUNDS} rounds")
+            loss = sum(LOOP_LOSSES[r % len(FAKES)].of(result, LOOP_LEVELS if method == "relevance" else None, True)
+                       for r, result in enumerate(rounds))
+            out[i] = (loss, zlib.crc32(learned.to_prolog().encode()))
+        return out
+    return run
+
+
+LOSS_AND_THEORY = Union((Projection(lambda y: y[:, 0], "loss", Thresholds()),
+                         Projection(lambda y: np.array([f"theory {int(v):08x}" for v in y[:, 1]], dtype=object),
+                                    "theory", Categories())))
+
+
+def trivial_runner(epsilon: float) -> Any:
+    """`count` runs of the trivial "majority" theory; the output is its Prolog text."""
+    claim = Fraction(epsilon)
+
+    def run(database: RelationalDatabase, count: int, seed: int) -> np.ndarray:
+        noise = Randomness(seed)
+        out = []
+        for _ in range(count):
+            spent: list[Fraction] = []
+            learned = private.trivial_theory(database, MODES, claim, noise=noise,
+                                             charge=lambda e, _d: spent.append(Fraction(e)))
+            _charged(spent, claim)
+            out.append(learned.to_prolog())
+        return np.array(out, dtype=object)
+    return run
+
+
+# ---------------------------------------------------------------- negative-control patches
+def one_clause_noise() -> contextlib.AbstractContextManager[Any]:
+    """NEGATIVE CONTROL (a): every release calibrated for one clause (L1 sensitivity 1, not |L|)."""
+    original = private.release_counts
+    return mock.patch.object(private, "release_counts",
+                             lambda noise, values, l1, epsilon: original(noise, values, 1, epsilon))
+
+
+REDUCTION_LOSS = PrivacyLoss.between(REDUCTION_D, REDUCTION_D_PRIME, CANDIDATES)
+SHARED_LOSS = PrivacyLoss.between(SHARED_D, SHARED_D_PRIME, CANDIDATES)
+
+# Power floors. The naive reduction at eps 2 spreads the loss over 5 counts of scale 2.5: the
+# event "loss = 2" (every P' on D's side) has probability 2^-5 on D and 2^-5 e^-2 on D'; at
+# 8,000 samples the Clopper-Pearson bounds at alpha 1e-6 leave about 1.2 of the 2 (measured
+# 1.4-1.6). Relevance-aware at eps 2 and l = 3: 5 counts over 4 levels, a bound of about 1.3 when
+# no level is pruned. The covering loop at eps 4: 8 N' counts over 2 rounds x 3 levels, about
+# 2.0 of 4. The trivial theory realises its whole claim on one event (the empty theory: 1/2
+# against e^-1 / 2): about 0.8 of 1.
+ILP_CASES = [
+    AuditCase("ILP naive reduction (Algorithm 2), example covered by all |L| clauses",
+              reduction_runner(2.0, None, REDUCTION_LOSS), REDUCTION_D, REDUCTION_D_PRIME, epsilon=2.0,
+              samples=REDUCTION_SAMPLES, events=LOSS_AND_CHOICE, at_least=1.0),
+    AuditCase("ILP relevance-aware reduction (Algorithm 3), l = 3",
+              reduction_runner(2.0, LEVELS, REDUCTION_LOSS), REDUCTION_D, REDUCTION_D_PRIME, epsilon=2.0,
+              samples=RELEVANCE_SAMPLES, events=LOSS_AND_CHOICE, at_least=0.8),
+    AuditCase("ILP covering loop (Algorithm 4), 2 rounds relevance-aware, covering removal",
+              loop_runner(4.0), LOOP_D, LOOP_D_PRIME, epsilon=4.0, samples=LOOP_SAMPLES, events=LOSS_AND_THEORY,
+              at_least=1.5),
+    AuditCase("ILP trivial majority theory", trivial_runner(1.0), TRIVIAL_D, TRIVIAL_D_PRIME, epsilon=1.0,
+              samples=TRIVIAL_SAMPLES, events=Categories(), at_least=0.6),
+]
+
+ILP_NEGATIVE_CONTROLS = [
+    # (a) the counts noised as if the lattice had one clause: a realised loss of 5 x 2
+    AuditCase("ILP naive reduction with noise for one clause instead of |L|",
+              reduction_runner(2.0, None, REDUCTION_LOSS, one_clause_noise), REDUCTION_D, REDUCTION_D_PRIME,
+              epsilon=2.0, samples=REDUCTION_SAMPLES, events=LOSS_AND_CHOICE, expect_violation=True),
+    # (b) a car shared by four trains: removing train 0 moves the counts by 14 in L1, not 5
+    AuditCase("ILP naive reduction on a car shared by four trains (a fact not keyed by one example)",
+              reduction_runner(2.0, None, SHARED_LOSS), SHARED_D, SHARED_D_PRIME, epsilon=2.0,
+              samples=REDUCTION_SAMPLES, events=LOSS_AND_CHOICE, expect_violation=True),
+]

@@ -1,0 +1,71 @@
+"""Privacy audits of the ILP family (tests/privacy/ilp_cases.py), with the contract of
+test_audits.py: no case may show a lower bound on its realised epsilon above its claim, the
+power floors must be reached, and the mis-calibrated controls must be caught. The neighbours and
+the privacy-loss statistic the audits rest on are checked directly as well."""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+import numpy as np
+import pytest
+
+from jostle.audit import AuditCase
+from jostle.learners.ilp import private
+from tests.privacy import ilp_cases
+from tests.privacy.ilp_cases import ILP_CASES, ILP_NEGATIVE_CONTROLS
+
+
+@pytest.mark.parametrize("case", ILP_CASES, ids=[c.name for c in ILP_CASES])
+def test_ilp_component_respects_its_claimed_epsilon(case: AuditCase, audit_scale: float) -> None:
+    result = case.audit(audit_scale)
+    print(f"{case.name}: {result}")
+    assert not result.violated, f"{case.name}: {result}"
+    if case.at_least is not None:
+        assert result.epsilon_lower_bound >= case.at_least, f"{case.name}: the audit lost its power: {result}"
+
+
+@pytest.mark.parametrize("case", ILP_NEGATIVE_CONTROLS, ids=[c.name for c in ILP_NEGATIVE_CONTROLS])
+def test_ilp_miscalibrated_component_is_caught(case: AuditCase, audit_scale: float) -> None:
+    assert case.expect_violation
+    result = case.audit(audit_scale)
+    print(f"{case.name}: {result}")
+    assert result.violated, f"{case.name}: a mis-calibrated mechanism passed the audit: {result}"
+
+
+def test_ilp_controls_use_the_sample_sizes_of_passing_cases() -> None:
+    assert {c.samples for c in ILP_NEGATIVE_CONTROLS} <= {c.samples for c in ILP_CASES}
+
+
+def test_the_neighbours_differ_by_one_example_and_all_its_facts() -> None:
+    d, d_prime = ilp_cases.REDUCTION_D, ilp_cases.REDUCTION_D_PRIME
+    assert len(d.examples) - len(d_prime.examples) == 1 and 0 not in d_prime.examples.ids
+    cars, cars_prime = d.relations["has_car"], d_prime.relations["has_car"]
+    assert len(cars) - len(cars_prime) == int(np.sum(cars.columns["train"] == 0)) >= 1
+    assert not np.any(cars_prime.columns["train"] == 0)
+
+
+def test_the_removed_examples_move_every_count_the_claims_allow() -> None:
+    """Worst cases: the removed train is covered by every clause scored, so the 2|L| counts move
+    by exactly |L| in L1 (Theorem 4's bound, reached); the shared car moves them by more."""
+    assert ilp_cases.REDUCTION_LOSS.moved() == len(ilp_cases.CANDIDATES) == 5
+    positives, negatives = ilp_cases.REDUCTION_LOSS.d
+    assert np.all(ilp_cases.REDUCTION_LOSS.d_prime[0] == positives - 1)
+    assert np.all(ilp_cases.REDUCTION_LOSS.d_prime[1] == negatives)
+    for loss in ilp_cases.LOOP_LOSSES:  # the covering loop's removed train is negative
+        assert loss.moved() == len(loss.candidates) and np.all(loss.d[0] == loss.d_prime[0])
+    assert ilp_cases.SHARED_LOSS.moved() == 14 > len(ilp_cases.CANDIDATES)
+
+
+def test_the_privacy_loss_reaches_the_claim_exactly_at_d_counts() -> None:
+    """Released counts equal to D's give the largest loss, the claimed epsilon (the statistic is
+    calibrated as the component claims); equal to D''s, minus it."""
+    loss = ilp_cases.REDUCTION_LOSS
+    size = len(ilp_cases.CANDIDATES)
+    at = lambda counts: private.ReductionResult(  # noqa: E731
+        0, counts[0].astype(float), counts[1].astype(float), size, Fraction(2), (size,))
+    assert loss.of(at(loss.d), None) == pytest.approx(2.0)
+    assert loss.of(at(loss.d_prime), None) == pytest.approx(-2.0)
+    levels = (1, 1, 2, 1)  # relevance-aware, l = 3, nothing pruned
+    relevance = private.ReductionResult(0, loss.d[0].astype(float), loss.d[1].astype(float), size, Fraction(2), levels)
+    assert loss.of(relevance, ilp_cases.LEVELS) == pytest.approx(2.0)
