@@ -1,0 +1,549 @@
+"""DP inductive logic programming in the language: the learner call, theories as values.
+
+    session.bind_database({"trains": trains, "cars": cars}, key="train_id", schemas=...)
+
+    theory = ILP(trains.bound_per_key(1), cars, target="direction", positive="east",
+                 entities={cars: "car"},
+                 modes=["has_car(+train, -car)", "short(+car)", "closed(+car)", "long(+car)"],
+                 fake="has_car(T, C), short(C), closed(C), long(C)", epsilon=1.0)
+    print(theory)                                   # Prolog clauses
+    print(theory_accuracy(theory, test_trains, test_cars))    # on PUBLIC tables
+    print(ilp_bounds(trains, cars, target="direction", positive="east", entities={cars: "car"},
+                     modes=[...], epsilon=1.0, max_examples=10000))   # Theorem 3, no data read
+
+The tables. The first argument is the examples table (one row per example: the key, the label
+column `target=`, optionally categorical columns about the example), the others private fact
+tables keyed by the example id (`jostle.learners.ilp.tables`): `entities={cars: "car"}` says
+each row of `cars` is a new entity (a car) linked to its example by `has_car` (`links=` renames
+the link, `ids=` names a column telling the entity apart within its example); a table not in
+`entities` holds facts about the example itself. Every categorical column gives a predicate
+`column(E, #column)`; `unary=[...]` columns give one predicate per constant (`short(C)`);
+`predicates={load: ["load_shape", "load_count"]}` one over several columns; `background=[t]`
+public tables give derived predicates over public constants (`closed(C)`). Modes are Aleph's
+texts (default: every predicate, once); the fake example is a Prolog body (`fake=`, public), or
+the vocabulary of the modes cut at `k=`.
+
+Privacy (unit: one example and all its facts, `entity(example id)`, Zeng et al.'s footnote 1).
+Before anything is charged, from public facts only (schemas, units, stabilities, the names and
+the declarations), the call refuses: tables that are not all private of ONE database bound under
+`entity(key)` (or all public), an examples table that may hold more than one row per example
+(stability above 1: `bound_per_key(1)` first), a fact table without the key column (facts shared
+by several examples must be public background), an unknown predicate or column, bad modes, a
+fake example the modes do not allow, and bad settings. Then it builds the database (dropping, row
+by row, rows the declarations cannot place, never refusing on a row), charges the pure epsilon E
+within the call's budget to the accountant ONCE, and runs `private.dp_learn` (or the trivial
+theory) under `option_guard(E)`, which refuses any step past E before its noise is drawn. Every
+count the learner noises is a count of examples, so removing one example with all its facts
+moves each by at most 1, whatever the number of its facts: fact tables need no bound on their
+rows per key. The returned theory is post-processing of the noisy counts: public. On PUBLIC
+tables the call is the non-private Aleph learner, for free.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from fractions import Fraction
+from typing import Any, Sequence
+
+import numpy as np
+
+from jostle.choicemaker.budgets import pure_cost
+from jostle.diagnostics.errors import JostleRuntimeError, PrivacyError
+from jostle.diagnostics.source import Span
+from jostle.language.calls import BUDGET_KEYWORDS, ChoiceCall, budget_of, check_keywords, unit_of
+from jostle.language.values import Record, Table, type_name
+from jostle.learners.ilp.tables import Background, FactTable, RelationalSchema, TableError
+from jostle.privacy.composition import common_node
+from jostle.privacy.measures import RhoZCDPBudget
+from jostle.privacy.subledger import option_guard
+
+TASK = "ilp"
+DECLARATION_KEYWORDS = ("key", "target", "positive", "example", "head", "entities", "links", "ids", "unary",
+                        "predicates", "background")
+SEARCH_KEYWORDS = ("modes", "fake", "fake_seed", "k", "max_length", "levels", "rounds", "method", "min_score",
+                   "min_positives")
+LEARNER_KEYWORDS = (*BUDGET_KEYWORDS, *DECLARATION_KEYWORDS, *SEARCH_KEYWORDS)
+BOUNDS_KEYWORDS = (*LEARNER_KEYWORDS, "max_examples", "delta", "eta")
+#: Defaults of the search: k literals in the fake example, clause length, l, rounds, method.
+DEFAULTS = {"k": 10, "max_length": 4, "levels": 3, "rounds": 1, "method": "relevance", "min_score": 0,
+            "min_positives": 0}
+TRIVIAL_METHODS = ("majority", "all_positive")
+
+
+# ---------------------------------------------------------------- the declaration
+@dataclass(frozen=True)
+class Declaration:
+    """What a call declares, checked from public facts only (no row is read).
+
+    Attributes:
+        tables: The examples table, then the fact tables.
+        schema: How they make a relational database.
+        modes: The language bias (`modes.Modes`, head = the target predicate).
+        fakes: The fake bottom clauses (public), one per round in turn.
+        settings: method, levels, rounds, min_score, min_positives.
+        private: Whether the tables are private.
+    """
+
+    tables: tuple[Table, ...]
+    schema: RelationalSchema
+    modes: Any
+    fakes: tuple[Any, ...]
+    settings: dict[str, Any]
+    private: bool
+
+
+def _fail(who: str, message: str, span: Span, hint: str = "") -> JostleRuntimeError:
+    return JostleRuntimeError(f"{who}: {message}", span, (hint + "; " if hint else "") + "nothing was spent")
+
+
+def _names(value: Any, what: str, who: str, span: Span) -> tuple[str, ...]:
+    """A Jostle list of texts (or one text) as a tuple of texts."""
+    items = (value,) if isinstance(value, str) else value
+    if not isinstance(items, (tuple, list)) or not all(isinstance(item, str) for item in items):
+        raise _fail(who, f"{what} must be a list of texts, got a {type_name(value)}", span)
+    return tuple(items)
+
+
+def _by_table(value: Any, what: str, who: str, span: Span, names: Sequence[str]) -> dict[str, str]:
+    """A record keyed by table names, e.g. entities={cars: "car"}, as a dict of texts."""
+    if value is None:
+        return {}
+    if not isinstance(value, Record):
+        raise _fail(who, f"{what} must be a record keyed by table names, e.g. {{cars: \"car\"}}, got a "
+                         f"{type_name(value)}", span)
+    out = {}
+    for key, text in value.fields:
+        if key not in names:
+            raise _fail(who, f"{what} names '{key}', which is not a fact table of the call", span,
+                        f"the fact tables are {list(names)}")
+        if not isinstance(text, str):
+            raise _fail(who, f"{what}.{key} must be a text, got a {type_name(text)}", span)
+        out[key] = text
+    return out
+
+
+def _whole(kwargs: dict[str, Any], name: str, low: int, who: str, span: Span) -> int:
+    value = kwargs.get(name, DEFAULTS.get(name))
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < low:
+        raise _fail(who, f"{name} must be a whole number >= {low} (public), got {value!r}", span)
+    return int(value)
+
+
+def _database_name(node: Any) -> str | None:
+    """The database a table's data node belongs to (jostle.language.databases), or None."""
+    while node is not None:
+        name = getattr(node, "database", None)
+        if isinstance(name, str) and name:
+            return name
+        node = node.parent
+    return None
+
+
+def _check_tables(args: Sequence[Any], declared_key: Any, who: str, span: Span,
+                  reads_rows: bool = True) -> tuple[tuple[Table, ...], str, bool]:
+    """The tables of a call, their example key and whether they are private (refusals: public).
+
+    The key of private tables is their unit's (a `key=` that differs is refused); of public ones
+    `key=`, else the first column of the examples table that every fact table has. The
+    examples' stability is checked only for a call that reads rows (`reads_rows`).
+    """
+    if not args:
+        raise _fail(who, "needs the examples table (and its fact tables)", span,
+                    'e.g. ILP(trains.bound_per_key(1), cars, target="direction", ...)')
+    for position, table in enumerate(args, start=1):
+        if not isinstance(table, Table):
+            raise _fail(who, f"argument {position} must be a table, got a {type_name(table)}", span)
+    tables = tuple(args)
+    examples = tables[0]
+    private = [table.private for table in tables]
+    if any(private) and not all(private):
+        raise _fail(who, "mixes private and public tables", span,
+                    "pass the private examples and their private fact tables of one database; public facts "
+                    "about constants go in background=")
+    if not examples.private:
+        if isinstance(declared_key, str) and declared_key:
+            return tables, declared_key, False
+        shared = [name for name in examples.schema.names if all(name in table.schema for table in tables[1:])]
+        if not shared:
+            raise _fail(who, f"no column of '{examples.name}' is in every fact table", span,
+                        "name the example id column with key=")
+        return tables, shared[0], False
+    unit = unit_of(examples)
+    if not unit.is_entity:
+        raise PrivacyError(f"{who}: the examples table '{examples.name}' is bound under the unit {unit}; DP ILP "
+                           "protects one example and all its facts, the unit entity(example id)", span,
+                           'bind the examples and their facts as one database: bind_database({...}, key="id"); '
+                           "nothing was spent")
+    key = unit.key
+    if declared_key is not None and declared_key != key:
+        raise _fail(who, f"key={declared_key!r}, but the tables are bound under {unit}", span,
+                    f"the example id is the unit's key: leave key= out or write key={key!r}")
+    if reads_rows and examples.stability != 1:
+        bound = "unbounded" if examples.stability is None else str(examples.stability)
+        raise PrivacyError(f"{who}: the examples table '{examples.name}' may hold several rows per example "
+                           f"(stability {bound}); the learner reads one label per example", span,
+                           f"keep one row per example first: {examples.name}.bound_per_key(1); nothing was spent")
+    database = _database_name(examples.node)
+    for table in tables[1:]:
+        if unit_of(table) != unit or _database_name(table.node) != database:
+            raise PrivacyError(f"{who}: the fact table '{table.name}' is not a table of the examples' database "
+                               f"under {unit} (its unit: {unit_of(table)})", span,
+                               "bind the examples and all their private facts as one database "
+                               "(bind_database), so that removing an example removes all its facts; "
+                               "nothing was spent")
+        if key not in table.schema:
+            raise PrivacyError(f"{who}: the private fact table '{table.name}' has no column '{key}', so its facts "
+                               "are not keyed by the example they belong to", span,
+                               f"keep '{key}' in '{table.name}'; facts shared by several examples must be public "
+                               "background knowledge (background=[public tables]); nothing was spent")
+    return tables, key, True
+
+
+def _categorical_columns(table: Table, skip: Sequence[str]) -> dict[str, tuple]:
+    from jostle.data.schema import Categorical
+
+    return {name: tuple(table.schema[name].values) for name in table.schema.names
+            if name not in skip and isinstance(table.schema[name], Categorical)}
+
+
+def declaration(args: Sequence[Any], kwargs: dict[str, Any], span: Span, who: str,
+                reads_rows: bool = True) -> Declaration:
+    """Check a call's tables and declarations from public facts only, before anything is charged
+    (`reads_rows` False: for a report that reads no row, e.g. `ilp_bounds`).
+
+    Raises:
+        JostleRuntimeError / PrivacyError: What is wrong and how to fix it ("nothing was spent").
+    """
+    from jostle.learners.ilp.fake import fake_bottom
+    from jostle.learners.ilp.modes import ModeError, Mode, Modes
+    from jostle.learners.ilp.theory import TheoryError
+
+    tables, key, private = _check_tables(args, kwargs.get("key"), who, span, reads_rows)
+    examples, facts = tables[0], tables[1:]
+    target = kwargs.get("target")
+    if not isinstance(target, str) or target not in examples.schema or target == key:
+        raise _fail(who, f"target= must name the label column of '{examples.name}', got {target!r}", span,
+                    f"its columns are {examples.schema.names}")
+    labels = _categorical_columns(examples, ()).get(target)
+    if labels is None:
+        raise _fail(who, f"the label column '{target}' must be categorical", span,
+                    "declare its public values, e.g. categorical([\"east\", \"west\"])")
+    positive = kwargs.get("positive", True if any(value is True for value in labels) else None)
+    if positive is None or positive not in labels:
+        raise _fail(who, f"positive= must be the label of a positive example, one of {list(labels)}; got "
+                         f"{positive!r}", span)
+    fact_names = [table.name for table in facts]
+    if len(set(fact_names)) != len(fact_names) or examples.name in fact_names:
+        raise _fail(who, f"two tables share the name among {[examples.name, *fact_names]}", span,
+                    "pass each table once")
+    entities = _by_table(kwargs.get("entities"), "entities", who, span, fact_names)
+    links = _by_table(kwargs.get("links"), "links", who, span, fact_names)
+    ids = _by_table(kwargs.get("ids"), "ids", who, span, fact_names)
+    unary = set(_names(kwargs.get("unary", ()), "unary", who, span))
+    grouped = kwargs.get("predicates")
+    if grouped is not None and not isinstance(grouped, Record):
+        raise _fail(who, "predicates must be a record, e.g. {load: [\"load_shape\", \"load_count\"]}", span)
+    groups = {name: _names(columns, f"predicates.{name}", who, span)
+              for name, columns in (grouped.fields if grouped else ())}
+    domains: dict[str, tuple] = {}
+    declared: list[FactTable] = []
+
+    def collect(table: Table, skip: Sequence[str]) -> tuple[str, ...]:
+        columns = _categorical_columns(table, skip)
+        for column, values in columns.items():
+            if domains.get(column, values) != values:
+                raise _fail(who, f"the column '{column}' has different domains in two tables", span,
+                            "give a column one public domain in every table (it is one type in modes)")
+            domains[column] = values
+        return tuple(columns)
+
+    example_columns = collect(examples, (key, target))
+    seen_unary = set(example_columns) & unary
+    for table in facts:
+        id_column = ids.get(table.name)
+        if id_column is not None and id_column not in table.schema:
+            raise _fail(who, f"ids names '{id_column}', not a column of '{table.name}'", span)
+        columns = collect(table, (key, id_column) if id_column else (key,))
+        mine = tuple(name for name, group in groups.items() if set(group) <= set(columns))
+        seen_unary |= set(columns) & unary
+        declared.append(FactTable(table.name, entities.get(table.name), links.get(table.name), id_column, columns,
+                                  tuple(column for column in columns if column in unary),
+                                  tuple((name, groups[name]) for name in mine)))
+    missing = sorted(unary - seen_unary)
+    placed = {name for fact in declared for name, _ in fact.predicates}
+    if missing or set(groups) - placed:
+        raise _fail(who, f"no table reads the column(s) {missing or sorted(set(groups) - placed)} named in "
+                         f"{'unary' if missing else 'predicates'}", span,
+                    "name categorical columns of the fact tables")
+    background = kwargs.get("background", ())
+    background = (background,) if isinstance(background, Table) else background
+    if not isinstance(background, tuple) or not all(isinstance(t, Table) for t in background):
+        raise _fail(who, "background must be a list of public tables", span)
+    backgrounds = []
+    for table in background:
+        if table.private:
+            raise PrivacyError(f"{who}: the background table '{table.name}' is private; background knowledge is "
+                               "shared by several examples, so it must be public", span,
+                               "bind it with bind_public or load_public (a fact about one example belongs in a "
+                               "fact table keyed by the example); nothing was spent")
+        try:
+            backgrounds.append(Background.from_frame(table.frame, table.name))
+        except TableError as error:
+            raise _fail(who, error.message, span, error.hint) from None
+    try:
+        schema = RelationalSchema(key, target, positive, tuple(domains.items()), tuple(declared), tuple(backgrounds),
+                                  kwargs.get("example", ""), kwargs.get("head", ""), example_columns,
+                                  tuple(column for column in example_columns if column in unary),
+                                  examples.name)
+    except TableError as error:
+        raise _fail(who, error.message, span, error.hint) from None
+    settings = {"k": _whole(kwargs, "k", 0, who, span), "max_length": _whole(kwargs, "max_length", 0, who, span),
+                "levels": _whole(kwargs, "levels", 0, who, span), "rounds": _whole(kwargs, "rounds", 1, who, span),
+                "min_positives": _whole(kwargs, "min_positives", 0, who, span)}
+    method = kwargs.get("method", DEFAULTS["method"])
+    from jostle.learners.ilp.private import METHODS
+    if method not in (*METHODS, *TRIVIAL_METHODS):
+        raise _fail(who, f"method must be one of {', '.join((*METHODS, *TRIVIAL_METHODS))}, got {method!r}", span)
+    min_score = kwargs.get("min_score", 0)
+    if isinstance(min_score, bool) or not isinstance(min_score, (int, float, np.integer, np.floating)):
+        raise _fail(who, f"min_score must be a number (public), got {min_score!r}", span)
+    settings.update(method=method, min_score=float(min_score))
+    empty = schema.empty()
+    texts = _names(kwargs["modes"], "modes", who, span) if "modes" in kwargs else default_modes(schema)
+    try:
+        modes = Modes(schema.head, schema.example, tuple(Mode.parse(text) for text in texts),
+                      settings["max_length"], settings["k"])
+        modes.check(empty)
+        fake = kwargs.get("fake")
+        seed = kwargs.get("fake_seed")
+        if seed is not None and (isinstance(seed, bool) or not isinstance(seed, (int, np.integer))):
+            raise ModeError(f"fake_seed must be a whole number (public), got {seed!r}")
+        if fake is None:
+            fakes = (fake_bottom(modes, empty, None, seed=None if seed is None else int(seed)),)
+        else:
+            fakes = tuple(fake_bottom(modes, empty, text) for text in _names(fake, "fake", who, span))
+    except (ModeError, TheoryError) as error:
+        raise _fail(who, str(error), span, "modes and the fake example use the predicates the tables and "
+                    "their declarations give") from None
+    return Declaration(tables, schema, modes, fakes, settings, private)
+
+
+def default_modes(schema: RelationalSchema) -> tuple[str, ...]:
+    """One mode per predicate: links `has_car(+train, -car)`, then tests with their constants
+    (`roof(+car, #roof)`, `short(+car)`), in the schema's order."""
+    empty = schema.empty()
+    links, tests = [], []
+    for predicate in schema.predicates.values():
+        kinds = [empty.arg_type(predicate, position) for position in range(predicate.arity)]
+        from jostle.learners.ilp.relations import Domain
+        if len(kinds) == 2 and kinds[0].name == schema.example and not isinstance(kinds[1], Domain):
+            links.append(f"{predicate.name}(+{kinds[0].name}, -{kinds[1].name})")
+        else:
+            args = [f"+{kinds[0].name}", *(f"#{kind.name}" for kind in kinds[1:])]
+            tests.append(f"{predicate.name}({', '.join(args)})")
+    return tuple(links + tests)
+
+
+def build(decl: Declaration) -> Any:
+    """The relational database of a declaration's tables (rows the declarations cannot place are
+    dropped row by row on private tables; refused on public ones)."""
+    frames = {fact.name: table.frame for fact, table in zip(decl.schema.facts, decl.tables[1:])}
+    return decl.schema.build(decl.tables[0].frame, frames, strict=not decl.private)
+
+
+# ---------------------------------------------------------------- the theory value
+@dataclass(eq=False)
+class TheoryValue:
+    """A learned theory: public, prints as Prolog, is evaluated on public tables."""
+
+    jostle_type = "theory"
+    public_stateless = True  # training copies may share it (jostle.language.training_boundary)
+    public_result = True     # a released value: Session.eval may return it to Python
+
+    learned: Any                    # jostle.learners.ilp.aleph.LearnedTheory
+    schema: RelationalSchema
+    learner: str
+    method: str
+    epsilon: float | None
+    rho: float | None = None
+
+    @property
+    def theory(self) -> Any:
+        return self.learned.theory
+
+    def prolog(self) -> str:
+        """The clauses as Prolog text (a comment when there is none: nothing is covered)."""
+        return self.learned.to_prolog()
+
+    def __str__(self) -> str:
+        privacy = "not private" if self.epsilon is None else f"epsilon {self.epsilon:g}"
+        if self.rho is not None:
+            privacy = f"rho {self.rho:g}, run at {privacy}"
+        count = len(self.theory.clauses)
+        return (f"% {self.learner} ({self.method}, {privacy}): {count} clause(s) for {self.schema.head}\n"
+                + self.prolog())
+
+    def covers(self, tables: Sequence[Any], span: Span, who: str) -> np.ndarray:
+        """Which examples of PUBLIC tables (examples first, facts in the training order) it covers."""
+        from jostle.learners.ilp.theory import covers
+
+        database = self.database(tables, span, who)
+        return covers(self.theory, database) if self.theory.clauses else np.zeros(len(database.examples), bool)
+
+    def database(self, tables: Sequence[Any], span: Span, who: str) -> Any:
+        if len(tables) != 1 + len(self.schema.facts) or not all(isinstance(t, Table) for t in tables):
+            raise JostleRuntimeError(f"{who} takes the theory, then the examples table and its "
+                                     f"{len(self.schema.facts)} fact table(s) in the order it was trained on", span)
+        if any(table.private for table in tables):
+            raise PrivacyError(f"{who} would publish one answer per example of a private table", span,
+                               "evaluate on public test tables (load_public, bind_public)")
+        frames = {fact.name: table.frame for fact, table in zip(self.schema.facts, tables[1:])}
+        try:
+            return self.schema.build(tables[0].frame, frames)
+        except TableError as error:
+            raise JostleRuntimeError(f"{who}: {error.message}", span, error.hint) from None
+
+
+# ---------------------------------------------------------------- the learner
+@dataclass(eq=False)
+class ILPLearner:
+    """`ILP(examples, facts..., target=..., modes=[...], epsilon=E)`: the DP ILP learner."""
+
+    public_stateless = True
+    jostle_type = "option"
+    privacy = "choice"
+    task = TASK
+    dims = ()
+    name: str
+    option: str | None = None  # an Option's name (None: the configurable learner)
+
+    @property
+    def keywords(self) -> tuple[str, ...]:
+        return LEARNER_KEYWORDS
+
+    @property
+    def fingerprint(self) -> str:
+        return f"builtin-ilp:{self.name}"
+
+    def __str__(self) -> str:
+        return f"<option {self.name}>"
+
+    def jostle_call(self, interp: Any, args: list[Any], kwargs: dict[str, Any], span: Span) -> TheoryValue:
+        who = f"{self.name}()"
+        check_keywords(kwargs, span, who, self.keywords)
+        decl = declaration(args, kwargs, span, who)
+        if not decl.private:
+            return self._public(decl)
+        budget = budget_of(interp, kwargs, span, who)
+        return learn_private(interp, decl, budget, span, self.name)
+
+    def _public(self, decl: Declaration) -> TheoryValue:
+        """On public tables: Aleph's non-private covering loop, for free."""
+        from jostle.learners.ilp.aleph import learn
+
+        database = build(decl)
+        learned = learn(database, decl.modes, min_score=int(decl.settings["min_score"]))
+        return TheoryValue(learned, decl.schema, self.name, "non-private Aleph", None)
+
+
+def learn_private(interp: Any, decl: Declaration, budget: Any, span: Span, name: str) -> TheoryValue:
+    """Build the database, charge the pure epsilon within `budget` ONCE, then learn.
+
+    Everything refused is refused before this (`declaration`); building reads the rows but
+    refuses none. The accountant is charged E (E^2/2 in a zCDP program) before anything is
+    drawn; the learner's steps go through `option_guard(E)`, which refuses a step past E.
+    """
+    from jostle.learners.ilp.private import dp_learn, planned_cost, trivial_theory
+
+    database = build(decl)
+    settings = decl.settings
+    method = settings["method"]
+    cost = pure_cost(budget)
+    epsilon = Fraction(cost.epsilon)
+    node = common_node([table.node for table in decl.tables])
+    if planned_cost(epsilon, method if method in TRIVIAL_METHODS else None) > 0:
+        interp.accountant.charge(cost, node, f"option {name}",
+                                 f"{name} theory for '{decl.schema.head}' ({method}, {settings['rounds']} "
+                                 f"round(s), k = {decl.fakes[0].size})", span)
+    guard = option_guard(name, epsilon)
+    if method in TRIVIAL_METHODS:
+        learned = trivial_theory(database, decl.modes, epsilon, noise=interp.randomness, charge=guard, rule=method)
+    else:
+        learned = dp_learn(database, decl.modes, list(decl.fakes), epsilon, method=method,
+                           levels=settings["levels"], rounds=settings["rounds"], noise=interp.randomness,
+                           charge=guard, min_score=settings["min_score"],
+                           min_positives=settings["min_positives"])
+    rho = float(budget.rho) if isinstance(budget, RhoZCDPBudget) else None
+    return TheoryValue(learned, decl.schema, name, method, float(epsilon), rho)
+
+
+# ---------------------------------------------------------------- the ChoiceMaker
+def choice_call(maker: Any, interp: Any, args: list[Any], span: Span) -> ChoiceCall:
+    """`C(examples, facts..., target=..., epsilon=E)` for a ChoiceMaker over ILP Options."""
+    raise JostleRuntimeError(f"{maker.name}(): ChoiceMakers over ILP Options are not wired yet", span)
+
+
+# ---------------------------------------------------------------- built-ins
+def register(builtin: Any, registry: dict[str, Any]) -> None:
+    """Add `ILP`, the theory built-ins and `ilp_bounds`."""
+    registry["ILP"] = ILPLearner("ILP")
+
+    @builtin("theory_accuracy", 2, -1, privacy="choice",
+             doc="theory_accuracy(theory, examples, facts...): the share of PUBLIC examples a theory labels right")
+    def _accuracy(interp, span, theory, *tables):
+        value = _theory(theory, span, "theory_accuracy()")
+        covered = value.covers(tables, span, "theory_accuracy()")
+        labels = value.database(tables, span, "theory_accuracy()").examples.labels
+        if len(labels) == 0:
+            raise JostleRuntimeError("theory_accuracy() of no examples", span)
+        return float(np.mean(covered == labels))
+
+    @builtin("covers", 2, -1, privacy="choice",
+             doc="covers(theory, examples, facts...): per PUBLIC example (in order), whether the theory covers it")
+    def _covers(interp, span, theory, *tables):
+        value = _theory(theory, span, "covers()")
+        return tuple(bool(b) for b in value.covers(tables, span, "covers()"))
+
+    @builtin("prolog", 1, privacy="choice", doc="prolog(theory): the theory's clauses as Prolog text")
+    def _prolog(interp, span, theory):
+        return _theory(theory, span, "prolog()").prolog()
+
+    @builtin("ilp_bounds", 1, -1, privacy="choice", keywords=BOUNDS_KEYWORDS,
+             doc="ilp_bounds(examples, facts..., target=, modes=, epsilon=, max_examples=): k, the noise of both "
+                 "reductions and Theorem 3's bound, from public facts only (no row is read)")
+    def _bounds(interp, span, *tables, **kwargs):
+        return bounds_text(tables, kwargs, span)
+
+
+def bounds_text(tables: Sequence[Any], kwargs: dict[str, Any], span: Span) -> str:
+    """Theorem 3's report of a call's declarations; reads the tables' schemas, never a row."""
+    from jostle.learners.ilp.bounds import report
+
+    who = "ilp_bounds()"
+    epsilon = kwargs.get("epsilon")
+    limit = kwargs.get("max_examples")
+    if isinstance(epsilon, bool) or not isinstance(epsilon, (int, float)) or not epsilon > 0:
+        raise _fail(who, f"epsilon= must be a number > 0, got {epsilon!r}", span)
+    if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
+        raise _fail(who, f"max_examples= must be a public upper bound on the examples (a whole number >= 1), got "
+                         f"{limit!r}", span)
+    delta, eta = kwargs.get("delta", 0.9), kwargs.get("eta", 0.1)
+    for name, value in (("delta", delta), ("eta", eta)):
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < 1:
+            raise _fail(who, f"{name} must be a number in (0, 1), got {value!r}", span)
+    search = {key: value for key, value in kwargs.items() if key in LEARNER_KEYWORDS}
+    decl = declaration(tables, search, span, who, reads_rows=False)
+    settings = decl.settings
+    return report(decl.modes, decl.fakes[0], Fraction(epsilon), rounds=settings["rounds"], levels=settings["levels"],
+                  max_examples=int(limit), delta=float(delta), eta=float(eta)).text()
+
+
+def _theory(value: Any, span: Span, who: str) -> TheoryValue:
+    if not isinstance(value, TheoryValue):
+        raise JostleRuntimeError(f"{who} needs a learned theory, got a {type_name(value)}", span,
+                                 "learn one with ILP(examples, facts..., target=..., epsilon=...)")
+    return value
+
+
+__all__ = ["TASK", "LEARNER_KEYWORDS", "Declaration", "ILPLearner", "TheoryValue", "declaration", "default_modes",
+           "build", "learn_private", "bounds_text", "choice_call", "register"]
