@@ -20,7 +20,16 @@ ratio of its two-sided geometric laws on D and on D' (`safe_noise.release_counts
 scale as the component claims it: |L| / eps, or beta_i (l + 1) / eps on level i). It is a function of the output and of the two public neighbours only, so
 events on it are legitimate; by Neyman-Pearson its upper sets are the most telling events, and
 its largest value is exactly the claimed epsilon, reached when every count lands on D's side.
-The runners also output the chosen clause (or the theory's text), audited as categories.
+The runners also output the chosen clause and the level sizes beta_i (which clauses were
+evaluated is released too), or the theory's text, audited as categories. One relevance-aware
+case sits at the pruning threshold, so that whether the lattice below the empty clause is
+evaluated turns on the removed example.
+
+**Negative controls.** (a) the counts noised for one clause instead of |L|; (b) a car shared by
+four trains, a private fact not keyed by one example (`shared_car_database`); (c) the
+relevance-aware pruning, and so beta_i, computed from exact counts (`pruning_on_exact_counts`;
+noise scaled by the full level sizes instead of the alive beta_i would be no control: it is
+more private).
 
 Sample sizes are set so each audit takes a few seconds (a reduction runs in ~0.1-0.3 ms, a
 two-round covering loop in ~0.7 ms); the power floors (`at_least`) are derived from the loss
@@ -114,6 +123,17 @@ TRIVIAL_D = _trains([(4, [SHORT_CLOSED], True), (4, [LONG_OPEN], False)])
 TRIVIAL_D_PRIME = without(TRIVIAL_D, int(np.flatnonzero(~TRIVIAL_D.examples.labels)[0]))
 
 
+# Pruning at the public minimum: 5 positives with a short closed car (train 0, removed, among
+# them) and 20 negatives with a long open car, so the best noisy score stays far below
+# PRUNE_AT and the criterion reads P'(S) + sigma_i < PRUNE_AT. At eps 2 and l = 2 the level-0
+# noise has sigma 2.08: the empty clause (P = 5 on D, 4 on D') is pruned, and with it the whole
+# lattice, about as often as not, and the decision turns on the removed example.
+PRUNING_D = _trains([(5, [SHORT_CLOSED], True), (20, [LONG_OPEN], False)])
+PRUNING_D_PRIME = without(PRUNING_D, 0)
+PRUNING_LEVELS = 2
+PRUNE_AT = 7
+
+
 def shared_car_database() -> RelationalDatabase:
     """NEGATIVE CONTROL data: a car shared by four trains (a private fact not keyed by one example).
 
@@ -200,9 +220,13 @@ class Union:
         return [event for family in self.families for event in family.candidates(first, second)]
 
 
+def _labels(column: int, prefix: str) -> Any:
+    return lambda y: np.array([f"{prefix} {int(v):x}" for v in y[:, column]], dtype=object)
+
+
 LOSS_AND_CHOICE = Union((Projection(lambda y: y[:, 0], "loss", Thresholds()),
-                         Projection(lambda y: np.array([f"clause {int(v)}" for v in y[:, 1]], dtype=object),
-                                    "chosen", Categories())))
+                         Projection(_labels(1, "clause"), "chosen", Categories()),
+                         Projection(_labels(2, "level sizes"), "levels", Categories())))
 
 
 # ---------------------------------------------------------------- runners
@@ -216,16 +240,17 @@ def _charged(spent: list[Fraction], claim: Fraction) -> None:
 
 
 def reduction_runner(epsilon: float, levels: int | None, loss: PrivacyLoss,
-                     patch: Patch = contextlib.nullcontext) -> Any:
+                     patch: Patch = contextlib.nullcontext, min_positives: int = 0) -> Any:
     """`count` runs of the naive (`levels` None) or relevance-aware reduction over CANDIDATES;
-    each output is (privacy loss of the released counts, chosen clause)."""
+    each output is (privacy loss of the released counts, chosen clause, the level sizes beta_i
+    as one number: which clauses were evaluated is released too)."""
     claim = Fraction(epsilon)
 
     def run(database: RelationalDatabase, count: int, seed: int) -> np.ndarray:
         coverage = Coverage(database, MODES)
         active = np.ones(len(database.examples), dtype=bool)
         noise = Randomness(seed)
-        out = np.empty((count, 2))
+        out = np.empty((count, 3))
         with patch():
             for i in range(count):
                 spent: list[Fraction] = []
@@ -233,9 +258,10 @@ def reduction_runner(epsilon: float, levels: int | None, loss: PrivacyLoss,
                 if levels is None:
                     result = private.naive_reduction(coverage, CANDIDATES, active, claim, noise, charge)
                 else:
-                    result = private.relevance_reduction(coverage, CANDIDATES, active, claim, levels, noise, charge)
+                    result = private.relevance_reduction(coverage, CANDIDATES, active, claim, levels, noise, charge,
+                                                         min_positives)
                 _charged(spent, claim)
-                out[i] = (loss.of(result, levels), result.index)
+                out[i] = (loss.of(result, levels), result.index, sum(b * 16 ** n for n, b in enumerate(result.level_sizes)))
         return out
     return run
 
@@ -316,13 +342,45 @@ def one_clause_noise() -> contextlib.AbstractContextManager[Any]:
                              lambda noise, values, l1, epsilon: original(noise, values, 1, epsilon))
 
 
+class _ExactWhenCompared(np.ndarray):
+    """NEGATIVE CONTROL (c) device: noisy P' that adds and compares as the exact P.
+
+    Stored and subtracted (the released counts, the best noisy score) it is the noisy vector;
+    in the pruning test `P' + slack sigma < threshold` it is the exact one. So the alive clauses
+    and beta_i come from exact counts while every released count is still noisy.
+    """
+
+    exact: np.ndarray
+
+    def __add__(self, other: Any) -> Any:
+        return np.asarray(self.exact, dtype=float) + other
+
+    __radd__ = __add__
+
+    def __lt__(self, other: Any) -> Any:
+        return np.asarray(self.exact, dtype=float) < other
+
+
+def pruning_on_exact_counts() -> contextlib.AbstractContextManager[Any]:
+    """NEGATIVE CONTROL (c): the relevance-aware reduction prunes (so sets beta_i) on exact counts."""
+    original = private._noisy_counts
+
+    def leaky(coverage: Coverage, candidates: Sequence[Candidate], active: np.ndarray, *args: Any) -> Any:
+        positives, negatives = original(coverage, candidates, active, *args)
+        leaked = np.asarray(positives, dtype=float).view(_ExactWhenCompared)
+        leaked.exact = coverage.counts(list(candidates), active)[0]
+        return leaked, negatives
+
+    return mock.patch.object(private, "_noisy_counts", leaky)
+
+
 REDUCTION_LOSS = PrivacyLoss.between(REDUCTION_D, REDUCTION_D_PRIME, CANDIDATES)
 SHARED_LOSS = PrivacyLoss.between(SHARED_D, SHARED_D_PRIME, CANDIDATES)
+PRUNING_LOSS = PrivacyLoss.between(PRUNING_D, PRUNING_D_PRIME, CANDIDATES)
 
 # Power floors. The naive reduction at eps 2 spreads the loss over 5 counts of scale 2.5: the
 # event "loss = 2" (every P' on D's side) has probability 2^-5 on D and 2^-5 e^-2 on D'; at
-# 8,000 samples the Clopper-Pearson bounds at alpha 1e-6 leave about 1.2 of the 2 (measured
-# 1.4-1.6). Relevance-aware at eps 2 and l = 3: 5 counts over 4 levels, a bound of about 1.3 when
+# 8,000 samples the Clopper-Pearson bounds at alpha 1e-6 leave about 1.2 of the 2. Relevance-aware at eps 2 and l = 3: 5 counts over 4 levels, a bound of about 1.3 when
 # no level is pruned. The covering loop at eps 4: 8 N' counts over 2 rounds x 3 levels, about
 # 2.0 of 4. The trivial theory realises its whole claim on one event (the empty theory: 1/2
 # against e^-1 / 2): about 0.8 of 1.
@@ -333,6 +391,9 @@ ILP_CASES = [
     AuditCase("ILP relevance-aware reduction (Algorithm 3), l = 3",
               reduction_runner(2.0, LEVELS, REDUCTION_LOSS), REDUCTION_D, REDUCTION_D_PRIME, epsilon=2.0,
               samples=RELEVANCE_SAMPLES, events=LOSS_AND_CHOICE, at_least=0.8),
+    AuditCase("ILP relevance-aware reduction, pruning at the minimum positive count",
+              reduction_runner(2.0, PRUNING_LEVELS, PRUNING_LOSS, min_positives=PRUNE_AT), PRUNING_D,
+              PRUNING_D_PRIME, epsilon=2.0, samples=RELEVANCE_SAMPLES, events=LOSS_AND_CHOICE, at_least=0.9),
     AuditCase("ILP covering loop (Algorithm 4), 2 rounds relevance-aware, covering removal",
               loop_runner(4.0), LOOP_D, LOOP_D_PRIME, epsilon=4.0, samples=LOOP_SAMPLES, events=LOSS_AND_THEORY,
               at_least=1.5),
@@ -349,4 +410,9 @@ ILP_NEGATIVE_CONTROLS = [
     AuditCase("ILP naive reduction on a car shared by four trains (a fact not keyed by one example)",
               reduction_runner(2.0, None, SHARED_LOSS), SHARED_D, SHARED_D_PRIME, epsilon=2.0,
               samples=REDUCTION_SAMPLES, events=LOSS_AND_CHOICE, expect_violation=True),
+    # (c) pruning, so the alive clauses and beta_i, from exact counts: whether the lattice below
+    # the empty clause is evaluated at all then tells D (P = 5) from D' (P = 4) for sure
+    AuditCase("ILP relevance-aware reduction pruning on exact counts (beta_i not from noisy counts)",
+              reduction_runner(2.0, PRUNING_LEVELS, PRUNING_LOSS, pruning_on_exact_counts, PRUNE_AT), PRUNING_D,
+              PRUNING_D_PRIME, epsilon=2.0, samples=RELEVANCE_SAMPLES, events=LOSS_AND_CHOICE, expect_violation=True),
 ]

@@ -69,3 +69,12 @@ def test_the_privacy_loss_reaches_the_claim_exactly_at_d_counts() -> None:
     levels = (1, 1, 2, 1)  # relevance-aware, l = 3, nothing pruned
     relevance = private.ReductionResult(0, loss.d[0].astype(float), loss.d[1].astype(float), size, Fraction(2), levels)
     assert loss.of(relevance, ilp_cases.LEVELS) == pytest.approx(2.0)
+
+
+def test_the_pruning_case_prunes_on_both_neighbours() -> None:
+    """At PRUNE_AT the empty clause is pruned (nothing else evaluated) in a share of runs on
+    each neighbour, more often without the removed positive, and never always."""
+    run = ilp_cases.reduction_runner(2.0, ilp_cases.PRUNING_LEVELS, ilp_cases.PRUNING_LOSS,
+                                     min_positives=ilp_cases.PRUNE_AT)
+    only_level_0 = [np.mean(run(data, 400, 5)[:, 2] == 1) for data in (ilp_cases.PRUNING_D, ilp_cases.PRUNING_D_PRIME)]
+    assert 0.15 < only_level_0[0] < only_level_0[1] < 0.9, only_level_0
