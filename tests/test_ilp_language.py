@@ -14,7 +14,7 @@ import pytest
 
 from jostle import Session
 from jostle.diagnostics.errors import BudgetExceeded, JostleRuntimeError, PrivacyError
-from jostle.learners.ilp import aleph, tables, trains
+from jostle.learners.ilp import aleph, declare, tables, trains
 from jostle.learners.ilp.modes import TRAIN_MODES
 from jostle.learners.ilp.theory import covers, parse_theory
 
@@ -27,7 +27,7 @@ THEORIES = ("eastbound(T) :- has_car(T, C), short(C), closed(C).",
 # ---------------------------------------------------------------- tables
 def _frames(n: int, seed: int, offset: int = 100) -> tuple[trains.RelationalDatabase, pd.DataFrame, pd.DataFrame]:
     generated = trains.generate_trains(n, seed=seed)
-    examples, cars = tables.trains_frames(generated)
+    examples, cars = declare.trains_frames(generated)
     examples["train_id"] += offset  # keys need not be 0..n-1
     cars["train_id"] += offset
     return generated, examples, cars
@@ -36,7 +36,7 @@ def _frames(n: int, seed: int, offset: int = 100) -> tuple[trains.RelationalData
 @pytest.mark.parametrize("text", THEORIES)
 def test_trains_from_frames_are_covered_as_the_generated_ones(text: str) -> None:
     generated, examples, cars = _frames(1500, seed=4)
-    built = tables.trains_schema().build(examples.sample(frac=1, random_state=1).reset_index(drop=True)
+    built = declare.trains_schema().build(examples.sample(frac=1, random_state=1).reset_index(drop=True)
                                          .sort_values("train_id"), {"cars": cars.iloc[::-1]})
     theory = parse_theory(text, generated)
     assert np.array_equal(covers(theory, generated), covers(parse_theory(text, built), built))
@@ -45,9 +45,9 @@ def test_trains_from_frames_are_covered_as_the_generated_ones(text: str) -> None
 
 def test_the_frames_give_the_train_modes_and_the_same_learned_theory() -> None:
     generated, examples, cars = _frames(400, seed=1)
-    built = tables.relational_database(
-        examples, "train_id", "eastbound", True, {"cars": (cars, tables.TRAIN_CARS)},
-        domains=tables.train_domains(), background=[tables.TRAIN_ROOFS], example="train")
+    built = declare.relational_database(
+        examples, "train_id", "eastbound", True, {"cars": (cars, declare.TRAIN_CARS)},
+        domains=declare.train_domains(), background=[declare.TRAIN_ROOFS], example="train")
     TRAIN_MODES.check(built)
     assert set(trains.TRAIN_PREDICATES) <= set(built.predicates)
     assert aleph.learn(built).to_prolog() == aleph.learn(generated).to_prolog()
@@ -56,7 +56,7 @@ def test_the_frames_give_the_train_modes_and_the_same_learned_theory() -> None:
 
 def test_building_is_vectorised() -> None:
     _, examples, cars = _frames(30_000, seed=2)
-    schema = tables.trains_schema()
+    schema = declare.trains_schema()
     start = time.perf_counter()
     built = schema.build(examples, {"cars": cars})
     assert time.perf_counter() - start < 2.0
@@ -68,9 +68,9 @@ def test_a_background_table_gives_derived_predicates() -> None:
                           "kind": ["polygon", "polygon", "curved", "curved", "curved"]})
     background = tables.Background.from_frame(frame, "shapes")
     generated, examples, cars = _frames(500, seed=3)
-    built = tables.relational_database(
-        examples, "train_id", "eastbound", True, {"cars": (cars, tables.TRAIN_CARS)},
-        domains=tables.train_domains(), background=[background, tables.TRAIN_ROOFS])
+    built = declare.relational_database(
+        examples, "train_id", "eastbound", True, {"cars": (cars, declare.TRAIN_CARS)},
+        domains=declare.train_domains(), background=[background, declare.TRAIN_ROOFS])
     polygon = covers(parse_theory("eastbound(T) :- has_car(T, C), polygon(C).", built), built)
     either = covers(parse_theory("eastbound(T) :- has_car(T, C), rectangle(C).\n"
                                  "eastbound(T) :- has_car(T, C), hexagon(C).", generated), generated)
@@ -80,9 +80,9 @@ def test_a_background_table_gives_derived_predicates() -> None:
 def test_a_fact_table_without_the_example_key_is_refused_with_a_fix() -> None:
     _, examples, cars = _frames(50, seed=5)
     with pytest.raises(tables.TableError) as caught:
-        tables.relational_database(examples, "train_id", "eastbound", True,
-                                   {"cars": (cars.drop(columns="train_id"), tables.TRAIN_CARS)},
-                                   domains=tables.train_domains())
+        declare.relational_database(examples, "train_id", "eastbound", True,
+                                   {"cars": (cars.drop(columns="train_id"), declare.TRAIN_CARS)},
+                                   domains=declare.train_domains())
     assert "keyed by the example id" in caught.value.message and "background" in caught.value.hint
 
 
@@ -94,7 +94,7 @@ def test_a_fact_table_without_the_example_key_is_refused_with_a_fix() -> None:
 def test_strict_building_refuses_rows_it_cannot_place(change, message) -> None:
     _, examples, cars = _frames(50, seed=6)
     examples, cars = change(examples, cars)
-    schema = tables.trains_schema()
+    schema = declare.trains_schema()
     with pytest.raises(tables.TableError, match=message):
         schema.build(examples, {"cars": cars})
     lenient = schema.build(examples, {"cars": cars}, strict=False)  # the language's rule: drop the row
@@ -104,14 +104,14 @@ def test_strict_building_refuses_rows_it_cannot_place(change, message) -> None:
 @pytest.mark.parametrize("kwargs, message", [
     ({"background": [tables.Background("roof", (("short", ("arc",)),))]}, "two predicates are named 'short'"),
     ({"background": [tables.Background("roof", (("closed", ("glass",)),))]}, "not a constant"),
-    ({"domains": {**tables.train_domains(), "shape": ("U-shaped", "bucket")}}, "not a Prolog constant"),
+    ({"domains": {**declare.train_domains(), "shape": ("U-shaped", "bucket")}}, "not a Prolog constant"),
     ({"head": "Eastbound"}, "not a Prolog name"),
 ])
 def test_bad_declarations_are_refused_before_any_row_is_read(kwargs, message) -> None:
     _, examples, cars = _frames(20, seed=7)
-    arguments = {"domains": tables.train_domains(), **kwargs}
+    arguments = {"domains": declare.train_domains(), **kwargs}
     with pytest.raises(tables.TableError, match=message):
-        tables.relational_database(examples, "train_id", "eastbound", True, {"cars": (cars, tables.TRAIN_CARS)},
+        declare.relational_database(examples, "train_id", "eastbound", True, {"cars": (cars, declare.TRAIN_CARS)},
                                    **arguments)
 
 
@@ -123,7 +123,7 @@ def _cat(values) -> dict:
 KEY = {"type": "numeric", "bounds": [0, 100_000], "integer": True}
 SCHEMAS = {"trains": {"train_id": KEY, "direction": _cat(["east", "west"])},
            "cars": {"train_id": KEY, "car_id": {"type": "numeric", "bounds": [0, 10 ** 6], "integer": True},
-                    **{column: _cat(values) for column, values in tables.train_domains().items()}}}
+                    **{column: _cat(values) for column, values in declare.train_domains().items()}}}
 MODES = '["has_car(+train, -car)", "short(+car)", "long(+car)", "closed(+car)", "double(+car)", "roof(+car, #roof)"]'
 FAKE = '"has_car(T, C), short(C), closed(C), long(C), double(C)"'
 DECLARE = ('target="direction", positive="east", head="eastbound", entities={cars: "car"}, '
@@ -149,6 +149,7 @@ def _session(budget: float = 5.0, n: int = 3000, seed: int = 3) -> Session:
     session.bind_public("test_trains", _direction(test_examples))
     session.bind_public("test_cars", test_cars)
     session.bind_public("closed", pd.DataFrame({"roof": ["arc", "flat", "peaked", "jagged"]}))
+    session.bind_private("secret", pd.DataFrame({"roof": ["arc"]}), {"roof": _cat(["arc", "flat"])})
     return session
 
 
@@ -214,7 +215,6 @@ def test_bad_calls_are_refused_before_any_charge(call: str, message: str) -> Non
     session.bind_database({"trains2": _direction(examples), "other": cars}, key="train_id",
                           schemas={"trains2": SCHEMAS["trains"], "other": SCHEMAS["cars"]})
     session.bind_private("rows", _direction(examples), SCHEMAS["trains"])
-    session.bind_private("secret", pd.DataFrame({"roof": ["arc"]}), {"roof": _cat(["arc", "flat"])})
     with pytest.raises((JostleRuntimeError, PrivacyError)) as caught:
         session.run(f"th = {call}\n")
     assert message in caught.value.message + (caught.value.hint or "")
@@ -237,3 +237,20 @@ def test_ilp_bounds_reports_theorem_3_and_reads_no_row() -> None:
     assert "fake bottom clause: 5 literals" in text and "Theorem 3" in text
     assert "does not say that this database yields no useful theory" in text
     assert len(session.ledger) == 0
+
+
+def test_an_ilp_task_holds_the_declarations_and_an_option_fixes_its_method() -> None:
+    session = _session()
+    session.run(f"task = ilp_task({DECLARE}, modes={MODES}, fake={FAKE})\n"
+                "th = ILPRelevance2(trains.bound_per_key(1), [cars], task, epsilon=0.75)\ntext = str(th)\n"
+                "r = ilp_bounds(trains, cars, task, epsilon=1, max_examples=500)\n")
+    assert session.eval("text").startswith("% ILPRelevance2 (relevance, epsilon 0.75)")
+    assert [c.budget.epsilon for c in session.ledger] == [Fraction(3, 4)]
+    assert "level 3: 6 clauses" in session.eval("r")  # the task leaves l at its default, 3
+    with pytest.raises(JostleRuntimeError, match="keyword"):
+        session.run("a = ILPRelevance2(trains.bound_per_key(1), cars, task, levels=4, epsilon=1)\n")
+    with pytest.raises(JostleRuntimeError, match="both by the call and by its ilp_task"):
+        session.run('a = ILP(trains.bound_per_key(1), cars, task, target="direction", epsilon=1)\n')
+    with pytest.raises(PrivacyError, match="must be public"):
+        session.run(f"bad = ilp_task({DECLARE.replace('[closed]', '[secret]')})\n")
+    assert len(session.ledger) == 1

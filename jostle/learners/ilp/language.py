@@ -1,15 +1,13 @@
 """DP inductive logic programming in the language: the learner call, theories as values.
 
-    session.bind_database({"trains": trains, "cars": cars}, key="train_id", schemas=...)
-
     theory = ILP(trains.bound_per_key(1), cars, target="direction", positive="east",
-                 entities={cars: "car"},
-                 modes=["has_car(+train, -car)", "short(+car)", "closed(+car)", "long(+car)"],
-                 fake="has_car(T, C), short(C), closed(C), long(C)", epsilon=1.0)
-    print(theory)                                   # Prolog clauses
+                 entities={cars: "car"}, modes=["has_car(+train, -car)", "short(+car)", ...],
+                 fake="has_car(T, C), short(C), closed(C)", epsilon=1.0)
+    print(theory)                                             # Prolog clauses
     print(theory_accuracy(theory, test_trains, test_cars))    # on PUBLIC tables
-    print(ilp_bounds(trains, cars, target="direction", positive="east", entities={cars: "car"},
-                     modes=[...], epsilon=1.0, max_examples=10000))   # Theorem 3, no data read
+    task = ilp_task(target="direction", ...)   # the declarations as one value, for ChoiceMakers:
+    chooser(trains.bound_per_key(1), cars, task, epsilon=1.0)
+    print(ilp_bounds(trains, cars, task, epsilon=1.0, max_examples=10000))  # reads no row
 
 The tables. The first argument is the examples table (one row per example: the key, the label
 column `target=`, optionally categorical columns about the example), the others private fact
@@ -41,7 +39,7 @@ tables the call is the non-private Aleph learner, for free.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any, Sequence
 
@@ -51,8 +49,9 @@ from jostle.choicemaker.budgets import pure_cost
 from jostle.diagnostics.errors import JostleRuntimeError, PrivacyError
 from jostle.diagnostics.source import Span
 from jostle.language.calls import BUDGET_KEYWORDS, ChoiceCall, budget_of, check_keywords, unit_of
-from jostle.language.values import Record, Table, type_name
-from jostle.learners.ilp.tables import Background, FactTable, RelationalSchema, TableError
+from jostle.language.values import CorpusValue, Record, Table, type_name
+from jostle.learners.ilp.declare import TRIVIAL_METHODS, declare_schema, search
+from jostle.learners.ilp.tables import Background, RelationalSchema, TableError
 from jostle.privacy.composition import common_node
 from jostle.privacy.measures import RhoZCDPBudget
 from jostle.privacy.subledger import option_guard
@@ -64,10 +63,6 @@ SEARCH_KEYWORDS = ("modes", "fake", "fake_seed", "k", "max_length", "levels", "r
                    "min_positives")
 LEARNER_KEYWORDS = (*BUDGET_KEYWORDS, *DECLARATION_KEYWORDS, *SEARCH_KEYWORDS)
 BOUNDS_KEYWORDS = (*LEARNER_KEYWORDS, "max_examples", "delta", "eta")
-#: Defaults of the search: k literals in the fake example, clause length, l, rounds, method.
-DEFAULTS = {"k": 10, "max_length": 4, "levels": 3, "rounds": 1, "method": "relevance", "min_score": 0,
-            "min_positives": 0}
-TRIVIAL_METHODS = ("majority", "all_positive")
 
 
 # ---------------------------------------------------------------- the declaration
@@ -120,13 +115,6 @@ def _by_table(value: Any, what: str, who: str, span: Span, names: Sequence[str])
             raise _fail(who, f"{what}.{key} must be a text, got a {type_name(text)}", span)
         out[key] = text
     return out
-
-
-def _whole(kwargs: dict[str, Any], name: str, low: int, who: str, span: Span) -> int:
-    value = kwargs.get(name, DEFAULTS.get(name))
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < low:
-        raise _fail(who, f"{name} must be a whole number >= {low} (public), got {value!r}", span)
-    return int(value)
 
 
 def _database_name(node: Any) -> str | None:
@@ -199,11 +187,67 @@ def _check_tables(args: Sequence[Any], declared_key: Any, who: str, span: Span,
     return tables, key, True
 
 
-def _categorical_columns(table: Table, skip: Sequence[str]) -> dict[str, tuple]:
+def _categorical_columns(table: Table) -> dict[str, tuple]:
+    """A table's categorical columns and their public values (its schema)."""
     from jostle.data.schema import Categorical
 
     return {name: tuple(table.schema[name].values) for name in table.schema.names
-            if name not in skip and isinstance(table.schema[name], Categorical)}
+            if isinstance(table.schema[name], Categorical)}
+
+
+def _backgrounds(value: Any, who: str, span: Span) -> tuple[Background, ...]:
+    """`background=[t, ...]`: public tables of facts about constants (a private one is refused)."""
+    items = (value,) if isinstance(value, Table) else value
+    if not isinstance(items, tuple) or not all(isinstance(table, Table) for table in items):
+        raise _fail(who, "background must be a list of public tables", span)
+    found = []
+    for table in items:
+        if table.private:
+            raise PrivacyError(f"{who}: the background table '{table.name}' is private; background knowledge is "
+                               "shared by several examples, so it must be public", span,
+                               "bind it with bind_public or load_public (a fact about one example belongs in a "
+                               "fact table keyed by the example); nothing was spent")
+        try:
+            found.append(Background.from_frame(table.frame, table.name))
+        except TableError as error:
+            raise _fail(who, error.message, span, error.hint) from None
+    return tuple(found)
+
+
+@dataclass(frozen=True, eq=False)
+class ILPTaskValue:
+    """`ilp_task(target=..., modes=[...], ...)`: a call's declarations as one public value, for
+    `ILP(examples, facts..., task, epsilon=E)` and for ChoiceMakers (whose calls take only a
+    budget as keyword): `chooser(examples, facts, task, epsilon=E)`."""
+
+    jostle_type = "ilp_task"
+    public_stateless = True
+
+    keywords: tuple[tuple[str, Any], ...]
+
+    def __str__(self) -> str:
+        shown = ", ".join(f"{key}={getattr(value, 'name', value)!r}" if isinstance(value, Table)
+                          else f"{key}={value!r}" for key, value in self.keywords)
+        return f"<ilp task {shown}>"
+
+
+TASK_KEYWORDS = (*DECLARATION_KEYWORDS, *SEARCH_KEYWORDS)
+
+
+def arguments(args: Sequence[Any], kwargs: dict[str, Any], who: str, span: Span) -> tuple[list[Any], dict[str, Any]]:
+    """The tables of a call (a list of fact tables is spread) and its keywords, with an
+    `ilp_task` value's (the last positional argument) merged in; a keyword given twice is refused."""
+    items = list(args)
+    merged = dict(kwargs)
+    if items and isinstance(items[-1], ILPTaskValue):
+        for key, value in items.pop().keywords:
+            if key in merged:
+                raise _fail(who, f"{key}= is given both by the call and by its ilp_task", span, "give it once")
+            merged[key] = value
+    tables: list[Any] = []
+    for item in items:
+        tables.extend(item if isinstance(item, tuple) else (item,))
+    return tables, merged
 
 
 def declaration(args: Sequence[Any], kwargs: dict[str, Any], span: Span, who: str,
@@ -214,134 +258,33 @@ def declaration(args: Sequence[Any], kwargs: dict[str, Any], span: Span, who: st
     Raises:
         JostleRuntimeError / PrivacyError: What is wrong and how to fix it ("nothing was spent").
     """
-    from jostle.learners.ilp.fake import fake_bottom
-    from jostle.learners.ilp.modes import ModeError, Mode, Modes
-    from jostle.learners.ilp.theory import TheoryError
-
     tables, key, private = _check_tables(args, kwargs.get("key"), who, span, reads_rows)
     examples, facts = tables[0], tables[1:]
-    target = kwargs.get("target")
-    if not isinstance(target, str) or target not in examples.schema or target == key:
-        raise _fail(who, f"target= must name the label column of '{examples.name}', got {target!r}", span,
-                    f"its columns are {examples.schema.names}")
-    labels = _categorical_columns(examples, ()).get(target)
-    if labels is None:
-        raise _fail(who, f"the label column '{target}' must be categorical", span,
-                    "declare its public values, e.g. categorical([\"east\", \"west\"])")
-    positive = kwargs.get("positive", True if any(value is True for value in labels) else None)
-    if positive is None or positive not in labels:
-        raise _fail(who, f"positive= must be the label of a positive example, one of {list(labels)}; got "
-                         f"{positive!r}", span)
-    fact_names = [table.name for table in facts]
-    if len(set(fact_names)) != len(fact_names) or examples.name in fact_names:
-        raise _fail(who, f"two tables share the name among {[examples.name, *fact_names]}", span,
-                    "pass each table once")
-    entities = _by_table(kwargs.get("entities"), "entities", who, span, fact_names)
-    links = _by_table(kwargs.get("links"), "links", who, span, fact_names)
-    ids = _by_table(kwargs.get("ids"), "ids", who, span, fact_names)
-    unary = set(_names(kwargs.get("unary", ()), "unary", who, span))
+    names = [table.name for table in facts]
     grouped = kwargs.get("predicates")
     if grouped is not None and not isinstance(grouped, Record):
         raise _fail(who, "predicates must be a record, e.g. {load: [\"load_shape\", \"load_count\"]}", span)
-    groups = {name: _names(columns, f"predicates.{name}", who, span)
-              for name, columns in (grouped.fields if grouped else ())}
-    domains: dict[str, tuple] = {}
-    declared: list[FactTable] = []
-
-    def collect(table: Table, skip: Sequence[str]) -> tuple[str, ...]:
-        columns = _categorical_columns(table, skip)
-        for column, values in columns.items():
-            if domains.get(column, values) != values:
-                raise _fail(who, f"the column '{column}' has different domains in two tables", span,
-                            "give a column one public domain in every table (it is one type in modes)")
-            domains[column] = values
-        return tuple(columns)
-
-    example_columns = collect(examples, (key, target))
-    seen_unary = set(example_columns) & unary
-    for table in facts:
-        id_column = ids.get(table.name)
-        if id_column is not None and id_column not in table.schema:
-            raise _fail(who, f"ids names '{id_column}', not a column of '{table.name}'", span)
-        columns = collect(table, (key, id_column) if id_column else (key,))
-        mine = tuple(name for name, group in groups.items() if set(group) <= set(columns))
-        seen_unary |= set(columns) & unary
-        declared.append(FactTable(table.name, entities.get(table.name), links.get(table.name), id_column, columns,
-                                  tuple(column for column in columns if column in unary),
-                                  tuple((name, groups[name]) for name in mine)))
-    missing = sorted(unary - seen_unary)
-    placed = {name for fact in declared for name, _ in fact.predicates}
-    if missing or set(groups) - placed:
-        raise _fail(who, f"no table reads the column(s) {missing or sorted(set(groups) - placed)} named in "
-                         f"{'unary' if missing else 'predicates'}", span,
-                    "name categorical columns of the fact tables")
-    background = kwargs.get("background", ())
-    background = (background,) if isinstance(background, Table) else background
-    if not isinstance(background, tuple) or not all(isinstance(t, Table) for t in background):
-        raise _fail(who, "background must be a list of public tables", span)
-    backgrounds = []
-    for table in background:
-        if table.private:
-            raise PrivacyError(f"{who}: the background table '{table.name}' is private; background knowledge is "
-                               "shared by several examples, so it must be public", span,
-                               "bind it with bind_public or load_public (a fact about one example belongs in a "
-                               "fact table keyed by the example); nothing was spent")
-        try:
-            backgrounds.append(Background.from_frame(table.frame, table.name))
-        except TableError as error:
-            raise _fail(who, error.message, span, error.hint) from None
     try:
-        schema = RelationalSchema(key, target, positive, tuple(domains.items()), tuple(declared), tuple(backgrounds),
-                                  kwargs.get("example", ""), kwargs.get("head", ""), example_columns,
-                                  tuple(column for column in example_columns if column in unary),
-                                  examples.name)
+        schema = declare_schema(
+            key, kwargs.get("target"), kwargs.get("positive", True),
+            (examples.name, _categorical_columns(examples)),
+            [(table.name, table.schema.names, _categorical_columns(table)) for table in facts],
+            entities=_by_table(kwargs.get("entities"), "entities", who, span, names),
+            links=_by_table(kwargs.get("links"), "links", who, span, names),
+            ids=_by_table(kwargs.get("ids"), "ids", who, span, names),
+            unary=_names(kwargs.get("unary", ()), "unary", who, span),
+            predicates={name: _names(columns, f"predicates.{name}", who, span)
+                        for name, columns in (grouped.fields if grouped else ())},
+            background=_backgrounds(kwargs.get("background", ()), who, span),
+            example=kwargs.get("example", ""), head=kwargs.get("head", ""))
     except TableError as error:
         raise _fail(who, error.message, span, error.hint) from None
-    settings = {"k": _whole(kwargs, "k", 0, who, span), "max_length": _whole(kwargs, "max_length", 0, who, span),
-                "levels": _whole(kwargs, "levels", 0, who, span), "rounds": _whole(kwargs, "rounds", 1, who, span),
-                "min_positives": _whole(kwargs, "min_positives", 0, who, span)}
-    method = kwargs.get("method", DEFAULTS["method"])
-    from jostle.learners.ilp.private import METHODS
-    if method not in (*METHODS, *TRIVIAL_METHODS):
-        raise _fail(who, f"method must be one of {', '.join((*METHODS, *TRIVIAL_METHODS))}, got {method!r}", span)
-    min_score = kwargs.get("min_score", 0)
-    if isinstance(min_score, bool) or not isinstance(min_score, (int, float, np.integer, np.floating)):
-        raise _fail(who, f"min_score must be a number (public), got {min_score!r}", span)
-    settings.update(method=method, min_score=float(min_score))
-    empty = schema.empty()
-    texts = _names(kwargs["modes"], "modes", who, span) if "modes" in kwargs else default_modes(schema)
     try:
-        modes = Modes(schema.head, schema.example, tuple(Mode.parse(text) for text in texts),
-                      settings["max_length"], settings["k"])
-        modes.check(empty)
-        fake = kwargs.get("fake")
-        seed = kwargs.get("fake_seed")
-        if seed is not None and (isinstance(seed, bool) or not isinstance(seed, (int, np.integer))):
-            raise ModeError(f"fake_seed must be a whole number (public), got {seed!r}")
-        if fake is None:
-            fakes = (fake_bottom(modes, empty, None, seed=None if seed is None else int(seed)),)
-        else:
-            fakes = tuple(fake_bottom(modes, empty, text) for text in _names(fake, "fake", who, span))
-    except (ModeError, TheoryError) as error:
-        raise _fail(who, str(error), span, "modes and the fake example use the predicates the tables and "
-                    "their declarations give") from None
+        modes, fakes, settings = search(schema, kwargs)
+    except (TableError, ValueError) as error:
+        message, hint = (error.message, error.hint) if isinstance(error, TableError) else (str(error), "")
+        raise _fail(who, message, span, hint) from None
     return Declaration(tables, schema, modes, fakes, settings, private)
-
-
-def default_modes(schema: RelationalSchema) -> tuple[str, ...]:
-    """One mode per predicate: links `has_car(+train, -car)`, then tests with their constants
-    (`roof(+car, #roof)`, `short(+car)`), in the schema's order."""
-    empty = schema.empty()
-    links, tests = [], []
-    for predicate in schema.predicates.values():
-        kinds = [empty.arg_type(predicate, position) for position in range(predicate.arity)]
-        from jostle.learners.ilp.relations import Domain
-        if len(kinds) == 2 and kinds[0].name == schema.example and not isinstance(kinds[1], Domain):
-            links.append(f"{predicate.name}(+{kinds[0].name}, -{kinds[1].name})")
-        else:
-            args = [f"+{kinds[0].name}", *(f"#{kind.name}" for kind in kinds[1:])]
-            tests.append(f"{predicate.name}({', '.join(args)})")
-    return tuple(links + tests)
 
 
 def build(decl: Declaration) -> Any:
@@ -391,6 +334,7 @@ class TheoryValue:
         return covers(self.theory, database) if self.theory.clauses else np.zeros(len(database.examples), bool)
 
     def database(self, tables: Sequence[Any], span: Span, who: str) -> Any:
+        tables = arguments(tables, {}, who, span)[0]
         if len(tables) != 1 + len(self.schema.facts) or not all(isinstance(t, Table) for t in tables):
             raise JostleRuntimeError(f"{who} takes the theory, then the examples table and its "
                                      f"{len(self.schema.facts)} fact table(s) in the order it was trained on", span)
@@ -407,7 +351,8 @@ class TheoryValue:
 # ---------------------------------------------------------------- the learner
 @dataclass(eq=False)
 class ILPLearner:
-    """`ILP(examples, facts..., target=..., modes=[...], epsilon=E)`: the DP ILP learner."""
+    """`ILP(examples, facts..., target=..., modes=[...], epsilon=E)`, and the family's Options
+    (`ILPRelevance3(...)`: the same call with the Option's method, l and rounds)."""
 
     public_stateless = True
     jostle_type = "option"
@@ -419,11 +364,20 @@ class ILPLearner:
 
     @property
     def keywords(self) -> tuple[str, ...]:
-        return LEARNER_KEYWORDS
+        if self.option is None:
+            return LEARNER_KEYWORDS
+        return tuple(key for key in LEARNER_KEYWORDS if key not in OPTION_FIXED)
 
     @property
     def fingerprint(self) -> str:
         return f"builtin-ilp:{self.name}"
+
+    @property
+    def engine_option(self) -> Any:
+        """What the ChoiceMaker engine trains and runs (the family's Option)."""
+        from jostle.learners.ilp.options import ILP_OPTIONS
+
+        return ILP_OPTIONS[self.option or DEFAULT_OPTION]
 
     def __str__(self) -> str:
         return f"<option {self.name}>"
@@ -431,19 +385,34 @@ class ILPLearner:
     def jostle_call(self, interp: Any, args: list[Any], kwargs: dict[str, Any], span: Span) -> TheoryValue:
         who = f"{self.name}()"
         check_keywords(kwargs, span, who, self.keywords)
-        decl = declaration(args, kwargs, span, who)
+        tables, merged = arguments(args, kwargs, who, span)
+        check_keywords(merged, span, who, self.keywords)
+        if self.option is not None:
+            merged.update(option_settings(self.engine_option))
+        decl = declaration(tables, merged, span, who)
         if not decl.private:
-            return self._public(decl)
+            return public_theory(decl, self.name)
         budget = budget_of(interp, kwargs, span, who)
         return learn_private(interp, decl, budget, span, self.name)
 
-    def _public(self, decl: Declaration) -> TheoryValue:
-        """On public tables: Aleph's non-private covering loop, for free."""
-        from jostle.learners.ilp.aleph import learn
 
-        database = build(decl)
-        learned = learn(database, decl.modes, min_score=int(decl.settings["min_score"]))
-        return TheoryValue(learned, decl.schema, self.name, "non-private Aleph", None)
+#: The settings an Option fixes (a call of an Option may not give them).
+OPTION_FIXED = ("method", "levels", "rounds")
+DEFAULT_OPTION = "ILPRelevance3"
+
+
+def option_settings(option: Any) -> dict[str, Any]:
+    """An engine Option's method, l and rounds as the call's keywords ("trivial": "majority")."""
+    method = "majority" if option.method == "trivial" else option.method
+    return {"method": method, "levels": max(int(option.levels), 0), "rounds": int(option.rounds)}
+
+
+def public_theory(decl: Declaration, name: str) -> TheoryValue:
+    """On public tables: Aleph's non-private covering loop, for free."""
+    from jostle.learners.ilp.aleph import learn
+
+    learned = learn(build(decl), decl.modes, min_score=int(decl.settings["min_score"]))
+    return TheoryValue(learned, decl.schema, name, "non-private Aleph", None)
 
 
 def learn_private(interp: Any, decl: Declaration, budget: Any, span: Span, name: str) -> TheoryValue:
@@ -479,14 +448,62 @@ def learn_private(interp: Any, decl: Declaration, budget: Any, span: Span, name:
 
 # ---------------------------------------------------------------- the ChoiceMaker
 def choice_call(maker: Any, interp: Any, args: list[Any], span: Span) -> ChoiceCall:
-    """`C(examples, facts..., target=..., epsilon=E)` for a ChoiceMaker over ILP Options."""
-    raise JostleRuntimeError(f"{maker.name}(): ChoiceMakers over ILP Options are not wired yet", span)
+    """`C(examples, facts, task, epsilon=E)` for a ChoiceMaker over ILP Options: the engine's
+    input (`task.ILPData`: the database built from the tables, the modes and the fake example,
+    checked before anything is charged, as `ILP(...)` checks them) and how a built-in Option
+    runs on it. The Options fix the method, l and rounds; the task's declare the rest."""
+    from jostle.learners.ilp.family import FAMILY
+    from jostle.learners.ilp.task import ILPData
+
+    who = f"{maker.name}()"
+    tables, merged = arguments(args, {}, who, span)
+    check_keywords(merged, span, who, TASK_KEYWORDS)
+    decl = declaration(tables, merged, span, who)
+    if not decl.private:
+        return ChoiceCall(None, None, False, public_theory(decl, maker.name))
+    data = ILPData(build(decl), decl.modes, decl.fakes, decl.tables[0].name)
+
+    def measure(metafeature: Any, amount: Fraction, noise: Any, context: Any) -> float:
+        return float(metafeature.measure(data, float(amount) if amount > 0 else 0.0, noise, context))
+
+    def run(option: Any, part: Any, released: Any) -> Any:
+        return FAMILY.run_option(option.engine_option, data, part, interp.randomness, released)
+
+    def wrap(learned: Any, choice: str, budget: Any) -> TheoryValue:
+        from jostle.choicemaker.budgets import pure_epsilon_within
+        from jostle.learners.ilp.options import ILP_OPTIONS
+
+        method = ILP_OPTIONS[choice].method if choice in ILP_OPTIONS else "option"
+        rho = float(budget.rho) if isinstance(budget, RhoZCDPBudget) else None
+        return TheoryValue(learned, decl.schema, f"{maker.name}: {choice}", method,
+                           float(pure_epsilon_within(budget)), rho)
+
+    node = common_node([table.node for table in decl.tables])
+    return ChoiceCall(data, node, True, None, measure, run, wrap, "train it on ilp_corpus()",
+                      unit_of(decl.tables[0]))
 
 
 # ---------------------------------------------------------------- built-ins
 def register(builtin: Any, registry: dict[str, Any]) -> None:
     """Add `ILP`, the theory built-ins and `ilp_bounds`."""
+    from jostle.learners.ilp.options import ILP_OPTIONS
+
     registry["ILP"] = ILPLearner("ILP")
+    for name in ILP_OPTIONS:
+        registry[name] = ILPLearner(name, name)
+
+    @builtin("ilp_task", 0, privacy="choice", keywords=TASK_KEYWORDS,
+             doc="ilp_task(target=, modes=, fake=, ...): an ILP call's declarations as one public value")
+    def _task(interp, span, **kwargs):
+        _backgrounds(kwargs.get("background", ()), "ilp_task()", span)  # a private one is refused now
+        return ILPTaskValue(tuple(kwargs.items()))
+
+    @builtin("ilp_corpus", 0, privacy="choice",
+             doc="ilp_corpus(): generated public east/west train tasks (random target theories, offline)")
+    def _corpus(interp, span):
+        from jostle.learners.ilp.corpus import ilp_corpus
+
+        return CorpusValue(ilp_corpus(), "generated east/west train tasks", task=TASK)
 
     @builtin("theory_accuracy", 2, -1, privacy="choice",
              doc="theory_accuracy(theory, examples, facts...): the share of PUBLIC examples a theory labels right")
@@ -531,7 +548,8 @@ def bounds_text(tables: Sequence[Any], kwargs: dict[str, Any], span: Span) -> st
     for name, value in (("delta", delta), ("eta", eta)):
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < 1:
             raise _fail(who, f"{name} must be a number in (0, 1), got {value!r}", span)
-    search = {key: value for key, value in kwargs.items() if key in LEARNER_KEYWORDS}
+    tables, merged = arguments(tables, kwargs, who, span)
+    search = {key: value for key, value in merged.items() if key in LEARNER_KEYWORDS}
     decl = declaration(tables, search, span, who, reads_rows=False)
     settings = decl.settings
     return report(decl.modes, decl.fakes[0], Fraction(epsilon), rounds=settings["rounds"], levels=settings["levels"],
@@ -545,5 +563,6 @@ def _theory(value: Any, span: Span, who: str) -> TheoryValue:
     return value
 
 
-__all__ = ["TASK", "LEARNER_KEYWORDS", "Declaration", "ILPLearner", "TheoryValue", "declaration", "default_modes",
+__all__ = ["TASK", "LEARNER_KEYWORDS", "TASK_KEYWORDS", "Declaration", "ILPLearner", "ILPTaskValue", "TheoryValue",
+           "arguments", "declaration", "option_settings", "public_theory",
            "build", "learn_private", "bounds_text", "choice_call", "register"]
