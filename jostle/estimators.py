@@ -5,11 +5,14 @@
     budget = PrivacyBudget(3.0)  # what all the fits below may spend together
     tree = DPDecisionTreeClassifier(1.0, domains=..., classes=..., budget=budget).fit(X, y)
     rules = DPBayesianRuleListClassifier(1.0, domains=..., classes=..., max_rows=..., budget=budget).fit(X, y)
+    theory = DPILPClassifier(1.0, fake="has_car(T, C), short(C), closed(C)", budget=budget).fit(trains, "eastbound")
 
 The estimators are found, not listed: every family the ChoiceMaker engine discovers
 (`jostle.choicemaker.families.discover()`) that has an `estimators` module contributes the
 public classes defined there on the kit's base (`jostle.learnerkit.estimators.
-DeclaredDomainClassifier`). A new family's estimators appear here by existing. `ESTIMATORS` maps
+DeclaredDomainClassifier`). A new family's estimators appear here by existing. A relational
+learner, which fits a database rather than a matrix (`DPILPClassifier.fit(database, target)`), is
+not on that base and is exported by name. `ESTIMATORS` maps
 each name to its class and `PRIVATE_ESTIMATORS` names the differentially private ones (the
 others are the non-private baselines, for public data).
 
@@ -28,6 +31,10 @@ from jostle.learnerkit.encoding import NumericBins  # noqa: F401 (re-exported)
 from jostle.learnerkit.estimators import DeclaredDomainClassifier
 from jostle.privacy.shared_budget import PrivacyBudget, PrivacyBudgetWarning, default_budget  # noqa: F401
 from jostle.privacy.subledger import BudgetExceededError  # noqa: F401 (re-exported, as these above)
+
+# Relational learners fit a database, not a matrix (fit(database, target)), so they are not on the
+# kit's base and are exported by name: DP inductive logic programming (issue 24).
+from jostle.learners.ilp.estimators import DPILPClassifier  # noqa: F401 (re-exported)
 
 LEARNERS_PACKAGE = "jostle.learners"
 
@@ -60,8 +67,9 @@ PRIVATE_ESTIMATORS: tuple[str, ...] = tuple(name for name, cls in ESTIMATORS.ite
 
 globals().update(ESTIMATORS)
 
-__all__ = sorted([*ESTIMATORS, "ESTIMATORS", "PRIVATE_ESTIMATORS", "NumericBins", "PrivacyBudget",
-                  "PrivacyBudgetWarning", "BudgetExceededError", "default_budget", "family_estimators"])
+__all__ = sorted([*ESTIMATORS, "DPILPClassifier", "ESTIMATORS", "PRIVATE_ESTIMATORS", "NumericBins",
+                  "PrivacyBudget", "PrivacyBudgetWarning", "BudgetExceededError", "default_budget",
+                  "family_estimators"])
 
 
 def __getattr__(name: str) -> Any:

@@ -157,14 +157,15 @@ def declare_schema(key: str, target: str, positive: Any, examples: tuple[str, Ma
                             tuple(column for column in example_columns if column in unary_set), name)
 
 
-def default_modes(schema: RelationalSchema) -> tuple[str, ...]:
-    """One mode per predicate: links `has_car(+train, -car)`, then tests with their constants
-    (`roof(+car, #roof)`, `short(+car)`), in the schema's order."""
-    empty = schema.empty()
+def default_modes(schema: RelationalDatabase) -> tuple[str, ...]:
+    """One mode per predicate of a database (its schema: predicates and types, never rows):
+    links `has_car(+train, -car)` first, then tests with their constants (`roof(+car, #roof)`,
+    `short(+car)`), in the predicates' order."""
+    example = schema.examples.entity.name
     links, tests = [], []
     for predicate in schema.predicates.values():
-        kinds = [empty.arg_type(predicate, position) for position in range(predicate.arity)]
-        if len(kinds) == 2 and kinds[0].name == schema.example and isinstance(kinds[1], EntityType):
+        kinds = [schema.arg_type(predicate, position) for position in range(predicate.arity)]
+        if len(kinds) == 2 and kinds[0].name == example and isinstance(kinds[1], EntityType):
             links.append(f"{predicate.name}(+{kinds[0].name}, -{kinds[1].name})")
         else:
             args = [f"+{kinds[0].name}", *(f"#{kind.name}" for kind in kinds[1:])]
@@ -179,12 +180,14 @@ DEFAULTS = {"k": 10, "max_length": 4, "levels": 3, "rounds": 1, "method": "relev
 TRIVIAL_METHODS = ("majority", "all_positive")
 
 
-def search(schema: RelationalSchema, declared: Mapping[str, Any]) -> tuple[Any, tuple[Any, ...], dict[str, Any]]:
+def search(schema: RelationalSchema | RelationalDatabase, declared: Mapping[str, Any],
+           head: str = "") -> tuple[Any, tuple[Any, ...], dict[str, Any]]:
     """The modes, the fake example(s) and the settings a call declares, checked against the
     schema's predicates (public facts only).
 
     Args:
-        schema: The relational schema.
+        schema: The relational schema, or a database whose predicates, types and domains serve
+            as one (its rows are not read; then `head` names the target predicate).
         declared: modes (Aleph texts; default one per predicate), fake (a Prolog body, or a
             list of them, one per round in turn; default the vocabulary cut at k, shuffled by
             fake_seed), k, max_length, levels, rounds, method, min_score, min_positives.
@@ -215,9 +218,12 @@ def search(schema: RelationalSchema, declared: Mapping[str, Any]) -> tuple[Any, 
     seed = declared.get("fake_seed")
     if seed is not None and (isinstance(seed, bool) or not isinstance(seed, (int, np.integer))):
         raise TableError(f"fake_seed must be a whole number (public), got {seed!r}")
-    texts = _texts(declared["modes"], "modes") if "modes" in declared else default_modes(schema)
-    empty = schema.empty()
-    modes = Modes(schema.head, schema.example, tuple(Mode.parse(text) for text in texts),
+    if isinstance(schema, RelationalSchema):
+        empty, head = schema.empty(), schema.head
+    else:
+        empty = schema
+    texts = _texts(declared["modes"], "modes") if declared.get("modes") is not None else default_modes(empty)
+    modes = Modes(head, empty.examples.entity.name, tuple(Mode.parse(text) for text in texts),
                   settings["max_length"], settings["k"])
     modes.check(empty)
     if declared.get("fake") is None:
