@@ -231,7 +231,7 @@ def test_evaluating_a_theory_on_private_tables_is_refused() -> None:
 
 def test_ilp_bounds_reports_theorem_3_and_reads_no_row() -> None:
     session = _session()
-    session.run(f"r = ilp_bounds(trains, cars, {DECLARE}, modes={MODES}, fake={FAKE}, epsilon=1, "
+    session.run(f"r = ilp_bounds(trains, cars, ilp_task({DECLARE}, modes={MODES}, fake={FAKE}), epsilon=1, "
                 "max_examples=1000)\n")
     text = session.eval("r")
     assert "fake bottom clause: 5 literals" in text and "Theorem 3" in text

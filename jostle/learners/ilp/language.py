@@ -62,7 +62,7 @@ DECLARATION_KEYWORDS = ("key", "target", "positive", "example", "head", "entitie
 SEARCH_KEYWORDS = ("modes", "fake", "fake_seed", "k", "max_length", "levels", "rounds", "method", "min_score",
                    "min_positives")
 LEARNER_KEYWORDS = (*BUDGET_KEYWORDS, *DECLARATION_KEYWORDS, *SEARCH_KEYWORDS)
-BOUNDS_KEYWORDS = (*LEARNER_KEYWORDS, "max_examples", "delta", "eta")
+BOUNDS_KEYWORDS = ("epsilon", "max_examples", "delta", "eta")
 
 
 # ---------------------------------------------------------------- the declaration
@@ -364,9 +364,9 @@ class ILPLearner:
 
     @property
     def keywords(self) -> tuple[str, ...]:
-        if self.option is None:
-            return LEARNER_KEYWORDS
-        return tuple(key for key in LEARNER_KEYWORDS if key not in OPTION_FIXED)
+        """`ILP` takes every declaration as a keyword; an Option only its budget (its
+        declarations come in an `ilp_task` value, as a ChoiceMaker's call gets them)."""
+        return LEARNER_KEYWORDS if self.option is None else BUDGET_KEYWORDS
 
     @property
     def fingerprint(self) -> str:
@@ -386,8 +386,12 @@ class ILPLearner:
         who = f"{self.name}()"
         check_keywords(kwargs, span, who, self.keywords)
         tables, merged = arguments(args, kwargs, who, span)
-        check_keywords(merged, span, who, self.keywords)
         if self.option is not None:
+            check_keywords(merged, span, who, (*BUDGET_KEYWORDS, *TASK_KEYWORDS))
+            fixed = sorted(set(merged) & set(OPTION_FIXED))
+            if fixed:
+                raise _fail(who, f"the Option fixes {', '.join(fixed)}; its task may not set them", span,
+                            "use ILP(...) to choose them")
             merged.update(option_settings(self.engine_option))
         decl = declaration(tables, merged, span, who)
         if not decl.private:
@@ -526,8 +530,8 @@ def register(builtin: Any, registry: dict[str, Any]) -> None:
         return _theory(theory, span, "prolog()").prolog()
 
     @builtin("ilp_bounds", 1, -1, privacy="choice", keywords=BOUNDS_KEYWORDS,
-             doc="ilp_bounds(examples, facts..., target=, modes=, epsilon=, max_examples=): k, the noise of both "
-                 "reductions and Theorem 3's bound, from public facts only (no row is read)")
+             doc="ilp_bounds(examples, facts..., task, epsilon=, max_examples=): k, the noise of both reductions "
+                 "and Theorem 3's bound, from public facts only (no row is read)")
     def _bounds(interp, span, *tables, **kwargs):
         return bounds_text(tables, kwargs, span)
 
@@ -548,9 +552,9 @@ def bounds_text(tables: Sequence[Any], kwargs: dict[str, Any], span: Span) -> st
     for name, value in (("delta", delta), ("eta", eta)):
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < 1:
             raise _fail(who, f"{name} must be a number in (0, 1), got {value!r}", span)
-    tables, merged = arguments(tables, kwargs, who, span)
-    search = {key: value for key, value in merged.items() if key in LEARNER_KEYWORDS}
-    decl = declaration(tables, search, span, who, reads_rows=False)
+    tables, merged = arguments(tables, {}, who, span)
+    check_keywords(merged, span, who, TASK_KEYWORDS)
+    decl = declaration(tables, merged, span, who, reads_rows=False)
     settings = decl.settings
     return report(decl.modes, decl.fakes[0], Fraction(epsilon), rounds=settings["rounds"], levels=settings["levels"],
                   max_examples=int(limit), delta=float(delta), eta=float(eta)).text()
