@@ -228,3 +228,22 @@ def test_every_predicate_is_documented_with_its_meaning():
     for name, predicate in trains.TRAIN_PREDICATES.items():
         assert f"{name}(" in theory_module.__doc__, name
         assert predicate.meaning, name
+
+
+def test_an_entity_shared_by_two_examples_is_refused():
+    """A car under two trains' keys would let removing one train change the other's coverage."""
+    from jostle.learners.ilp.relations import RelationalDatabase, Relation
+    base = trains.generate_trains(5, seed=0)
+    has_car = base.relations["has_car"]
+    columns = {name: values.copy() for name, values in has_car.columns.items()}
+    second_train_row = int(np.flatnonzero(columns["train"] == 1)[0])
+    columns["car"][second_train_row] = 0  # train 0's first car, now also under train 1
+    relation = Relation("has_car", columns, has_car.types, has_car.key)
+    with pytest.raises(ValueError, match="car 0 belongs to more than one example"):
+        RelationalDatabase(base.examples, base.counts, {"has_car": relation}, base.predicates)
+    columns = {name: values.copy() for name, values in has_car.columns.items()}
+    columns["other_train"] = columns["train"][::-1].copy()
+    types = {**has_car.types, "other_train": trains.TRAIN}
+    with pytest.raises(ValueError, match="names other examples"):
+        RelationalDatabase(base.examples, base.counts, {"has_car": Relation("has_car", columns, types, "train")},
+                           base.predicates)

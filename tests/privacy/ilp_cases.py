@@ -93,7 +93,7 @@ def without(database: RelationalDatabase, example: int) -> RelationalDatabase:
         rows = relation.columns[relation.key] != example
         relations[name] = Relation(relation.name, {c: v[rows] for c, v in relation.columns.items()},
                                    relation.types, relation.key)
-    return RelationalDatabase(examples, database.counts, relations, database.predicates)
+    return type(database)(examples, database.counts, relations, database.predicates)
 
 
 def _trains(groups: Sequence[tuple[int, Sequence[dict[str, str]], bool]]) -> RelationalDatabase:
@@ -154,7 +154,15 @@ def shared_car_database() -> RelationalDatabase:
         columns["length"][row] = trains.LENGTH.code("long")
         columns["roof"][row] = trains.ROOF.code("none")
     relation = Relation("has_car", columns, has_car.types, has_car.key)
-    return RelationalDatabase(base.examples, base.counts, {"has_car": relation}, base.predicates)
+    return _UncheckedDatabase(base.examples, base.counts, {"has_car": relation}, base.predicates)
+
+
+class _UncheckedDatabase(RelationalDatabase):
+    """NEGATIVE CONTROL only: a database that skips the refusal of an entity shared by several
+    examples (`RelationalDatabase._check_owned_entities`), to show what that refusal prevents."""
+
+    def _check_owned_entities(self) -> None:
+        return None
 
 
 SHARED_D = shared_car_database()

@@ -206,6 +206,11 @@ class RelationalDatabase:
                 bound = self.counts[kind.name] if isinstance(kind, EntityType) else len(kind.values)
                 if len(values) and (values.min() < 0 or values.max() >= bound):
                     raise ValueError(f"relation {relation.name!r}: column {column!r} out of range")
+                if kind == self.examples.entity and column != relation.key:
+                    raise ValueError(f"relation {relation.name!r}: column {column!r} names other "
+                                     f"examples; a fact may be about its own example only "
+                                     f"(the entity unit removes an example with its facts)")
+        self._check_owned_entities()
         for predicate in self.predicates.values():
             relation = self.relations.get(predicate.relation)
             if relation is None:
@@ -216,6 +221,33 @@ class RelationalDatabase:
             if missing:
                 raise ValueError(f"predicate {predicate.name!r}: no column {missing[0]!r} "
                                  f"in relation {predicate.relation!r}")
+
+    def _check_owned_entities(self) -> None:
+        """Refuse an entity (a car) that occurs under two examples' keys.
+
+        The entity unit removes one example and every fact keyed by it. If a car's rows sat
+        under two trains, removing one train would change the other's coverage (a test on the
+        car reads all its rows), and the sensitivity of the counts (Theorem 4) and the
+        1-stability of the covering loop would fail. Facts shared by several examples are
+        background knowledge and must be public. Vectorised: per entity type, the distinct
+        (id, key) pairs must be as many as the distinct ids.
+        """
+        pairs: dict[str, list[np.ndarray]] = {}
+        for relation in self.relations.values():
+            key = relation.columns[relation.key]
+            for column, kind in relation.types.items():
+                if isinstance(kind, EntityType) and kind != self.examples.entity:
+                    pairs.setdefault(kind.name, []).append(
+                        np.stack([relation.columns[column], key], axis=1))
+        for name, stacks in pairs.items():
+            both = np.unique(np.concatenate(stacks), axis=0)
+            ids, counts = np.unique(both[:, 0], return_counts=True)
+            if len(ids) != len(both):
+                shared = int(ids[np.argmax(counts > 1)])
+                raise ValueError(f"{name} {shared} belongs to more than one example: a private "
+                                 f"fact shared by several examples breaks the entity unit; "
+                                 f"key every {name} by one example, or declare the shared facts "
+                                 f"as public background knowledge")
 
     def count(self, entity: EntityType) -> int:
         """The number of entities of a type."""
