@@ -100,19 +100,28 @@ def _names(value: Any, what: str, who: str, span: Span) -> tuple[str, ...]:
 
 
 def _by_table(value: Any, what: str, who: str, span: Span, names: Sequence[str]) -> dict[str, str]:
-    """A record keyed by table names, e.g. entities={cars: "car"}, as a dict of texts."""
+    """A declaration per fact table, as a dict of texts by table name: a list in the fact
+    tables' order (`entities=["car"]`, none for a table without one; an `ilp_task` then fits
+    training and test tables alike), or a record keyed by table names (`entities={cars: "car"}`)."""
     if value is None:
         return {}
-    if not isinstance(value, Record):
-        raise _fail(who, f"{what} must be a record keyed by table names, e.g. {{cars: \"car\"}}, got a "
-                         f"{type_name(value)}", span)
+    if isinstance(value, tuple):
+        if len(value) != len(names):
+            raise _fail(who, f"{what} lists {len(value)} entries for {len(names)} fact table(s) {list(names)}", span,
+                        "give one entry per fact table, in order (none for a table without one)")
+        pairs = [(name, text) for name, text in zip(names, value) if text is not None and text != ""]
+    elif isinstance(value, Record):
+        pairs = list(value.fields)
+    else:
+        raise _fail(who, f"{what} must be a list (one entry per fact table) or a record keyed by table names, "
+                         f"got a {type_name(value)}", span)
     out = {}
-    for key, text in value.fields:
+    for key, text in pairs:
         if key not in names:
             raise _fail(who, f"{what} names '{key}', which is not a fact table of the call", span,
-                        f"the fact tables are {list(names)}")
+                        f"the fact tables are {list(names)}; a list of entries, in their order, fits any names")
         if not isinstance(text, str):
-            raise _fail(who, f"{what}.{key} must be a text, got a {type_name(text)}", span)
+            raise _fail(who, f"{what} for '{key}' must be a text, got a {type_name(text)}", span)
         out[key] = text
     return out
 
