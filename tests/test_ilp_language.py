@@ -254,3 +254,14 @@ def test_an_ilp_task_holds_the_declarations_and_an_option_fixes_its_method() -> 
     with pytest.raises(PrivacyError, match="must be public"):
         session.run(f"bad = ilp_task({DECLARE.replace('[closed]', '[secret]')})\n")
     assert len(session.ledger) == 1
+
+
+def test_no_example_left_is_answered_like_any_other_database() -> None:
+    """Neighbouring databases may differ by their only example: the empty one must not fail."""
+    session = _session()
+    listed = DECLARE.replace('entities={cars: "car"}', 'entities=["car"]')
+    session.run("empty = trains.bound_per_key(1).where(lambda r: r.train_id < 0)\n"
+                f"th = ILP(empty, cars, {listed}, modes={MODES}, fake={FAKE}, rounds=2, epsilon=1)\n"
+                "text = prolog(th)\n")
+    assert "eastbound" in session.eval("text")
+    assert [c.budget.epsilon for c in session.ledger] == [Fraction(1)]
