@@ -32,7 +32,10 @@ example's key column is refused (`TableError`, with a fix). Every domain, name, 
 type comes from the declarations, never from the rows: the schema database (`empty()`), which
 the modes, the fake example and the Theorem 3 report are checked against, reads no data.
 
-Building is vectorised: each column is coded against its domain in one `pandas.Categorical`,
+An entity belongs to one example: entities are told apart by (example id, `id_column` value)
+pairs, so the same car id under two trains is two cars, never one car shared by two examples
+(which `relations.RelationalDatabase` refuses: removing one example would change another's
+facts). Building is vectorised: each column is coded against its domain in one `pandas.Categorical`,
 example keys are mapped with one `Index.get_indexer`, entity ids with one `factorize`; no
 Python loop runs per row.
 
