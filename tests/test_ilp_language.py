@@ -265,3 +265,12 @@ def test_no_example_left_is_answered_like_any_other_database() -> None:
                 "text = prolog(th)\n")
     assert "eastbound" in session.eval("text")
     assert [c.budget.epsilon for c in session.ledger] == [Fraction(1)]
+
+
+def test_public_tables_the_declarations_cannot_place_are_refused_located() -> None:
+    """H5's fuzzer finding 3: a public examples table repeating an id was an internal error."""
+    session = _session()
+    session.bind_public("pub", pd.DataFrame({"id": [1, 1], "label": ["yes", "no"]}))
+    with pytest.raises(JostleRuntimeError, match="repeats an id") as caught:
+        session.run('th = ILP(pub, target="label", positive="yes", epsilon=1)\n')
+    assert caught.value.span is not None and len(session.ledger) == 0

@@ -296,11 +296,15 @@ def declaration(args: Sequence[Any], kwargs: dict[str, Any], span: Span, who: st
     return Declaration(tables, schema, modes, fakes, settings, private)
 
 
-def build(decl: Declaration) -> Any:
-    """The relational database of a declaration's tables (rows the declarations cannot place are
-    dropped row by row on private tables; refused on public ones)."""
+def build(decl: Declaration, span: Span, who: str) -> Any:
+    """The relational database of a declaration's tables: rows the declarations cannot place
+    are dropped row by row on private tables (never a refusal that depends on a row), and
+    refused, located, on public ones (a duplicate example id, a fact about no example)."""
     frames = {fact.name: table.frame for fact, table in zip(decl.schema.facts, decl.tables[1:])}
-    return decl.schema.build(decl.tables[0].frame, frames, strict=not decl.private)
+    try:
+        return decl.schema.build(decl.tables[0].frame, frames, strict=not decl.private)
+    except TableError as error:
+        raise _fail(who, error.message, span, error.hint) from None
 
 
 # ---------------------------------------------------------------- the theory value
@@ -404,7 +408,7 @@ class ILPLearner:
             merged.update(option_settings(self.engine_option))
         decl = declaration(tables, merged, span, who)
         if not decl.private:
-            return public_theory(decl, self.name)
+            return public_theory(decl, self.name, span)
         budget = budget_of(interp, kwargs, span, who)
         return learn_private(interp, decl, budget, span, self.name)
 
@@ -420,11 +424,11 @@ def option_settings(option: Any) -> dict[str, Any]:
     return {"method": method, "levels": max(int(option.levels), 0), "rounds": int(option.rounds)}
 
 
-def public_theory(decl: Declaration, name: str) -> TheoryValue:
+def public_theory(decl: Declaration, name: str, span: Span) -> TheoryValue:
     """On public tables: Aleph's non-private covering loop, for free."""
     from jostle.learners.ilp.aleph import learn
 
-    learned = learn(build(decl), decl.modes, min_score=int(decl.settings["min_score"]))
+    learned = learn(build(decl, span, f"{name}()"), decl.modes, min_score=int(decl.settings["min_score"]))
     return TheoryValue(learned, decl.schema, name, "non-private Aleph", None)
 
 
@@ -437,7 +441,7 @@ def learn_private(interp: Any, decl: Declaration, budget: Any, span: Span, name:
     """
     from jostle.learners.ilp.private import dp_learn, planned_cost, trivial_theory
 
-    database = build(decl)
+    database = build(decl, span, f"{name}()")
     settings = decl.settings
     method = settings["method"]
     cost = pure_cost(budget)
@@ -473,8 +477,8 @@ def choice_call(maker: Any, interp: Any, args: list[Any], span: Span) -> ChoiceC
     check_keywords(merged, span, who, TASK_KEYWORDS)
     decl = declaration(tables, merged, span, who)
     if not decl.private:
-        return ChoiceCall(None, None, False, public_theory(decl, maker.name))
-    data = ILPData(build(decl), decl.modes, decl.fakes, decl.tables[0].name)
+        return ChoiceCall(None, None, False, public_theory(decl, maker.name, span))
+    data = ILPData(build(decl, span, who), decl.modes, decl.fakes, decl.tables[0].name)
 
     def measure(metafeature: Any, amount: Fraction, noise: Any, context: Any) -> float:
         return float(metafeature.measure(data, float(amount) if amount > 0 else 0.0, noise, context))
