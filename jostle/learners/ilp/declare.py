@@ -105,7 +105,7 @@ def declare_schema(key: str, target: str, positive: Any, examples: tuple[str, Ma
     """
     entities, links, ids, predicates = entities or {}, links or {}, ids or {}, predicates or {}
     name, example_domains = examples
-    labels = example_domains.get(target)
+    labels = example_domains.get(target) if isinstance(target, str) else None
     if target == key or labels is None:
         raise TableError(f"target= must name a categorical label column of '{name}', got {target!r}",
                          f"its categorical columns are {[c for c in example_domains if c != key]}")
@@ -176,6 +176,9 @@ def default_modes(schema: RelationalDatabase) -> tuple[str, ...]:
 #: Defaults of the search: k literals in the fake example, clause length, l, rounds, method.
 DEFAULTS = {"k": 10, "max_length": 4, "levels": 3, "rounds": 1, "method": "relevance", "min_score": 0,
             "min_positives": 0}
+#: The largest k (and clause length) a call may declare: 2^30 clauses is already far past what
+#: any budget can noise usefully.
+MAX_K = 30
 #: The trivial theories (`private.trivial_theory`'s rules) a call may ask for as its method.
 TRIVIAL_METHODS = ("majority", "all_positive")
 
@@ -203,10 +206,14 @@ def search(schema: RelationalSchema | RelationalDatabase, declared: Mapping[str,
     from jostle.learners.ilp.private import METHODS
 
     settings: dict[str, Any] = {}
-    for name, low in (("k", 0), ("max_length", 0), ("levels", 0), ("rounds", 1), ("min_positives", 0)):
+    for name, low, high in (("k", 0, MAX_K), ("max_length", 0, MAX_K), ("levels", 0, MAX_K), ("rounds", 1, 100),
+                            ("min_positives", 0, None)):
         value = declared.get(name, DEFAULTS[name])
-        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < low:
-            raise TableError(f"{name} must be a whole number >= {low} (public), got {value!r}")
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < low \
+                or (high is not None and value > high):
+            within = f"in {low}..{high}" if high is not None else f">= {low}"
+            raise TableError(f"{name} must be a whole number {within} (public), got {value!r}",
+                             "a fake bottom clause of k literals spans up to 2^k clauses" if name == "k" else "")
         settings[name] = int(value)
     method = declared.get("method", DEFAULTS["method"])
     if method not in (*METHODS, *TRIVIAL_METHODS):
