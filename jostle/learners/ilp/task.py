@@ -5,7 +5,7 @@ facts (private in a real call, bound under the `entity(example id)` unit: a neig
 one example and every fact keyed by it), the mode declarations, and the fake example's bottom
 clause(s), which are public (built from the modes and the public domains only,
 `fake.fake_bottom`). It returns a learned theory (`aleph.LearnedTheory`), scored by 1 - its
-accuracy on a public test database (`theory.accuracy`).
+accuracy on a public test database (`theory.accuracy`), floored at `ERROR_FLOOR`.
 
 On the public corpus (`corpus.ilp_corpus`), `instances` makes the training inputs: for each
 task (a target theory), training size (the cache piece), repetition and epsilon of an
@@ -21,7 +21,7 @@ import functools
 import hashlib
 import json
 from dataclasses import asdict, dataclass
-from typing import Iterator
+from typing import Any, Iterator
 
 import numpy as np
 
@@ -31,11 +31,22 @@ from jostle.learners.ilp.corpus import ILPTask
 from jostle.learners.ilp.modes import Modes, train_modes
 from jostle.learners.ilp.relations import Examples, Relation, RelationalDatabase
 from jostle.learners.ilp.search import BottomClause, legal_clauses
+from jostle.learners.ilp.theory import accuracy
 
-__all__ = ["ERROR_MEASURES", "ILPData", "ILPGrid", "instances", "lattice_levels", "remove_example", "task_fake",
-           "task_modes"]
+__all__ = ["ERROR_FLOOR", "ERROR_MEASURES", "ILPData", "ILPGrid", "instances", "lattice_levels", "remove_example",
+           "task_fake", "task_modes", "theory_error"]
 
-ERROR_MEASURES: dict[str, str] = {"accuracy": "1 - test accuracy of the learned theory"}
+ERROR_MEASURES: dict[str, str] = {"accuracy": "1 - test accuracy of the learned theory, floored at 0.01"}
+
+#: The error's floor: theories within one error in a hundred are equally good, and the engine's
+#: regrets (an Option's error over the best one's) stay finite when a theory is perfect.
+ERROR_FLOOR = 0.01
+
+
+def theory_error(theory: Any, test: RelationalDatabase) -> float:
+    """The error measure: 1 - the theory's accuracy on the public test database, at least
+    `ERROR_FLOOR`."""
+    return max(1.0 - accuracy(theory, test), ERROR_FLOOR)
 
 
 @dataclass(frozen=True, eq=False)
@@ -99,7 +110,7 @@ class ILPGrid:
         first_rep: Index of the first repetition (another value draws independent inputs).
     """
 
-    sizes: tuple[int, ...] = (100, 300, 1_000, 3_000)
+    sizes: tuple[int, ...] = (100, 300, 1_000, 3_000, 10_000)
     epsilons: tuple[float, ...] = (0.1, 0.3, 1.0, 3.0)
     repetitions: int = 2
     test_size: int = 2_000
