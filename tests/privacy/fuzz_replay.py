@@ -17,7 +17,8 @@ oracles:
   * **transcript**: when every noise point was played, everything the program showed (what it
     printed, how it ended) must be identical on D and D': after the noise, nothing but released
     values may depend on the data. Before this fuzzer, only what came before the first charge
-    was compared.
+    was compared. A run that releases nothing while its neighbour releases is a finding too:
+    what came before the first release depended on the data (e.g. a refusal that reads rows).
 
 Neighbours, by the table's unit (`UNITS`):
   * row: one row added or removed;
@@ -32,7 +33,8 @@ functions) release aggregates (count, sum, mean, histograms, derived and filtere
 of partitions) through every mechanism (laplace, geometric, gaussian, `{{ }}`, report_noisy_max,
 exponential, above_threshold, randomized_response on replace_one tables), branch and filter on
 released values (adaptivity), and call the learner families (histogram algorithms, tree
-learners, Bayesian rule lists), whose own noise points are hooked as well.
+learners, Bayesian rule lists; DP ILP on entity units when `forms` asks for it, fuzz_ilp.py),
+whose own noise points are hooked as well.
 
 Measures: ZCDP_RATE of the cases run in a zCDP session (`Session(rho=...)`), whose programs
 release Gaussians at a rho (`gaussian(x, rho(R))`, `with budget rho(R): {{ x }}`) besides pure
@@ -64,6 +66,7 @@ import pandas as pd
 from jostle import Session
 from jostle.diagnostics.errors import JostleError
 from jostle.privacy.replay import Comparison, Record, Recorder, compare
+from tests.privacy.fuzz_ilp import replay_ilp_call
 from tests.privacy.neighbour_fuzz import (
     Column, Generator, PublicTable, Scope, TableSpec, _lit, _time_limit, _Timeout, random_columns, tiny_corpus,
     tiny_training,
@@ -92,8 +95,9 @@ LOOKUP = TableSpec("look", (Column("grp", "text", values=("a", "b", "c")), Colum
                    (("a", 4.0), ("b", 0.0), ("a", 6.0)))
 DATABASE_RATE = 0.4
 # How often each kind of learner call is drawn. A ChoiceMaker trains on the tiny corpus on both
-# runs (seconds each), so it is left to its own test (`forms`).
-LEARNER_FORMS = {"histogram": 40.0, "tree": 30.0, "rules": 20.0, "choicemaker": 0.0}
+# runs (seconds each), so it is left to its own test (`forms`); so is DP ILP (issue 24,
+# fuzz_ilp.py: entity units only), which keeps the other tests' fixed-seed programs as they were.
+LEARNER_FORMS = {"histogram": 40.0, "tree": 30.0, "rules": 20.0, "choicemaker": 0.0, "ilp": 0.0}
 PUBLIC_IDS = PublicTable(TableSpec("ids", (Column("id", "num", 0.0, 10.0, integer=True),
                                            Column("w", "num", 0.0, 5.0)), ((1, 2.5), (4, 0.5), (7, 3.0))), "bind")
 # The learners compute some utilities in floating point and state their sensitivities for exact
@@ -411,8 +415,12 @@ class ReplayGenerator(Generator):
         weights = dict(self.learner_forms or LEARNER_FORMS)
         if self.stability != 1:  # the tree and rule-list learners refuse such tables: drawn rarely
             weights["tree"], weights["rules"] = weights["tree"] / 3, weights["rules"] / 3
+        if not self.unit.startswith("entity"):  # DP ILP reads entity-unit data only (last: no other draw moves)
+            weights["ilp"] = 0.0
         form = self.pick(list(weights), list(weights.values()))
-        if form == "histogram":
+        if form == "ilp":  # DP ILP (issue 24) on the examples and their cars (tests/privacy/fuzz_ilp.py)
+            chunks.append(replay_ilp_call(self))
+        elif form == "histogram":
             edges = [round(i * 10 / CELLS, 4) for i in range(CELLS + 1)]
             name = self.fresh("h")
             chunks.append(f'{name} = histogram({table}.bin("x", {_lit(edges)}), "x")')
@@ -563,6 +571,10 @@ def check_case(case: ReplayCase, engine: str = "pandas", spark: Any = None, time
     elif not (first.timed_out or second.timed_out) and second.diverged_at is None \
             and len(first.records) == len(second.records) and (first.output, first.end) != (second.output, second.end):
         reason = "the runs showed different things although every release was played"
+    elif not (first.timed_out or second.timed_out) and (not first.records) != (not second.records):
+        # the run that released nothing ended before its first noise point, the other went on
+        # with nothing played: what came before the first release depended on the data
+        reason = "one neighbour released and the other did not"
     return (ReplayFinding(case, reason, comparison, runs) if reason else None), comparison, runs
 
 
@@ -581,6 +593,7 @@ class ReplayStats:
     float_excess: int = 0      # claims of floating-point points exceeded within FLOAT_SLACK
     zcdp: int = 0              # programs run in a zCDP session
     points: dict[str, int] = field(default_factory=dict)  # noise points checked, by name
+    mechanisms: dict[str, int] = field(default_factory=dict)  # noise points checked, by their charge's mechanism
     seconds: float = 0.0
 
     def __str__(self) -> str:
@@ -612,6 +625,8 @@ def fuzz(seconds: float, seed: int = 0, unit: str = "row", engine: str = "pandas
             stats.releases += comparison.checked
             for record in first.records[:comparison.checked]:
                 stats.points[record.point] = stats.points.get(record.point, 0) + 1
+                mechanism = record.release.split(":")[0]
+                stats.mechanisms[mechanism] = stats.mechanisms.get(mechanism, 0) + 1
             stats.played += second.diverged_at is None and len(first.records) == len(second.records)
             stats.diverged += second.diverged_at is not None
             stats.failed += first.end[0] == "error"

@@ -32,7 +32,7 @@ mismatches, `10 ** 400`, `**` between categorical codes, out-of-range indexes), 
 above_threshold, randomized_response, with valid and invalid arguments), `load` and
 `load_public` of files (including the private table's own CSV), `private` declarations,
 options, metafeatures and ChoiceMakers (trained on a tiny public corpus, or on priors only),
-some of whose bodies read private globals. The shapes of the reproducers of holes 1, 2, 5 and 7
+some of whose bodies read private globals, and the DP ILP learner (fuzz_ilp.py, its own test). The shapes of the reproducers of holes 1, 2, 5 and 7
 are templates whose holes are filled at random, mixed with freely composed statements.
 
 Each private table is random: numeric columns (some integer, some with negative bounds),
@@ -89,6 +89,7 @@ from jostle.diagnostics.errors import JostleError
 from tests.privacy.fuzz_returned import Returned, ReturnedWatch, returned_statements, returned_violation
 from tests.privacy.fuzz_ledger import history_for, ledger_statements, lifetime_for, prepare_ledger
 from tests.privacy.fuzz_csv import csv_statements, draw_dialect
+from tests.privacy.fuzz_ilp import ilp_statements
 
 # ---------------------------------------------------------------- configuration
 DEFAULT_SECONDS = 60.0
@@ -1142,6 +1143,12 @@ class Generator:
         (tests/privacy/fuzz_returned.py); every case's globals are taken back and checked."""
         chunks.extend(returned_statements(self))
 
+    def family_ilp(self, chunks: list[str]) -> None:
+        """The DP ILP learner (issue 24) on any tables, declarations valid and not
+        (tests/privacy/fuzz_ilp.py): refused alike before any charge on the row-unit private
+        tables, the non-private learner on public ones."""
+        chunks.extend(ilp_statements(self))
+
     def family_public(self, chunks: list[str]) -> None:
         """Ordinary public computation, errors included."""
         chunks.append(self.pick([
@@ -1168,11 +1175,14 @@ FAMILIES: dict[str, float] = {
     "resources": 4,  # issue 21, hole 2 (tests/privacy/fuzz_resources.py)
     "csv": 3,  # issue 21, hole 3 (tests/privacy/fuzz_csv.py)
     "cells": 3,  # issue 21, hole 4 (tests/privacy/fuzz_cells.py)
+    # issue 24, the DP ILP learner (tests/privacy/fuzz_ilp.py): drawn by its own test
+    # (test_ilp_calls_are_fuzzed); weight 0 here keeps the default mix's fixed-seed programs
+    "ilp": 0,
 }
 
 
 # How likely a family's statements are to end the program with a refusal on correct code.
-REFUSAL_RANK = {"private_probe": 1, "public": 1, "misplaced": 1}
+REFUSAL_RANK = {"private_probe": 1, "public": 1, "misplaced": 1, "ilp": 1}
 
 
 # ---------------------------------------------------------------- making a case

@@ -65,6 +65,7 @@ ENGINE_SECONDS = 60.0    # the engine route's share (four runs a case: about 2 c
 CSV_SECONDS = 30.0       # the CSV dialects across the route threshold (about 4 cases a second)
 LEDGER_SECONDS = 20.0    # the `ledger` family (issue 21, hole 1) on its own
 RETURNED_SECONDS = 20.0  # the `returned` family on its own (its globals are taken back after every run anyway)
+ILP_SECONDS = 8.0        # the DP ILP learner's calls (issue 24) with freely composed statements
 
 
 # ---------------------------------------------------------------- the fuzzer itself
@@ -89,6 +90,34 @@ def test_neighbour_fuzz_on_duckdb_finds_no_violation() -> None:
     assert stats.programs >= 40, stats
     assert stats.charged >= stats.programs // 10, stats
     assert stats.programs - stats.failed >= stats.programs // 10, stats
+
+
+def test_ilp_calls_are_fuzzed() -> None:
+    """The DP ILP learner (issue 24; tests/privacy/fuzz_ilp.py): calls on the private tables
+    (row unit: refused) and on public ones (the non-private learner), declarations valid and not,
+    `ilp_bounds`: nothing before the first charge may depend on the rows."""
+    from jostle import Session
+
+    assert "ILP" in Session(budget=1, ledger_path=":memory:").interpreter.builtins.values  # the family is discovered
+    calls: list[bool] = []
+    stats = FuzzStats()
+    finding = fuzz(fuzz_seconds(ILP_SECONDS), seed=SEED + 5, families={"ilp": 3, "compose": 1}, stats=stats,
+                   on_case=lambda case: calls.append("ILP(" in case.source or "ilp_bounds(" in case.source))
+    print(stats, f"{sum(calls)} with an ILP call")
+    assert finding is None, f"{finding.report()}\n\n{stats}"
+    assert sum(calls) >= 40, stats
+
+
+def test_ilp_statements_parse_and_vary() -> None:
+    from jostle.language.parser import parse
+
+    rng = random.Random(SEED)
+    sources = [make_case(rng, {"ilp": 1}).source for _ in range(200)]
+    for source in sources:
+        parse(source, "<fuzz>")  # a syntax error would end both neighbours alike: no test at all
+    for construct in ("ILP(", "ilp_bounds(", "entities=", "bound_per_key(1)", "select(", "method=", "modes=",
+                      "background=", "theory_accuracy(", "covers(", "prolog("):
+        assert any(construct in source for source in sources), construct
 
 
 def test_csv_dialects_across_the_route_threshold_find_no_violation(monkeypatch: pytest.MonkeyPatch) -> None:

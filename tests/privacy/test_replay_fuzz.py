@@ -7,15 +7,17 @@
 * The fuzzer, from fixed seeds, for a few seconds each: row, replace_one, entity without and
   with `bound_per_key` (databases and joins among them) neighbours in memory and on DuckDB; one
   short case on Spark; programs weighted towards the learner
-  families; one ChoiceMaker (trained on the tiny corpus on both runs). None may break a claim
+  families; the DP ILP learner on entity-unit databases (one example and all its cars
+  removed or added); one ChoiceMaker (trained on the tiny corpus on both runs). None may break a claim
   or show a different transcript (output, stderr, ledger); each must have checked
   releases (the figures are printed: programs, releases checked per noise point, transcripts
   played whole).
 * Negative controls, each a hole put back with monkeypatch that the fuzzer must find from a
   fixed seed within CONTROL_SECONDS, and that goes away once the hole is closed again (so the
   finding is the hole): a `mean` that ignores the table's stability, a join of a database's
-  tables that drops the unit's stability (treats the joined entity table as stability 1), and
-  every Laplace calibration at half the sensitivity.
+  tables that drops the unit's stability (treats the joined entity table as stability 1),
+  every Laplace calibration at half the sensitivity, DP ILP's counts calibrated for one clause,
+  and a DP ILP refusal that reads the rows before the charge.
 
 $JOSTLE_FUZZ_THOROUGH (neighbour_fuzz.fuzz_seconds) lengthens the fuzzing runs.
 """
@@ -202,6 +204,22 @@ def test_replay_fuzz_of_choicemakers() -> None:
     assert stats.played == 1 and stats.releases >= 1, stats
 
 
+# DP ILP (issue 24, tests/privacy/fuzz_ilp.py) only: its calls on the examples of entity-unit cases
+# and, in 40% of them, their cars (a database: one example removed or added with all its cars).
+ILP_FORMS = {"histogram": 0.0, "tree": 0.0, "rules": 0.0, "choicemaker": 0.0, "ilp": 1.0}
+
+
+@pytest.mark.parametrize("unit", ["entity", "entity_bounded"])
+def test_replay_fuzz_of_the_ilp_learner(unit: str) -> None:
+    """Every noisy count of the DP ILP learner (each level of the relevance-aware reduction, the
+    naive reduction, every round, the trivial theory) is a recorded release; on neighbours one
+    example and all its cars apart, its pre-noise counts move by at most the claimed L1
+    sensitivity (|L|, or beta_i, in unit grid steps), and the printed theory and ledger are the
+    same once D's transcript is played."""
+    stats = _fuzz(unit, "pandas", 5.0, SEED + 5, 15, learners=0.6, forms=ILP_FORMS)
+    assert stats.mechanisms.get("option ILP", 0) >= 40, stats
+
+
 SPARK_PROGRAM = """b = t.bound_per_key(2)
 print(laplace(mean(b, "x"), 1))
 j = b.join(cars.bound_per_key(1), on="pid")
@@ -260,17 +278,19 @@ def _closed(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
             setattr(target, name, hole)
 
 
-def _find(monkeypatch: pytest.MonkeyPatch, unit: str, what: str, seed: int = SEED) -> ReplayFinding:
-    """Fuzz with the hole open; the first broken claim that goes away with the hole closed."""
+def _find(monkeypatch: pytest.MonkeyPatch, unit: str, what: str, seed: int = SEED, reason: str | None = None,
+          **kwargs: Any) -> ReplayFinding:
+    """Fuzz with the hole open; the first broken claim (or finding whose reason holds `reason`)
+    that goes away with the hole closed. `kwargs` go to `fuzz` (e.g. learner forms)."""
     def attributable(finding: ReplayFinding) -> bool:
-        if not finding.comparison.violations:
+        if not (finding.comparison.violations if reason is None else reason in finding.reason):
             return False
         with _closed(monkeypatch):
             again, _, _ = check_case(finding.case)
         return again is None
 
     stats = ReplayStats()
-    finding = fuzz(CONTROL_SECONDS, seed=seed, unit=unit, stats=stats, accept=attributable)
+    finding = fuzz(CONTROL_SECONDS, seed=seed, unit=unit, stats=stats, accept=attributable, **kwargs)
     print(f"{what}: {'found' if finding else 'NOT found'} after {stats}")
     assert finding is not None, f"the replay fuzzer did not find {what}: {stats}"
     print(finding.comparison.report())
@@ -322,3 +342,35 @@ def test_a_sensitivity_halved_is_found(monkeypatch: pytest.MonkeyPatch) -> None:
 
     monkeypatch.setattr(grid_release, "laplace_plan", halved)
     _find(monkeypatch, "row", "a sensitivity halved")
+
+
+def test_ilp_counts_calibrated_for_one_clause_are_found(monkeypatch: pytest.MonkeyPatch) -> None:
+    """DP ILP's counts noised as if the lattice had one clause (L1 sensitivity 1, not the
+    number of clauses scored): a level's counts move by more than the claim when the example
+    removed is covered by two clauses or more."""
+    from jostle.learners.ilp import private
+
+    original = private.release_counts
+    monkeypatch.setattr(private, "release_counts", lambda noise, counts, l1, epsilon: original(noise, counts, 1, epsilon))
+    finding = _find(monkeypatch, "entity_bounded", "ILP counts for one clause", SEED + 6, learners=0.6, forms=ILP_FORMS)
+    assert any("option ILP" in first.release for first, _, _ in finding.comparison.violations)
+
+
+def test_an_ilp_refusal_on_the_rows_is_found(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A refusal before the charge that reads the rows (here: "no positive example", once the
+    database is built): one neighbour charges and releases, the other does not."""
+    from jostle.diagnostics.errors import JostleRuntimeError
+    from jostle.learners.ilp import language
+
+    original = language.build
+
+    def refusing(decl: Any, *args: Any, **kwargs: Any) -> Any:
+        database = original(decl, *args, **kwargs)
+        if decl.private and not database.examples.labels.any():
+            raise JostleRuntimeError("ILP(): no positive example to learn from", *args[:1])
+        return database
+
+    monkeypatch.setattr(language, "build", refusing)
+    finding = _find(monkeypatch, "entity", "an ILP refusal on the rows", SEED + 7, reason="released and the other did not",
+                    learners=0.6, forms=ILP_FORMS)
+    assert "ILP(" in finding.case.source
