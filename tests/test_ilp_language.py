@@ -274,3 +274,64 @@ def test_public_tables_the_declarations_cannot_place_are_refused_located() -> No
     with pytest.raises(JostleRuntimeError, match="repeats an id") as caught:
         session.run('th = ILP(pub, target="label", positive="yes", epsilon=1)\n')
     assert caught.value.span is not None and len(session.ledger) == 0
+
+
+# ---------------------------------------------------------------- ChoiceMakers
+def _choice_call(session: Session):
+    from jostle.diagnostics.source import BUILTIN_SPAN
+    from jostle.learners.ilp.language import choice_call
+
+    session.run(f"examples = trains.bound_per_key(1)\ntask = ilp_task({DECLARE}, modes={MODES}, fake={FAKE})\n")
+    values = [session.interpreter.globals.lookup(name) for name in ("examples", "cars", "task")]
+
+    class Maker:
+        name = "C"
+
+    return choice_call(Maker(), session.interpreter, values, BUILTIN_SPAN)
+
+
+def test_a_choicemaker_call_gives_the_engine_the_database_and_runs_an_option() -> None:
+    from jostle.learners.ilp.language import TheoryValue
+    from jostle.privacy.measures import Budget
+
+    session = _session()
+    call = _choice_call(session)
+    assert call.private and call.unit.is_entity and call.unit.key == "train_id"
+    assert len(call.data.database.examples) == 3000 and call.data.k == 5 and len(session.ledger) == 0
+    option = session.interpreter.globals.lookup("ILPRelevance3")
+    learned = call.run_builtin(option, Budget.of(1), {})
+    value = call.wrap(learned, "ILPRelevance3", Budget.of(1))
+    assert isinstance(value, TheoryValue) and value.method == "relevance"
+    assert value.prolog() == "eastbound(T) :- has_car(T, C), short(C), closed(C)."
+
+
+def test_import_ilp_declares_its_choicemaker_without_training() -> None:
+    session = _session()
+    session.run("import ilp\n")
+    maker = session.interpreter.globals.lookup("ilp").env.lookup("chooser")
+    assert sorted(option.name for option in maker.options) == sorted(
+        ["ILPRelevance2", "ILPRelevance3", "ILPRelevance4", "ILPNaive", "ILPRelevance2x2", "ILPRelevance3x2",
+         "ILPRelevance4x2", "ILPNaivex2", "ILPTrivial"])
+    assert maker.trained is None and len(session.ledger) == 0
+
+
+def test_a_choicemaker_over_ilp_options_dispatches_and_charges_its_budget(tmp_path) -> None:
+    from jostle.choicemaker import train
+    from jostle.learners.ilp.corpus import ilp_corpus
+    from jostle.learners.ilp.family import FAMILY
+    from jostle.learners.ilp.task import ILPGrid
+
+    grid = ILPGrid(sizes=(100,), epsilons=(1.0,), repetitions=1, test_size=200)  # tiny: the route, not the model
+    trained = train(["ILPRelevance3", "ILPTrivial"], ["bottom_size", "n_examples", "epsilon"], ilp_corpus(3), grid,
+                    family=FAMILY, cache_dir=tmp_path, n_jobs=1, progress=False)
+    session = _session()
+    session.run("choicemaker C among {ILPRelevance3, ILPTrivial} informed by {bottom_size, n_examples, epsilon} "
+                "trained on ilp_corpus()\n")
+    session.interpreter.globals.lookup("C").trained = trained
+    session.run(f"task = ilp_task({DECLARE}, modes={MODES}, fake={FAKE})\n"
+                "th = C(trains.bound_per_key(1), cars, task, epsilon=1)\ntext = str(th)\nwhy = explain(C)\n")
+    assert session.eval("text").startswith("% C: ILP")
+    assert "chose ILP" in session.eval("why")
+    assert sum(charge.budget.epsilon for charge in session.ledger) == Fraction(1)
+    with pytest.raises(JostleRuntimeError, match="keyword"):
+        session.run("th = C(trains.bound_per_key(1), cars, task, epsilon=1, levels=2)\n")
