@@ -78,3 +78,46 @@ def test_the_pruning_case_prunes_on_both_neighbours() -> None:
                                      min_positives=ilp_cases.PRUNE_AT)
     only_level_0 = [np.mean(run(data, 400, 5)[:, 2] == 1) for data in (ilp_cases.PRUNING_D, ilp_cases.PRUNING_D_PRIME)]
     assert 0.15 < only_level_0[0] < only_level_0[1] < 0.9, only_level_0
+
+
+# ---------------------------------------------------------------- the language call's calibration
+CALL = ('th = ILP(t.bound_per_key(1), cars, target="label", positive="yes", entities={cars: "car"}, '
+        'BUDGET, method="METHOD", rounds=ROUNDS, levels=1)\nprint(th)')
+
+
+@pytest.mark.parametrize("method, rounds", [("naive", 1), ("relevance", 2), ("majority", 1)])
+@pytest.mark.parametrize("measure", ["pure", "zcdp"])
+def test_the_language_call_draws_at_most_what_it_charged(method: str, rounds: int, measure: str,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """End to end, the ILP call's noisy counts run at the epsilon the ledger was charged (pure
+    epsilon E; in a zCDP session rho = E^2 / 2), split over its steps, each at sensitivity the
+    number of counts it releases / 2 (|L| for P and N of |L| clauses, 1 for the majority)."""
+    import pandas as pd
+
+    from jostle import Session
+
+    drawn: list[tuple[int, int, Fraction]] = []
+    original = private.release_counts
+
+    def recording(noise, counts, l1, epsilon):  # type: ignore[no-untyped-def]
+        drawn.append((np.asarray(counts).size, int(l1), Fraction(epsilon)))
+        return original(noise, counts, l1, epsilon)
+
+    monkeypatch.setattr(private, "release_counts", recording)
+    t = pd.DataFrame({"pid": range(12), "label": ["yes", "no", "yes"] * 4})
+    cars = pd.DataFrame({"pid": [p for p in range(12) for _ in range(p % 3 + 1)], "shape": ["rect", "oval"] * 12})
+    schemas = {"t": {"pid": ("numeric", 0, 50), "label": ("categorical", ["yes", "no"])},
+               "cars": {"pid": ("numeric", 0, 50), "shape": ("categorical", ["rect", "oval"])}}
+    session = Session(ledger_path=":memory:", seed=3, **({"budget": 10} if measure == "pure" else {"rho": 10}))
+    session.bind_database({"t": t, "cars": cars}, key="pid", schemas=schemas)
+    budget = "epsilon=0.75" if measure == "pure" else "rho=0.125"
+    session.run(CALL.replace("BUDGET", budget).replace("METHOD", method).replace("ROUNDS", str(rounds)))
+    [charge] = list(session.ledger)
+    charged = charge.budget.epsilon
+    if measure == "zcdp":  # rho 1/8 charged = E^2 / 2 at the pure E = 1/2 the learner runs at
+        assert charge.cost.rho == Fraction(1, 8) and charged == Fraction(1, 2)
+    assert drawn and sum(e for _, _, e in drawn) <= charged
+    if method != "relevance":  # every step runs: exactly the charge
+        assert sum(e for _, _, e in drawn) == charged
+    for size, l1, _ in drawn:
+        assert l1 == (1 if method == "majority" else size // 2)
