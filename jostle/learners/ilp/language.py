@@ -367,13 +367,22 @@ class ILPLearner:
     """`ILP(examples, facts..., target=..., modes=[...], epsilon=E)`, and the family's Options
     (`ILPRelevance3(...)`: the same call with the Option's method, l and rounds)."""
 
-    public_stateless = True
-    jostle_type = "option"
-    privacy = "choice"
-    task = TASK
-    dims = ()
     name: str
     option: str | None = None  # an Option's name (None: the configurable learner)
+    # What the language's ChoiceMaker reads of a built-in Option value (choice_validation):
+    jostle_type = "option"
+    task = TASK
+    privacy = "choice"
+    dims = ()
+    public_stateless = True  # training copies may share it (jostle.language.training_boundary)
+
+    @property
+    def engine_option(self) -> Any:
+        """The family's Option the ChoiceMaker engine trains and runs for this value (`ILP`
+        itself stands for `DEFAULT_OPTION`)."""
+        from jostle.learners.ilp.options import ILP_OPTIONS
+
+        return ILP_OPTIONS[self.option or DEFAULT_OPTION]
 
     @property
     def keywords(self) -> tuple[str, ...]:
@@ -383,14 +392,8 @@ class ILPLearner:
 
     @property
     def fingerprint(self) -> str:
+        """The experience cache's key of a built-in ILP Option."""
         return f"builtin-ilp:{self.name}"
-
-    @property
-    def engine_option(self) -> Any:
-        """What the ChoiceMaker engine trains and runs (the family's Option)."""
-        from jostle.learners.ilp.options import ILP_OPTIONS
-
-        return ILP_OPTIONS[self.option or DEFAULT_OPTION]
 
     def __str__(self) -> str:
         return f"<option {self.name}>"
