@@ -335,3 +335,14 @@ def test_a_choicemaker_over_ilp_options_dispatches_and_charges_its_budget(tmp_pa
     assert sum(charge.budget.epsilon for charge in session.ledger) == Fraction(1)
     with pytest.raises(JostleRuntimeError, match="keyword"):
         session.run("th = C(trains.bound_per_key(1), cars, task, epsilon=1, levels=2)\n")
+
+
+def test_in_a_zcdp_program_the_call_runs_at_the_pure_epsilon_within_its_rho() -> None:
+    _, examples, cars = _frames(2000, seed=1)
+    session = Session(budget=None, seed=3, ledger_path=":memory:")
+    session.bind_database({"trains": _direction(examples), "cars": cars}, key="train_id", schemas=SCHEMAS)
+    session.bind_public("closed", pd.DataFrame({"roof": ["arc", "flat", "peaked", "jagged"]}))
+    session.run(f"budget rho(0.5)\nth = ILP(trains.bound_per_key(1), cars, {DECLARE}, modes={MODES}, fake={FAKE}, "
+                "rho=0.125)\ntext = str(th)\n")
+    assert session.eval("text").startswith("% ILP (relevance, rho 0.125, run at epsilon 0.5)")
+    assert [charge.budget.epsilon for charge in session.ledger] == [Fraction(1, 2)]  # e^2 / 2 = 0.125
