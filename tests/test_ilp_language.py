@@ -346,3 +346,13 @@ def test_in_a_zcdp_program_the_call_runs_at_the_pure_epsilon_within_its_rho() ->
                 "rho=0.125)\ntext = str(th)\n")
     assert session.eval("text").startswith("% ILP (relevance, rho 0.125, run at epsilon 0.5)")
     assert [charge.budget.epsilon for charge in session.ledger] == [Fraction(1, 2)]  # e^2 / 2 = 0.125
+
+
+def test_ilp_learn_answers_from_the_shipped_choicemaker() -> None:
+    session = _session()
+    session.run(f"import ilp\ntask = ilp_task({DECLARE}, modes={MODES}, fake={FAKE})\n"
+                "th = ilp.learn(trains.bound_per_key(1), cars, task, 1.0)\nwhy = ilp.explain_choice()\n"
+                "acc = theory_accuracy(th, test_trains, test_cars)\n")
+    assert "chose ILP" in session.eval("why")
+    assert sum(charge.budget.epsilon for charge in session.ledger) == Fraction(1)
+    assert session.eval("acc") > 0.5
