@@ -15,7 +15,8 @@ Two generators, one per fuzzer:
     columns the learner can read (the key, `grp`, `c2`, the label) and, when the case has a
     database, its fact table `cars` (one car per row, `shape` over a public domain), with the
     settings of every reduction (naive, relevance-aware with l and pruning, several rounds, the
-    trivial theories). Each noisy count is a replay-recorded release
+    trivial theories), or through the shipped ChoiceMaker (`import ilp; ilp.learn(...)`: its
+    noisy example counts, then the chosen Option). Each noisy count is a replay-recorded release
     (`safe_noise.release_counts`), checked against its claim (L1 |L|, or beta_i) on neighbours
     that remove one example and all its cars.
 """
@@ -106,6 +107,7 @@ def ilp_statements(generator: Generator) -> list[str]:
 #: What the learner reads of the replay fuzzer's examples table t (its other columns may have
 #: domains that are not Prolog constants, which the learner refuses before any charge).
 EXAMPLE_COLUMNS = ["pid", "grp", "c2", "label"]
+CHOICEMAKER_RATE = 0.1      # calls through `import ilp` (stdlib/ilp.jst, shipped trained) instead of ILP(...)
 REPLAY_SETTINGS = ["", ', method="naive"', ', method="naive", rounds=2', ", rounds=2", ", rounds=3, levels=1",
                    ", levels=1", ", levels=2, min_positives=2", ', method="majority"', ', method="all_positive"',
                    ", min_score=-3, rounds=2", ", k=4, max_length=2", ", fake_seed=5, k=6"]
@@ -122,6 +124,11 @@ def replay_ilp_call(generator: Any) -> str:
                                ', fake=["has_car(T, C), shape(C, oval)", "grp(T, a), has_car(T, C)"]'])
     examples = f"select(t.bound_per_key(1), {_lit(EXAMPLE_COLUMNS)})"
     name = generator.fresh("th")
+    if generator.chance(CHOICEMAKER_RATE):  # the shipped ChoiceMaker: its noisy example counts, then an Option
+        task = generator.fresh("task")
+        return (f"import ilp\n{task} = ilp_task(target=\"label\", positive=\"yes\"{entities}{fake})\n"
+                f"{name} = ilp.learn({examples}, {facts.lstrip(', ') or '[]'}, {task}, {generator.eps()})\n"
+                f"print({name})\nprint(ilp.choices()[-1])")
     return (f'{name} = ILP({examples}{facts}, target="label", positive="yes"{entities}{fake}, '
             f"epsilon={generator.eps()}{generator.pick(REPLAY_SETTINGS)})\nprint({name})")
 
