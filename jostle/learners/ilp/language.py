@@ -11,10 +11,11 @@
 
 The tables. The first argument is the examples table (one row per example: the key, the label
 column `target=`, optionally categorical columns about the example), the others private fact
-tables keyed by the example id (`jostle.learners.ilp.tables`): `entities={cars: "car"}` says
-each row of `cars` is a new entity (a car) linked to its example by `has_car` (`links=` renames
-the link, `ids=` names a column telling the entity apart within its example); a table not in
-`entities` holds facts about the example itself. Every categorical column gives a predicate
+tables keyed by the example id (`jostle.learners.ilp.tables`): `entities={cars: "car"}` (or a
+list, one entry per fact table in order, `entities=["car"]`, which fits training and test tables
+of other names alike) says each row of `cars` is a new entity (a car) linked to its example by
+`has_car` (`links=` renames the link, `ids=` names a column telling the entity apart within its
+example); a table not in `entities` holds facts about the example itself. Every categorical column gives a predicate
 `column(E, #column)`; `unary=[...]` columns give one predicate per constant (`short(C)`);
 `predicates={load: ["load_shape", "load_count"]}` one over several columns; `background=[t]`
 public tables give derived predicates over public constants (`closed(C)`). Modes are Aleph's
@@ -35,6 +36,10 @@ count the learner noises is a count of examples, so removing one example with al
 moves each by at most 1, whatever the number of its facts: fact tables need no bound on their
 rows per key. The returned theory is post-processing of the noisy counts: public. On PUBLIC
 tables the call is the non-private Aleph learner, for free.
+
+The Options (`ILPRelevance3(examples, facts, task, epsilon=E)`, ...) are the same call with the
+method, l and rounds of `options.ILP_OPTIONS`; `choice_call` gives a ChoiceMaker over them the
+same checked database (`task.ILPData`), which the engine's dispatch charges and runs.
 """
 
 from __future__ import annotations
