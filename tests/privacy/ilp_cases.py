@@ -342,6 +342,29 @@ def trivial_runner(epsilon: float) -> Any:
     return run
 
 
+def metafeature_runner(epsilon: float) -> Any:
+    """`count` releases of the ILP ChoiceMaker's shared noisy example counts (P', N')
+    (`metafeatures.example_counts`, what n_examples and positive_fraction post-process), each in
+    a fresh measurement; the output is their privacy loss between TRIVIAL_D and TRIVIAL_D'
+    (sensitivity 1: scale 1 / eps)."""
+    from jostle.choicemaker.family import MetafeatureContext
+    from jostle.learners.ilp.metafeatures import example_counts
+    from jostle.learners.ilp.task import ILPData
+
+    d, d_prime = ([int(np.sum(db.examples.labels)), int(np.sum(~db.examples.labels))]
+                  for db in (TRIVIAL_D, TRIVIAL_D_PRIME))
+
+    def run(database: RelationalDatabase, count: int, seed: int) -> np.ndarray:
+        noise = Randomness(seed)
+        data = ILPData(database, MODES, (FAKE,), "audit")
+        out = np.empty(count)
+        for i in range(count):
+            y = example_counts(data, epsilon, noise, MetafeatureContext(epsilon, epsilon))
+            out[i] = epsilon * float(np.sum(np.abs(y - d_prime) - np.abs(y - d)))
+        return out
+    return run
+
+
 # ---------------------------------------------------------------- negative-control patches
 def one_clause_noise() -> contextlib.AbstractContextManager[Any]:
     """NEGATIVE CONTROL (a): every release calibrated for one clause (L1 sensitivity 1, not |L|)."""
@@ -386,12 +409,15 @@ REDUCTION_LOSS = PrivacyLoss.between(REDUCTION_D, REDUCTION_D_PRIME, CANDIDATES)
 SHARED_LOSS = PrivacyLoss.between(SHARED_D, SHARED_D_PRIME, CANDIDATES)
 PRUNING_LOSS = PrivacyLoss.between(PRUNING_D, PRUNING_D_PRIME, CANDIDATES)
 
-# Power floors. The naive reduction at eps 2 spreads the loss over 5 counts of scale 2.5: the
-# event "loss = 2" (every P' on D's side) has probability 2^-5 on D and 2^-5 e^-2 on D'; at
-# 8,000 samples the Clopper-Pearson bounds at alpha 1e-6 leave about 1.2 of the 2. Relevance-aware at eps 2 and l = 3: 5 counts over 4 levels, a bound of about 1.3 when
-# no level is pruned. The covering loop at eps 4: 8 N' counts over 2 rounds x 3 levels, about
-# 2.0 of 4. The trivial theory realises its whole claim on one event (the empty theory: 1/2
-# against e^-1 / 2): about 0.8 of 1.
+# Power floors (each count's noise is two-sided geometric, P(Z >= 0) = 1 / (1 + e^-eps/s)).
+# The naive reduction at eps 2 spreads the loss over 5 counts of scale 2.5: the event
+# "loss = 2" (every P' on D's side) has probability 0.6^5 = 0.08 on D and e^-2 times that on
+# D'; at 8,000 samples the Clopper-Pearson bounds at alpha 1e-6 leave about 1.2 of the 2.
+# Relevance-aware at eps 2 and l = 3: 5 counts over 4 levels (85% of runs prune nothing), about
+# 1.2 at 5,000 samples; at the pruning threshold about 1.3. The covering loop at eps 4: 8 N'
+# counts over 2 rounds x 3 levels, about 1.8 of 4 at 3,000. The trivial theory realises its
+# whole claim on one event (the empty theory: 1 / (1 + e^-1) against e^-1 / (1 + e^-1)), about
+# 0.9 of 1, as do the ChoiceMaker's noisy example counts (loss 1 when N' lands on D's side).
 ILP_CASES = [
     AuditCase("ILP naive reduction (Algorithm 2), example covered by all |L| clauses",
               reduction_runner(2.0, None, REDUCTION_LOSS), REDUCTION_D, REDUCTION_D_PRIME, epsilon=2.0,
@@ -407,6 +433,8 @@ ILP_CASES = [
               at_least=1.5),
     AuditCase("ILP trivial majority theory", trivial_runner(1.0), TRIVIAL_D, TRIVIAL_D_PRIME, epsilon=1.0,
               samples=TRIVIAL_SAMPLES, events=Categories(), at_least=0.6),
+    AuditCase("ILP ChoiceMaker metafeature release (noisy example counts)", metafeature_runner(1.0), TRIVIAL_D,
+              TRIVIAL_D_PRIME, epsilon=1.0, samples=TRIVIAL_SAMPLES, at_least=0.6),
 ]
 
 ILP_NEGATIVE_CONTROLS = [
