@@ -8,9 +8,11 @@ purpose, that must be caught at the sample sizes of passing cases.
 (`without`): the train and all its cars. The example removed is covered by every clause the
 component scores, so each of its counts moves by 1 (the L1 sensitivity |L| of Theorem 4 is
 realised in full): a positive train with a short closed car for the reductions, a negative one
-with a short closed car and a long closed car for the covering loop (negatives are never
-removed between rounds, so it moves every round's N counts; the P counts are then the same on
-D and D' given the released clauses).
+with a short closed car and a long closed car for the relevance-aware covering loop (negatives
+are never removed between rounds, so it moves every round's N counts). The naive covering loop
+removes a positive that round 1's clause may cover (then exact coverage removal drops it and
+round 2's counts are equal on D and D') or not (then it moves round 2's counts too): the
+1-stability of the removal, both ways (`LoopLoss` recomputes each round's counts on D and D').
 
 **What is audited.** The reductions return every noisy count they drew (`ReductionResult`), and
 the covering loop's rounds are captured by wrapping the reductions it calls: the audit sees the
@@ -58,6 +60,7 @@ from jostle.privacy.noise import Randomness
 REDUCTION_SAMPLES = 8_000
 RELEVANCE_SAMPLES = 5_000
 LOOP_SAMPLES = 3_000
+NAIVE_LOOP_SAMPLES = 2_000
 TRIVIAL_SAMPLES = 8_000
 
 MODES = train_modes(max_clause_length=4, max_bottom=8)
@@ -116,6 +119,15 @@ REDUCTION_D_PRIME = without(REDUCTION_D, 0)
 LOOP_D = _trains([(1, [SHORT_CLOSED, LONG_CLOSED], False), (6, [SHORT_CLOSED], True),
                   (6, [LONG_CLOSED, SHORT_OPEN], True), (6, [LONG_OPEN], False)])
 LOOP_D_PRIME = without(LOOP_D, 0)
+
+# The naive covering loop's D: train 0 (removed) is POSITIVE with a long closed car only, so
+# round 1 (short, closed) covers it by the empty clause, has_car and has_car + closed, not by
+# has_car + short or has_car + short + closed. When round 1 releases one of the latter it stays
+# for round 2 (long, closed: every clause covers it) and moves its counts too; otherwise exact
+# coverage removal drops it and round 2's counts are equal on D and D'.
+NAIVE_LOOP_D = _trains([(1, [LONG_CLOSED], True), (8, [SHORT_CLOSED], True), (4, [LONG_CLOSED], True),
+                        (6, [LONG_OPEN, SHORT_OPEN], False)])
+NAIVE_LOOP_D_PRIME = without(NAIVE_LOOP_D, 0)
 
 # The trivial theory's D: P - N = 0; D' drops a negative (P - N = 1). The theory is the empty
 # one when the noisy difference is not positive: probability 1/2 on D, e^-eps / 2 on D'.
@@ -199,10 +211,9 @@ class PrivacyLoss:
         """The L1 move of the 2 |L| counts between the neighbours."""
         return int(sum(np.abs(a - b).sum() for a, b in zip(self.d, self.d_prime)))
 
-    def of(self, result: private.ReductionResult, levels: int | None, negatives_only: bool = False) -> float:
+    def of(self, result: private.ReductionResult, levels: int | None) -> float:
         """The loss of one reduction's released counts; `levels` None for the naive reduction
-        (scale |L| / eps), else l (level i's scale beta_i (l + 1) / eps). With
-        `negatives_only`, P' is left out (its counts are equal on D and D' in that use)."""
+        (scale |L| / eps), else l (level i's scale beta_i (l + 1) / eps)."""
         evaluated = ~np.isnan(result.noisy_positives)
         if levels is None:
             scales = np.full(len(self.candidates), len(self.candidates) / float(result.epsilon))
@@ -211,8 +222,7 @@ class PrivacyLoss:
             beta = np.array([result.level_sizes[n] if n < len(result.level_sizes) else 0 for n in lengths])
             scales = beta * (levels + 1) / float(result.epsilon)
         total = 0.0
-        pairs = list(zip((result.noisy_positives, result.noisy_negatives), self.d, self.d_prime))
-        for released, a, b in pairs[1:] if negatives_only else pairs:
+        for released, a, b in zip((result.noisy_positives, result.noisy_negatives), self.d, self.d_prime):
             y = released[evaluated]
             total += float(np.sum((np.abs(y - b[evaluated]) - np.abs(y - a[evaluated])) / scales[evaluated]))
         return total
@@ -289,16 +299,50 @@ def _captured(results: list[private.ReductionResult]) -> Iterator[None]:
         yield
 
 
-LOOP_LOSSES = tuple(PrivacyLoss.between(LOOP_D, LOOP_D_PRIME, legal_clauses(f, MODES, max_length=LOOP_LEVELS))
-                    for f in FAKES)
+class LoopLoss:
+    """The privacy loss of a covering loop's rounds (every count of every round it released).
+
+    Given the clauses released in rounds 1..r-1 (the transcript's choices whose noisy score
+    passed min_score), round r's counts on D and on D' are exact counts over the examples each
+    database keeps: its negatives and the positives those clauses do not cover (the loop's exact
+    coverage removal, computed here independently from each database). So the removed example
+    moves round r's counts by its own coverage while it is kept, and not at all once a released
+    clause covers it. Counts are cached per (fake, clauses released before).
+    """
+
+    def __init__(self, d: RelationalDatabase, d_prime: RelationalDatabase, method: str, levels: int) -> None:
+        self.databases = (d, d_prime)
+        self.coverages = (Coverage(d, MODES), Coverage(d_prime, MODES))
+        self.levels = levels if method == "relevance" else None
+        limit = levels if method == "relevance" else MODES.max_clause_length
+        self.candidates = [legal_clauses(f, MODES, max_length=limit) for f in FAKES]
+        self._cache: dict[tuple, PrivacyLoss] = {}
+
+    def _loss(self, fake: int, released: tuple[Candidate, ...]) -> PrivacyLoss:
+        key = (fake, released)
+        if key not in self._cache:
+            counts = []
+            for database, coverage in zip(self.databases, self.coverages):
+                labels = database.examples.labels
+                covered = coverage.matrix(list(released)).any(axis=0) if released else np.zeros(len(labels), bool)
+                counts.append(coverage.counts(self.candidates[fake], (labels & ~covered) | ~labels))
+            self._cache[key] = PrivacyLoss(tuple(self.candidates[fake]), counts[0], counts[1])
+        return self._cache[key]
+
+    def of(self, rounds: Sequence[private.ReductionResult], min_score: float = 0) -> float:
+        released: tuple[Candidate, ...] = ()
+        total = 0.0
+        for number, result in enumerate(rounds):
+            fake = number % len(FAKES)
+            total += self._loss(fake, released).of(result, self.levels)
+            if result.noisy_score > min_score:
+                released += (self.candidates[fake][result.index],)
+        return total
 
 
-def loop_runner(epsilon: float, method: str = "relevance") -> Any:
+def loop_runner(epsilon: float, loss: LoopLoss, method: str = "relevance") -> Any:
     """`count` runs of dp_learn (ROUNDS rounds, covering removal between them); each output is
-    (privacy loss of every round's released counts, the CRC-32 of the learned theory's Prolog text).
-
-    The removed example is negative, so only the N' counts differ between D and D' given the
-    clauses released (the P' terms of the loss are 0 and left out)."""
+    (privacy loss of every round's released counts, the CRC-32 of the learned theory's Prolog text)."""
     claim = Fraction(epsilon)
 
     def run(database: RelationalDatabase, count: int, seed: int) -> np.ndarray:
@@ -313,9 +357,7 @@ def loop_runner(epsilon: float, method: str = "relevance") -> Any:
             _charged(spent, claim)
             if len(rounds) != ROUNDS:
                 raise AssertionError(f"captured {len(rounds)} reductions of {ROUNDS} rounds")
-            loss = sum(LOOP_LOSSES[r % len(FAKES)].of(result, LOOP_LEVELS if method == "relevance" else None, True)
-                       for r, result in enumerate(rounds))
-            out[i] = (loss, zlib.crc32(learned.to_prolog().encode()))
+            out[i] = (loss.of(rounds), zlib.crc32(learned.to_prolog().encode()))
         return out
     return run
 
@@ -415,7 +457,8 @@ PRUNING_LOSS = PrivacyLoss.between(PRUNING_D, PRUNING_D_PRIME, CANDIDATES)
 # D'; at 8,000 samples the Clopper-Pearson bounds at alpha 1e-6 leave about 1.2 of the 2.
 # Relevance-aware at eps 2 and l = 3: 5 counts over 4 levels (85% of runs prune nothing), about
 # 1.2 at 5,000 samples; at the pruning threshold about 1.3. The covering loop at eps 4: 8 N'
-# counts over 2 rounds x 3 levels, about 1.8 of 4 at 3,000. The trivial theory realises its
+# counts over 2 rounds x 3 levels, about 1.8 of 4 at 3,000 (the naive loop's positive moves 3
+# of round 1's 5 counts, and round 2's only when kept: about 0.6, no floor). The trivial theory realises its
 # whole claim on one event (the empty theory: 1 / (1 + e^-1) against e^-1 / (1 + e^-1)), about
 # 0.9 of 1, as do the ChoiceMaker's noisy example counts (loss 1 when N' lands on D's side).
 ILP_CASES = [
@@ -429,8 +472,11 @@ ILP_CASES = [
               reduction_runner(2.0, PRUNING_LEVELS, PRUNING_LOSS, min_positives=PRUNE_AT), PRUNING_D,
               PRUNING_D_PRIME, epsilon=2.0, samples=RELEVANCE_SAMPLES, events=LOSS_AND_CHOICE, at_least=0.9),
     AuditCase("ILP covering loop (Algorithm 4), 2 rounds relevance-aware, covering removal",
-              loop_runner(4.0), LOOP_D, LOOP_D_PRIME, epsilon=4.0, samples=LOOP_SAMPLES, events=LOSS_AND_THEORY,
-              at_least=1.5),
+              loop_runner(4.0, LoopLoss(LOOP_D, LOOP_D_PRIME, "relevance", LOOP_LEVELS)), LOOP_D, LOOP_D_PRIME,
+              epsilon=4.0, samples=LOOP_SAMPLES, events=LOSS_AND_THEORY, at_least=1.5),
+    AuditCase("ILP covering loop, 2 rounds naive, a positive example kept or removed between rounds",
+              loop_runner(4.0, LoopLoss(NAIVE_LOOP_D, NAIVE_LOOP_D_PRIME, "naive", LOOP_LEVELS), "naive"),
+              NAIVE_LOOP_D, NAIVE_LOOP_D_PRIME, epsilon=4.0, samples=NAIVE_LOOP_SAMPLES, events=LOSS_AND_THEORY),
     AuditCase("ILP trivial majority theory", trivial_runner(1.0), TRIVIAL_D, TRIVIAL_D_PRIME, epsilon=1.0,
               samples=TRIVIAL_SAMPLES, events=Categories(), at_least=0.6),
     AuditCase("ILP ChoiceMaker metafeature release (noisy example counts)", metafeature_runner(1.0), TRIVIAL_D,

@@ -12,6 +12,7 @@ import pytest
 
 from jostle.audit import AuditCase
 from jostle.learners.ilp import private
+from jostle.learners.ilp.search import Coverage
 from tests.privacy import ilp_cases
 from tests.privacy.ilp_cases import ILP_CASES, ILP_NEGATIVE_CONTROLS
 
@@ -52,8 +53,17 @@ def test_the_removed_examples_move_every_count_the_claims_allow() -> None:
     positives, negatives = ilp_cases.REDUCTION_LOSS.d
     assert np.all(ilp_cases.REDUCTION_LOSS.d_prime[0] == positives - 1)
     assert np.all(ilp_cases.REDUCTION_LOSS.d_prime[1] == negatives)
-    for loss in ilp_cases.LOOP_LOSSES:  # the covering loop's removed train is negative
+    loop = ilp_cases.LoopLoss(ilp_cases.LOOP_D, ilp_cases.LOOP_D_PRIME, "relevance", ilp_cases.LOOP_LEVELS)
+    for fake in range(len(ilp_cases.FAKES)):  # a negative: every round's N counts move, whatever was released
+        loss = loop._loss(fake, ())
         assert loss.moved() == len(loss.candidates) and np.all(loss.d[0] == loss.d_prime[0])
+    naive = ilp_cases.LoopLoss(ilp_cases.NAIVE_LOOP_D, ilp_cases.NAIVE_LOOP_D_PRIME, "naive", ilp_cases.LOOP_LEVELS)
+    first, second = naive.candidates
+    covers_removed = Coverage(ilp_cases.NAIVE_LOOP_D, ilp_cases.MODES).matrix(first)[:, 0]
+    assert covers_removed.any() and not covers_removed.all()  # round 1 may keep it or remove it
+    for index, covers in enumerate(covers_removed):
+        moved = naive._loss(1, (first[index],)).moved()
+        assert moved == (0 if covers else len(second)), (index, moved)  # kept: every round-2 clause covers it
     assert ilp_cases.SHARED_LOSS.moved() == 14 > len(ilp_cases.CANDIDATES)
 
 
