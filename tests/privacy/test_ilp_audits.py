@@ -131,3 +131,27 @@ def test_the_language_call_draws_at_most_what_it_charged(method: str, rounds: in
         assert sum(e for _, _, e in drawn) == charged
     for size, l1, _ in drawn:
         assert l1 == (1 if method == "majority" else size // 2)
+
+
+@pytest.mark.parametrize("method, rounds", [("naive", 2), ("relevance", 1), ("majority", 1)])
+def test_the_estimator_draws_at_most_what_it_charged(method: str, rounds: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """DPILPClassifier.fit charges the shared budget first, then noises at most that exact
+    epsilon (a double epsilon such as 0.1 is charged as the rational it stands for)."""
+    from jostle.estimators import DPILPClassifier, PrivacyBudget
+
+    drawn: list[Fraction] = []
+    original = private.release_counts
+
+    def recording(noise, counts, l1, epsilon):  # type: ignore[no-untyped-def]
+        drawn.append(Fraction(epsilon))
+        return original(noise, counts, l1, epsilon)
+
+    monkeypatch.setattr(private, "release_counts", recording)
+    budget = PrivacyBudget(1)
+    learner = DPILPClassifier(0.1, fake="has_car(T, C), short(C), closed(C)", method=method, rounds=rounds,
+                              levels=2, budget=budget, random_state=4)
+    learner.fit(ilp_cases.REDUCTION_D, "eastbound")
+    assert drawn and learner.epsilon_spent_ == Fraction(1, 10) == Fraction(budget.spent.epsilon)
+    assert sum(drawn) <= learner.epsilon_spent_
+    if method != "relevance":
+        assert sum(drawn) == learner.epsilon_spent_
