@@ -242,3 +242,31 @@ def test_the_choicemaker_picks_the_trivial_theory_on_tiny_data_and_a_reduction_o
     result = dispatch(small_choicemaker, large, Fraction(3), noise=Randomness(2),
                       charge=lambda cost, what: None, unit=entity("train"))
     assert result.choice != "ILPTrivial" and result.choice.startswith("ILPRelevance")
+
+
+def test_the_shipped_choicemaker_picks_the_trivial_theory_on_small_data_and_a_reduction_on_large():
+    """The standard library's `ilp.chooser`, from its shipped model (stale: test_pretrained fails)."""
+    from jostle.build import standard_choicemakers
+    from jostle.choicemaker import pretrained
+
+    maker = dict(standard_choicemakers())["ilp.chooser"]
+    options, metafeatures = maker.engine_parts()
+    grid = maker.grid or maker.family.default_grid()
+    key = pretrained.request_key(maker.family, options, metafeatures, maker.corpus.corpus, grid, float(maker.share))
+    shipped = pretrained.load_shipped(maker.family, key, options, metafeatures, float(maker.share))
+    if shipped is None:
+        pytest.skip("the shipped ILP ChoiceMaker is stale (tests/test_pretrained.py says so)")
+    modes = train_modes(max_clause_length=4, max_bottom=10)
+    fake = fake_bottom(modes, trains.schema(), "has_car(T, C), short(C), closed(C), long(C), double(C), open_car(C), "
+                                               "roof(C, flat), wheels(C, 3), load(C, circle, 1), shape(C, rectangle)")
+    picks = []
+    for seed in range(8):  # the noisy count (at 1% of epsilon) varies: most calls pick the trivial theory
+        small = ILPData(trains.generate_trains(100, seed, trains.DEFAULT_TARGET), modes, (fake,), "small")
+        picks.append(dispatch(shipped, small, Fraction(1, 10), noise=Randomness(seed), charge=lambda cost, what: None,
+                              unit=entity("train")).choice)
+    assert picks.count("ILPTrivial") > len(picks) / 2, picks
+    large = ILPData(trains.generate_trains(10_000, 1, trains.DEFAULT_TARGET), modes, (fake,), "large")
+    result = dispatch(shipped, large, Fraction(3), noise=Randomness(1), charge=lambda cost, what: None,
+                      unit=entity("train"))
+    assert result.choice.startswith("ILPRelevance")
+    assert accuracy(result.result.theory, trains.generate_trains(2000, 9, trains.DEFAULT_TARGET)) >= 0.95
