@@ -117,7 +117,7 @@ def replay_ilp_call(generator: Any) -> str:
     """`ILP(...)` on an entity-unit case's examples (and its cars when it has a database),
     printed: the theory is post-processing of the recorded releases."""
     facts = ", cars" if generator.database else ""
-    entities = ', entities={cars: "car"}' if generator.database else ""
+    entities = generator.pick([', entities={cars: "car"}', ', entities=["car"]']) if generator.database else ""
     fake = ""
     if generator.database and generator.chance(0.3):
         fake = generator.pick([', fake="has_car(T, C), shape(C, rect)"',
@@ -129,6 +129,10 @@ def replay_ilp_call(generator: Any) -> str:
         return (f"import ilp\n{task} = ilp_task(target=\"label\", positive=\"yes\"{entities}{fake})\n"
                 f"{name} = ilp.learn({examples}, {facts.lstrip(', ') or '[]'}, {task}, {generator.eps()})\n"
                 f"print({name})\nprint(ilp.choices()[-1])")
+    if generator.chance(0.2):  # the declarations as one public value, `ilp_task(...)`
+        task = generator.fresh("task")
+        return (f'{task} = ilp_task(target="label", positive="yes"{entities}{fake}{generator.pick(REPLAY_SETTINGS)})\n'
+                f"{name} = ILP({examples}{facts}, {task}, epsilon={generator.eps()})\nprint({name})")
     return (f'{name} = ILP({examples}{facts}, target="label", positive="yes"{entities}{fake}, '
             f"epsilon={generator.eps()}{generator.pick(REPLAY_SETTINGS)})\nprint({name})")
 
