@@ -209,15 +209,18 @@ def test_replay_fuzz_of_choicemakers() -> None:
 ILP_FORMS = {"histogram": 0.0, "tree": 0.0, "rules": 0.0, "choicemaker": 0.0, "ilp": 1.0}
 
 
-@pytest.mark.parametrize("unit", ["entity", "entity_bounded"])
-def test_replay_fuzz_of_the_ilp_learner(unit: str) -> None:
+@pytest.mark.parametrize("unit, engine", [("entity", "pandas"), ("entity_bounded", "duckdb")])
+def test_replay_fuzz_of_the_ilp_learner(unit: str, engine: str) -> None:
     """Every noisy count of the DP ILP learner (each level of the relevance-aware reduction, the
     naive reduction, every round, the trivial theory) is a recorded release; on neighbours one
     example and all its cars apart, its pre-noise counts move by at most the claimed L1
     sensitivity (|L|, or beta_i, in unit grid steps), and the printed theory and ledger are the
     same once D's transcript is played. Some calls go through the shipped ChoiceMaker (`import
-    ilp`): its noisy example counts, then the chosen Option's counts."""
-    stats = _fuzz(unit, "pandas", 5.0, SEED + 5, 8, learners=0.6, forms=ILP_FORMS)
+    ilp`): its noisy example counts, then the chosen Option's counts. The bounded case's tables
+    are on DuckDB (the learner reads the engine's rows)."""
+    if engine == "duckdb":
+        pytest.importorskip("duckdb")
+    stats = _fuzz(unit, engine, 5.0, SEED + 5, 8, learners=0.6, forms=ILP_FORMS)
     print(stats.mechanisms)
     assert stats.mechanisms.get("option ILP", 0) >= 25, stats
     assert stats.mechanisms.get("metafeature ilp example counts", 0) >= 1, stats
