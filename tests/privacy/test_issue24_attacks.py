@@ -184,11 +184,58 @@ def test_the_language_call_shows_the_same_on_neighbours_but_for_its_releases(kin
     examples, cars, victim = _crafted(kind)
     program = (f'th = ILP(trains.bound_per_key(1), cars, {DECLARE}, method="{method}", rounds=2, epsilon=1)\n'
                "print(th)\nout = prolog(th)\n")
-    with public_release():
+    with public_release() as hook:
         first = _observe(examples, cars, program)
-    with public_release():
+    with public_release() as neighbour_hook:
         second = _observe(examples[examples.train_id != victim], cars[cars.train_id != victim], program)
     assert first["error"] is None and first == second
+    assert len(hook.calls) == len(neighbour_hook.calls) > 0
+    for (counts, l1, _), (other, _, _) in zip(hook.calls, neighbour_hook.calls):
+        assert int(np.abs(counts - other).sum()) <= l1
+
+
+LOADS = {"train_id": KEY, "car_id": {"type": "numeric", "bounds": [0, 10 ** 6], "integer": True},
+         **{column: _cat(declare.train_domains()[column]) for column in ("load_shape", "load_count")}}
+
+
+@pytest.mark.parametrize("engine", ["pandas", "duckdb"])
+def test_entities_described_by_several_tables_and_facts_about_the_example_stay_with_their_example(
+        engine: str) -> None:
+    """A car described by a second table (link "") whose car ids also name other trains' cars,
+    and a table of facts about the train itself (several rows per train): one train and all its
+    rows removed changes nothing but the released counts."""
+    rng = np.random.default_rng(0)
+    examples, cars = _frames(40, seed=4)
+    loads = cars[["train_id", "car_id", "load_shape", "load_count"]]
+    loads = pd.concat([loads, loads.assign(car_id=rng.integers(0, 200, len(loads)))], ignore_index=True)
+    cars = cars.drop(columns=["load_shape", "load_count"])
+    tags = pd.DataFrame({"train_id": np.repeat(examples.train_id.to_numpy(), 2),
+                         "tag": rng.choice(["a", "b"], 2 * len(examples))})
+    schemas = {"trains": SCHEMAS["trains"], "loads": LOADS, "tags": {"train_id": KEY, "tag": _cat(["a", "b"])},
+               "cars": {k: v for k, v in SCHEMAS["cars"].items() if k not in ("load_shape", "load_count")}}
+    program = ('th = ILP(trains.bound_per_key(1), cars, loads, tags, target="direction", positive="east", '
+               'head="eastbound", entities=["car", "car", ""], links={cars: "has_car", loads: ""}, '
+               'ids=["car_id", "car_id", ""], unary=["length"], predicates={load: ["load_shape", "load_count"]}, '
+               'background=[closed], k=12, fake_seed=2, rounds=2, epsilon=1)\nprint(th)\n')
+
+    def observe(keep: Any) -> tuple:
+        session = Session(budget=5, seed=1, ledger_path=":memory:", engine=engine)
+        session.bind_database({"trains": examples[keep(examples)], "cars": cars[keep(cars)],
+                               "loads": loads[keep(loads)], "tags": tags[keep(tags)]}, key="train_id",
+                              schemas=schemas)
+        session.bind_public("closed", pd.DataFrame({"roof": ["arc", "flat", "peaked", "jagged"]}))
+        printed = io.StringIO()
+        with public_release() as hook, contextlib.redirect_stdout(printed):
+            session.run(program)
+        return printed.getvalue(), [(c.mechanism, str(c.budget), c.description) for c in session.ledger], hook.calls
+
+    *everything, calls = observe(lambda frame: np.ones(len(frame), dtype=bool))
+    assert "clause(s) for eastbound" in everything[0]
+    for victim in examples.train_id.sample(3, random_state=1):
+        *seen, neighbour_calls = observe(lambda frame, gone=victim: (frame.train_id != gone).to_numpy())
+        assert seen == everything and len(calls) == len(neighbour_calls)
+        for (counts, l1, _), (other, _, _) in zip(calls, neighbour_calls):
+            assert int(np.abs(counts - other).sum()) <= l1
 
 
 def _walk(value: Any, path: str, seen: set, found: list) -> None:
