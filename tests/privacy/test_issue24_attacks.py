@@ -325,7 +325,7 @@ def _lattice_size(bottom: Any, modes: Any, limit: int) -> int:
     return total
 
 
-@pytest.mark.xfail(strict=True, reason="R2: the lattice is enumerated only after the accountant charged the "
+@pytest.mark.xfail(strict=True, reason="R4: the lattice is enumerated only after the accountant charged the "
                    "call (private.dp_learn -> search.legal_clauses), and nothing caps its size before: k=30, "
                    "max_length=30 (the public caps) gives 2^29 + 1 legal clauses (k=20: 5e5 clauses, 2 s, 222 MB; "
                    "x8 per 3 literals), so the call spends its epsilon and then dies with MemoryError or runs for "
