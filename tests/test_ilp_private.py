@@ -302,3 +302,21 @@ def test_release_counts_is_integer_geometric_and_refuses_non_counts():
         release_counts(Randomness(seed=4), np.array([1.5]), 1, 1)
     with pytest.raises(ValueError):
         release_counts(Randomness(seed=4), counts, 0, 1)
+
+
+def test_lattice_is_counted_exactly_and_capped_before_any_charge():
+    from jostle.learners.ilp.search import MAX_LATTICE, check_lattice, count_legal_clauses
+    for k, seed, limit in ((8, 0, 3), (10, 1, 6), (12, 2, 4), (6, None, 6)):
+        bottom = fake.fake_bottom(MODES, SCHEMA, k=k, seed=seed)
+        assert count_legal_clauses(bottom, MODES, limit) == len(legal_clauses(bottom, MODES, max_length=limit))
+    big = fake.fake_bottom(train_modes(max_clause_length=30, max_bottom=30), SCHEMA)
+    wide = train_modes(max_clause_length=30, max_bottom=30)
+    assert count_legal_clauses(big, wide) > MAX_LATTICE
+    with pytest.raises(ValueError, match="declare a smaller k"):
+        check_lattice(big, wide)
+    recorder, noise = Recorder(), CountingNoise(0)
+    with pytest.raises(ValueError, match="declare a smaller k"):
+        private.dp_learn(trains.generate_trains(20, seed=0), wide, big, 1, method="naive", noise=noise,
+                         charge=recorder)
+    assert recorder.charges == [] and noise.draws == 0
+    assert math.isfinite(private.geometric_std(1e-300))

@@ -292,10 +292,7 @@ def test_private_values_as_declarations_are_refused_unread_and_uncharged(keyword
 
 
 # ---------------------------------------------------------------- failures spend nothing
-@pytest.mark.xfail(strict=True, reason="R1: private.geometric_std divides by 1 - exp(-e), which is 0.0 for a "
-                   "per-count epsilon below ~1.1e-16: the relevance-aware reduction raises ZeroDivisionError "
-                   "(an internal error) AFTER the accountant charged the call and after level 0's release; "
-                   "ilp_bounds and the ILP ChoiceMaker's public metafeatures raise it too")
+# R1 (fixed): geometric_std divided by 1 - exp(-e), 0.0 below ~1.1e-16, after the charge
 @pytest.mark.parametrize("epsilon", ["1e-17", "4e-16"])
 def test_a_tiny_budget_is_refused_before_the_charge_or_runs(epsilon: str) -> None:
     examples, cars = _frames(30, seed=1)
@@ -306,30 +303,7 @@ def test_a_tiny_budget_is_refused_before_the_charge_or_runs(epsilon: str) -> Non
         assert seen["ledger"] == []
 
 
-def _lattice_size(bottom: Any, modes: Any, limit: int) -> int:
-    """The legal clauses of a bottom clause up to `limit` literals, counted without building
-    them (head tests, and per existential variable its link specs with subsets of its tests)."""
-    from math import comb
-
-    head = len({lit.spec for lit in bottom.literals if lit.variable == 0})
-    variables: dict[int, list[int]] = {}
-    for lit in bottom.literals:
-        if lit.variable:
-            links_tests = variables.setdefault(lit.variable, [0, 0])
-            links_tests[0 if modes.body[lit.spec.mode].output is not None else 1] += 1
-    total = 0
-    for size in range(min(head, limit) + 1):
-        linked = sum(links * sum(comb(tests, c) for c in range(min(tests, limit - size - 1) + 1))
-                     for links, tests in variables.values())
-        total += comb(head, size) * (1 + linked)
-    return total
-
-
-@pytest.mark.xfail(strict=True, reason="R4: the lattice is enumerated only after the accountant charged the "
-                   "call (private.dp_learn -> search.legal_clauses), and nothing caps its size before: k=30, "
-                   "max_length=30 (the public caps) gives 2^29 + 1 legal clauses (k=20: 5e5 clauses, 2 s, 222 MB; "
-                   "x8 per 3 literals), so the call spends its epsilon and then dies with MemoryError or runs for "
-                   "hours. Simulated safely: legal_clauses raises MemoryError above 10^7 clauses")
+# R4 (fixed): the lattice was enumerated after the charge, its size not capped before
 def test_a_lattice_too_large_to_enumerate_is_refused_before_the_charge(monkeypatch) -> None:
     from jostle.learners.ilp import search as search_module
 
@@ -337,7 +311,7 @@ def test_a_lattice_too_large_to_enumerate_is_refused_before_the_charge(monkeypat
 
     def bounded(bottom: Any, modes: Any, max_length: int | None = None) -> Any:
         limit = modes.max_clause_length if max_length is None else max_length
-        if _lattice_size(bottom, modes, limit) > 10 ** 7:
+        if search_module.count_legal_clauses(bottom, modes, limit) > 10 ** 7:
             raise MemoryError("simulated: the lattice would not fit in memory")
         return real(bottom, modes, max_length)
 

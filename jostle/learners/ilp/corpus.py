@@ -96,7 +96,8 @@ class ILPTask:
 def random_clauses(rng: np.random.Generator, sample: RelationalDatabase,
                    n_clauses: int | None = None) -> list[str]:
     """The clauses of a random target: `n_clauses` (default 1 to 3, uniformly), each
-    has_car(T, C) and 1 to 3 distinct tests of `CAR_TESTS`. Each clause is redrawn (same number of tests) until it covers at least
+    has_car(T, C) and 1 to 3 distinct tests of `CAR_TESTS`. Each clause is redrawn (same number
+    of tests) until it covers at least
     `MIN_CLAUSE_COVERAGE` of the public `sample` on its own (a contradiction such as short and
     long, or a rare load, is degenerate), and the whole target until it has at most
     `MAX_TARGET_LITERALS` distinct literals (the link and the tests) and no clause twice."""

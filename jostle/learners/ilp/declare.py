@@ -204,6 +204,7 @@ def search(schema: RelationalSchema | RelationalDatabase, declared: Mapping[str,
     from jostle.learners.ilp.fake import fake_bottom
     from jostle.learners.ilp.modes import Mode, Modes
     from jostle.learners.ilp.private import METHODS
+    from jostle.learners.ilp.search import check_lattice
 
     settings: dict[str, Any] = {}
     for name, low, high in (("k", 0, MAX_K), ("max_length", 0, MAX_K), ("levels", 0, MAX_K), ("rounds", 1, 100),
@@ -219,8 +220,9 @@ def search(schema: RelationalSchema | RelationalDatabase, declared: Mapping[str,
     if method not in (*METHODS, *TRIVIAL_METHODS):
         raise TableError(f"method must be one of {', '.join((*METHODS, *TRIVIAL_METHODS))}, got {method!r}")
     min_score = declared.get("min_score", 0)
-    if isinstance(min_score, bool) or not isinstance(min_score, (int, float, np.integer, np.floating)):
-        raise TableError(f"min_score must be a number (public), got {min_score!r}")
+    if isinstance(min_score, bool) or not isinstance(min_score, (int, float, np.integer, np.floating)) \
+            or not np.isfinite(min_score):
+        raise TableError(f"min_score must be a finite number (public), got {min_score!r}")
     settings.update(method=method, min_score=float(min_score))
     seed = declared.get("fake_seed")
     if seed is not None and (isinstance(seed, bool) or not isinstance(seed, (int, np.integer))):
@@ -237,6 +239,13 @@ def search(schema: RelationalSchema | RelationalDatabase, declared: Mapping[str,
         fakes = (fake_bottom(modes, empty, None, seed=None if seed is None else int(seed)),)
     else:
         fakes = tuple(fake_bottom(modes, empty, text) for text in _texts(declared["fake"], "fake"))
+    # the lattice is enumerated after the charge: refuse one too large to enumerate now, at the
+    # longest clauses any Option may search (levels up to 4, the naive reduction's max_length)
+    for bottom in fakes:
+        try:
+            check_lattice(bottom, modes, max(settings["max_length"], settings["levels"], 4))
+        except ValueError as error:
+            raise TableError(str(error), "lower k= or max_length=") from None
     return modes, fakes, settings
 
 

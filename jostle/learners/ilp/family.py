@@ -4,10 +4,10 @@ Input: an `ILPData` (`task`): a relational database of training examples and the
 mode declarations and the fake example's bottom clause(s) (public). Options: the DP ILP
 configurations of `options.ILP_OPTIONS` (relevance-aware with l = 2, 3, 4 and naive, with 1 or
 2 clauses, and the trivial theory). Error: 1 - the learned theory's accuracy on public test
-examples (`theory.accuracy`), floored at 0.01 (`task.theory_error`). Task "ilp" (no other family serves it). One segment. Payoff rule
-"paired": accuracies do not scale as 1/epsilon, so the free "public" mode (public metafeatures
-only, the whole budget to the Option) is validated beside the "measured" one, and measuring is
-kept only if it is clearly better.
+examples (`theory.accuracy`), floored at 0.01 (`task.theory_error`). Task "ilp" (no other
+family serves it). One segment. Payoff rule "paired": accuracies do not scale as 1/epsilon, so
+the free "public" mode (public metafeatures only, the whole budget to the Option) is validated
+beside the "measured" one, and measuring is kept only if it is clearly better.
 
 Units and measures. The privacy unit is `entity(example id)`: a neighbour removes one example
 and every fact keyed by it (the paper's footnote 1); the Options' sensitivity arguments

@@ -486,7 +486,8 @@ def choice_call(maker: Any, interp: Any, args: list[Any], span: Span) -> ChoiceC
     decl = declaration(tables, merged, span, who)
     if not decl.private:
         return ChoiceCall(None, None, False, public_theory(decl, maker.name, span))
-    data = ILPData(build(decl, span, who), decl.modes, decl.fakes, decl.tables[0].name)
+    data = ILPData(build(decl, span, who), decl.modes, decl.fakes, decl.tables[0].name,
+                   decl.settings["min_score"], decl.settings["min_positives"])
 
     def measure(metafeature: Any, amount: Fraction, noise: Any, context: Any) -> float:
         return float(metafeature.measure(data, float(amount) if amount > 0 else 0.0, noise, context))

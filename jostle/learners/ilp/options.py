@@ -86,7 +86,8 @@ class ILPOption(PureEpsilonOption):
         if self.method == "trivial":
             return trivial_theory(data.database, data.modes, epsilon, noise=noise, charge=charge, rule="majority")
         return dp_learn(data.database, data.modes, data.fake, epsilon, method=self.method, levels=self.levels,
-                        rounds=self.rounds, noise=noise, charge=charge)
+                        rounds=self.rounds, noise=noise, charge=charge, min_score=data.min_score,
+                        min_positives=data.min_positives)
 
     @property
     def fingerprint(self) -> str:

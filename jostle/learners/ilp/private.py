@@ -76,7 +76,7 @@ import numpy as np
 from jostle.learners.ilp.aleph import ClauseReport, LearnedTheory
 from jostle.learners.ilp.modes import Modes
 from jostle.learners.ilp.relations import RelationalDatabase
-from jostle.learners.ilp.search import BottomClause, Candidate, Coverage, legal_clauses
+from jostle.learners.ilp.search import BottomClause, Candidate, Coverage, check_lattice, legal_clauses
 from jostle.learners.ilp.theory import Atom, Clause, Theory, Var
 from jostle.privacy.safe_noise import release_counts
 
@@ -120,7 +120,7 @@ class ReductionResult:
 def geometric_std(epsilon_per_unit: Fraction | float) -> float:
     """The standard deviation of two-sided geometric noise P(z) ~ exp(-e |z|): sqrt(2a)/(1-a)."""
     alpha = math.exp(-float(epsilon_per_unit))
-    return math.sqrt(2 * alpha) / (1 - alpha)
+    return math.sqrt(2 * alpha) / -math.expm1(-float(epsilon_per_unit))  # finite for any e > 0
 
 
 def _noisy_counts(coverage: Coverage, candidates: Sequence[Candidate], active: np.ndarray,
@@ -277,6 +277,9 @@ def dp_learn(database: RelationalDatabase, modes: Modes,
     if epsilon <= 0:
         raise ValueError(f"epsilon must be positive, got {epsilon}")
     per_round = epsilon / rounds
+    limit = levels if method == "relevance" else modes.max_clause_length
+    for bottom in fakes:  # public, before anything is charged
+        check_lattice(bottom, modes, limit)
     coverage = Coverage(database, modes)
     labels = database.examples.labels
     remaining = labels.copy()
@@ -285,7 +288,6 @@ def dp_learn(database: RelationalDatabase, modes: Modes,
     notes: list[str] = []
     for round_number in range(rounds):
         bottom = fakes[round_number % len(fakes)]
-        limit = levels if method == "relevance" else modes.max_clause_length
         candidates = legal_clauses(bottom, modes, max_length=limit)
         active = remaining | ~labels
         if method == "naive":

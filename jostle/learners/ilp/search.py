@@ -254,6 +254,50 @@ def legal_clauses(bottom: BottomClause, modes: Modes,
     return sorted(found, key=lambda candidate: candidate.length)
 
 
+#: The most clauses a lattice may have before it is enumerated: a public cap on work and memory
+#: (about 10 s of coverage per 10,000 examples at the cap), checked before anything is charged.
+MAX_LATTICE = 250_000
+
+
+def count_legal_clauses(bottom: BottomClause, modes: Modes, max_length: int | None = None) -> int:
+    """How many clauses `legal_clauses` would enumerate, counted without enumerating them.
+
+    An upper bound, exact when no two existential variables share a link literal (always for
+    fake bottom clauses): for s head tests out of h, the clause without a link plus, for each
+    variable v and each of its link literals, every choice of at most (limit - s - 1) of its t_v
+    tests. Public: it reads the bottom clause and the modes only.
+    """
+    from math import comb
+    limit = modes.max_clause_length if max_length is None else max_length
+    head = {lit.spec for lit in bottom.literals if lit.variable == 0
+            and modes.body[lit.spec.mode].output is None}
+    links: dict[int, set[Spec]] = {}
+    tests: dict[int, set[Spec]] = {}
+    for lit in bottom.literals:
+        if lit.variable:
+            kind = links if modes.body[lit.spec.mode].output is not None else tests
+            kind.setdefault(lit.variable, set()).add(lit.spec)
+    total = 0
+    for size in range(min(len(head), limit) + 1):
+        linked = sum(len(specs) * sum(comb(len(tests.get(v, ())), c)
+                                      for c in range(min(len(tests.get(v, ())), limit - size - 1) + 1))
+                     for v, specs in links.items())
+        total += comb(len(head), size) * (1 + linked)
+    return total
+
+
+def check_lattice(bottom: BottomClause, modes: Modes, max_length: int | None = None) -> int:
+    """The lattice's size, refused (ValueError, before any charge) above `MAX_LATTICE`."""
+    size = count_legal_clauses(bottom, modes, max_length)
+    if size > MAX_LATTICE:
+        limit = modes.max_clause_length if max_length is None else max_length
+        raise ValueError(f"the fake bottom clause of {bottom.size} literals spans {size:,} legal "
+                         f"clauses of at most {limit} literals, more than the {MAX_LATTICE:,} "
+                         f"Jostle enumerates; declare a smaller k or a shorter maximum clause "
+                         f"length (each clause is one more count to noise)")
+    return size
+
+
 class Coverage:
     """Vectorised coverage of many clauses over one database's examples.
 

@@ -61,12 +61,16 @@ class ILPData:
         fake: The fake example's bottom clause(s) (public, built from the modes and the public
             domains only); the DP learner's round i uses `fake[i % len(fake)]`.
         name: A label for reports.
+        min_score: The public minimum noisy score a round's clause needs to join the theory.
+        min_positives: The public minimum positive count of the relevance-aware pruning.
     """
 
     database: RelationalDatabase
     modes: Modes
     fake: tuple[BottomClause, ...]
     name: str = ""
+    min_score: float = 0.0
+    min_positives: int = 0
 
     def __post_init__(self) -> None:
         fake = (self.fake,) if isinstance(self.fake, BottomClause) else tuple(self.fake)
