@@ -17,13 +17,15 @@ same predicates as `trains.TRAIN_PREDICATES`, so a theory covers the same trains
 
 from __future__ import annotations
 
-from typing import Any, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 import numpy as np
-import pandas as pd
 
 from jostle.learners.ilp.relations import EntityType, RelationalDatabase
 from jostle.learners.ilp.tables import Background, FactTable, RelationalSchema, TableError
+
+if TYPE_CHECKING:  # pandas is imported where a frame is read, not at start-up
+    import pandas as pd
 
 
 def relational_database(examples: pd.DataFrame, key: str, target: str, positive: Any,
@@ -277,6 +279,8 @@ def trains_frames(trains: RelationalDatabase, key: str = "train_id",
                   target: str = "eastbound") -> tuple[pd.DataFrame, pd.DataFrame]:
     """Trains (from `trains.generate_trains`) as two tables: examples (key, a boolean target)
     and cars (key, car_id, one column per car attribute, constants as text). Vectorised."""
+    import pandas as pd
+
     from jostle.learners.ilp.trains import CAR_COLUMNS
 
     has_car = trains.relations["has_car"]

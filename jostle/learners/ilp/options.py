@@ -49,8 +49,8 @@ METHODS = ("relevance", "naive", "trivial")
 # the ChoiceMaker's own parts (the family, its task and corpus, its metafeatures) are
 # fingerprinted by the engine separately; the rest (relations, theory, modes, search, fake,
 # private, bounds, this module) is the algorithm.
-_NOT_THE_ALGORITHM = ("__init__.py", "language.py", "estimators.py", "tables.py", "family.py", "task.py",
-                      "corpus.py", "metafeatures.py")
+_NOT_THE_ALGORITHM = ("__init__.py", "language.py", "estimators.py", "tables.py", "declare.py", "family.py",
+                      "task.py", "corpus.py", "metafeatures.py")
 
 
 def _ilp_source_digest() -> str:

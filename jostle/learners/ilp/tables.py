@@ -50,13 +50,15 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 import numpy as np
-import pandas as pd
 
 from jostle.learners.ilp.relations import (
     Domain, EntityType, Examples, Predicate, Relation, RelationalDatabase)
+
+if TYPE_CHECKING:  # pandas is imported where a frame is read, not at start-up
+    import pandas as pd
 
 #: A name usable as a Prolog predicate, a mode type or a constant.
 _NAME = re.compile(r"[a-z][A-Za-z0-9_]*\Z")
@@ -324,6 +326,8 @@ class RelationalSchema:
     def empty(self) -> RelationalDatabase:
         """The schema as a database without rows: what modes, theories and fake examples are
         checked against, read from the declarations alone."""
+        import pandas as pd
+
         examples = pd.DataFrame({self.key: [], self.target: []})
         facts = {fact.name: pd.DataFrame({column: [] for column in self._fact_frame_columns(fact)})
                  for fact in self.facts}
@@ -350,6 +354,8 @@ class RelationalSchema:
                 a duplicate example id, a fact about an unknown example, a value outside its
                 domain or a missing value.
         """
+        import pandas as pd
+
         self._require(examples, self.examples_name, [self.key, self.target, *self.example_columns])
         unknown = sorted(set(facts) - {fact.name for fact in self.facts})
         if unknown:
@@ -411,6 +417,8 @@ class RelationalSchema:
     def _entity_ids(self, placed: Mapping[str, tuple[pd.DataFrame, np.ndarray, Any]],
                     counts: dict[str, int]) -> dict[str, np.ndarray]:
         """Dense ids 0..m-1 of each entity type (one factorize over all its tables), by table."""
+        import pandas as pd
+
         out: dict[str, np.ndarray] = {}
         for entity in dict.fromkeys(fact.entity for fact in self.facts if fact.entity is not None):
             tables = [fact for fact in self.facts if fact.entity == entity]
@@ -433,6 +441,8 @@ class RelationalSchema:
     def _codes(self, frame: pd.DataFrame, columns: Sequence[str], table: str,
                strict: bool) -> dict[str, np.ndarray]:
         """Each column's codes under its declared domain (-1 outside it, refused when strict)."""
+        import pandas as pd
+
         out = {}
         for column in columns:
             values = list(dict(self.domains)[column])
