@@ -88,7 +88,9 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
 
+from choicemaker_classification import interval  # noqa: E402  (mean and 95% t-interval)
 from jostle.learners.ilp import aleph, bounds, fake, private, trains  # noqa: E402
 from jostle.learners.ilp.modes import TRAIN_MODES, Modes, train_modes  # noqa: E402
 from jostle.learners.ilp.relations import RelationalDatabase  # noqa: E402
@@ -128,16 +130,6 @@ FAKE_NOTE = ("The fake seed example is fake.fake_for_target(target, modes, schem
 
 
 # ------------------------------------------------------------------------------ statistics
-def interval(values: list[float]) -> dict[str, float]:
-    """Mean and 95% t-interval of the mean (nan bounds with fewer than two values)."""
-    from scipy import stats
-
-    array = np.asarray(values, dtype=float)
-    mean = float(array.mean())
-    if len(array) < 2:
-        return {"mean": mean, "low": float("nan"), "high": float("nan"), "n": int(len(array))}
-    half = float(stats.t.ppf(0.975, len(array) - 1) * array.std(ddof=1) / np.sqrt(len(array)))
-    return {"mean": mean, "low": mean - half, "high": mean + half, "n": int(len(array))}
 
 
 def above(a: dict[str, float], b: dict[str, float]) -> bool:
