@@ -432,3 +432,25 @@ def test_explain_says_why_nothing_was_measured(tmp_path):
 
     text = explain([result.trace.as_dict()])
     assert "metafeatures (noisy)" not in text and "training found:       measuring size" in text
+
+
+def test_meta_model_forests_predict_on_one_thread_in_tree_order():
+    """A forest's threads add tree predictions in the order they finish, so the last bits of a
+    ChoiceMaker's predicted errors (printed by explain/trace) varied between runs on the same
+    released metafeatures (found by the replay fuzzer on the ILP ChoiceMaker). Predictions now
+    run on one thread: exactly the in-order sum of the trees."""
+    from sklearn.ensemble import RandomForestRegressor
+
+    from jostle.choicemaker.model import SklearnMultiOutput
+
+    rng = np.random.default_rng(0)
+    X, y = rng.normal(size=(200, 5)), rng.normal(size=(200, 3))
+    model = SklearnMultiOutput("forest", "regret", RandomForestRegressor(n_estimators=40, n_jobs=2, random_state=0))
+    model.estimator.fit(X, y)
+    rows = rng.normal(size=(7, 5))
+    predicted = model.scores(rows)
+    assert model.estimator.n_jobs == 1
+    total = np.zeros((7, 3))
+    for tree in model.estimator.estimators_:
+        total += tree.predict(rows).reshape(7, 3)
+    assert np.array_equal(predicted, total / len(model.estimator.estimators_))

@@ -165,7 +165,22 @@ class SklearnMultiOutput(MetaModel):
         return self
 
     def scores(self, X: np.ndarray) -> np.ndarray:
-        return np.asarray(self.estimator.predict(X)).reshape(len(X), -1)
+        return np.asarray(serial(self.estimator).predict(X)).reshape(len(X), -1)
+
+
+def serial(estimator: Any) -> Any:
+    """The estimator set to predict on one thread, and returned.
+
+    A forest predicting on several threads adds its trees' predictions in the order the threads
+    finish, so the last bits of a prediction vary from run to run: a ChoiceMaker's trace
+    (`explain`, `trace`) would then print different predicted errors for the same released
+    metafeatures, on the same data or on neighbours. One thread adds them in tree order.
+    """
+    jobs = {name: 1 for name, value in estimator.get_params().items()
+            if name.endswith("n_jobs") and value not in (None, 1)}
+    if jobs:
+        estimator.set_params(**jobs)
+    return estimator
 
 
 def make_model(name: str, n_jobs: int = 1) -> MetaModel:
@@ -327,7 +342,7 @@ class FittedMetaModel:
         scores = self.model.scores(X)
         if self.model.target == "log_error":
             return np.exp(scores)
-        return scores * np.exp(self.best_error.predict(X))[:, None]
+        return scores * np.exp(serial(self.best_error).predict(X))[:, None]
 
     def choose(self, X: np.ndarray) -> np.ndarray:
         """Index of the chosen Option for each row (the meta-model's own decision rule)."""
