@@ -251,10 +251,11 @@ def plot(results: dict[str, Any], path: Path) -> None:
     plt.close(figure)
 
 
-def print_summary(summary: dict[str, Any]) -> None:
-    print("\nheld-out error (1 - test accuracy), mean [95% interval] over repetitions:")
+def print_summary(summary: dict[str, Any], over: str = "repetitions", width: int = 40) -> None:
+    """Each chooser's held-out error with its 95% interval (`over`: what the interval is over)."""
+    print(f"\nheld-out error (1 - test accuracy), mean [95% interval] over {over}:")
     for name, item in summary.items():
-        print(f"  {name:<40} {item['mean']:.4f} [{item['low']:.4f}, {item['high']:.4f}]")
+        print(f"  {name:<{width}} {item['mean']:.4f} [{item['low']:.4f}, {item['high']:.4f}]")
 
 
 def main(argv: list[str] | None = None) -> dict[str, Any]:

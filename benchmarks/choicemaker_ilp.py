@@ -51,7 +51,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from choicemaker_classification import interval  # noqa: E402  (mean and 95% t-interval)
+from choicemaker_classification import interval, print_summary  # noqa: E402  (t-intervals, the summary)
 
 from jostle.choicemaker.engine import _fit_segment  # noqa: E402
 from jostle.choicemaker.experience import FEATURE_PREFIX, experience_table, public_metafeatures  # noqa: E402
@@ -268,12 +268,6 @@ def plot(results: dict[str, Any], path: Path) -> None:
     plt.close(figure)
 
 
-def print_summary(summary: dict[str, Any]) -> None:
-    print("\nheld-out error (1 - test accuracy), mean [95% interval] over targets (averaged over repetitions):")
-    for name, item in summary.items():
-        print(f"  {name:<44} {item['mean']:.4f} [{item['low']:.4f}, {item['high']:.4f}]")
-
-
 def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="8 targets, 3 sizes, 2 epsilons, 4 folds")
@@ -302,7 +296,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     print(f"{len(tasks)} targets; sizes {grid.sizes}; epsilons {grid.epsilons}; {repetitions} repetitions")
     runs = [run_repetition(r, tasks, args) for r in range(repetitions)]
     summary = summarise(runs)
-    print_summary(summary)
+    print_summary(summary, "targets (averaged over repetitions)", 44)
     output = Path(args.output) if args.output else RESULTS / ("choicemaker_ilp_quick" if args.quick
                                                              else "choicemaker_ilp")
     output.parent.mkdir(parents=True, exist_ok=True)
