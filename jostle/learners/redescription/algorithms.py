@@ -183,6 +183,7 @@ def mine(views: TwoViews, settings: MinerSettings, epsilon: Fraction | float, *,
         return share * epsilon
 
     for t in range(settings.tries):
+        first_budget = step()  # charged before the try draws anything (its initial attribute included)
         start_view, attribute = _initial_attribute(views, noise, initial_attribute)
         schema = views.schemas[start_view]
         target = views.codes[start_view][:, attribute]
@@ -195,10 +196,10 @@ def mine(views: TwoViews, settings: MinerSettings, epsilon: Fraction | float, *,
                 found.setdefault(key, red)
 
         if settings.algorithm == "MCMCTreePair":
-            pair = sample_tree_pair(views, 1 - start_view, target, n_classes, settings.depth, step(), noise)
+            pair = sample_tree_pair(views, 1 - start_view, target, n_classes, settings.depth, first_budget, noise)
             extract(pair[0], pair[1], f"try {t + 1}")
             continue
-        previous = _tree(settings, views, 1 - start_view, target, n_classes, step(), noise)
+        previous = _tree(settings, views, 1 - start_view, target, n_classes, first_budget, noise)
         for r in range(settings.alternations):
             leaves = previous.leaves(views.codes[previous.view], views.schemas[previous.view])
             current = _tree(settings, views, 1 - previous.view, leaves, previous.n_leaves, step(), noise)

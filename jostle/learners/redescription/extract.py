@@ -17,15 +17,24 @@ budget); the reference code noises them a third time and so spends 1.5 eps for a
 Leaves whose paths contradict the public domains are empty on every data set: their cells are
 not released and they join no query.
 
-**Queries and statistics (post-processing).** A query on a view is a union of that view's
-satisfiable leaves (a leaf's path, or its negation: all the other leaves). For a left set I and
-a right set J: support = sum over I x J of the noisy cells, |supp(left)| = sum over I of the
-noisy left supports, |supp(right)| = sum over J of the noisy right supports, N = the sum of all
-noisy left supports; Jaccard and p-value (python-clired's binomial tail) follow.
+**Queries and statistics (post-processing).** The two releases disagree (a row of noisy cells
+does not add up to the noisy left support). The statistics come from one table consistent with
+both: the least-squares fit under equal noise variances, which adds to every cell of row i the
+share (a_i - sum_j c_ij) / (q + 1) of the disagreement (q satisfiable right leaves). A query on a
+view is a union of that view's satisfiable leaves (a leaf's path, or its negation: all the other
+leaves). For a left set I and a right set J, support, |supp(left)|, |supp(right)| and N are sums
+of the consistent table over I x J, I x all, all x J and everything; Jaccard and the p-value
+(python-clired's binomial tail) follow. Statistics from inconsistent sources are what made
+near-tautologies look significant in a first version (a right query true of 2,999 of 3,000
+entities whose noisy support exceeded the noisy N): from one table, the 2 x 2 contingency of
+every redescription adds up.
 
 **Simple and extended redescriptions.** Simple ones pair a leaf or its negation on each side;
 each is extended greedily by disjunction with one more leaf or negated leaf of either view (at
-most `max_extensions` per side) while the noisy Jaccard improves and the constraints hold. The
+most `max_extensions` per side) while the noisy Jaccard improves and the constraints hold. An
+extension that would make a query a tautology (every satisfiable leaf, "q OR NOT q": true of
+every entity, known without data) is never taken: its noisy statistics would be noise around
+the trivial ones. The
 constraints: noisy support >= min_support, noisy support <= max_support_share * N, noisy p-value
 <= max_pvalue, noisy Jaccard >= min_jaccard.
 
@@ -121,10 +130,12 @@ class _Statistics:
     """Noisy statistics of unions of leaves, from the two releases."""
 
     def __init__(self, cells: np.ndarray, left: np.ndarray, constraints: Constraints) -> None:
-        self.cells = cells
-        self.left = left
-        self.right = cells.sum(axis=0)
-        self.size = max(float(left.sum()), 1.0)
+        # The least-squares table consistent with both releases (equal noise variances): each row
+        # of cells moves by the same share of its disagreement with the released left support.
+        self.cells = cells + ((left - cells.sum(axis=1)) / (cells.shape[1] + 1))[:, None]
+        self.left = self.cells.sum(axis=1)
+        self.right = self.cells.sum(axis=0)
+        self.size = max(float(self.cells.sum()), 1.0)
         self.constraints = constraints
 
     def of(self, left_set: np.ndarray, right_set: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -160,7 +171,7 @@ def _extend(stats: _Statistics, sides: tuple[_Side, _Side], start: tuple[int, in
             pair = (grown, other) if side == 0 else (other, grown)
             s, lft, rgt = stats.of(*pair)
             j = stats.jaccard(s, lft, rgt)
-            ok = stats.admissible(s, j) & (j > best)
+            ok = stats.admissible(s, j) & (j > best) & (grown.min(axis=1) == 0)  # never a tautology (public)
             ok[chosen[side]] = False
             if ok.any():
                 index = int(np.argmax(np.where(ok, j, -1.0)))
