@@ -6,13 +6,16 @@
     tree = DPDecisionTreeClassifier(1.0, domains=..., classes=..., budget=budget).fit(X, y)
     rules = DPBayesianRuleListClassifier(1.0, domains=..., classes=..., max_rows=..., budget=budget).fit(X, y)
     theory = DPILPClassifier(1.0, fake="has_car(T, C), short(C), closed(C)", budget=budget).fit(trains, "eastbound")
+    found = DPRedescriptionMiner("MCMCTreePair", 1.0, left_domains=..., right_domains=..., key="id",
+                                 budget=budget).fit(left, right)
 
 The estimators are found, not listed: every family the ChoiceMaker engine discovers
 (`jostle.choicemaker.families.discover()`) that has an `estimators` module contributes the
 public classes defined there on the kit's base (`jostle.learnerkit.estimators.
 DeclaredDomainClassifier`). A new family's estimators appear here by existing. A relational
-learner, which fits a database rather than a matrix (`DPILPClassifier.fit(database, target)`), is
-not on that base and is exported by name. `ESTIMATORS` maps
+learner, which fits a database rather than a matrix (`DPILPClassifier.fit(database, target)`), and
+the redescription miner, which fits two views (`DPRedescriptionMiner.fit(left, right)`), are not on
+that base and are exported by name. `ESTIMATORS` maps
 each name to its class and `PRIVATE_ESTIMATORS` names the differentially private ones (the
 others are the non-private baselines, for public data).
 
@@ -35,6 +38,8 @@ from jostle.privacy.subledger import BudgetExceededError  # noqa: F401 (re-expor
 # Relational learners fit a database, not a matrix (fit(database, target)), so they are not on the
 # kit's base and are exported by name: DP inductive logic programming (issue 24).
 from jostle.learners.ilp.estimators import DPILPClassifier  # noqa: F401 (re-exported)
+# ... and a redescription miner fits two views of the same entities (fit(left, right)), issue 25.
+from jostle.learners.redescription.estimators import DPRedescriptionMiner  # noqa: F401 (re-exported)
 
 LEARNERS_PACKAGE = "jostle.learners"
 
@@ -67,8 +72,8 @@ PRIVATE_ESTIMATORS: tuple[str, ...] = tuple(name for name, cls in ESTIMATORS.ite
 
 globals().update(ESTIMATORS)
 
-__all__ = sorted([*ESTIMATORS, "DPILPClassifier", "ESTIMATORS", "PRIVATE_ESTIMATORS", "NumericBins",
-                  "PrivacyBudget", "PrivacyBudgetWarning", "BudgetExceededError", "default_budget",
+__all__ = sorted([*ESTIMATORS, "DPILPClassifier", "DPRedescriptionMiner", "ESTIMATORS", "PRIVATE_ESTIMATORS",
+                  "NumericBins", "PrivacyBudget", "PrivacyBudgetWarning", "BudgetExceededError", "default_budget",
                   "family_estimators"])
 
 
