@@ -162,6 +162,7 @@ def test_no_entity_left_is_answered_like_any_other_database(task) -> None:
     (f"redescribe({VIEWS}, min_jaccard=1.5, epsilon=1)", "min_jaccard"),
     (f"redescribe({VIEWS}, algorithm=\"AltExpM\", tries=100, alternations=100, epsilon=1)", "at most 1000"),
     (f"redescribe({VIEWS}, initial_target=\"nope\", epsilon=1)", "initial_target"),
+    (f"redescribe({VIEWS}, runs=0, epsilon=1)", "runs"),
     (f"redescribe({VIEWS}, sampler=1, epsilon=1)", "keyword"),
     (f"redescribe({VIEWS}, epsilon=-1)", "epsilon"),
 ])

@@ -44,8 +44,9 @@ CONSTRAINT_KEYWORDS = ("min_support", "max_support_share", "max_pvalue", "min_ja
 SETTING_KEYWORDS = (*ALGORITHM_KEYWORDS, *CONSTRAINT_KEYWORDS)
 DEFAULT_ALGORITHM = "MCMCTreePair"
 #: Whole-number settings: (low, high) inclusive. Depth 8 is 256 leaves per tree, 65,536 leaf pairs.
+#: `runs` is not the miner's: the runs the analyst plans at this budget, which a ChoiceMaker reads.
 WHOLE = {"tries": (1, 100), "alternations": (1, 100), "depth": (1, 8), "min_support": (0, 10 ** 12),
-         "max_extensions": (0, 10)}
+         "max_extensions": (0, 10), "runs": (1, 10 ** 6)}
 #: Share settings: (low, high, low included, high included).
 SHARES = {"omega": (0.0, 1.0, False, False), "max_support_share": (0.0, 1.0, False, True),
           "max_pvalue": (0.0, 1.0, False, True), "min_jaccard": (0.0, 1.0, True, True)}
@@ -235,8 +236,8 @@ def settings_from(declared: Mapping[str, Any]) -> dict[str, Any]:
     """The algorithm, its settings and the constraints a call declares, checked (public).
 
     Args:
-        declared: Any of `SETTING_KEYWORDS` (the rest is ignored); missing ones take the
-            defaults of `algorithms.MinerSettings` and `extract.Constraints`.
+        declared: Any of `SETTING_KEYWORDS` and `runs` (the rest is ignored); missing ones take
+            the defaults of `algorithms.MinerSettings` and `extract.Constraints`.
 
     Returns:
         The given settings, as exact numbers (omega a Fraction).

@@ -54,7 +54,7 @@ from jostle.privacy.measures import RhoZCDPBudget
 from jostle.privacy.subledger import option_guard
 
 TASK = "redescription"
-DECLARATION_KEYWORDS = ("key", "bins", "edges", "initial_target")
+DECLARATION_KEYWORDS = ("key", "bins", "edges", "initial_target", "runs")
 TASK_KEYWORDS = (*DECLARATION_KEYWORDS, *SETTING_KEYWORDS)
 LEARNER_KEYWORDS = (*BUDGET_KEYWORDS, *TASK_KEYWORDS)
 #: What a public call runs at when it is given no epsilon (nothing is charged on public tables).
@@ -73,6 +73,7 @@ class Declaration:
         settings: The checked algorithm settings and constraints (`declare.settings_from`).
         private: Whether the tables are private.
         initial: The public (view, attribute) every try starts from, or None (a random one).
+        runs: The runs the analyst plans at this budget (public; for ChoiceMakers).
     """
 
     tables: tuple[Table, Table]
@@ -81,10 +82,26 @@ class Declaration:
     settings: dict[str, Any]
     private: bool
     initial: tuple[int, int] | None = None
+    runs: int = 1
 
     @property
     def algorithm(self) -> str:
         return self.settings["algorithm"]
+
+    def constraints(self) -> Any:
+        """The constraints the call declares (`extract.Constraints`), or None if it declares none
+        (an Option then applies its family's rule)."""
+        from jostle.learners.redescription.declare import CONSTRAINT_KEYWORDS
+
+        if not set(CONSTRAINT_KEYWORDS) & set(self.settings):
+            return None
+        return self.miner_settings().constraints
+
+    def task_data(self, span: Span, who: str) -> Any:
+        """The coded views as an Option's input (`task.RedescriptionData`)."""
+        from jostle.learners.redescription.task import RedescriptionData
+
+        return RedescriptionData(build(self, span, who), self.runs, self.tables[0].name, self.constraints())
 
     def miner_settings(self) -> Any:
         """The checked settings as `algorithms.MinerSettings`."""
@@ -181,7 +198,7 @@ def declaration(args: Sequence[Any], kwargs: dict[str, Any], span: Span, who: st
                         for table in tables)
         settings = settings_from(kwargs)
         initial = initial_attribute(schemas, kwargs.get("initial_target"))
-        declared = Declaration(tables, key, schemas, settings, private, initial)  # type: ignore[arg-type]
+        declared = Declaration(tables, key, schemas, settings, private, initial, settings.get("runs", 1))  # type: ignore[arg-type]
         declared.miner_settings()
     except DeclarationError as error:
         raise _fail(who, error.message, span, error.hint) from None
@@ -307,11 +324,8 @@ class RedescriptionLearner:
         tables, merged = arguments(args, kwargs, who, span)
         if self.option is not None:
             check_keywords(merged, span, who, (*BUDGET_KEYWORDS, *TASK_KEYWORDS))
-            fixed = sorted(set(merged) & set(ALGORITHM_KEYWORDS))
-            if fixed:
-                raise _fail(who, f"the Option fixes {', '.join(fixed)}; its task may not set them", span,
-                            "use redescribe(...) to choose them")
-            merged.update(option_settings(self.engine_option))
+            _refuse_fixed(merged, who, span)
+            merged["algorithm"] = self.engine_option.algorithm
         decl = declaration(tables, merged, span, who)
         if not decl.private:
             return public_redescriptions(interp, decl, merged, span, self.name)
@@ -319,14 +333,12 @@ class RedescriptionLearner:
         return mine_private(interp, decl, budget, span, self.name, self.option)
 
 
-def option_settings(option: Any) -> dict[str, Any]:
-    """The algorithm settings an engine Option fixes, as the call's keywords."""
-    settings = getattr(option, "settings", None)
-    made = settings() if callable(settings) else settings
-    if made is not None:
-        return {"algorithm": made.algorithm, "tries": made.tries, "alternations": made.alternations,
-                "omega": made.omega, "depth": made.depth}
-    return {name: getattr(option, name) for name in ALGORITHM_KEYWORDS if hasattr(option, name)}
+def _refuse_fixed(merged: dict[str, Any], who: str, span: Span) -> None:
+    """An Option (or a ChoiceMaker choosing one) fixes the algorithm and its settings."""
+    fixed = sorted(set(merged) & {*ALGORITHM_KEYWORDS, "initial_target"})
+    if fixed:
+        raise _fail(who, f"an Option fixes {', '.join(fixed)}; its task may not set them", span,
+                    "use redescribe(...) to choose them")
 
 
 @dataclass(frozen=True, eq=False)
@@ -386,16 +398,20 @@ def mine_private(interp: Any, decl: Declaration, budget: Any, span: Span, name: 
     from jostle.learners.redescription.algorithms import mine
 
     settings = decl.miner_settings()
-    views = build(decl, span, f"{name}()")
+    data = decl.task_data(span, f"{name}()") if option is not None else build(decl, span, f"{name}()")
     cost = pure_cost(budget)
     epsilon = Fraction(cost.epsilon)
     node = common_node([table.node for table in decl.tables])
-    mechanism = f"option {name}" if option is not None else f"{name} {decl.algorithm}"
-    interp.accountant.charge(cost, node, mechanism,
+    what = f"the Option {option}" if option is not None else f"{settings.tries} tr(ies), depth {settings.depth}"
+    interp.accountant.charge(cost, node, f"option {name}" if option is not None else f"{name} {decl.algorithm}",
                              f"{name}: {decl.algorithm} redescriptions of '{decl.tables[0].name}' and "
-                             f"'{decl.tables[1].name}' ({settings.tries} tr(ies), depth {settings.depth})", span)
-    released = mine(views, settings, epsilon, noise=interp.randomness, charge=option_guard(name, epsilon),
-                    initial_attribute=decl.initial)
+                             f"'{decl.tables[1].name}' ({what})", span)
+    guard = option_guard(name, epsilon)
+    if option is not None:
+        released = RedescriptionLearner(name, option).engine_option.learn(data, epsilon, interp.randomness, guard)
+    else:
+        released = mine(data, settings, epsilon, noise=interp.randomness, charge=guard,
+                        initial_attribute=decl.initial)
     rho = float(budget.rho) if isinstance(budget, RhoZCDPBudget) else None
     return RedescriptionsValue(released, name, float(epsilon), rho)
 
@@ -407,16 +423,15 @@ def choice_call(maker: Any, interp: Any, args: list[Any], span: Span) -> ChoiceC
     constraints, checked before anything is charged, as `redescribe(...)` checks them) and how a
     built-in Option runs on it. The Options fix the algorithm and its settings."""
     from jostle.learners.redescription.family import FAMILY
-    from jostle.learners.redescription.task import RedescriptionData
 
     who = f"{maker.name}()"
     tables, merged = arguments(args, {}, who, span)
     check_keywords(merged, span, who, TASK_KEYWORDS)
+    _refuse_fixed(merged, who, span)
     decl = declaration(tables, merged, span, who)
     if not decl.private:
         return ChoiceCall(None, None, False, public_redescriptions(interp, decl, {}, span, maker.name))
-    constraints = decl.miner_settings().constraints
-    data = RedescriptionData(build(decl, span, who), constraints, decl.tables[0].name)
+    data = decl.task_data(span, who)
 
     def measure(metafeature: Any, amount: Fraction, noise: Any, context: Any) -> float:
         return float(metafeature.measure(data, float(amount) if amount > 0 else 0.0, noise, context))
@@ -524,5 +539,5 @@ def _value(value: Any, span: Span, who: str) -> RedescriptionsValue:
 
 
 __all__ = ["TASK", "LEARNER_KEYWORDS", "TASK_KEYWORDS", "Declaration", "RedescriptionLearner",
-           "RedescriptionTaskValue", "RedescriptionsValue", "arguments", "declaration", "build", "option_settings",
+           "RedescriptionTaskValue", "RedescriptionsValue", "arguments", "declaration", "build",
            "public_redescriptions", "mine_private", "choice_call", "register"]
