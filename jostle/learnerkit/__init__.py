@@ -20,8 +20,12 @@ family). Modules, one job each:
                 shared built-ins `predict` and `accuracy` (its one exception to the layers: it
                 imports `jostle.language.values`, `calls` and `sensitivity`, as a family's
                 language module may)
+  keyed         what the keyed multi-table families' language modules share (ILP, redescription):
+                `database_name`, the `FamilyCall` base of a learner call that is also each built-in
+                Option's value, the ChoiceMaker call's `engine_closures`
   encoding      public domains and integer encoding (declared, never read off private data)
-  estimators    the scikit-learn estimator base of the classifier families
+  estimators    the scikit-learn estimator base of the classifier families, and every estimator's
+                `check_fit_privacy` and `charge_fit` (the shared budget, charged before any draw)
   estimator_checks  scikit-learn's check_estimator with the expected failures and their privacy reasons
   exports       the lazy exports of a family package (`lazy_exports`)
 """

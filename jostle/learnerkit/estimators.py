@@ -64,6 +64,37 @@ ChargeCallback = Callable[[float, str], None]
 """An outside accountant's charge(epsilon, description), called before each noisy step."""
 
 
+def check_fit_privacy(epsilon: Any, budget: Any) -> None:
+    """A fit's privacy parameters, checked before anything is charged (every estimator's rule).
+
+    Raises:
+        ValueError: `epsilon` is not a finite number > 0.
+        TypeError: `budget` is neither None nor a `PrivacyBudget`.
+    """
+    if not (isinstance(epsilon, (int, float, Fraction)) and not isinstance(epsilon, bool)
+            and math.isfinite(epsilon) and epsilon > 0):
+        raise ValueError(f"epsilon must be a finite number > 0, got {epsilon!r}")
+    if budget is not None and not isinstance(budget, PrivacyBudget):
+        raise TypeError(f"budget must be a PrivacyBudget shared by fits (or None), got {budget!r}; "
+                        "this fit's own epsilon is the argument epsilon=")
+
+
+def charge_fit(estimator: str, epsilon: Any, budget: PrivacyBudget | None, what: str,
+               stacklevel: int = 2) -> Fraction:
+    """Charge a fit's whole epsilon to `budget` (None: `default_budget()`, warning when fits add
+    up), before any noise is drawn; `stacklevel` counts from the caller.
+
+    Returns:
+        The exact epsilon charged (a budget snaps 0.1 to 1/10); noise must not use more.
+
+    Raises:
+        BudgetExceededError: The budget refuses; nothing is recorded.
+    """
+    if budget is not None:
+        return Fraction(budget.charge(epsilon, what))
+    return Fraction(charge_default(estimator, epsilon, what, stacklevel=stacklevel + 1))
+
+
 class DeclaredDomainClassifier(ClassifierMixin, BaseEstimator, metaclass=ABCMeta):
     """A classifier over declared public domains (see the module docstring).
 
@@ -168,14 +199,7 @@ class DeclaredDomainClassifier(ClassifierMixin, BaseEstimator, metaclass=ABCMeta
 
     # ------------------------------------------------------------------ the privacy parameters
     def _validate_privacy(self) -> None:
-        epsilon = getattr(self, "epsilon", None)
-        if not (isinstance(epsilon, (int, float, Fraction)) and not isinstance(epsilon, bool)
-                and math.isfinite(epsilon) and epsilon > 0):
-            raise ValueError(f"epsilon must be a finite number > 0, got {epsilon!r}")
-        budget = getattr(self, "budget", None)
-        if budget is not None and not isinstance(budget, PrivacyBudget):
-            raise TypeError(f"budget must be a PrivacyBudget shared by fits (or None), got {budget!r}; "
-                            "this fit's own epsilon is the argument epsilon=")
+        check_fit_privacy(getattr(self, "epsilon", None), getattr(self, "budget", None))
 
     def _charge_label(self) -> str | None:
         """What the charge's description calls this learner, besides its class (a hook)."""
@@ -190,10 +214,8 @@ class DeclaredDomainClassifier(ClassifierMixin, BaseEstimator, metaclass=ABCMeta
         """
         label = self._charge_label()
         what = f"{type(self).__name__}.fit ({label + ', ' if label else ''}epsilon {float(self.epsilon):g})"
-        if self.budget is not None:
-            return Fraction(self.budget.charge(self.epsilon, what))
-        if self.charge is None:
-            return Fraction(charge_default(type(self).__name__, self.epsilon, what, stacklevel=3))
+        if self.budget is not None or self.charge is None:
+            return charge_fit(type(self).__name__, self.epsilon, self.budget, what, stacklevel=3)
         return None
 
     def _noise_source(self) -> Any:

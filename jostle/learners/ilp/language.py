@@ -55,6 +55,7 @@ from jostle.diagnostics.errors import JostleRuntimeError, PrivacyError
 from jostle.diagnostics.source import Span
 from jostle.language.calls import BUDGET_KEYWORDS, ChoiceCall, budget_of, check_keywords, unit_of
 from jostle.language.values import CorpusValue, Record, Table, type_name
+from jostle.learnerkit.keyed import FamilyCall, database_name, engine_closures
 from jostle.learners.ilp.declare import TRIVIAL_METHODS, declare_schema, search
 from jostle.learners.ilp.tables import Background, RelationalSchema, TableError
 from jostle.privacy.composition import common_node
@@ -131,16 +132,6 @@ def _by_table(value: Any, what: str, who: str, span: Span, names: Sequence[str])
     return out
 
 
-def _database_name(node: Any) -> str | None:
-    """The database a table's data node belongs to (jostle.language.databases), or None."""
-    while node is not None:
-        name = getattr(node, "database", None)
-        if isinstance(name, str) and name:
-            return name
-        node = node.parent
-    return None
-
-
 def _check_tables(args: Sequence[Any], declared_key: Any, who: str, span: Span,
                   reads_rows: bool = True) -> tuple[tuple[Table, ...], str, bool]:
     """The tables of a call, their example key and whether they are private (refusals: public).
@@ -185,9 +176,9 @@ def _check_tables(args: Sequence[Any], declared_key: Any, who: str, span: Span,
         raise PrivacyError(f"{who}: the examples table '{examples.name}' may hold several rows per example "
                            f"(stability {bound}); the learner reads one label per example", span,
                            f"keep one row per example first: {examples.name}.bound_per_key(1); nothing was spent")
-    database = _database_name(examples.node)
+    database = database_name(examples.node)
     for table in tables[1:]:
-        if unit_of(table) != unit or _database_name(table.node) != database:
+        if unit_of(table) != unit or database_name(table.node) != database:
             raise PrivacyError(f"{who}: the fact table '{table.name}' is not a table of the examples' database "
                                f"under {unit} (its unit: {unit_of(table)})", span,
                                "bind the examples and all their private facts as one database "
@@ -368,40 +359,19 @@ class TheoryValue:
 
 # ---------------------------------------------------------------- the learner
 @dataclass(eq=False)
-class ILPLearner:
+class ILPLearner(FamilyCall):
     """`ILP(examples, facts..., target=..., modes=[...], epsilon=E)`, and the family's Options
     (`ILPRelevance3(...)`: the same call with the Option's method, l and rounds)."""
 
-    name: str
-    option: str | None = None  # an Option's name (None: the configurable learner)
-    # What the language's ChoiceMaker reads of a built-in Option value (choice_validation):
-    jostle_type = "option"
     task = TASK
-    privacy = "choice"
-    dims = ()
-    public_stateless = True  # training copies may share it (jostle.language.training_boundary)
+    learner_keywords = LEARNER_KEYWORDS  # every declaration; an Option's call: its budget
+    option_keywords = BUDGET_KEYWORDS
 
-    @property
-    def engine_option(self) -> Any:
-        """The family's Option the ChoiceMaker engine trains and runs for this value (`ILP`
-        itself stands for `DEFAULT_OPTION`)."""
+    def family_options(self) -> tuple[Any, str]:
+        """The family's Options; `ILP` itself stands for `DEFAULT_OPTION`."""
         from jostle.learners.ilp.options import ILP_OPTIONS
 
-        return ILP_OPTIONS[self.option or DEFAULT_OPTION]
-
-    @property
-    def keywords(self) -> tuple[str, ...]:
-        """`ILP` takes every declaration as a keyword; an Option only its budget (its
-        declarations come in an `ilp_task` value, as a ChoiceMaker's call gets them)."""
-        return LEARNER_KEYWORDS if self.option is None else BUDGET_KEYWORDS
-
-    @property
-    def fingerprint(self) -> str:
-        """The experience cache's key of a built-in ILP Option."""
-        return f"builtin-ilp:{self.name}"
-
-    def __str__(self) -> str:
-        return f"<option {self.name}>"
+        return ILP_OPTIONS, DEFAULT_OPTION
 
     def jostle_call(self, interp: Any, args: list[Any], kwargs: dict[str, Any], span: Span) -> TheoryValue:
         who = f"{self.name}()"
@@ -489,11 +459,7 @@ def choice_call(maker: Any, interp: Any, args: list[Any], span: Span) -> ChoiceC
     data = ILPData(build(decl, span, who), decl.modes, decl.fakes, decl.tables[0].name,
                    decl.settings["min_score"], decl.settings["min_positives"])
 
-    def measure(metafeature: Any, amount: Fraction, noise: Any, context: Any) -> float:
-        return float(metafeature.measure(data, float(amount) if amount > 0 else 0.0, noise, context))
-
-    def run(option: Any, part: Any, released: Any) -> Any:
-        return FAMILY.run_option(option.engine_option, data, part, interp.randomness, released)
+    measure, run = engine_closures(FAMILY, data, interp)
 
     def wrap(learned: Any, choice: str, budget: Any) -> TheoryValue:
         from jostle.choicemaker.budgets import pure_epsilon_within

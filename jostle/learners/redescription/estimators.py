@@ -33,18 +33,18 @@ from __future__ import annotations
 from fractions import Fraction
 from typing import Any, Mapping
 
-import numpy as np
 import pandas as pd
 from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
 
+from jostle.learnerkit.estimators import charge_fit, check_fit_privacy
 from jostle.learners.redescription.algorithms import MinerSettings, mine
 from jostle.learners.redescription.declare import DEFAULT_ALGORITHM, initial_attribute, miner_settings, \
     view_from_domains
 from jostle.learners.redescription.extract import Constraints
 from jostle.learners.redescription.queries import RedescriptionSet
 from jostle.learners.redescription.views import ViewSchema, encode_views
-from jostle.privacy.shared_budget import PrivacyBudget, charge_default
+from jostle.privacy.shared_budget import PrivacyBudget
 from jostle.privacy.subledger import option_guard
 
 _SETTINGS = MinerSettings(DEFAULT_ALGORITHM)
@@ -150,11 +150,7 @@ class DPRedescriptionMiner(BaseEstimator):
         """
         from jostle.privacy.noise import Randomness
 
-        if isinstance(self.epsilon, bool) or not isinstance(self.epsilon, (int, float, Fraction)) \
-                or not np.isfinite(float(self.epsilon)) or self.epsilon <= 0:
-            raise ValueError(f"epsilon must be a finite number > 0, got {self.epsilon!r}")
-        if self.budget is not None and not isinstance(self.budget, PrivacyBudget):
-            raise TypeError(f"budget must be a PrivacyBudget shared by fits (or None), got {self.budget!r}")
+        check_fit_privacy(self.epsilon, self.budget)
         schemas = self._schemas()
         settings = miner_settings({"algorithm": self.algorithm, "tries": self.tries,
                                    "alternations": self.alternations, "omega": self.omega, "depth": self.depth,
@@ -165,8 +161,7 @@ class DPRedescriptionMiner(BaseEstimator):
         initial = initial_attribute(schemas, self.initial_target)
         views = encode_views(*self._frames(left, right, schemas), schemas, self.key)
         what = f"DPRedescriptionMiner.fit ({settings.label}, epsilon {float(self.epsilon):g})"
-        charged = Fraction(self.budget.charge(self.epsilon, what) if self.budget is not None
-                           else charge_default(type(self).__name__, self.epsilon, what, stacklevel=2))
+        charged = charge_fit(type(self).__name__, self.epsilon, self.budget, what)
         released = mine(views, settings, charged, noise=Randomness(seed=self.random_state),
                         charge=option_guard("DPRedescriptionMiner", charged), initial_attribute=initial)
         self.schemas_, self.settings_ = schemas, settings

@@ -45,6 +45,7 @@ from jostle.diagnostics.errors import JostleRuntimeError, PrivacyError
 from jostle.diagnostics.source import Span
 from jostle.language.calls import BUDGET_KEYWORDS, ChoiceCall, budget_of, check_keywords, unit_of
 from jostle.language.values import CorpusValue, Record, Table, type_name
+from jostle.learnerkit.keyed import FamilyCall, database_name, engine_closures
 from jostle.learners.redescription.declare import (
     ALGORITHM_KEYWORDS, DEFAULT_BINS, SETTING_KEYWORDS, DeclarationError, check_edges_used, initial_attribute,
     settings_from, view_from_schema,
@@ -54,6 +55,8 @@ from jostle.privacy.measures import RhoZCDPBudget
 from jostle.privacy.subledger import option_guard
 
 TASK = "redescription"
+#: The Option `redescribe` stands for as a ChoiceMaker member (the paper's choice on small data).
+DEFAULT_OPTION = "MCMCTreePair"
 DECLARATION_KEYWORDS = ("key", "bins", "edges", "initial_target", "runs")
 TASK_KEYWORDS = (*DECLARATION_KEYWORDS, *SETTING_KEYWORDS)
 LEARNER_KEYWORDS = (*BUDGET_KEYWORDS, *TASK_KEYWORDS)
@@ -114,16 +117,6 @@ def _fail(who: str, message: str, span: Span, hint: str = "") -> JostleRuntimeEr
     return JostleRuntimeError(f"{who}: {message}", span, (hint + "; " if hint else "") + "nothing was spent")
 
 
-def _database_name(node: Any) -> str | None:
-    """The database a table's data node belongs to (jostle.language.databases), or None."""
-    while node is not None:
-        name = getattr(node, "database", None)
-        if isinstance(name, str) and name:
-            return name
-        node = node.parent
-    return None
-
-
 def _check_views(args: Sequence[Any], declared_key: Any, who: str,
                  span: Span) -> tuple[tuple[Table, Table], str | None, bool]:
     """The two views of a call, their entity key and whether they are private (refusals: public)."""
@@ -156,7 +149,7 @@ def _check_views(args: Sequence[Any], declared_key: Any, who: str,
     if declared_key is not None and declared_key != key:
         raise _fail(who, f"key={declared_key!r}, but the views are bound under {unit}", span,
                     f"the entity key is the unit's: leave key= out or write key={key!r}")
-    if unit_of(right) != unit or _database_name(right.node) != _database_name(left.node):
+    if unit_of(right) != unit or database_name(right.node) != database_name(left.node):
         raise PrivacyError(f"{who}: the views '{left.name}' and '{right.name}' are not tables of one database under "
                            f"{unit} (units {unit} and {unit_of(right)})", span,
                            "bind both views as one database (bind_database), so that removing an entity removes "
@@ -283,40 +276,19 @@ def _frame_records(frame: Any) -> tuple[Record, ...]:
 
 # ---------------------------------------------------------------- the learner
 @dataclass(eq=False)
-class RedescriptionLearner:
-    """`redescribe(left, right, ..., epsilon=E)`, and the family's Options (`AltExpMStable3(left,
+class RedescriptionLearner(FamilyCall):
+    """`redescribe(left, right, ..., epsilon=E)`, and the family's Options (`AltExpMStable(left,
     right, task, epsilon=E)`: the same call with the Option's algorithm and settings)."""
 
-    name: str
-    option: str | None = None  # an Option's name (None: the configurable learner)
-    # What the language's ChoiceMaker reads of a built-in Option value (choice_validation):
-    jostle_type = "option"
     task = TASK
-    privacy = "choice"
-    dims = ()
-    public_stateless = True  # training copies may share it (jostle.language.training_boundary)
+    learner_keywords = LEARNER_KEYWORDS  # every declaration; an Option's call: its budget
+    option_keywords = BUDGET_KEYWORDS
 
-    @property
-    def engine_option(self) -> Any:
-        """The family's Option the ChoiceMaker engine trains and runs for this value
-        (`redescribe` itself stands for `DEFAULT_OPTION`)."""
-        from jostle.learners.redescription.options import DEFAULT_OPTION, REDESCRIPTION_OPTIONS
+    def family_options(self) -> tuple[Any, str]:
+        """The family's Options; `redescribe` stands for "MCMCTreePair" in a ChoiceMaker."""
+        from jostle.learners.redescription.options import REDESCRIPTION_OPTIONS
 
-        return REDESCRIPTION_OPTIONS[self.option or DEFAULT_OPTION]
-
-    @property
-    def keywords(self) -> tuple[str, ...]:
-        """`redescribe` takes every declaration as a keyword; an Option only its budget (its
-        declarations come in a `redescription_task` value, as a ChoiceMaker's call gets them)."""
-        return LEARNER_KEYWORDS if self.option is None else BUDGET_KEYWORDS
-
-    @property
-    def fingerprint(self) -> str:
-        """The experience cache's key of a built-in redescription Option."""
-        return f"builtin-redescription:{self.name}"
-
-    def __str__(self) -> str:
-        return f"<option {self.name}>"
+        return REDESCRIPTION_OPTIONS, DEFAULT_OPTION
 
     def jostle_call(self, interp: Any, args: list[Any], kwargs: dict[str, Any], span: Span) -> RedescriptionsValue:
         who = f"{self.name}()"
@@ -433,11 +405,7 @@ def choice_call(maker: Any, interp: Any, args: list[Any], span: Span) -> ChoiceC
         return ChoiceCall(None, None, False, public_redescriptions(interp, decl, {}, span, maker.name))
     data = decl.task_data(span, who)
 
-    def measure(metafeature: Any, amount: Fraction, noise: Any, context: Any) -> float:
-        return float(metafeature.measure(data, float(amount) if amount > 0 else 0.0, noise, context))
-
-    def run(option: Any, part: Any, released: Any) -> Any:
-        return FAMILY.run_option(option.engine_option, data, part, interp.randomness, released)
+    measure, run = engine_closures(FAMILY, data, interp)
 
     def wrap(result: Any, choice: str, budget: Any) -> RedescriptionsValue:
         from jostle.choicemaker.budgets import pure_epsilon_within
