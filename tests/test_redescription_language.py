@@ -234,3 +234,17 @@ def test_the_language_module_imports_no_heavy_library() -> None:
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=300)
     heavy = {m.split(".")[0] for m in json.loads(result.stdout)} & {"pandas", "sklearn", "scipy", "matplotlib"}
     assert heavy == set()
+
+
+# ---------------------------------------------------------------- Options and ChoiceMakers
+def test_an_option_call_runs_the_familys_option_on_a_task(task) -> None:
+    session = _session(task)
+    session.run("t = redescription_task(bins=10, runs=3)\n"
+                f"found = AltExpMStable({VIEWS}, t, epsilon=0.75)\ntext = str(found)\n")
+    assert [(c.mechanism, c.budget.epsilon) for c in session.ledger] == [("option AltExpMStable", Fraction(3, 4))]
+    assert session.eval("text").startswith("% AltExpMStable (AltExpM(InTr=")
+    with pytest.raises(JostleRuntimeError, match="an Option fixes algorithm"):
+        session.run(f'bad = MCMCTreePair({VIEWS}, redescription_task(algorithm="AltExpM"), epsilon=1)\n')
+    with pytest.raises(JostleRuntimeError, match="keyword"):
+        session.run(f"bad = MCMCTreePair({VIEWS}, t, bins=4, epsilon=1)\n")
+    assert len(session.ledger) == 1

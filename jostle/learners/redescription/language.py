@@ -474,7 +474,7 @@ def register(builtin: Any, registry: dict[str, Any]) -> None:
         def _corpus(interp, span):
             from jostle.learners.redescription.corpus import redescription_corpus
 
-            return CorpusValue(redescription_corpus(), "generated two-view tasks", task=TASK)
+            return CorpusValue(redescription_corpus(), "generated planted two-view tasks", task=TASK)
 
 
 def _has_module(name: str) -> bool:
