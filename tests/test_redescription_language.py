@@ -248,3 +248,10 @@ def test_an_option_call_runs_the_familys_option_on_a_task(task) -> None:
     with pytest.raises(JostleRuntimeError, match="keyword"):
         session.run(f"bad = MCMCTreePair({VIEWS}, t, bins=4, epsilon=1)\n")
     assert len(session.ledger) == 1
+
+
+def test_in_a_zcdp_program_the_call_runs_at_the_pure_epsilon_within_its_rho(task) -> None:
+    session = _session(task, budget=None)
+    session.run(f'budget rho(0.5)\nfound = redescribe({VIEWS}, algorithm="AltExpM", rho=0.125)\ntext = str(found)\n')
+    assert session.eval("text").startswith("% redescribe (AltExpM(InTr=1, RMIter=1), epsilon 0.5 (rho 0.125))")
+    assert [charge.budget.epsilon for charge in session.ledger] == [Fraction(1, 2)]  # e^2 / 2 = 0.125
