@@ -255,3 +255,14 @@ def test_in_a_zcdp_program_the_call_runs_at_the_pure_epsilon_within_its_rho(task
     session.run(f'budget rho(0.5)\nfound = redescribe({VIEWS}, algorithm="AltExpM", rho=0.125)\ntext = str(found)\n')
     assert session.eval("text").startswith("% redescribe (AltExpM(InTr=1, RMIter=1), epsilon 0.5 (rho 0.125))")
     assert [charge.budget.epsilon for charge in session.ledger] == [Fraction(1, 2)]  # e^2 / 2 = 0.125
+
+
+def test_bin_edges_may_come_from_a_charged_dp_quantile_release(task) -> None:
+    numeric = [a.name for a in task.views.schemas[0].attributes if a.kind == "numeric"][0]
+    session = _session(task)
+    session.run(f'import stats\nview = lv.bound_per_key(1)\nq = stats.private_median(view, "{numeric}", 0.5)\n'
+                f"found = redescribe(view, rv.bound_per_key(1), edges={{{numeric}: [0, q, 100]}}, epsilon=1)\n")
+    assert 0 < session.eval("q") < 100  # released, public: a declared edge like any other
+    assert sum(c.budget.epsilon for c in session.ledger) == Fraction(3, 2)
+    schema = session.eval("found").released.schemas[0]
+    assert schema.attributes[schema.names.index(numeric)].edges == (0.0, session.eval("q"), 100.0)
