@@ -129,7 +129,7 @@ class RedescriptionGrid:
         first_rep: Index of the first repetition (another value draws independent inputs).
     """
 
-    sizes: tuple[int, ...] = (1_000, 4_000, 15_000, 50_000)
+    sizes: tuple[int, ...] = (1_000, 7_000, 50_000)
     epsilons: tuple[float, ...] = (0.01, 0.1, 1.0)
     repetitions: int = 1
     first_rep: int = 0
