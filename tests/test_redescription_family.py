@@ -32,7 +32,8 @@ from jostle.learners.redescription.task import (RedescriptionGrid, instances, pl
                                                 remove_entity)
 from jostle.privacy.measures import Budget
 from jostle.privacy.noise import Randomness, SimulationNoise
-from jostle.privacy.subledger import OverBudgetError, Subledger
+from jostle.privacy.subledger import OverBudgetError
+from tests.test_ilp_family import _Recorder, _ZeroNoise  # a capped ledger recording draws; noise of 0
 
 VIEWS = planted_two_views(400, 3, planted=2, noise_attributes=2).views
 
@@ -40,43 +41,6 @@ VIEWS = planted_two_views(400, 3, planted=2, noise_attributes=2).views
 def _data(n: int = 400, seed: int = 3) -> RedescriptionData:
     views = VIEWS if (n, seed) == (400, 3) else planted_two_views(n, seed, planted=2, noise_attributes=2).views
     return RedescriptionData(views, 10, "test")
-
-
-class _Recorder:
-    """Charges to a Subledger capped at `cap` and a noise source that notes each draw, in order."""
-
-    def __init__(self, cap: Fraction, seed: int = 0) -> None:
-        self.events: list[tuple] = []
-        self.ledger = Subledger(cap, name="test")
-        self.noise = Randomness(seed)
-
-    def charge(self, epsilon: Fraction, description: str) -> None:
-        try:
-            self.ledger.guard(epsilon, description)
-        except OverBudgetError:
-            self.events.append(("refused", Fraction(epsilon)))
-            raise
-        self.events.append(("charge", Fraction(epsilon)))
-
-    def draws(self) -> "_DrawingNoise":
-        return _DrawingNoise(self.noise, self.events)
-
-
-class _DrawingNoise:
-    """Passes every call to an exact source and records ("draw", method)."""
-
-    def __init__(self, inner, events) -> None:
-        self._inner, self._events = inner, events
-
-    def __getattr__(self, name):
-        value = getattr(self._inner, name)
-        if not callable(value):
-            return value
-
-        def recorded(*args, **kwargs):
-            self._events.append(("draw", name))
-            return value(*args, **kwargs)
-        return recorded
 
 
 # ---------------------------------------------------------------------------------- the Options
@@ -171,15 +135,6 @@ def test_the_error_is_one_minus_the_median_true_jaccard_of_the_kept_set():
 
 
 # ---------------------------------------------------------------------------------- metafeatures
-class _ZeroNoise:
-    """A simulation source adding no noise: the released count is the exact one."""
-
-    simulation_only = True
-
-    def two_sided_geometric(self, epsilon, size):
-        return np.zeros(size, dtype=np.int64)
-
-
 def test_the_noisy_count_moves_by_one_when_one_entity_goes():
     first, second = FAMILY.neighbouring_inputs(4)
     context = MetafeatureContext(Budget(Fraction(1), Fraction(0)))
@@ -217,7 +172,8 @@ def test_the_corpus_is_deterministic_and_spans_the_generator_settings():
     assert len({t.group for t in corpus}) == len(corpus) == 8
     assert [t.planted for t in corpus[:5]] == [1, 2, 3, 4, 1]
     for task in corpus:
-        assert PLANTED[0] <= task.planted <= PLANTED[1] and NOISE_ATTRIBUTES[0] <= task.noise_attributes <= NOISE_ATTRIBUTES[1]
+        assert PLANTED[0] <= task.planted <= PLANTED[1]
+        assert NOISE_ATTRIBUTES[0] <= task.noise_attributes <= NOISE_ATTRIBUTES[1]
         assert task.flip in FLIPS and task.numeric_share in NUMERIC_SHARES
     assert len({(t.flip, t.numeric_share) for t in corpus}) > 2
 
@@ -247,3 +203,40 @@ def test_neighbouring_inputs_are_one_entity_apart_in_both_views():
     assert np.array_equal(remove_entity(a, gone).codes[1], b.codes[1])
     with pytest.raises(ValueError):
         RedescriptionData(a, 0)
+
+
+def test_the_default_corpus_plants_one_to_four_redescriptions():
+    assert [task.planted for task in redescription_corpus()] == [1, 2, 3, 4]
+
+
+# ---------------------------------------------------------------------------------- the standard library
+def test_the_standard_library_module_mines_with_its_shipped_choicemaker(tmp_path, monkeypatch):
+    """`import redescription` answers from the shipped model (stale: tests/test_pretrained.py says so)
+    and spends exactly the budget given to mine()."""
+    from jostle import Session
+    from jostle.choicemaker.experience import RUN_STATS
+    from jostle.learners.redescription.language import RedescriptionsValue
+    from tests.test_redescription_language import _schema
+
+    monkeypatch.setenv("JOSTLE_CACHE", str(tmp_path))  # an empty cache: nothing to reuse
+    task = planted_two_views(3000, 4)
+    session = Session(budget=2.0, seed=3, ledger_path=":memory:")
+    session.bind_database({"lv": task.left, "rv": task.right}, key="id",
+                          schemas={"lv": _schema(task, 0), "rv": _schema(task, 1)})
+    from jostle.build import standard_choicemakers
+    from jostle.choicemaker import pretrained
+
+    maker = dict(standard_choicemakers())["redescription.chooser"]
+    options, metafeatures = maker.engine_parts()
+    key = pretrained.request_key(maker.family, options, metafeatures, maker.corpus.corpus,
+                                 maker.grid or maker.family.default_grid(), float(maker.share))
+    if pretrained.load_shipped(maker.family, key, options, metafeatures, float(maker.share)) is None:
+        pytest.skip("the shipped redescription ChoiceMaker is stale (tests/test_pretrained.py says so)")
+    before = RUN_STATS["pieces_computed"]
+    session.run("import redescription\nt = redescription_task(bins=10)\n"
+                "found = redescription.mine(lv.bound_per_key(1), rv.bound_per_key(1), t, 1.5)\n")
+    assert RUN_STATS["pieces_computed"] == before  # nothing trained
+    module = session.interpreter.globals.lookup("redescription")
+    assert module.env.values["chooser"].trained.origin == "shipped"
+    assert isinstance(session.interpreter.globals.lookup("found"), RedescriptionsValue)
+    assert sum(c.budget.epsilon for c in session.ledger) == Fraction(3, 2)

@@ -31,7 +31,10 @@ from typing import Any, Iterable, Mapping, Sequence
 from jostle.choicemaker.family import Family, Instance, MetafeatureContext, run_epsilon
 from jostle.privacy.measures import AnyBudget
 from jostle.privacy.subledger import option_guard
-from jostle.learners.redescription.task import (ERROR_MEASURES, RedescriptionData, RedescriptionGrid,
+from jostle.learners.redescription.corpus import redescription_corpus
+from jostle.learners.redescription.metafeatures import DEFAULT_METAFEATURES, REDESCRIPTION_METAFEATURES
+from jostle.learners.redescription.options import REDESCRIPTION_OPTIONS
+from jostle.learners.redescription.task import (ERROR_MEASURES, RedescriptionData, RedescriptionGrid, instances,
                                                 redescription_error, remove_entity)
 
 __all__ = ["FAMILY", "RedescriptionData", "RedescriptionFamily"]
@@ -53,47 +56,35 @@ class RedescriptionFamily(Family):
     segment_column = None
     modes = ("measured", "public")
     payoff_rule = "paired"
-    seconds_per_piece = 20.0  # rough mean: 6 Options x 2 modes x 3 epsilons of one size, one core
+    seconds_per_piece = 45.0  # rough mean: 6 Options x 2 modes x 3 epsilons of one size, one core
     language_module = "jostle.learners.redescription.language"
     units = ("entity",)
     measures = ("pure", "zcdp")
 
-    @property
-    def default_metafeatures(self) -> tuple[str, ...]:  # type: ignore[override]
-        from jostle.learners.redescription.metafeatures import DEFAULT_METAFEATURES
-
-        return DEFAULT_METAFEATURES
+    default_metafeatures = DEFAULT_METAFEATURES
 
     def error_measures(self) -> Mapping[str, str]:
         return dict(ERROR_MEASURES)
 
     def options(self) -> Mapping[str, Any]:
-        from jostle.learners.redescription.options import REDESCRIPTION_OPTIONS
-
         return REDESCRIPTION_OPTIONS
 
     def metafeatures(self) -> Mapping[str, Any]:
-        from jostle.learners.redescription.metafeatures import REDESCRIPTION_METAFEATURES
-
         return REDESCRIPTION_METAFEATURES
 
     def default_corpus(self, options: Sequence[Any]) -> Sequence[Any]:
-        from jostle.learners.redescription.corpus import redescription_corpus
-
-        return redescription_corpus()
+        return redescription_corpus()  # four generated tasks (`corpus`), each its own group
 
     def default_grid(self) -> RedescriptionGrid:
         return RedescriptionGrid()
 
     def pieces(self, task: Any, grid: Any, options: Sequence[Any]) -> list[tuple[str, Any]]:
-        return [(f"n{size}", int(size)) for size in grid.sizes]
+        return [(f"{size} entities", int(size)) for size in grid.sizes]  # one cache piece per size
 
     def piece_cost(self, task: Any, piece: Any) -> float:
         return float(piece)
 
     def instances(self, task: Any, piece: Any, grid: Any) -> Iterable[Instance]:
-        from jostle.learners.redescription.task import instances
-
         return instances(task, piece, grid)
 
     def context(self, data: Any, option_budget: AnyBudget, total_budget: AnyBudget) -> MetafeatureContext:
