@@ -33,7 +33,6 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
 import pandas as pd
 
 from jostle.privacy.replay import Comparison, Record, Recorder, compare
@@ -131,7 +130,8 @@ def miner_case(rng: random.Random) -> MinerCase:
         right_prime.insert(rng.randint(0, len(right)), _rows(rng, schemas[1], [added])[0])
         change = f"entity {added} added to both views"
     algorithm = rng.choice(ALGORITHMS)
-    settings: dict[str, Any] = {"algorithm": algorithm, "tries": rng.choice([1, 1, 2]), "depth": rng.choice([1, 2, 2, 3])}
+    settings: dict[str, Any] = {"algorithm": algorithm, "tries": rng.choice([1, 1, 2]),
+                                "depth": rng.choice([1, 2, 2, 3])}
     if algorithm == "MCMCTreePair":
         settings["omega"] = rng.choice([Fraction(1, 10), Fraction(1, 2), 0.25])
     else:
@@ -335,7 +335,7 @@ def replay_redescription_call(generator: Any) -> str:
     left = f"select(t.bound_per_key(1), {_lit(LEFT_COLUMNS)})"
     right = f"select(t.bound_per_key(1), {_lit(RIGHT_COLUMNS)})"
     if generator.database and generator.chance(0.5):
-        right = f'select(cars.bound_per_key(1), ["pid", "load", "shape"])'
+        right = 'select(cars.bound_per_key(1), ["pid", "load", "shape"])'
     if generator.chance(0.5):
         left, right = right, left
     name = generator.fresh("R")

@@ -33,7 +33,8 @@ functions) release aggregates (count, sum, mean, histograms, derived and filtere
 of partitions) through every mechanism (laplace, geometric, gaussian, `{{ }}`, report_noisy_max,
 exponential, above_threshold, randomized_response on replace_one tables), branch and filter on
 released values (adaptivity), and call the learner families (histogram algorithms, tree
-learners, Bayesian rule lists; DP ILP on entity units when `forms` asks for it, fuzz_ilp.py),
+learners, Bayesian rule lists; DP ILP and DP redescription mining on entity units when `forms` asks
+for them, fuzz_ilp.py and fuzz_redescription.py),
 whose own noise points are hooked as well.
 
 Measures: ZCDP_RATE of the cases run in a zCDP session (`Session(rho=...)`), whose programs
@@ -67,6 +68,7 @@ from jostle import Session
 from jostle.diagnostics.errors import JostleError
 from jostle.privacy.replay import Comparison, Record, Recorder, compare
 from tests.privacy.fuzz_ilp import replay_ilp_call
+from tests.privacy.fuzz_redescription import replay_redescription_call
 from tests.privacy.neighbour_fuzz import (
     Column, Generator, PublicTable, Scope, TableSpec, _lit, _time_limit, _Timeout, random_columns, tiny_corpus,
     tiny_training,
@@ -97,7 +99,8 @@ DATABASE_RATE = 0.4
 # How often each kind of learner call is drawn. A ChoiceMaker trains on the tiny corpus on both
 # runs (seconds each), so it is left to its own test (`forms`); so is DP ILP (issue 24,
 # fuzz_ilp.py: entity units only), which keeps the other tests' fixed-seed programs as they were.
-LEARNER_FORMS = {"histogram": 40.0, "tree": 30.0, "rules": 20.0, "choicemaker": 0.0, "ilp": 0.0}
+LEARNER_FORMS = {"histogram": 40.0, "tree": 30.0, "rules": 20.0, "choicemaker": 0.0, "ilp": 0.0,
+                 "redescription": 0.0}  # issue 25 (fuzz_redescription.py): entity units, its own test
 PUBLIC_IDS = PublicTable(TableSpec("ids", (Column("id", "num", 0.0, 10.0, integer=True),
                                            Column("w", "num", 0.0, 5.0)), ((1, 2.5), (4, 0.5), (7, 3.0))), "bind")
 # The learners compute some utilities in floating point and state their sensitivities for exact
@@ -415,11 +418,13 @@ class ReplayGenerator(Generator):
         weights = dict(self.learner_forms or LEARNER_FORMS)
         if self.stability != 1:  # the tree and rule-list learners refuse such tables: drawn rarely
             weights["tree"], weights["rules"] = weights["tree"] / 3, weights["rules"] / 3
-        if not self.unit.startswith("entity"):  # DP ILP reads entity-unit data only (last: no other draw moves)
-            weights["ilp"] = 0.0
+        if not self.unit.startswith("entity"):  # DP ILP, redescribe: entity-unit data only (last: no other draw moves)
+            weights["ilp"] = weights["redescription"] = 0.0
         form = self.pick(list(weights), list(weights.values()))
         if form == "ilp":  # DP ILP (issue 24) on the examples and their cars (tests/privacy/fuzz_ilp.py)
             chunks.append(replay_ilp_call(self))
+        elif form == "redescription":  # DP redescription mining (issue 25; tests/privacy/fuzz_redescription.py)
+            chunks.append(replay_redescription_call(self))
         elif form == "histogram":
             edges = [round(i * 10 / CELLS, 4) for i in range(CELLS + 1)]
             name = self.fresh("h")

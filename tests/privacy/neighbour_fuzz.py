@@ -90,6 +90,7 @@ from tests.privacy.fuzz_returned import Returned, ReturnedWatch, returned_statem
 from tests.privacy.fuzz_ledger import history_for, ledger_statements, lifetime_for, prepare_ledger
 from tests.privacy.fuzz_csv import csv_statements, draw_dialect
 from tests.privacy.fuzz_ilp import ilp_statements
+from tests.privacy.fuzz_redescription import redescription_statements
 
 # ---------------------------------------------------------------- configuration
 DEFAULT_SECONDS = 60.0
@@ -1149,6 +1150,12 @@ class Generator:
         tables, the non-private learner on public ones."""
         chunks.extend(ilp_statements(self))
 
+    def family_redescription(self, chunks: list[str]) -> None:
+        """DP redescription mining (issue 25) on any two tables, declarations valid and not
+        (tests/privacy/fuzz_redescription.py): refused alike before any charge on the row-unit
+        private tables, the miner for free on public ones."""
+        chunks.extend(redescription_statements(self))
+
     def family_public(self, chunks: list[str]) -> None:
         """Ordinary public computation, errors included."""
         chunks.append(self.pick([
@@ -1178,11 +1185,14 @@ FAMILIES: dict[str, float] = {
     # issue 24, the DP ILP learner (tests/privacy/fuzz_ilp.py): drawn by its own test
     # (test_ilp_calls_are_fuzzed); weight 0 here keeps the default mix's fixed-seed programs
     "ilp": 0,
+    # issue 25, DP redescription mining (tests/privacy/fuzz_redescription.py): drawn by its own test
+    # (test_redescription_calls_are_fuzzed in test_redescription_audits.py), weight 0 here likewise
+    "redescription": 0,
 }
 
 
 # How likely a family's statements are to end the program with a refusal on correct code.
-REFUSAL_RANK = {"private_probe": 1, "public": 1, "misplaced": 1, "ilp": 1}
+REFUSAL_RANK = {"private_probe": 1, "public": 1, "misplaced": 1, "ilp": 1, "redescription": 1}
 
 
 # ---------------------------------------------------------------- making a case

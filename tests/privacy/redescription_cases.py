@@ -54,7 +54,6 @@ from unittest import mock
 import numpy as np
 
 from jostle.audit import AuditCase, Categories, Event, Projection, Thresholds
-from jostle.learners.redescription import trees, views
 from jostle.learners.redescription.trees import SplitTree
 from jostle.learners.redescription.views import TwoViews, ViewSchema, categorical, from_codes, numeric
 from jostle.privacy import grid_release
@@ -286,7 +285,8 @@ def rejection_runner(epsilon: float) -> Any:
 
         noise = Randomness(seed)
         propose = lambda: int(np.asarray(noise.integers_below(len(scores), 1))[0])  # noqa: E731
-        return np.array([f"proposal {sampler.rejection_sample(noise, claim, propose, lambda x: Fraction(scores[x]), 'audit')}"
+        score = lambda x: Fraction(scores[x])  # noqa: E731
+        return np.array([f"proposal {sampler.rejection_sample(noise, claim, propose, score, 'audit')}"
                          for _ in range(count)], dtype=object)
     return run
 

@@ -18,7 +18,7 @@ import pandas as pd
 import pytest
 
 from jostle.audit import AuditCase
-from jostle.learners.redescription import algorithms, expmech, extract, sampler, views
+from jostle.learners.redescription import algorithms, expmech, sampler, views
 from jostle.learners.redescription.algorithms import MinerSettings
 from jostle.privacy import safe_noise
 from jostle.privacy.noise import Randomness
@@ -367,3 +367,64 @@ def test_an_exact_support_in_the_released_set_is_found(monkeypatch: pytest.Monke
 
     monkeypatch.setattr(algorithms, "extract_redescriptions", exact_left)
     _found(monkeypatch, "an exact support in the released set", "returned or charged different things")
+
+
+# ---------------------------------------------------------------- the language in the fuzzers
+LANGUAGE_SEED = 20261125
+NEIGHBOUR_SECONDS = 6.0
+LANGUAGE_REPLAY_SECONDS = 6.0
+# the replay fuzzer's learner forms: DP redescription mining only
+REDESCRIPTION_FORMS = {"histogram": 0.0, "tree": 0.0, "rules": 0.0, "choicemaker": 0.0, "ilp": 0.0,
+                       "redescription": 1.0}
+
+
+def test_redescription_statements_parse_and_vary() -> None:
+    import random
+
+    from jostle.language.parser import parse
+    from tests.privacy.neighbour_fuzz import make_case
+
+    rng = random.Random(LANGUAGE_SEED)
+    sources = [make_case(rng, {"redescription": 1}).source for _ in range(200)]
+    for source in sources:
+        parse(source, "<fuzz>")  # a syntax error would end both neighbours alike: no test at all
+    for construct in ("redescribe(", "redescription_task(", "redescription_text(", "redescriptions(",
+                      "evaluate_redescriptions(", "bound_per_key(1)", "select(", "algorithm=", "edges=", "epsilon="):
+        assert any(construct in source for source in sources), construct
+
+
+def test_redescription_calls_are_fuzzed() -> None:
+    """The neighbour fuzzer's family "redescription": `redescribe` on the row-unit private tables
+    (refused before any charge, in the same words on both neighbours), on public tables (the miner,
+    free, the same on both), mixed with freely composed statements."""
+    from jostle import Session
+    from tests.privacy.neighbour_fuzz import FuzzStats, fuzz, fuzz_seconds
+
+    assert "redescribe" in Session(budget=1, ledger_path=":memory:").interpreter.builtins.values
+    calls: list[bool] = []
+    stats = FuzzStats()
+    finding = fuzz(fuzz_seconds(NEIGHBOUR_SECONDS), seed=LANGUAGE_SEED, families={"redescription": 3, "compose": 1},
+                   stats=stats, on_case=lambda case: calls.append("redescri" in case.source))
+    print(stats, f"{sum(calls)} with a redescription call")
+    assert finding is None, f"{finding.report()}\n\n{stats}"
+    assert sum(calls) >= 25, stats
+
+
+@pytest.mark.parametrize("unit", ["entity", "entity_bounded"])
+def test_replay_fuzz_of_redescribe(unit: str) -> None:
+    """`redescribe` in the replay fuzzer on entity-unit cases (one entity's rows added or removed,
+    in both tables of a database when there are two): every noisy count, ExpMech level and sampler
+    block of the miner is a recorded release within its claim, and once D's transcript is played
+    the printed set (kept and pruned) and the ledger are the same on D'."""
+    from tests.privacy.fuzz_replay import ReplayStats, fuzz
+    from tests.privacy.neighbour_fuzz import fuzz_seconds
+
+    stats = ReplayStats()
+    known = lambda f: any("cannot reshape array of size 0" in (run.internal or "") for run in f.runs)  # noqa: E731
+    finding = fuzz(fuzz_seconds(LANGUAGE_REPLAY_SECONDS), seed=LANGUAGE_SEED, unit=unit, stats=stats, learners=0.6,
+                   forms=REDESCRIPTION_FORMS, accept=lambda f: not known(f))  # the lead's known finding (_known)
+    print(stats, stats.mechanisms)
+    assert finding is None, f"{finding.report()}\n\n{stats}"
+    mined = {name: count for name, count in stats.mechanisms.items() if name.startswith("redescribe")}
+    assert sum(mined.values()) >= 20, stats.mechanisms
+    assert {"laplace", "exponential rows"} <= set(stats.points), stats
