@@ -266,3 +266,27 @@ def test_bin_edges_may_come_from_a_charged_dp_quantile_release(task) -> None:
     assert sum(c.budget.epsilon for c in session.ledger) == Fraction(3, 2)
     schema = session.eval("found").released.schemas[0]
     assert schema.attributes[schema.names.index(numeric)].edges == (0.0, session.eval("q"), 100.0)
+
+
+def test_a_choicemaker_call_gives_the_engine_the_views_and_runs_an_option(task) -> None:
+    from jostle.diagnostics.source import BUILTIN_SPAN
+    from jostle.learners.redescription.language import RedescriptionsValue, choice_call
+    from jostle.privacy.measures import Budget
+
+    session = _session(task)
+    session.run("l = lv.bound_per_key(1)\nr = rv.bound_per_key(1)\nt = redescription_task(bins=10, runs=2)\n")
+    values = [session.interpreter.globals.lookup(name) for name in ("l", "r", "t")]
+
+    class Maker:
+        name = "C"
+
+    call = choice_call(Maker(), session.interpreter, values, BUILTIN_SPAN)
+    assert call.private and call.unit.is_entity and call.unit.key == "id" and len(session.ledger) == 0
+    assert call.data.runs == 2 and call.data.constraints is None and call.data.views.n_entities == 800
+    option = session.interpreter.globals.lookup("AltExpMStable")
+    value = call.wrap(call.run_builtin(option, Budget.of(1), {}), "AltExpMStable", Budget.of(1))
+    assert isinstance(value, RedescriptionsValue) and value.header().startswith("% C: AltExpMStable (AltExpM(")
+    with pytest.raises(JostleRuntimeError, match="an Option fixes"):
+        choice_call(Maker(), session.interpreter, values[:2] + [
+            session.interpreter.globals.lookup("redescription_task").function(session.interpreter, BUILTIN_SPAN,
+                                                                               algorithm="AltExpM")], BUILTIN_SPAN)
