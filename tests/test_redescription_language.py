@@ -128,7 +128,6 @@ def test_on_public_tables_nothing_is_charged(task) -> None:
     assert "public tables, nothing charged" in session.eval("text") and len(session.ledger) == 0
 
 
-@pytest.mark.xfail(reason="views.encode_view cannot code an empty frame (reported to the lead in api25.md)")
 def test_no_entity_left_is_answered_like_any_other_database(task) -> None:
     """Neighbouring databases may differ by their only entity: the empty one must not fail."""
     session = _session(task)

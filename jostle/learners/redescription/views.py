@@ -276,8 +276,8 @@ def encode_view(frame: Any, schema: ViewSchema) -> np.ndarray:
         raise ValueError(f"view {schema.name!r} lacks the declared columns {missing}")
     if len(schema.attributes) == 0:
         return np.zeros((len(frame), 0), dtype=np.int64)
-    return np.column_stack([attr.encode(frame[attr.name].to_numpy(dtype=object))
-                            for attr in schema.attributes]).astype(np.int64).reshape(len(frame), -1)
+    columns = [attr.encode(frame[attr.name].to_numpy(dtype=object)) for attr in schema.attributes]
+    return np.column_stack(columns).astype(np.int64).reshape(len(frame), len(columns))  # also with no row
 
 
 def encode_views(left: Any, right: Any, schemas: Sequence[ViewSchema], key: str | None = None) -> TwoViews:
