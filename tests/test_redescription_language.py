@@ -289,3 +289,15 @@ def test_a_choicemaker_call_gives_the_engine_the_views_and_runs_an_option(task) 
         choice_call(Maker(), session.interpreter, values[:2] + [
             session.interpreter.globals.lookup("redescription_task").function(session.interpreter, BUILTIN_SPAN,
                                                                                algorithm="AltExpM")], BUILTIN_SPAN)
+
+
+def test_public_views_that_cannot_be_matched_are_refused_located(task) -> None:
+    session = _session(task)
+    session.bind_public("short", task.right.iloc[:10], _schema(task, 1))
+    with pytest.raises(JostleRuntimeError, match="no key to match them") as caught:
+        session.run("found = redescribe(pl, short, epsilon=1)\n")
+    assert caught.value.span is not None
+    session.run('found = redescribe(pl, pr, key="id", epsilon=1)\n')
+    with pytest.raises(JostleRuntimeError, match="lacks the declared columns"):
+        session.run('bad = evaluate_redescriptions(found, pr, pl, key="id")\n')
+    assert len(session.ledger) == 0

@@ -204,10 +204,15 @@ def build(decl: Declaration, span: Span, who: str) -> Any:
     from jostle.learners.redescription.views import encode_views
 
     frames = [table.frame for table in decl.tables]
-    if not decl.private and decl.key is None and len(frames[0]) != len(frames[1]):
+    if decl.private:
+        return encode_views(frames[0], frames[1], decl.schemas, decl.key)
+    if decl.key is None and len(frames[0]) != len(frames[1]):
         raise _fail(who, f"the public views have {len(frames[0])} and {len(frames[1])} rows and no key to match them",
                     span, "give key= (a column both views have), or views of the same length")
-    return encode_views(frames[0], frames[1], decl.schemas, decl.key)
+    try:
+        return encode_views(frames[0], frames[1], decl.schemas, decl.key)
+    except (ValueError, TypeError) as error:  # public rows: say what is wrong with them
+        raise _fail(who, str(error), span) from None
 
 
 # ---------------------------------------------------------------- the released value
@@ -462,7 +467,7 @@ def register(builtin: Any, registry: dict[str, Any]) -> None:
                                    span, "evaluate on public views (load_public, bind_public)")
         try:
             frame = value.evaluate(left.frame, right.frame, key, include_pruned=_flag(pruned, span, who))
-        except ValueError as error:
+        except (ValueError, TypeError) as error:
             raise JostleRuntimeError(f"{who}: {error}", span,
                                      "give the views it was mined on (the same columns), with key= to match "
                                      "their rows") from None
