@@ -1,6 +1,7 @@
 """Audit cases of the redescription family (issue 25): createDTExpMech, the exact rejection
-samplers (one tree, a tree pair), extractReds and the whole miner, on tiny two-view tables. Same
-contract as cases.py, brl_cases.py and ilp_cases.py (test_redescription_audits.py runs them):
+samplers (one tree, a tree pair) and their acceptance rule, extractReds, the ChoiceMaker's noisy
+entity count and the whole miner, on tiny two-view tables. Same contract as cases.py,
+brl_cases.py and ilp_cases.py (test_redescription_audits.py runs them):
 neighbours chosen to be a worst case, the epsilon each component claims, and negative controls,
 mis-calibrated on purpose, that must be caught at the sample sizes of passing cases.
 
@@ -25,6 +26,7 @@ an attribute of the other view, or the leaves of the other view's tree).
     function of the output and of the two public neighbours only, so events on it are
     legitimate, and its upper sets are the most telling events (Neyman-Pearson). A release the
     runner cannot identify fails the run: the audit must know everything that was drawn.
+  * The ChoiceMaker's one noisy metafeature, the entity count (sensitivity 1), as a number.
   * The whole miner (`algorithms.mine`): the trees of every extraction (captured from its
     calls) as a category, and the loss of all its count releases (each extraction's statistics
     recomputed on D and D' from the trees it was handed).
@@ -376,6 +378,22 @@ def miner_runner(epsilon: float, settings: Any, d: TwoViews, d_prime: TwoViews) 
     return run
 
 
+def entity_count_runner(epsilon: float) -> Any:
+    """`count` releases of the redescription ChoiceMaker's noisy entity count (the metafeature
+    n_entities, release "redescription entity count": sensitivity 1, one entity removed from both
+    views), each measured afresh; the output is the released count (floored at 1)."""
+    def run(data: TwoViews, count: int, seed: int) -> np.ndarray:
+        from jostle.choicemaker.family import MetafeatureContext
+        from jostle.learners.redescription.metafeatures import REDESCRIPTION_METAFEATURES
+        from jostle.learners.redescription.task import RedescriptionData
+
+        noise = Randomness(seed)
+        feature, task = REDESCRIPTION_METAFEATURES["n_entities"], RedescriptionData(data)
+        return np.array([feature.measure(task, epsilon, noise, MetafeatureContext(epsilon, epsilon))
+                         for _ in range(count)])
+    return run
+
+
 # ---------------------------------------------------------------- negative controls
 # (a) split candidates read from the data: the left view's b with a threshold at every distinct
 # value of the rows. Entity 0 alone holds b = 4.5, so "b < 4.5" is a candidate on D only.
@@ -517,6 +535,9 @@ REDESCRIPTION_CASES = [
     # 0.033 on D' at eps 3; expected bound about 2.45 of 3 at 3,000
     AuditCase("extractReds: leaf-pair intersections and left supports at epsilon / 2 each", extract_runner(3.0),
               EXTRACT_D, EXTRACT_D_PRIME, epsilon=3.0, samples=EXTRACT_SAMPLES, events=Thresholds(), at_least=1.9),
+    # the count realises its whole claim on one event (y >= 12: 0.73 on D, 0.27 on D'), about 0.8 of 1
+    AuditCase("the ChoiceMaker's noisy entity count (metafeature n_entities)", entity_count_runner(1.0), TREE_D,
+              TREE_D_PRIME, epsilon=1.0, samples=TREE_SAMPLES, at_least=0.6),
     AuditCase("AltExpM, one try, one alternation, depth 1 (tree, tree, extraction)",
               _lazy_miner_runner(2.0, "AltExpM", EXTRACT_D, EXTRACT_D_PRIME), EXTRACT_D, EXTRACT_D_PRIME,
               epsilon=2.0, samples=MINER_SAMPLES, events=LOSS_AND_TREES),

@@ -428,3 +428,75 @@ def test_replay_fuzz_of_redescribe(unit: str) -> None:
     mined = {name: count for name, count in stats.mechanisms.items() if name.startswith("redescribe")}
     assert sum(mined.values()) >= 20, stats.mechanisms
     assert {"laplace", "exponential rows"} <= set(stats.points), stats
+
+
+# ---------------------------------------------------------------- the language call's budget
+LANGUAGE_SCHEMAS = {"left": {"id": ("numeric", 0, 100), "a": ("categorical", ["x", "y", "z"]), "b": ("numeric", 0, 3)},
+                    "right": {"id": ("numeric", 0, 100), "c": ("categorical", ["u", "v", "w"]), "d": ("numeric", 0, 3)}}
+CALL = ('R = redescribe(left.bound_per_key(1), right.bound_per_key(1), algorithm="ALGORITHM", depth=2, '
+        "min_support=0, epsilon=EPSILON)\nprint(redescription_text(R, pruned=true))")
+
+
+def _database(data: views.TwoViews, odd: float | None = None) -> dict[str, pd.DataFrame]:
+    """The tree cases' views as the curator's tables (entity 0 first in left, last in right;
+    `odd`: entity 0's value of b, e.g. one outside b's declared bounds)."""
+    codes = [np.asarray(data.codes[0]), np.asarray(data.codes[1])]
+    ids = np.arange(12 - data.n_entities, 12)
+    left = pd.DataFrame({"id": ids, "a": [["x", "y", "z"][c] for c in codes[0][:, 0]], "b": codes[0][:, 1] + 0.5})
+    if odd is not None and data.n_entities == 12:
+        left.loc[0, "b"] = odd
+    right = pd.DataFrame({"id": ids, "c": [["u", "v", "w"][c] for c in codes[1][:, 0]], "d": codes[1][:, 1] + 0.5})
+    return {"left": left, "right": right.iloc[::-1].reset_index(drop=True)}
+
+
+def _run(tables: dict[str, pd.DataFrame], program: str, **caps: Any) -> tuple[str, str, Any]:
+    import io
+
+    from jostle import Session
+    from jostle.diagnostics.errors import JostleError
+
+    output = io.StringIO()
+    session = Session(ledger_path=":memory:", seed=3, output=output, **caps)
+    session.bind_database(tables, key="id", schemas=LANGUAGE_SCHEMAS)
+    try:
+        session.run(program)
+        end: Any = "ok"
+    except JostleError as error:
+        end = (type(error).__name__, error.render())
+    return output.getvalue(), str(session.ledger), end
+
+
+@pytest.mark.parametrize("caps, budget", [({"budget": 0.5}, "1"), ({"rho": 0.1}, "1"), ({"budget": 1}, "2")])
+def test_an_over_budget_redescribe_spends_nothing_and_releases_nothing(caps: dict[str, Any], budget: str) -> None:
+    """Refused by the accountant before anything is drawn: nothing printed, an empty ledger, the
+    same refusal on D and D'."""
+    program = CALL.replace("ALGORITHM", "AltExpM").replace("EPSILON", budget)
+    ends = [_run(_database(data), program, **caps) for data in (cases.TREE_D, cases.TREE_D_PRIME)]
+    assert ends[0] == ends[1]
+    output, ledger, end = ends[0]
+    assert end != "ok" and "nothing was spent" in end[1] and output == "" and "(no charges)" in ledger, ends[0]
+
+
+@pytest.mark.parametrize("algorithm", algorithms.ALGORITHMS)
+def test_the_language_call_charges_once_and_its_steps_add_to_it(algorithm: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """One ledger entry of the call's epsilon; the miner's step charges add to exactly it; a cell
+    outside b's declared bounds in entity 0's row fails neither neighbour."""
+    steps: list[Fraction] = []
+    original = algorithms.mine
+
+    def recording(*args: Any, charge: Any, **kwargs: Any) -> Any:
+        def counted(amount: Fraction, description: str) -> Any:
+            steps.append(Fraction(amount))
+            return charge(amount, description)
+        return original(*args, charge=counted, **kwargs)
+
+    monkeypatch.setattr(algorithms, "mine", recording)
+    program = CALL.replace("ALGORITHM", algorithm).replace("EPSILON", "0.3")
+    ends = []
+    for data in (cases.TREE_D, cases.TREE_D_PRIME):
+        steps.clear()
+        output, ledger, end = _run(_database(data, odd=99.0), program, budget=1)
+        assert end == "ok", end
+        assert sum(steps) == Fraction(3, 10), steps
+        ends.append(ledger)
+    assert ends[0] == ends[1] and "0.3" in ends[0]
