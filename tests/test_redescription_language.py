@@ -126,6 +126,7 @@ def test_on_public_tables_nothing_is_charged(task) -> None:
     session = _session(task)
     session.run('found = redescribe(pl, pr, key="id", epsilon=2)\ntext = str(found)\n')
     assert "public tables, nothing charged" in session.eval("text") and len(session.ledger) == 0
+    assert "MCMCTreePair(InTr=1, omega=0.5) at epsilon 2:" in session.eval("text")  # the miner ran at epsilon 2
 
 
 def test_no_entity_left_is_answered_like_any_other_database(task) -> None:

@@ -305,7 +305,7 @@ class RedescriptionLearner(FamilyCall):
             merged["algorithm"] = self.engine_option.algorithm
         decl = declaration(tables, merged, span, who)
         if not decl.private:
-            return public_redescriptions(interp, decl, merged, span, self.name)
+            return public_redescriptions(interp, decl, kwargs, span, self.name)
         budget = budget_of(interp, kwargs, span, who)
         return mine_private(interp, decl, budget, span, self.name, self.option)
 
