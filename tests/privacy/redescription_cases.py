@@ -55,11 +55,12 @@ from unittest import mock
 
 import numpy as np
 
-from jostle.audit import AuditCase, Categories, Event, Projection, Thresholds
+from jostle.audit import AuditCase, Categories, Projection, Thresholds
 from jostle.learners.redescription.trees import SplitTree
 from jostle.learners.redescription.views import TwoViews, ViewSchema, categorical, from_codes, numeric
 from jostle.privacy import grid_release
 from jostle.privacy.noise import Randomness
+from tests.privacy.ilp_cases import Union  # every event of several families (loss thresholds, categories)
 
 TREE_SAMPLES = 4_000        # createDTExpMech: ~0.2 ms a tree at depth 1
 SAMPLER_SAMPLES = 500       # the tree samplers end to end: ~1-3 ms a draw at epsilon 1 (23 proposals a block)
@@ -202,16 +203,6 @@ def transcript_loss(releases: Sequence[Release], on_d: dict[str, np.ndarray], on
 
 
 # ---------------------------------------------------------------- events
-@dataclass(frozen=True)
-class Union:
-    """Every event of several families (loss thresholds and tree categories)."""
-
-    families: tuple[Any, ...]
-
-    def candidates(self, first: np.ndarray, second: np.ndarray) -> list[Event]:
-        return [event for family in self.families for event in family.candidates(first, second)]
-
-
 def _labels(column: int, prefix: str) -> Any:
     return lambda y: np.array([f"{prefix} {int(v):08x}" for v in y[:, column]], dtype=object)
 
