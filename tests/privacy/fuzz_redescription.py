@@ -20,8 +20,9 @@ Three generators:
     neighbours; on public tables the miner runs for free and must print the same on both.
   * `replay_redescription_call(generator)` (fuzz_replay.py, learner form "redescription"): the
     private miner on an entity-unit case, its two views taken from `t.bound_per_key(1)` (and,
-    when the case has a database, `cars.bound_per_key(1)`), with every algorithm and setting;
-    each noisy count and selection is a replay-recorded release checked against its claim.
+    when the case has a database, `cars.bound_per_key(1)`), with every algorithm and setting, or
+    one of the six built-in Options on a `redescription_task`; each noisy count and selection is
+    a replay-recorded release checked against its claim.
 """
 
 from __future__ import annotations
@@ -324,6 +325,10 @@ REPLAY_SETTINGS = ["", ', algorithm="AltExpM", depth=2', ', algorithm="AltMCMC",
                    ', algorithm="AltExpM", alternations=2, depth=1', ", omega=0.1, depth=1", ", min_support=0",
                    ', algorithm="AltMCMC", tries=2, depth=2, min_support=0', ", depth=3, bins=2",
                    ', algorithm="AltExpM", initial_target="grp", depth=2']
+OPTION_RATE = 0.25          # calls of the family's built-in Options instead of redescribe(...)
+OPTIONS = ["AltExpMNonRobust", "AltExpMStable", "AltMCMCNonRobust", "AltMCMCStable", "MCMCTreePair",
+           "MCMCTreePairBalanced"]
+TASKS = ["", "min_support=0", "bins=2, min_support=0", "runs=3", "min_support=2, max_extensions=1"]
 #: What the views read of the replay fuzzer's entity-unit tables (the key and columns of public domains).
 LEFT_COLUMNS = ["pid", "x", "grp"]
 RIGHT_COLUMNS = ["pid", "label", "c2"]
@@ -339,6 +344,11 @@ def replay_redescription_call(generator: Any) -> str:
     if generator.chance(0.5):
         left, right = right, left
     name = generator.fresh("R")
+    if generator.chance(OPTION_RATE):  # a built-in Option (its algorithm and settings fixed) on a task value
+        task = generator.fresh("task")
+        return (f"{task} = redescription_task({generator.pick(TASKS)})\n"
+                f"{name} = {generator.pick(OPTIONS)}({left}, {right}, {task}, epsilon={generator.eps()})\n"
+                f"print(redescription_text({name}, pruned=true))")
     return (f"{name} = redescribe({left}, {right}, epsilon={generator.eps()}{generator.pick(REPLAY_SETTINGS)})\n"
             f"print(redescription_text({name}, pruned=true))")
 
