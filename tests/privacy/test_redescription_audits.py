@@ -495,3 +495,41 @@ def test_the_language_call_charges_once_and_its_steps_add_to_it(algorithm: str, 
         assert sum(steps) == Fraction(3, 10), steps
         ends.append(ledger)
     assert ends[0] == ends[1] and "0.3" in ends[0]
+
+
+@pytest.mark.parametrize("algorithm", algorithms.ALGORITHMS)
+def test_an_over_budget_fit_draws_nothing_and_a_fit_charges_its_epsilon(algorithm: str,
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """DPRedescriptionMiner: a fit the shared budget refuses raises the same on D and D', spends
+    nothing and draws nothing (the miner is never called); a fit it affords charges exactly its
+    epsilon, which the miner's steps add to (a double 0.1 as the rational it stands for)."""
+    from jostle.estimators import DPRedescriptionMiner, PrivacyBudget
+
+    steps: list[Fraction] = []
+    original = algorithms.mine
+
+    def recording(*args: Any, charge: Any, **kwargs: Any) -> Any:
+        def counted(amount: Fraction, description: str) -> Any:
+            steps.append(Fraction(amount))
+            return charge(amount, description)
+        return original(*args, charge=counted, **kwargs)
+
+    from jostle.learners.redescription import estimators
+    monkeypatch.setattr(estimators, "mine", recording)
+    domains = {"left": {"a": ["x", "y", "z"], "b": views.numeric("b", [0, 1, 2, 3])},
+               "right": {"c": ["u", "v", "w"], "d": views.numeric("d", [0, 1, 2, 3])}}
+    refusals = []
+    for data in (cases.TREE_D, cases.TREE_D_PRIME):
+        tables = _database(data)
+        budget = PrivacyBudget(0.05)
+        miner = DPRedescriptionMiner(algorithm, 0.1, left_domains=domains["left"], right_domains=domains["right"],
+                                     key="id", depth=2, budget=budget, random_state=1)
+        with pytest.raises(OverBudgetError) as refused:
+            miner.fit(tables["left"], tables["right"])
+        assert Fraction(budget.spent.epsilon) == 0 and not steps
+        refusals.append(str(refused.value))
+        budget = PrivacyBudget(1)
+        miner.set_params(budget=budget).fit(tables["left"], tables["right"])
+        assert Fraction(budget.spent.epsilon) == sum(steps) == Fraction(1, 10), steps
+        steps.clear()
+    assert refusals[0] == refusals[1]
