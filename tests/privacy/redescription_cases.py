@@ -492,7 +492,8 @@ def _miner_settings(algorithm: str) -> Any:
     cheapest whole run whose every step releases something."""
     from jostle.learners.redescription import algorithms, extract
 
-    return algorithms.MinerSettings(algorithm, tries=1, alternations=1, depth=1, constraints=extract.Constraints(**LIGHT))
+    return algorithms.MinerSettings(algorithm, tries=1, alternations=1, depth=1,
+                                    constraints=extract.Constraints(**LIGHT))
 
 
 def _lazy_miner_runner(epsilon: float, algorithm: str, d: TwoViews, d_prime: TwoViews) -> Any:
@@ -521,7 +522,8 @@ REDESCRIPTION_CASES = [
               PAIR_D, PAIR_D_PRIME, epsilon=1.0, samples=SAMPLER_SAMPLES, events=Categories()),
     # exact realised epsilon 2 on proposal 0 (0.475 on D, 0.109 on D'): about 1.2 at 4,000
     AuditCase("the samplers' acceptance rule exp(eps (s - 1) / 2) on a worst-case score table", rejection_runner(2.0),
-              REJECTION_D, REJECTION_D_PRIME, epsilon=2.0, samples=REJECTION_SAMPLES, events=Categories(), at_least=0.9),
+              REJECTION_D, REJECTION_D_PRIME, epsilon=2.0, samples=REJECTION_SAMPLES, events=Categories(),
+              at_least=0.9),
     # each release's loss is +-eps/2 (one count moves by 1): the loss eps has probability 0.67 on D and
     # 0.033 on D' at eps 3; expected bound about 2.45 of 3 at 3,000
     AuditCase("extractReds: leaf-pair intersections and left supports at epsilon / 2 each", extract_runner(3.0),

@@ -79,7 +79,8 @@ def test_the_privacy_loss_reaches_the_claim_exactly_at_d_counts() -> None:
     on_d_prime = cases.statistics(cases.EXTRACT_D_PRIME, *cases.EXTRACT_TREES)
     plan = safe_noise.LaplacePlan(Fraction(1), 1, Fraction(2, 3))  # release_counts at eps 3 / 2
     for counts, expected in ((on_d, 3.0), (on_d_prime, -3.0)):
-        releases = [cases.Release(on_d[name], plan, counts[name].astype(float)) for name in ("intersections", "left supports")]
+        releases = [cases.Release(on_d[name], plan, counts[name].astype(float))
+                    for name in ("intersections", "left supports")]
         assert cases.transcript_loss(releases, on_d, on_d_prime, True) == pytest.approx(expected)
 
 
@@ -473,7 +474,8 @@ def test_an_over_budget_redescribe_spends_nothing_and_releases_nothing(caps: dic
 
 
 @pytest.mark.parametrize("algorithm", algorithms.ALGORITHMS)
-def test_the_language_call_charges_once_and_its_steps_add_to_it(algorithm: str, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_language_call_charges_once_and_its_steps_add_to_it(algorithm: str,
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
     """One ledger entry of the call's epsilon; the miner's step charges add to exactly it; a cell
     outside b's declared bounds in entity 0's row fails neither neighbour."""
     steps: list[Fraction] = []
