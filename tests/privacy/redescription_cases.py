@@ -92,7 +92,7 @@ def without_first(data: TwoViews) -> TwoViews:
 
 # The tree cases' D (found by a search over small tables, exact EM probabilities computed): entity
 # 0 (a = y, b in [0, 1), class u) is removed. Count-Gini EM at epsilon 4 (monotone, sensitivity
-# 2) picks "b < 2" with probability 0.947 on D and 0.545 on D', "a = y" with 0.024 and 0.345.
+# 2) picks "b < 1" with probability 0.947 on D and 0.545 on D', "a = y" with 0.024 and 0.345.
 TREE_LEFT = [[1, 0], [2, 2], [1, 2], [0, 1], [0, 1], [1, 2], [0, 0], [2, 1], [2, 1], [1, 1], [0, 1], [1, 1]]
 TREE_CLASSES = [0, 0, 1, 1, 1, 1, 0, 1, 0, 1, 1, 1]
 TREE_D = _views(TREE_LEFT, [[c, i % 3] for i, c in enumerate(TREE_CLASSES)])
