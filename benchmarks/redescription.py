@@ -30,7 +30,8 @@ recorder; every run's charges are checked to add to exactly its epsilon.
 
 Protocol (per data set and miner): 10 runs at epsilon 1.0, 10 at 0.1, 100 at 0.01, pooled per
 budget (`--runs` changes the counts; --quick: 2, 2, 4 on sizes 1,200 and 46,000 and one UCI
-split, ReReMi up to 20,000 entities). Per (data set, miner, budget): runs that release no kept (unpruned) redescription; the
+split, ReReMi up to 20,000 entities). Per (data set, miner, budget): runs that release no kept
+(unpruned) redescription; the
 share of the kept ("pruned set" in the paper: what survives pruning) whose TRUE p-value is below
 0.01 (Wilson 95% interval); the median true Jaccard (95% order-statistic interval); the median
 |noisy - true Jaccard|; Pearson and Spearman correlations of noisy and true Jaccard; seconds.
@@ -102,7 +103,8 @@ class Dataset:
     """One two-view data set: the coded views, the raw frames (for clired) and how it was made."""
 
     def __init__(self, name: str, views: TwoViews, left: Any, right: Any, kind: str, note: str) -> None:
-        self.name, self.views, self.left, self.right, self.kind, self.note = name, views, left, right, kind, note
+        self.name, self.views, self.left, self.right = name, views, left, right
+        self.kind, self.note = kind, note
 
     @property
     def n(self) -> int:
@@ -176,7 +178,8 @@ def planted_dataset(size: int) -> Dataset:
     task = planted.planted_two_views(size, seed=size)
     left, right = task.left.drop(columns="id"), task.right.drop(columns="id")
     truths = [f"{q.text(task.views.schemas[0])} <-> {r.text(task.views.schemas[1])}" for q, r in task.truths]
-    return Dataset(f"planted {size}", task.views, left, right, "planted", task.name + "; truths: " + "; ".join(truths))
+    note = task.name + "; truths: " + "; ".join(truths)
+    return Dataset(f"planted {size}", task.views, left, right, "planted", note)
 
 
 # ------------------------------------------------------------------------------ miners and runs
@@ -260,7 +263,8 @@ def pooled(runs: list[dict[str, Any]], key: str) -> np.ndarray:
 
 def summarise(runs: list[dict[str, Any]]) -> dict[str, Any]:
     """The protocol's measures for one (data set, miner, budget), pooled over its runs."""
-    true_j, noisy_j, true_p = pooled(runs, "true_jaccard"), pooled(runs, "noisy_jaccard"), pooled(runs, "true_pvalue")
+    true_j, noisy_j = pooled(runs, "true_jaccard"), pooled(runs, "noisy_jaccard")
+    true_p = pooled(runs, "true_pvalue")
     error = np.abs(noisy_j - true_j)
     return {"runs": len(runs), "runs_without_redescription": sum(run["kept"] == 0 for run in runs),
             "runs_releasing_nothing": sum(run["released"] == 0 for run in runs),
@@ -272,7 +276,8 @@ def summarise(runs: list[dict[str, Any]]) -> dict[str, Any]:
             "correlation": correlations(noisy_j, true_j),
             "seconds": {"mean": float(np.mean([r["seconds"] for r in runs])),
                         "max": float(np.max([r["seconds"] for r in runs]))},
-            "min_kept_noisy_support": float(min((s for r in runs for s in r["noisy_support"]), default=float("nan")))}
+            "min_kept_noisy_support": float(min((s for r in runs for s in r["noisy_support"]),
+                                                default=float("nan")))}
 
 
 def mann_whitney(a: np.ndarray, b: np.ndarray, alternative: str = "greater") -> float:
@@ -283,7 +288,8 @@ def mann_whitney(a: np.ndarray, b: np.ndarray, alternative: str = "greater") -> 
     return float(mannwhitneyu(a, b, alternative=alternative).pvalue)
 
 
-def run_dataset(data: Dataset, config: dict[str, Any], key: int, log: Callable[[str], None]) -> dict[str, Any]:
+def run_dataset(data: Dataset, config: dict[str, Any], key: int,
+                log: Callable[[str], None]) -> dict[str, Any]:
     """The protocol on one data set: every miner and budget; pooled arrays kept for tests and plots."""
     out: dict[str, Any] = {"n": data.n, "kind": data.kind, "note": data.note, "miners": {},
                            "labels": {}, "mann_whitney_greater": {}}
@@ -301,7 +307,8 @@ def run_dataset(data: Dataset, config: dict[str, Any], key: int, log: Callable[[
         log(f"  {name:24s} " + "  ".join(
             f"eps {b}: kept {s['kept']:5d} ({s['runs_without_redescription']}/{s['runs']} empty), "
             f"sig {s['significant']['share']:.2f}, J {s['true_jaccard']['median']:.2f}"
-            for b, s in summary.items()) + f"  [{sum(s['seconds']['mean'] * s['runs'] for s in summary.values()):.0f} s]")
+            for b, s in summary.items())
+            + f"  [{sum(s['seconds']['mean'] * s['runs'] for s in summary.values()):.0f} s]")
     for budget in (str(float(b)) for b in BUDGETS):
         out["mann_whitney_greater"][budget] = {
             a: {b: mann_whitney(arrays[a][budget]["true_jaccard"], arrays[b][budget]["true_jaccard"])
@@ -313,7 +320,8 @@ def run_dataset(data: Dataset, config: dict[str, Any], key: int, log: Callable[[
 def agreement_trend(results: dict[str, Any]) -> dict[str, Any]:
     """Per miner and budget on the planted sizes: |noisy - true Jaccard| and the correlation by
     size, and a one-sided Mann-Whitney test that the largest size's errors are smaller."""
-    planted_names = sorted((n for n, r in results.items() if r["kind"] == "planted"), key=lambda n: results[n]["n"])
+    planted_names = sorted((n for n, r in results.items() if r["kind"] == "planted"),
+                           key=lambda n: results[n]["n"])
     out: dict[str, Any] = {}
     if len(planted_names) < 2:
         return out
@@ -325,13 +333,15 @@ def agreement_trend(results: dict[str, Any]) -> dict[str, Any]:
             out[miner][budget] = {
                 "sizes": [results[n]["n"] for n in planted_names],
                 "median_abs_error": [float(np.median(e)) if len(e) else float("nan") for e in errors],
-                "pearson": [results[n]["miners"][miner][budget]["correlation"]["pearson"] for n in planted_names],
+                "pearson": [results[n]["miners"][miner][budget]["correlation"]["pearson"]
+                            for n in planted_names],
                 "kept": [len(e) for e in errors],
                 "largest_smaller_p": mann_whitney(errors[-1], errors[0], "less")}
     return out
 
 
-def run_baselines(data: Dataset, config: dict[str, Any], dp: dict[str, Any], log: Callable[[str], None]) -> dict[str, Any]:
+def run_baselines(data: Dataset, config: dict[str, Any], dp: dict[str, Any],
+                  log: Callable[[str], None]) -> dict[str, Any]:
     """python-clired's miners on the binned views; the paper's support filter (the smallest noisy
     support MCMCTreePair omega 0.1 kept at epsilon 1) applied alongside."""
     if not config["baselines"]:
@@ -354,12 +364,14 @@ def run_baselines(data: Dataset, config: dict[str, Any], dp: dict[str, Any], log
             log(f"  {algorithm}: failed inside python-clired ({type(error).__name__}: {error})")
             continue
         reds = mined["redescriptions"]
-        entry = {"seconds": mined["seconds"], "settings": {k: v for k, v in mined["settings"].items() if k != "logfile"}}
+        entry = {"seconds": mined["seconds"],
+                 "settings": {k: v for k, v in mined["settings"].items() if k != "logfile"}}
         for label, chosen in (("all", reds), ("support_filtered", [r for r in reds if not r["support"] < floor])):
             true_j = np.asarray([r["jaccard"] for r in chosen])
-            entry[label] = {"count": len(chosen), "significant": wilson(sum(r["pvalue"] < 0.01 for r in chosen), len(chosen)),
-                            "true_jaccard": median_interval(true_j)}
-        entry["examples"] = [f"{r['left']} <-> {r['right']} (J {r['jaccard']:.3f}, support {r['support']})" for r in reds[:3]]
+            entry[label] = {"count": len(chosen), "true_jaccard": median_interval(true_j),
+                            "significant": wilson(sum(r["pvalue"] < 0.01 for r in chosen), len(chosen))}
+        entry["examples"] = [f"{r['left']} <-> {r['right']} (J {r['jaccard']:.3f}, support {r['support']})"
+                             for r in reds[:3]]
         out[algorithm] = entry
         log(f"  {algorithm}: {len(reds)} redescriptions, median J {entry['all']['true_jaccard']['median']:.2f}, "
             f"significant {entry['all']['significant']['share']:.2f} [{mined['seconds']:.1f} s]")
@@ -391,16 +403,21 @@ def parse_ints(value: str, what: str) -> tuple[int, ...]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="sizes 1,200 and 46,000, one UCI split, runs 2,2,4 (a few minutes)")
-    parser.add_argument("--dataset", action="append", type=str, help="FILE:COLS|COLS under the data folder (repeatable)")
+    parser.add_argument("--quick", action="store_true",
+                        help="sizes 1,200 and 46,000, one UCI split, runs 2,2,4 (a few minutes)")
+    parser.add_argument("--dataset", action="append", type=str,
+                        help="FILE:COLS|COLS under the data folder (repeatable)")
     parser.add_argument("--sizes", type=lambda v: tuple(sorted(set(parse_ints(v, "--sizes")))),
                         help="planted sizes, e.g. 1200,46000")
     parser.add_argument("--data", help="the data folder (default $JOSTLE_DATA, else ../shared/datasets)")
-    parser.add_argument("--runs", type=lambda v: parse_ints(v, "--runs"), help="runs at epsilon 1, 0.1, 0.01 (default 10,10,100)")
-    parser.add_argument("--m", type=int, default=4, help="InTr of the stable settings and MCMCTreePair, RMIter of the non-robust ones")
+    parser.add_argument("--runs", type=lambda v: parse_ints(v, "--runs"),
+                        help="runs at epsilon 1, 0.1, 0.01 (default 10,10,100)")
+    parser.add_argument("--m", type=int, default=4,
+                        help="InTr of the stable settings and MCMCTreePair, RMIter of the non-robust ones")
     parser.add_argument("--no-uci", action="store_true", help="planted data only")
     parser.add_argument("--baselines", default="SplitT,LayeredT,ReReMi", help="clired miners, or none")
-    parser.add_argument("--reremi-max", type=int, help="ReReMi only up to this many entities (default 120,000; --quick 20,000)")
+    parser.add_argument("--reremi-max", type=int,
+                        help="ReReMi only up to this many entities (default 120,000; --quick 20,000)")
     parser.add_argument("--skip-timing", action="store_true", help="skip the 115,200-entity timing")
     parser.add_argument("--out", type=Path, help="the JSON path (PNGs beside it)")
     args = parser.parse_args(argv)
@@ -408,11 +425,13 @@ def main(argv: list[str] | None = None) -> int:
     runs = args.runs or (QUICK_RUNS if args.quick else RUNS)
     if len(runs) != 3:
         parser.error("--runs wants three counts: epsilon 1, 0.1 and 0.01")
-    baselines = [] if args.baselines.lower() == "none" else [b.strip() for b in args.baselines.split(",") if b.strip()]
+    baselines = ([] if args.baselines.lower() == "none"
+                 else [b.strip() for b in args.baselines.split(",") if b.strip()])
     if any(b not in clired.ALGORITHMS for b in baselines):
         parser.error(f"--baselines: choose among {', '.join(clired.ALGORITHMS)} or none")
     config: dict[str, Any] = {"quick": args.quick, "m": args.m, "runs": list(runs), "baselines": baselines,
-                              "reremi_max": args.reremi_max or (20_000 if args.quick else 120_000), "sizes": list(args.sizes or (QUICK_SIZES if args.quick else SIZES)),
+                              "reremi_max": args.reremi_max or (20_000 if args.quick else 120_000),
+                              "sizes": list(args.sizes or (QUICK_SIZES if args.quick else SIZES)),
                               "budgets": [str(b) for b in BUDGETS]}
 
     def log(line: str) -> None:
@@ -451,7 +470,8 @@ def main(argv: list[str] | None = None) -> int:
     config["noise"] = "jostle.privacy.noise.Randomness(seed) per run (exact samplers, seeded for reproducibility)"
     config["min_support"] = f"10, or 100 on data of {LARGE} entities or more"
     config["command"] = "python benchmarks/redescription.py " + " ".join(argv if argv is not None else sys.argv[1:])
-    document = {"meta": config, "findings": verdicts, "agreement_trend": trend, "timing": timed, "datasets": results}
+    document = {"meta": config, "findings": verdicts, "agreement_trend": trend, "timing": timed,
+                "datasets": results}
     out.write_text(json.dumps(document, indent=1, default=float))
     plot_sizes(results, out.with_suffix(".png"))
     plot_scatter(results, arrays, out.with_name(out.stem + "_scatter.png"))

@@ -82,7 +82,8 @@ def finding_1(results: dict[str, Any]) -> dict[str, Any]:
         for miner in NON_ROBUST:
             s = miners[miner]["1.0"]
             sig, empty = s["significant"], s["runs_without_redescription"] / s["runs"]
-            parts.append(f"{name} {miner}: {sig['share']:.3f} [{sig['low']:.3f}, {sig['high']:.3f}] significant "
+            parts.append(f"{name} {miner}: {sig['share']:.3f} [{sig['low']:.3f}, {sig['high']:.3f}] "
+                         f"significant "
                          f"of {sig['n']}, {s['runs_without_redescription']}/{s['runs']} empty")
             if not (_finite(sig["share"]) and sig["share"] > 0.9):
                 failures.append(f"{name} {miner}: share significant {sig['share']:.3f} <= 0.9")
@@ -112,13 +113,15 @@ def finding_2(results: dict[str, Any]) -> dict[str, Any]:
                     continue
                 compared += 1
                 p = tests[budget][alt][pair]
-                parts.append(f"{name} eps {budget}: {pair} {value:.3f} vs {alt} {other:.3f} (MW {alt} > pair: p={p:.3g})")
+                parts.append(f"{name} eps {budget}: {pair} {value:.3f} vs {alt} {other:.3f} "
+                             f"(MW {alt} > pair: p={p:.3g})")
                 if not (_finite(value) and value >= other):
                     failures.append(f"{name} eps {budget}: {pair} {value:.3f} < {alt} {other:.3f}"
                                     f" (one-sided Mann-Whitney p={p:.3g})")
     if not compared:
         return _item(title, "not evaluated", "no Alt* setting kept any redescription on these data sets")
-    return _item(title, "does not hold" if failures else "holds", "; ".join(failures) or f"{compared} comparisons", parts)
+    return _item(title, "does not hold" if failures else "holds",
+                 "; ".join(failures) or f"{compared} comparisons", parts)
 
 
 def finding_3(results: dict[str, Any]) -> dict[str, Any]:
@@ -132,7 +135,8 @@ def finding_3(results: dict[str, Any]) -> dict[str, Any]:
         for alt in NON_ROBUST:
             for pair in PAIR:
                 p = tests[alt][pair]
-                a, b = miners[alt]["1.0"]["true_jaccard"]["median"], miners[pair]["1.0"]["true_jaccard"]["median"]
+                a = miners[alt]["1.0"]["true_jaccard"]["median"]
+                b = miners[pair]["1.0"]["true_jaccard"]["median"]
                 parts.append(f"{name}: {alt} {a:.3f} vs {pair} {b:.3f}, p={p:.3g}")
                 if not (_finite(p) and p < 0.05):
                     failures.append(f"{name}: {alt} {a:.3f} vs {pair} {b:.3f}, p={p:.3g}")
@@ -210,7 +214,8 @@ def finding_6(trend: dict[str, Any]) -> dict[str, Any]:
                 failures.append(text)
     if not compared:
         return _item(title, "not evaluated", "no miner kept redescriptions at both the smallest and largest size")
-    return _item(title, "does not hold" if failures else "holds", "; ".join(failures) or f"{compared} comparisons", parts)
+    return _item(title, "does not hold" if failures else "holds",
+                 "; ".join(failures) or f"{compared} comparisons", parts)
 
 
 def findings(results: dict[str, Any], trend: dict[str, Any]) -> list[dict[str, Any]]:
@@ -220,8 +225,9 @@ def findings(results: dict[str, Any], trend: dict[str, Any]) -> list[dict[str, A
 
 
 # ------------------------------------------------------------------------------ plots
-COLOURS = {"AltExpM non-robust": "tab:blue", "AltExpM stable": "tab:cyan", "AltMCMC non-robust": "tab:red",
-           "AltMCMC stable": "tab:orange", "MCMCTreePair omega 0.1": "tab:green", "MCMCTreePair omega 0.5": "olive"}
+COLOURS = {"AltExpM non-robust": "tab:blue", "AltExpM stable": "tab:cyan",
+           "AltMCMC non-robust": "tab:red", "AltMCMC stable": "tab:orange",
+           "MCMCTreePair omega 0.1": "tab:green", "MCMCTreePair omega 0.5": "olive"}
 
 
 def _pyplot() -> Any:
@@ -261,7 +267,8 @@ def plot_sizes(results: dict[str, Any], path: Path) -> None:
                           .get("true_jaccard", {}).get("median")) for n in results]
                 split = [(x, y) for x, y in split if _finite(y)]
                 if split:
-                    axis.plot(*zip(*split), ls="none", marker="x", color="black", ms=7, label="clired SplitT (non-private)")
+                    axis.plot(*zip(*split), ls="none", marker="x", color="black", ms=7,
+                              label="clired SplitT (non-private)")
             axis.set_xscale("log")
             axis.set_xlim(min(sizes) / 1.4, max(sizes) * 1.4)
             axis.set_ylim(-0.03, 1.03)
