@@ -45,7 +45,7 @@ from jostle.learners.redescription.trees import SplitTree
 from jostle.learners.redescription.views import TwoViews
 
 ALGORITHMS = ("AltExpM", "AltMCMC", "MCMCTreePair")
-MAX_DEPTH = 8
+MAX_DEPTH = 6
 MAX_STEPS = 1000
 
 Charge = Callable[[Fraction, str], object]

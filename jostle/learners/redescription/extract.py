@@ -55,7 +55,7 @@ from typing import Any
 
 import numpy as np
 
-from jostle.learners.redescription.queries import Query, Redescription, Term, binomial_pvalue, jaccard
+from jostle.learners.redescription.queries import Query, Redescription, Term, binomial_pvalue
 from jostle.learners.redescription.trees import SplitTree
 from jostle.learners.redescription.views import TwoViews
 from jostle.privacy import safe_noise
@@ -154,34 +154,71 @@ class _Statistics:
         return (support >= c.min_support) & (support <= c.max_support_share * self.size) & (jaccards >= c.min_jaccard)
 
 
-def _extend(stats: _Statistics, sides: tuple[_Side, _Side], start: tuple[int, int],
-            max_extensions: int) -> tuple[list[int], list[int]]:
-    """Greedy disjunctive extension of one simple redescription (indices of simple queries)."""
-    chosen = [[start[0]], [start[1]]]
-    sets = [sides[0].sets[start[0]].copy(), sides[1].sets[start[1]].copy()]
-    support, left, right = stats.of(sets[0][None, :], sets[1][None, :])
-    best = float(stats.jaccard(support, left, right)[0])
-    while True:
-        options = []
+EXTENSION_CHUNK_ELEMENTS = 1 << 21
+
+
+def _extend_chunk(stats: _Statistics, sides: tuple[_Side, _Side], starts: np.ndarray,
+                  max_extensions: int) -> list[tuple[list[int], list[int]]]:
+    """Greedy disjunctive extension of the simple redescriptions `starts` (rows: left, right
+    simple-query indices), all at once: each step, every redescription takes the one simple query
+    of either view (left first on a tie) that raises its noisy Jaccard the most while the
+    constraints hold and no query becomes a tautology."""
+    count = starts.shape[0]
+    rows = np.arange(count)
+    simple = [sides[0].sets.astype(np.float64), sides[1].sets.astype(np.float64)]
+    sets = [simple[0][starts[:, 0]], simple[1][starts[:, 1]]]
+    used = [np.zeros((count, simple[0].shape[0]), dtype=bool), np.zeros((count, simple[1].shape[0]), dtype=bool)]
+    used[0][rows, starts[:, 0]] = True
+    used[1][rows, starts[:, 1]] = True
+    chosen = [[[int(i)] for i in starts[:, 0]], [[int(j)] for j in starts[:, 1]]]
+    added = np.zeros((2, count), dtype=np.int64)
+    support, left, right = stats.of(sets[0], sets[1])
+    best = stats.jaccard(support, left, right)
+    active = np.ones(count, dtype=bool)
+    while active.any():
+        top = np.full(count, -1.0)
+        top_side = np.zeros(count, dtype=np.int64)
+        top_index = np.zeros(count, dtype=np.int64)
         for side in (0, 1):
-            if len(chosen[side]) - 1 >= max_extensions:
-                continue
-            grown = np.minimum(sides[side].sets + sets[side][None, :], 1)
-            other = np.repeat(sets[1 - side][None, :], grown.shape[0], axis=0)
-            pair = (grown, other) if side == 0 else (other, grown)
-            s, lft, rgt = stats.of(*pair)
+            grown = np.minimum(sets[side][:, None, :] + simple[side][None, :, :], 1.0)
+            if side == 0:
+                s = np.einsum("skp,pq,sq->sk", grown, stats.cells, sets[1])
+                lft, rgt = grown @ stats.left, (sets[1] @ stats.right)[:, None]
+            else:
+                s = np.einsum("sp,pq,skq->sk", sets[0], stats.cells, grown)
+                lft, rgt = (sets[0] @ stats.left)[:, None], grown @ stats.right
             j = stats.jaccard(s, lft, rgt)
-            ok = stats.admissible(s, j) & (j > best) & (grown.min(axis=1) == 0)  # never a tautology (public)
-            ok[chosen[side]] = False
-            if ok.any():
-                index = int(np.argmax(np.where(ok, j, -1.0)))
-                options.append((float(j[index]), side, index, grown[index]))
-        if not options:
-            return chosen[0], chosen[1]
-        value, side, index, grown_set = max(options, key=lambda o: (o[0], -o[1]))
-        best = value
-        chosen[side].append(index)
-        sets[side] = grown_set
+            ok = stats.admissible(s, j) & (j > best[:, None]) & (grown.min(axis=2) == 0) & ~used[side]
+            ok &= (active & (added[side] < max_extensions))[:, None]
+            scored = np.where(ok, j, -1.0)
+            index = scored.argmax(axis=1)
+            value = scored[rows, index]
+            better = value > top
+            top = np.where(better, value, top)
+            top_side = np.where(better, side, top_side)
+            top_index = np.where(better, index, top_index)
+        improved = top >= 0
+        for r in np.flatnonzero(improved).tolist():
+            side, index = int(top_side[r]), int(top_index[r])
+            sets[side][r] = np.minimum(sets[side][r] + simple[side][index], 1.0)
+            used[side][r, index] = True
+            chosen[side][r].append(index)
+            added[side, r] += 1
+        best = np.where(improved, top, best)
+        active = improved
+    return [(chosen[0][r], chosen[1][r]) for r in range(count)]
+
+
+def _extend_all(stats: _Statistics, sides: tuple[_Side, _Side], max_extensions: int) -> list[tuple[list[int], list[int]]]:
+    """`_extend_chunk` over every simple redescription, in chunks that bound the memory."""
+    a, b = np.meshgrid(np.arange(len(sides[0].terms)), np.arange(len(sides[1].terms)), indexing="ij")
+    starts = np.column_stack([a.ravel(), b.ravel()])
+    width = max(sides[0].sets.size, sides[1].sets.size, 1)
+    chunk = max(1, EXTENSION_CHUNK_ELEMENTS // width)
+    out: list[tuple[list[int], list[int]]] = []
+    for first in range(0, starts.shape[0], chunk):
+        out.extend(_extend_chunk(stats, sides, starts[first:first + chunk], max_extensions))
+    return out
 
 
 def extract_redescriptions(views: TwoViews, left_tree: SplitTree, right_tree: SplitTree,
@@ -215,28 +252,30 @@ def extract_redescriptions(views: TwoViews, left_tree: SplitTree, right_tree: Sp
 
     stats = _Statistics(noisy_cells, noisy_left, constraints)
     sides = (_simple_queries(left_tree, views, satisfiable[0]), _simple_queries(right_tree, views, satisfiable[1]))
-    a, b = np.meshgrid(np.arange(len(sides[0].terms)), np.arange(len(sides[1].terms)), indexing="ij")
-    starts = list(zip(a.ravel().tolist(), b.ravel().tolist()))
-    sd = cell_noise_sd(half * 2)
-    found: dict[bytes, Redescription] = {}
-    for start in starts:
-        left_idx, right_idx = _extend(stats, sides, start, constraints.max_extensions)
-        sets = [np.minimum(sides[0].sets[left_idx].sum(axis=0), 1), np.minimum(sides[1].sets[right_idx].sum(axis=0), 1)]
-        key = sets[0].tobytes() + b"|" + sets[1].tobytes()
-        if key in found:
-            continue
-        s, lft, rgt = (float(v[0]) for v in stats.of(sets[0][None, :], sets[1][None, :]))
-        j = jaccard(s, lft, rgt)
-        if not bool(stats.admissible(np.asarray([s]), np.asarray([j]))[0]):
-            continue
+    extended = _extend_all(stats, sides, constraints.max_extensions)
+    sd = cell_noise_sd(epsilon)
+    unique: dict[bytes, tuple[list[int], list[int], np.ndarray, np.ndarray]] = {}
+    for left_idx, right_idx in extended:
+        sets = (np.minimum(sides[0].sets[left_idx].sum(axis=0), 1), np.minimum(sides[1].sets[right_idx].sum(axis=0), 1))
+        unique.setdefault(sets[0].tobytes() + b"|" + sets[1].tobytes(), (left_idx, right_idx, sets[0], sets[1]))
+    found: list[Redescription] = []
+    if not unique:
+        return found
+    entries = list(unique.values())
+    left_sets = np.asarray([e[2] for e in entries], dtype=np.float64)
+    right_sets = np.asarray([e[3] for e in entries], dtype=np.float64)
+    supports, lefts, rights = stats.of(left_sets, right_sets)
+    jaccards = stats.jaccard(supports, lefts, rights)
+    for k in np.flatnonzero(stats.admissible(supports, jaccards)).tolist():
+        left_idx, right_idx, left_set, right_set = entries[k]
+        s, lft, rgt = float(supports[k]), float(lefts[k]), float(rights[k])
         pvalue = binomial_pvalue(s, lft, rgt, stats.size)
         if pvalue > constraints.max_pvalue:
             continue
-        cells_used = int(sets[0].sum() * sets[1].sum())
-        noise_sd = math.sqrt(cells_used) * sd
-        found[key] = Redescription(
+        cells_used = int(left_set.sum() * right_set.sum())
+        found.append(Redescription(
             Query(0, tuple(sides[0].terms[i] for i in left_idx)), Query(1, tuple(sides[1].terms[i] for i in right_idx)),
-            noisy_support=s, noisy_left=lft, noisy_right=rgt, noisy_size=stats.size, noisy_jaccard=j,
-            noisy_pvalue=pvalue, support_noise_sd=noise_sd,
-            pruned=s < pruning_threshold(cells_used, half * 2, constraints.max_relative_noise), origin=origin)
-    return list(found.values())
+            noisy_support=s, noisy_left=lft, noisy_right=rgt, noisy_size=stats.size, noisy_jaccard=float(jaccards[k]),
+            noisy_pvalue=pvalue, support_noise_sd=math.sqrt(cells_used) * sd,
+            pruned=s < pruning_threshold(cells_used, epsilon, constraints.max_relative_noise), origin=origin))
+    return found

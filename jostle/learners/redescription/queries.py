@@ -131,13 +131,15 @@ def binomial_pvalue(intersection: float, left: float, right: float, size: float)
 
     Noisy inputs are rounded and clipped to a valid binomial (0 <= counts <= size, size >= 1).
     """
-    from scipy.stats import binom
+    from scipy.special import bdtrc  # the binomial upper tail; lighter to import than scipy.stats
 
     n = max(int(round(size)), 1)
     k = min(max(int(round(intersection)), 0), n)
+    if k == 0:
+        return 1.0
     p_left = min(max(left / n, 0.0), 1.0)
     p_right = min(max(right / n, 0.0), 1.0)
-    return float(binom.sf(k - 1, n, p_left * p_right))
+    return float(bdtrc(k - 1, n, p_left * p_right))  # P(X > k - 1) = P(X >= k)
 
 
 def jaccard(intersection: float, left: float, right: float) -> float:

@@ -108,6 +108,8 @@ class Attribute:
         for position, value in enumerate(raw.tolist()):
             try:
                 numbers[position] = float(value)
+            except OverflowError:  # an integer beyond the doubles: above or below every edge
+                numbers[position] = math.inf if value > 0 else -math.inf
             except (TypeError, ValueError):
                 pass
         return self.encode_numbers(numbers)
@@ -298,10 +300,11 @@ def encode_views(left: Any, right: Any, schemas: Sequence[ViewSchema], key: str 
         for which, frame in (("left", left), ("right", right)):
             if key not in frame.columns:
                 raise ValueError(f"the {which} view lacks the entity key column {key!r}")
-        right_positions = {value: i for i, value in enumerate(right[key].tolist())}
+        # a key cell that cannot be a dictionary key (a list, a dict) matches nothing, as a NaN key
+        right_positions = {value: i for i, value in enumerate(right[key].tolist()) if _hashable(value)}
         left_rows, right_rows = [], []
         for i, value in enumerate(left[key].tolist()):
-            j = right_positions.get(value)
+            j = right_positions.get(value) if _hashable(value) else None
             if j is not None:
                 left_rows.append(i)
                 right_rows.append(j)
