@@ -158,7 +158,7 @@ def test_no_entity_left_is_answered_like_any_other_database(task) -> None:
     (f"redescribe({VIEWS}, bins=0, epsilon=1)", "bins"),
     (f"redescribe({VIEWS}, omega=1, epsilon=1)", "omega"),
     (f"redescribe({VIEWS}, tries=0, epsilon=1)", "tries"),
-    (f"redescribe({VIEWS}, depth=9, epsilon=1)", "depth"),
+    (f"redescribe({VIEWS}, depth=7, epsilon=1)", "depth must be a whole number in 1..6"),
     (f"redescribe({VIEWS}, min_jaccard=1.5, epsilon=1)", "min_jaccard"),
     (f"redescribe({VIEWS}, algorithm=\"AltExpM\", tries=100, alternations=100, epsilon=1)", "at most 1000"),
     (f"redescribe({VIEWS}, initial_target=\"nope\", epsilon=1)", "initial_target"),

@@ -43,10 +43,11 @@ CONSTRAINT_KEYWORDS = ("min_support", "max_support_share", "max_pvalue", "min_ja
                        "max_relative_noise")
 SETTING_KEYWORDS = (*ALGORITHM_KEYWORDS, *CONSTRAINT_KEYWORDS)
 DEFAULT_ALGORITHM = "MCMCTreePair"
-#: Whole-number settings: (low, high) inclusive. Depth 8 is 256 leaves per tree, 65,536 leaf pairs.
+#: Whole-number settings: (low, high) inclusive (depth: up to `algorithms.MAX_DEPTH`).
 #: `runs` is not the miner's: the runs the analyst plans at this budget, which a ChoiceMaker reads.
-WHOLE = {"tries": (1, 100), "alternations": (1, 100), "depth": (1, 8), "min_support": (0, 10 ** 12),
-         "max_extensions": (0, 10), "runs": (1, 10 ** 6)}
+WHOLE: dict[str, tuple[int, int | None]] = {
+    "tries": (1, 100), "alternations": (1, 100), "depth": (1, None), "min_support": (0, 10 ** 12),
+    "max_extensions": (0, 10), "runs": (1, 10 ** 6)}
 #: Share settings: (low, high, low included, high included).
 SHARES = {"omega": (0.0, 1.0, False, False), "max_support_share": (0.0, 1.0, False, True),
           "max_pvalue": (0.0, 1.0, False, True), "min_jaccard": (0.0, 1.0, True, True)}
@@ -246,7 +247,7 @@ def settings_from(declared: Mapping[str, Any]) -> dict[str, Any]:
         DeclarationError: An unknown algorithm (only the exact samplers are offered), or a
             setting out of its range.
     """
-    from jostle.learners.redescription.algorithms import ALGORITHMS
+    from jostle.learners.redescription.algorithms import ALGORITHMS, MAX_DEPTH
 
     out: dict[str, Any] = {}
     algorithm = declared.get("algorithm", DEFAULT_ALGORITHM)
@@ -256,6 +257,7 @@ def settings_from(declared: Mapping[str, Any]) -> dict[str, Any]:
                                "AltMCMC on larger data with larger budgets")
     out["algorithm"] = algorithm
     for name, (low, high) in WHOLE.items():
+        high = MAX_DEPTH if high is None else high  # depth: the miner's own bound
         if name in declared:
             value = declared[name]
             if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or not low <= value <= high:
