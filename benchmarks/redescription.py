@@ -319,7 +319,8 @@ def run_dataset(data: Dataset, config: dict[str, Any], key: int,
 
 def agreement_trend(results: dict[str, Any]) -> dict[str, Any]:
     """Per miner and budget on the planted sizes: |noisy - true Jaccard| and the correlation by
-    size, and a one-sided Mann-Whitney test that the largest size's errors are smaller."""
+    size, and one-sided Mann-Whitney tests that the largest size's errors are smaller than the
+    smallest size's and than those of the smallest size that kept anything."""
     planted_names = sorted((n for n, r in results.items() if r["kind"] == "planted"),
                            key=lambda n: results[n]["n"])
     out: dict[str, Any] = {}
@@ -337,6 +338,9 @@ def agreement_trend(results: dict[str, Any]) -> dict[str, Any]:
                             for n in planted_names],
                 "kept": [len(e) for e in errors],
                 "largest_smaller_p": mann_whitney(errors[-1], errors[0], "less")}
+            first = next((i for i, e in enumerate(errors) if len(e)), len(errors) - 1)
+            out[miner][budget]["first_kept_size"] = results[planted_names[first]]["n"]
+            out[miner][budget]["first_kept_p"] = mann_whitney(errors[-1], errors[first], "less")
     return out
 
 
