@@ -42,7 +42,8 @@ def _run(tables: dict[str, pd.DataFrame], program: str, **caps: Any) -> tuple[st
     from jostle.diagnostics.errors import JostleError
 
     output = io.StringIO()
-    caps.setdefault("budget", 100)
+    if "rho" not in caps:
+        caps.setdefault("budget", 100)
     session = Session(ledger_path=":memory:", seed=3, output=output, **caps)
     session.bind_database(tables, key="id", schemas=SCHEMAS)
     try:
@@ -191,3 +192,62 @@ def test_a_huge_integer_in_a_categorical_column_is_coded_on_both_neighbours() ->
     for rows in (slice(None), slice(1, None)):
         coded.append(views.encode_views(left.iloc[rows], right.iloc[rows], (LEFT, RIGHT), "id").codes[0][:, 0])
     assert coded[0][0] == len(LEFT.attributes[0].values) and np.array_equal(coded[0][1:], coded[1])
+
+
+# ---------------------------------------------------------------- guard: nothing but the releases reads the data
+class _PublicReleases:
+    """Stands for the family's three noise points with functions of public things only (the shape
+    of what is released and how many releases came before); records each call's claim."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[Any, ...]] = []
+
+    def counts(self, noise: Any, counts: Any, l1: int, epsilon: Any) -> np.ndarray:
+        counts = np.asarray(counts)
+        self.calls.append(("counts", counts.shape, int(l1), Fraction(epsilon)))
+        return np.random.default_rng([counts.size, len(self.calls)]).integers(-3, 30, counts.shape).astype(float)
+
+    def rows(self, noise: Any, utilities: Any, sensitivity: float, epsilon: Any, monotone: bool = False) -> np.ndarray:
+        shape = np.asarray(utilities).shape
+        self.calls.append(("exponential rows", shape, sensitivity, Fraction(epsilon), monotone))
+        return np.random.default_rng([shape[0], shape[1], len(self.calls)]).integers(0, shape[1], shape[0])
+
+    def sample(self, noise: Any, epsilon: Any, propose: Any, score: Any, point: str) -> Any:
+        self.calls.append((point, Fraction(epsilon)))
+        return propose()  # the base proposal: public randomness
+
+
+PUBLIC_FORMS = [
+    f'R = redescribe({VIEWS}, algorithm="AltExpM", tries=2, alternations=2, depth=3, min_support=0, epsilon=1)',
+    f'R = redescribe({VIEWS}, algorithm="AltMCMC", tries=1, alternations=2, depth=2, min_support=0, epsilon=1)',
+    f'R = redescribe({VIEWS}, algorithm="MCMCTreePair", tries=2, depth=3, min_support=0, rho=0.5)',
+    f"R = MCMCTreePairBalanced({VIEWS}, redescription_task(), epsilon=1)",
+]
+
+
+@pytest.mark.parametrize("program", PUBLIC_FORMS)
+def test_with_public_releases_every_output_is_the_same_on_neighbours(program: str,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """With the releases replaced by public functions, the printed set (kept and pruned), its
+    records, the ledger and the releases' claims are the same on D and D' (12 vs 11 entities,
+    and 1 vs 0): nothing reaches the output but through a release."""
+    from jostle.learners.redescription import expmech, extract
+
+    hook = _PublicReleases()
+    monkeypatch.setattr(extract.safe_noise, "release_counts", hook.counts)
+    monkeypatch.setattr(expmech.safe_noise, "choose_exponential_rows", hook.rows)
+    monkeypatch.setattr(sampler, "rejection_sample", hook.sample)
+    text = program + "\nprint(redescription_text(R, pruned=true))\nprint(redescriptions(R, pruned=true))"
+    rng = np.random.default_rng(5)
+    ids = np.arange(12)
+    big = {"left": pd.DataFrame({"id": ids, "a": rng.choice(["x", "y", "z"], 12), "b": rng.uniform(0, 3, 12)}),
+           "right": pd.DataFrame({"id": ids[::-1], "c": rng.choice(["u", "v", "w"], 12), "d": rng.uniform(0, 3, 12)})}
+    small = {name: frame[frame["id"] != 4].reset_index(drop=True) for name, frame in big.items()}
+    for pair in ((big, small), (D, D_PRIME)):
+        seen = []
+        for tables in pair:
+            hook.calls.clear()
+            caps = {"rho": 2} if "rho=" in program else {"budget": 10}
+            seen.append((*_run(tables, text, **caps), list(hook.calls)))
+        assert seen[0][2] == "ok" and seen[0] == seen[1]
+    assert any(call[0] == "counts" for call in hook.calls)
