@@ -299,9 +299,10 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     tasks += [table_task(spec, args.data) for spec in args.dataset]
     repetitions = args.repetitions or (2 if args.quick else 3)
     grid = grid_for(args.quick, 0)
+    tables = sum(isinstance(t, TableTask) for t in tasks)
     print(f"ChoiceMaker: {trained.origin}, mode {trained.mode}, reads {[m.name for m in trained.metafeatures_for()]}; "
-          f"{len(tasks)} held-out tasks; sizes {grid.sizes}; epsilons {grid.epsilons}; {repetitions} repetitions",
-          flush=True)
+          f"{len(tasks) - tables} held-out generated tasks (sizes {grid.sizes}) and {tables} tables; epsilons "
+          f"{grid.epsilons}; {repetitions} repetitions", flush=True)
     runs = [run_repetition(r, tasks, trained, args) for r in range(repetitions)]
     results = {
         "meta": {"quick": args.quick, "choicemaker": trained.origin, "mode": trained.mode,
