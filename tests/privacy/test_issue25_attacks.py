@@ -251,3 +251,21 @@ def test_with_public_releases_every_output_is_the_same_on_neighbours(program: st
             seen.append((*_run(tables, text, **caps), list(hook.calls)))
         assert seen[0][2] == "ok" and seen[0] == seen[1]
     assert any(call[0] == "counts" for call in hook.calls)
+
+
+# ---------------------------------------------------------------- 5. a tiny epsilon: a crash after the charge
+@pytest.mark.xfail(strict=True, reason="FINDING 5: extract.cell_noise_sd divides by 1 - exp(-eps/2), which is 0.0 in "
+                   "doubles for a step epsilon below ~2.2e-16: redescribe(..., epsilon=1e-20) charges the ledger, "
+                   "draws the extraction's noisy counts, then escapes as a raw ZeroDivisionError (not a JostleError)")
+@pytest.mark.parametrize("algorithm", ["AltExpM", "MCMCTreePair"])
+def test_a_tiny_epsilon_releases_or_is_refused_before_the_charge(algorithm: str) -> None:
+    from jostle import Session
+    from jostle.diagnostics.errors import JostleError
+
+    session = Session(ledger_path=":memory:", seed=3, output=io.StringIO(), budget=10)
+    session.bind_database(D, key="id", schemas=SCHEMAS)
+    try:
+        session.run(f'R = redescribe({VIEWS}, algorithm="{algorithm}", depth=2, min_support=0, epsilon=1e-20)\n'
+                    "print(redescription_text(R, pruned=true))")
+    except JostleError as error:  # a refusal is fine if nothing was charged
+        assert len(list(session.ledger)) == 0, f"refused after the charge: {error}"
