@@ -240,3 +240,59 @@ def test_the_standard_library_module_mines_with_its_shipped_choicemaker(tmp_path
     assert module.env.values["chooser"].trained.origin == "shipped"
     assert isinstance(session.interpreter.globals.lookup("found"), RedescriptionsValue)
     assert sum(c.budget.epsilon for c in session.ledger) == Fraction(3, 2)
+
+
+# ---------------------------------------------------------------------------------- the benchmark's scoring
+def _benchmark():
+    import importlib.util
+    import sys
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[1] / "benchmarks" / "choicemaker_redescription.py"
+    spec = importlib.util.spec_from_file_location("choicemaker_redescription", path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules.setdefault(spec.name, module)  # its dataclass resolves its annotations in its module
+    spec.loader.exec_module(sys.modules[spec.name])
+    return sys.modules[spec.name]
+
+
+def test_the_benchmark_splits_a_table_into_two_coded_views(tmp_path):
+    import pandas as pd
+
+    bench = _benchmark()
+    frame = pd.DataFrame({"a": ["x", "y", "x", "z"] * 10, "b": np.arange(40.0), "c": ["p", "q"] * 20})
+    frame.to_csv(tmp_path / "t.csv", index=False)
+    task = bench.table_task("t.csv:a,b|c", str(tmp_path))
+    assert (task.left, task.right) == (("a", "b"), ("c",))
+    assert bench.table_task("t.csv", str(tmp_path)).left == ("a",)  # FILE alone: columns split in half
+    views = bench.table_views(task)
+    assert views.n_entities == 40 and views.schemas[0].attributes[1].kind == "numeric"
+    assert views.schemas[0].attributes[0].values == ("x", "y", "z")
+    with pytest.raises(SystemExit):
+        bench.table_task("t.csv:a|nope", str(tmp_path))
+
+
+def test_the_benchmark_scores_the_choicemaker_on_its_mode_and_the_fixed_options_with_the_whole_budget():
+    import pandas as pd
+
+    bench = _benchmark()
+    rows = []
+    for mode, errors in (("public", {"A": 0.2, "B": 0.5}), ("measured", {"A": 0.3, "B": 0.4})):
+        for option, error in errors.items():
+            rows.append({"task": "t", "entities": 10, "epsilon": 1.0, "rep": 0, "mode": mode, "option": option,
+                         "error": error, "mf_epsilon": 1.0, "mf_n_entities": 9.0})
+
+    class Trained:  # measures n_entities, and picks B whenever it was measured
+        mode = "measured"
+
+        def metafeatures_for(self):
+            return [REDESCRIPTION_METAFEATURES["n_entities"]]
+
+        def choose(self, features):
+            assert features == {"n_entities": 9.0}
+            return "B", {}
+
+    table = bench.chosen_errors(pd.DataFrame(rows), Trained())
+    row = table.iloc[0]
+    assert row["choice"] == "B" and row["ChoiceMaker"] == 0.4  # its own mode's row of its pick
+    assert row["fixed A"] == 0.2 and row["fixed B"] == 0.5 and row["best"] == 0.2  # whole budget (public mode)
