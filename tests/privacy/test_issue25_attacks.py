@@ -201,15 +201,18 @@ class _PublicReleases:
 
     def __init__(self) -> None:
         self.calls: list[tuple[Any, ...]] = []
+        self.exact: list[np.ndarray] = []
 
     def counts(self, noise: Any, counts: Any, l1: int, epsilon: Any) -> np.ndarray:
         counts = np.asarray(counts)
         self.calls.append(("counts", counts.shape, int(l1), Fraction(epsilon)))
+        self.exact.append(counts.copy())
         return np.random.default_rng([counts.size, len(self.calls)]).integers(-3, 30, counts.shape).astype(float)
 
     def rows(self, noise: Any, utilities: Any, sensitivity: float, epsilon: Any, monotone: bool = False) -> np.ndarray:
         shape = np.asarray(utilities).shape
         self.calls.append(("exponential rows", shape, sensitivity, Fraction(epsilon), monotone))
+        self.exact.append(np.asarray(utilities, dtype=float).copy())
         return np.random.default_rng([shape[0], shape[1], len(self.calls)]).integers(0, shape[1], shape[0])
 
     def sample(self, noise: Any, epsilon: Any, propose: Any, score: Any, point: str) -> Any:
@@ -269,3 +272,41 @@ def test_a_tiny_epsilon_releases_or_is_refused_before_the_charge(algorithm: str)
                     "print(redescription_text(R, pruned=true))")
     except JostleError as error:  # a refusal is fine if nothing was charged
         assert len(list(session.ledger)) == 0, f"refused after the charge: {error}"
+
+
+def test_each_release_moves_within_its_claim_on_stress_data(monkeypatch: pytest.MonkeyPatch) -> None:
+    """With public releases (so both runs build the same trees), the exact values each release is
+    given move between D and D' within its claim: the count vectors by at most 1 in L1, the
+    ExpMech utilities in one row only, all downwards (monotone) and by less than 2. Stress:
+    entities present in one view only (on both sides of the join), keys in another order in
+    each view, the removed entity in both views or in one."""
+    from jostle.learners.redescription import expmech, extract
+
+    hook = _PublicReleases()
+    monkeypatch.setattr(extract.safe_noise, "release_counts", hook.counts)
+    monkeypatch.setattr(expmech.safe_noise, "choose_exponential_rows", hook.rows)
+    rng = np.random.default_rng(11)
+    n = 40
+    left = pd.DataFrame({"id": np.arange(n), "a": rng.choice(["x", "y", "z"], n), "b": rng.uniform(0, 3, n)})
+    right = pd.DataFrame({"id": rng.permutation(np.arange(5, n + 5)), "c": rng.choice(["u", "v", "w"], n),
+                          "d": rng.uniform(0, 3, n)})
+    big = {"left": left, "right": right}
+    program = (f'R = redescribe({VIEWS}, algorithm="AltExpM", tries=2, alternations=2, depth=3, min_support=0, '
+               "epsilon=1)\nprint(redescription_text(R, pruned=true))")
+    for removed in (6, 20, 39, 0):  # in both views (6, 20, 39); in the left view only (0: no change)
+        small = {name: frame[frame["id"] != removed].reset_index(drop=True) for name, frame in big.items()}
+        runs = []
+        for tables in (big, small):
+            hook.calls.clear()
+            hook.exact.clear()
+            output, ledger, end = _run(tables, program, budget=10)
+            assert end == "ok", end
+            runs.append((output, list(hook.calls), list(hook.exact)))
+        assert runs[0][:2] == runs[1][:2]
+        for call, before, after in zip(runs[0][1], runs[0][2], runs[1][2]):
+            move = before - after
+            if call[0] == "counts":
+                assert np.abs(move).sum() <= call[2] and (removed != 0 or not move.any()), (call, move)
+            else:
+                rows = np.flatnonzero(np.abs(move).max(axis=1) > 0)
+                assert rows.size <= 1 and (move <= 0).all() and (move > -call[2]).all(), (call, move)  # D has the entity: lower
