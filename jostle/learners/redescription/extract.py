@@ -91,7 +91,7 @@ class Constraints:
 def cell_noise_sd(epsilon: Fraction | float) -> float:
     """The standard deviation of one count's discrete Laplace noise of scale 2 / epsilon."""
     t = math.exp(-float(epsilon) / 2)
-    return math.sqrt(2 * t) / (1 - t)
+    return math.sqrt(2 * t) / -math.expm1(-float(epsilon) / 2)   # 1 - t without cancellation at tiny epsilon
 
 
 def pruning_threshold(cells: int, epsilon: Fraction | float, max_relative_noise: float = 0.1) -> float:

@@ -25,8 +25,13 @@ Steinke 2020), with s an exact Fraction of integer counts: no rounding can move 
 are scored in blocks of a public size K (`block_size`: the smallest K with
 (1 - exp(-eps / 2))^K <= 2^-30, at most 4,096), and the whole block is scored and tested before
 the first accepted proposal is taken, so the work is the same on neighbours unless a whole block
-is rejected (probability at most 2^-30, or above 4,096 proposals at eps > 16, where the block is
-capped).
+is rejected (probability at most 2^-30). A block of 4,096 proposals keeps that bound up to
+eps = 2 ln(4096 / (30 ln 2)) ~ 10.57 (the adversarial review found the first version's "16"
+wrong: above 10.57 the running time depended on the data, e.g. one entity against none). So the
+samplers never run above `MAX_SAMPLER_EPSILON` = 21/2: a step charged more runs the exponential
+mechanism at 10.5, which is (10.5)-DP and so within the charge (spending less than charged is
+always safe), and its work stays padded. At that budget the normalised score already separates
+trees by exp(10.5 * 0.5 / 2) at most, so little is lost.
 
 Each block is recorded for the replay check with the proposals' exact scores and the claim that
 they move by at most 1 (they lie in [0, 1]).
@@ -47,6 +52,7 @@ from jostle.privacy import replay, safe_noise
 SCORE_SENSITIVITY = 1
 BLOCK_FAILURE_LOG2 = -30
 MAX_BLOCK = 4096
+MAX_SAMPLER_EPSILON = Fraction(21, 2)   # below 2 ln(MAX_BLOCK / (30 ln 2)) ~ 10.57 (module docstring)
 
 
 def block_size(epsilon: Fraction | float) -> int:
@@ -71,7 +77,8 @@ def rejection_sample(noise: Any, epsilon: Fraction | float, propose: Callable[[]
 
     Args:
         noise: The noise source (also the source of the proposals: public randomness).
-        epsilon: The budget (charged by the caller).
+        epsilon: The budget (charged by the caller); the sampler runs at most at
+            `MAX_SAMPLER_EPSILON`.
         propose: Draws one proposal from the base measure.
         score: The exact score in [0, 1] of a proposal.
         point: The replay point's name.
@@ -79,7 +86,8 @@ def rejection_sample(noise: Any, epsilon: Fraction | float, propose: Callable[[]
     Returns:
         The accepted proposal.
     """
-    coefficient = Fraction(epsilon) / (2 * SCORE_SENSITIVITY)
+    epsilon = min(Fraction(epsilon), MAX_SAMPLER_EPSILON)  # within the charge; keeps the padding
+    coefficient = epsilon / (2 * SCORE_SENSITIVITY)
     size = block_size(epsilon)
     while True:
         proposals = [propose() for _ in range(size)]

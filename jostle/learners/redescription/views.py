@@ -101,7 +101,7 @@ class Attribute:
             for position, value in enumerate(raw.tolist()):
                 code = index.get(value) if _hashable(value) else None
                 if code is None:
-                    code = by_text.get(str(value), other) if not _missing(value) else other
+                    code = by_text.get(_text(value), other) if not _missing(value) else other
                 out[position] = code
             return out
         numbers = np.full(raw.shape[0], np.nan)
@@ -125,6 +125,14 @@ class Attribute:
 
 def _number(value: float) -> str:
     return str(int(value)) if float(value).is_integer() else f"{value:g}"
+
+
+def _text(value: Any) -> str | None:
+    """str(value), or None where str() itself fails (an int of over 4,300 digits, a broken object)."""
+    try:
+        return str(value)
+    except Exception:  # noqa: BLE001 - any failure codes the value as "other", alike on neighbours
+        return None
 
 
 def _hashable(value: Any) -> bool:
