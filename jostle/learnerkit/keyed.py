@@ -22,6 +22,8 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any, Callable, ClassVar, Mapping
 
+from jostle.privacy.rounding import floor_float
+
 
 def database_name(node: Any) -> str | None:
     """The database a table's data node belongs to (jostle.language.databases), or None."""
@@ -89,7 +91,8 @@ def engine_closures(family: Any, data: Any, interp: Any) -> tuple[Callable[..., 
     Option run by the family on its part with the session's randomness."""
 
     def measure(metafeature: Any, amount: Fraction, noise: Any, context: Any) -> float:
-        return float(metafeature.measure(data, float(amount) if amount > 0 else 0.0, noise, context))
+        # the largest double not above the charge: a mechanism never draws at more than was charged
+        return float(metafeature.measure(data, floor_float(amount) if amount > 0 else 0.0, noise, context))
 
     def run(option: Any, part: Any, released: Any) -> Any:
         return family.run_option(option.engine_option, data, part, interp.randomness, released)

@@ -171,12 +171,12 @@ class DPILPClassifier(BaseEstimator):
                     "method": self.method, "min_score": self.min_score, "min_positives": self.min_positives}
         modes, fakes, checked = search(schema if schema is not None else data, settings, head)
         method = checked["method"]
+        noise = Randomness(seed=self.random_state)  # a bad seed fails here, before the charge
         charged = Fraction(0)
         if planned_cost(Fraction(self.epsilon), method if method in TRIVIAL_METHODS else None) > 0:
             what = f"DPILPClassifier.fit ({method}, epsilon {float(self.epsilon):g})"
             charged = Fraction(self.budget.charge(self.epsilon, what) if self.budget is not None
                                else charge_default(type(self).__name__, self.epsilon, what, stacklevel=2))
-        noise = Randomness(seed=self.random_state)
         guard = option_guard("DPILPClassifier", charged)
         if method in TRIVIAL_METHODS:
             learned = trivial_theory(data, modes, charged, noise=noise, charge=guard, rule=method)

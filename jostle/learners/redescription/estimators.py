@@ -160,9 +160,10 @@ class DPRedescriptionMiner(BaseEstimator):
                                    "max_relative_noise": self.max_relative_noise})
         initial = initial_attribute(schemas, self.initial_target)
         views = encode_views(*self._frames(left, right, schemas), schemas, self.key)
+        noise = Randomness(seed=self.random_state)  # a bad seed fails here, before the charge
         what = f"DPRedescriptionMiner.fit ({settings.label}, epsilon {float(self.epsilon):g})"
         charged = charge_fit(type(self).__name__, self.epsilon, self.budget, what)
-        released = mine(views, settings, charged, noise=Randomness(seed=self.random_state),
+        released = mine(views, settings, charged, noise=noise,
                         charge=option_guard("DPRedescriptionMiner", charged), initial_attribute=initial)
         self.schemas_, self.settings_ = schemas, settings
         self.redescriptions_: RedescriptionSet = released

@@ -365,7 +365,7 @@ def public_redescriptions(interp: Any, decl: Declaration, kwargs: dict[str, Any]
 
 def mine_private(interp: Any, decl: Declaration, budget: Any, span: Span, name: str,
                  option: str | None = None) -> RedescriptionsValue:
-    """Code the views, charge the pure epsilon within `budget` ONCE, then mine.
+    """Charge the pure epsilon within `budget` ONCE, then code the views and mine.
 
     Everything refused is refused before this (`declaration`, `budget_of`); coding reads the
     rows but refuses none. The accountant is charged E (E^2/2 in a zCDP program) before
@@ -375,7 +375,6 @@ def mine_private(interp: Any, decl: Declaration, budget: Any, span: Span, name: 
     from jostle.learners.redescription.algorithms import mine
 
     settings = decl.miner_settings()
-    data = decl.task_data(span, f"{name}()") if option is not None else build(decl, span, f"{name}()")
     cost = pure_cost(budget)
     epsilon = Fraction(cost.epsilon)
     node = common_node([table.node for table in decl.tables])
@@ -383,6 +382,9 @@ def mine_private(interp: Any, decl: Declaration, budget: Any, span: Span, name: 
     interp.accountant.charge(cost, node, f"option {name}" if option is not None else f"{name} {decl.algorithm}",
                              f"{name}: {decl.algorithm} redescriptions of '{decl.tables[0].name}' and "
                              f"'{decl.tables[1].name}' ({what})", span)
+    # the rows are coded only once the charge went through: a refusal reads no private row (its
+    # time does not grow with the rows); coding a private row never fails
+    data = decl.task_data(span, f"{name}()") if option is not None else build(decl, span, f"{name}()")
     guard = option_guard(name, epsilon)
     if option is not None:
         released = RedescriptionLearner(name, option).engine_option.learn(data, epsilon, interp.randomness, guard)
