@@ -17,6 +17,8 @@ What is reported: the error the family scores with (1 - the median true Jaccard 
 redescriptions, 1 when none is kept; lower is better) and the regret (the error minus the best
 Option's on the same input, in hindsight) of
   * "ChoiceMaker": the trained ChoiceMaker (its kept mode: measured, or public only);
+  * "measured": the ChoiceMaker forced to measure the noisy entity count (10% of the budget; a
+    meta-model fitted on the training experience's measured rows): does measuring pay?
   * every fixed Option, run with the whole budget;
 on inputs the ChoiceMaker was not trained on:
   * held-out generated tasks: settings of the planted generator drawn with another seed
@@ -54,6 +56,7 @@ from choicemaker_classification import interval  # noqa: E402  (t-intervals)
 
 from jostle.choicemaker.engine import TrainedChoiceMaker  # noqa: E402
 from jostle.choicemaker.experience import FEATURE_PREFIX, experience_table  # noqa: E402
+from jostle.choicemaker.model import FittedMetaModel, select_model_kind, training_matrix  # noqa: E402
 from jostle.choicemaker.family import Instance, stable_seed  # noqa: E402
 from jostle.choicemaker.pretrained import load_or_train  # noqa: E402
 from jostle.learners.redescription.corpus import redescription_corpus  # noqa: E402
@@ -150,27 +153,53 @@ def grid_for(quick: bool, repetition: int) -> RedescriptionGrid:
 
 
 # ---------------------------------------------------------------------------------- choices and regrets
-def chosen_errors(experience: pd.DataFrame, trained: TrainedChoiceMaker) -> pd.DataFrame:
-    """One row per input: the ChoiceMaker's error (its mode's row of the Option it picks from the
-    metafeatures released there), every fixed Option's with the whole budget, and the best one."""
+class MeasuredChooser:
+    """The ChoiceMaker forced to measure: a meta-model fitted, as the engine fits one, on the
+    training experience's "measured" rows (every metafeature, the noisy entity count at 10% of
+    the budget, the Option with the rest), whether or not the engine found that measuring pays."""
+
+    mode = "measured"
+
+    def __init__(self, trained: TrainedChoiceMaker, args: argparse.Namespace) -> None:
+        options = list(trained.options.values())
+        training = experience_table(FAMILY, options, trained.metafeatures, FAMILY.default_corpus(options),
+                                    FAMILY.default_grid(), trained.mf_share, args.cache_dir, args.n_jobs,
+                                    progress=False)  # cached when the ChoiceMaker was trained here
+        self.metafeatures = list(trained.metafeatures)
+        data = training_matrix(training[training["mode"] == "measured"], [m.name for m in self.metafeatures],
+                               [o.name for o in options], list(FAMILY.config_columns), FAMILY.meta_input_products,
+                               FAMILY.group_column)
+        kind, _ = select_model_kind(data)
+        self.model = FittedMetaModel.fit(data, kind)
+
+    def metafeatures_for(self) -> list[Any]:
+        return self.metafeatures
+
+    def choose(self, features: dict[str, float]) -> tuple[str, dict[str, float]]:
+        return self.model.options[int(self.model.choose(self.model.inputs(features))[0])], {}
+
+
+def chosen_errors(experience: pd.DataFrame, choosers: dict[str, Any]) -> pd.DataFrame:
+    """One row per input: each chooser's error (its mode's row of the Option it picks from the
+    metafeatures released there) and pick, every fixed Option's error with the whole budget, and
+    the best one's."""
     keys = ["task", "entities", "epsilon", "rep"]
-    mode = trained.mode
-    names = [m.name for m in trained.metafeatures_for()]
     fixed = experience[experience["mode"] == "public"].pivot_table(index=keys, columns="option", values="error",
                                                                    aggfunc="first")
-    own = experience[experience["mode"] == mode]
-    rows = []
-    for key, part in own.groupby(keys):
-        features = {name: float(part[FEATURE_PREFIX + name].iloc[0]) for name in names}
-        choice, _ = trained.choose(features)
-        errors = part.set_index("option")["error"]
-        rows.append({**dict(zip(keys, key)), "choice": choice, "ChoiceMaker": float(errors[choice])})
-    table = pd.DataFrame(rows).set_index(keys).join(fixed.add_prefix("fixed "))
-    table["best"] = fixed.min(axis=1).reindex(table.index)
+    table = fixed.add_prefix("fixed ")
+    for label, chooser in choosers.items():
+        names = [m.name for m in chooser.metafeatures_for()]
+        rows = []
+        for key, part in experience[experience["mode"] == chooser.mode].groupby(keys):
+            choice, _ = chooser.choose({name: float(part[FEATURE_PREFIX + name].iloc[0]) for name in names})
+            rows.append({**dict(zip(keys, key)), f"{label} choice": choice,
+                         label: float(part.set_index("option")["error"][choice])})
+        table = table.join(pd.DataFrame(rows).set_index(keys))
+    table["best"] = fixed.min(axis=1)
     return table.reset_index()
 
 
-def run_repetition(repetition: int, tasks: list[Any], trained: TrainedChoiceMaker,
+def run_repetition(repetition: int, tasks: list[Any], trained: TrainedChoiceMaker, measured: MeasuredChooser,
                    args: argparse.Namespace) -> dict[str, Any]:
     """Every chooser's mean error and regret in one repetition (overall, per size and per budget)."""
     options = list(trained.options.values())
@@ -178,8 +207,8 @@ def run_repetition(repetition: int, tasks: list[Any], trained: TrainedChoiceMake
     start = time.perf_counter()
     experience = experience_table(BENCHMARK_FAMILY, options, trained.metafeatures, tasks, grid, trained.mf_share,
                                   args.cache_dir, args.n_jobs, progress=False)
-    table = chosen_errors(experience, trained)
-    choosers = ["ChoiceMaker", *[f"fixed {o.name}" for o in options]]
+    table = chosen_errors(experience, {"ChoiceMaker": trained, "measured": measured})
+    choosers = ["ChoiceMaker", "measured", *[f"fixed {o.name}" for o in options]]
     generated = table[~table["task"].str.startswith("table:")]
 
     def scores(part: pd.DataFrame) -> dict[str, dict[str, float]]:
@@ -190,13 +219,15 @@ def run_repetition(repetition: int, tasks: list[Any], trained: TrainedChoiceMake
               "by_size": {int(s): scores(p) for s, p in generated.groupby("entities")},
               "by_epsilon": {float(e): scores(p) for e, p in generated.groupby("epsilon")},
               "tables": {str(t): scores(p) for t, p in table[table["task"].str.startswith("table:")].groupby("task")},
-              "picks": table["choice"].value_counts().to_dict(),
+              "picks": table["ChoiceMaker choice"].value_counts().to_dict(),
+              "measured_picks": table["measured choice"].value_counts().to_dict(),
               "rows": table.to_dict(orient="records"),
               "seconds": time.perf_counter() - start}
     overall = result["generated"]
     print(f"repetition {repetition}: {len(table)} inputs in {result['seconds']:.0f} s; ChoiceMaker error "
           f"{overall['ChoiceMaker']['error']:.3f}, regret {overall['ChoiceMaker']['regret']:.3f}; picks "
-          f"{result['picks']}", flush=True)
+          f"{result['picks']}; forced to measure: regret {overall['measured']['regret']:.3f}, picks "
+          f"{result['measured_picks']}", flush=True)
     return result
 
 
@@ -226,7 +257,7 @@ def plot(results: dict[str, Any], path: Path) -> None:
     for row, name in enumerate(names):
         item = summary[name]["regret"]
         error = None if not np.isfinite(item["low"]) else [[item["mean"] - item["low"]], [item["high"] - item["mean"]]]
-        colour = "black" if name == "ChoiceMaker" else "0.5"
+        colour = {"ChoiceMaker": "black", "measured": "tab:purple"}.get(name, "0.5")
         left.errorbar(item["mean"], row, xerr=error, fmt="o", color=colour, capsize=4, ms=8 if colour == "black" else 6)
     left.set_yticks(range(len(names)))
     left.set_yticklabels([n.replace("fixed ", "fixed: ") for n in names])
@@ -234,8 +265,8 @@ def plot(results: dict[str, Any], path: Path) -> None:
     left.axvline(0, color="black", lw=0.8, ls=":")
     left.set_xlabel("regret: error minus the best Option's on the same input (lower is better)")
     left.grid(alpha=0.3, axis="x")
-    shown = [*sorted((n for n in names if n != "ChoiceMaker"), key=lambda n: summary[n]["error"]["mean"])[:3],
-             "ChoiceMaker"]  # drawn last (dashed): it is often one of the fixed Options
+    shown = [*sorted((n for n in names if n.startswith("fixed ")), key=lambda n: summary[n]["error"]["mean"])[:3],
+             "measured", "ChoiceMaker"]  # drawn last (dashed): it is often one of the fixed Options
     for axis, part, label in ((axes[1], "by_size", "entities"), (axes[2], "by_epsilon", "per-run epsilon")):
         for name in shown:
             points = sorted((float(k), v[name]["error"]) for k, v in results[part].items() if name in v)
@@ -243,9 +274,9 @@ def plot(results: dict[str, Any], path: Path) -> None:
             means = np.array([v["mean"] for _, v in points])
             lows, highs = np.array([v["low"] for _, v in points]), np.array([v["high"] for _, v in points])
             chooser = name == "ChoiceMaker"
-            style = {"color": "black", "lw": 2.2, "zorder": 3} if chooser else {"lw": 1.4}
-            line = axis.plot(xs, means, "o--" if chooser else "o-", label=name.replace("fixed ", "fixed: "),
-                             **style)[0]
+            style = {"color": "black", "lw": 2.2, "zorder": 3, "ls": "--"} if chooser else \
+                {"color": "tab:purple", "lw": 1.6, "ls": ":"} if name == "measured" else {"lw": 1.4}
+            line = axis.plot(xs, means, marker="o", label=name.replace("fixed ", "fixed: "), **style)[0]
             if chooser and np.all(np.isfinite(lows)):  # the ChoiceMaker's 95% interval only (readable)
                 axis.fill_between(xs, np.clip(lows, 0, 1.05), np.clip(highs, 0, 1.05), color=line.get_color(),
                                   alpha=0.1)
@@ -258,8 +289,8 @@ def plot(results: dict[str, Any], path: Path) -> None:
         axis.grid(alpha=0.3)
         axis.legend(fontsize=8, loc="lower left")
     tables = [f"{table[6:]}: ChoiceMaker {items['ChoiceMaker']['error']['mean']:.2f}, best fixed "
-              f"{min((n for n in items if n != 'ChoiceMaker'), key=lambda n: items[n]['error']['mean'])[6:]} "
-              f"{min(v['error']['mean'] for n, v in items.items() if n != 'ChoiceMaker'):.2f}"
+              f"{min((n for n in items if n.startswith('fixed ')), key=lambda n: items[n]['error']['mean'])[6:]} "
+              f"{min(v['error']['mean'] for n, v in items.items() if n.startswith('fixed ')):.2f}"
               for table, items in results["tables"].items()]
     meta = results["meta"]
     item = summary["ChoiceMaker"]["regret"]
@@ -303,7 +334,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     print(f"ChoiceMaker: {trained.origin}, mode {trained.mode}, reads {[m.name for m in trained.metafeatures_for()]}; "
           f"{len(tasks) - tables} held-out generated tasks (sizes {grid.sizes}) and {tables} tables; epsilons "
           f"{grid.epsilons}; {repetitions} repetitions", flush=True)
-    runs = [run_repetition(r, tasks, trained, args) for r in range(repetitions)]
+    measured = MeasuredChooser(trained, args)
+    runs = [run_repetition(r, tasks, trained, measured, args) for r in range(repetitions)]
     results = {
         "meta": {"quick": args.quick, "choicemaker": trained.origin, "mode": trained.mode,
                  "metafeatures": [m.name for m in trained.metafeatures_for()],

@@ -292,7 +292,7 @@ def test_the_benchmark_scores_the_choicemaker_on_its_mode_and_the_fixed_options_
             assert features == {"n_entities": 9.0}
             return "B", {}
 
-    table = bench.chosen_errors(pd.DataFrame(rows), Trained())
+    table = bench.chosen_errors(pd.DataFrame(rows), {"ChoiceMaker": Trained()})
     row = table.iloc[0]
-    assert row["choice"] == "B" and row["ChoiceMaker"] == 0.4  # its own mode's row of its pick
+    assert row["ChoiceMaker choice"] == "B" and row["ChoiceMaker"] == 0.4  # its own mode's row of its pick
     assert row["fixed A"] == 0.2 and row["fixed B"] == 0.5 and row["best"] == 0.2  # whole budget (public mode)
