@@ -169,8 +169,11 @@ def finding_4(results: dict[str, Any]) -> dict[str, Any]:
             miners = results[name]["miners"]
             pair, pair_share = _best(miners, PAIR, "0.1", "sig")
             alt, alt_share = _best(miners, ALT, "0.1", "sig")
-            if not _finite(pair_share) and not _finite(alt_share):
-                parts.append(f"{name}: nothing kept")
+            if not _finite(pair_share) or not _finite(alt_share):
+                kept_by = pair if _finite(pair_share) else alt if _finite(alt_share) else None
+                parts.append(f"{name}: nothing kept" if kept_by is None else
+                             f"{name}: only {kept_by} kept anything (share "
+                             f"{miners[kept_by]['0.1']['significant']['share']:.3f}): nothing to compare")
                 continue
             compared += 1
             first, second = (pair, alt) if label == "up to 7,200" else (alt, pair)
@@ -182,12 +185,14 @@ def finding_4(results: dict[str, Any]) -> dict[str, Any]:
             if not (_finite(s1["share"]) and (not _finite(s2["share"]) or s1["share"] > s2["share"])):
                 failures.append(text)
         if names and not compared:
-            unchecked.append(f"{label} entities: no miner kept a redescription at eps 0.1 on {', '.join(names)}")
+            unchecked.append(f"{label} entities: no data set where both MCMCTreePair and Alt* kept "
+                             f"redescriptions at eps 0.1 ({', '.join(names)})")
     if failures:
         return _item(title, "does not hold", "; ".join(failures), parts)
     if unchecked:
-        return _item(title, "not evaluated", "; ".join(unchecked) + " (elsewhere: " + "; ".join(
-            p for p in parts if "nothing kept" not in p) + ")", parts)
+        elsewhere = "; ".join(p for p in parts if "Fisher" in p)
+        return _item(title, "not evaluated", "; ".join(unchecked + [p for p in parts if "only " in p])
+                     + (f" (elsewhere: {elsewhere})" if elsewhere else ""), parts)
     return _item(title, "holds", "; ".join(parts), parts)
 
 
