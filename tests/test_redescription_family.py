@@ -106,7 +106,9 @@ def test_run_option_passes_the_released_count_and_finds_planted_redescriptions_w
     charges: list = []
     result = FAMILY.run_option(REDESCRIPTION_OPTIONS["AltExpMStable"], RedescriptionData(views, 1, "big"),
                                Budget(Fraction(20), Fraction(0)), SimulationNoise(3), {"n_entities": 3000.0})
-    assert result.kept() and redescription_error(result, views) < 0.3, str(result)
+    jaccards = [true_statistics(red, views)["jaccard"] for red in result.kept()]
+    assert jaccards and max(jaccards) > 0.95, str(result)  # a planted redescription, found exactly
+    assert redescription_error(result, views) < 0.5  # and most kept ones describe alike
     assert "AltExpM" in FAMILY.describe(result) and not FAMILY.failed(result)
     del charges
 
