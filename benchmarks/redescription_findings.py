@@ -31,7 +31,6 @@ import math
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 
 ALT = ("AltExpM non-robust", "AltExpM stable", "AltMCMC non-robust", "AltMCMC stable")
 NON_ROBUST = ("AltExpM non-robust", "AltMCMC non-robust")

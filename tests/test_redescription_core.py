@@ -14,7 +14,7 @@ from jostle.learners.redescription import expmech, extract, sampler
 from jostle.learners.redescription.algorithms import MinerSettings, mine, non_robust, stable
 from jostle.learners.redescription.planted import planted_two_views
 from jostle.learners.redescription.queries import Query, Redescription, Term, binomial_pvalue, true_statistics
-from jostle.learners.redescription.trees import SplitTree, class_counts, normalised_gini, pair_score, random_tree
+from jostle.learners.redescription.trees import SplitTree, normalised_gini, pair_score, random_tree
 from jostle.learners.redescription.views import ViewSchema, categorical, encode_views, equal_width, from_codes, numeric
 from jostle.privacy.noise import Randomness, SimulationNoise
 from jostle.privacy.subledger import OverBudgetError

@@ -133,7 +133,7 @@ def test_no_entity_left_is_answered_like_any_other_database(task) -> None:
     """Neighbouring databases may differ by their only entity: the empty one must not fail."""
     session = _session(task)
     session.run("empty = lv.bound_per_key(1).where(lambda r: r.id < 0)\n"
-                f"found = redescribe(empty, rv.bound_per_key(1), algorithm=\"AltExpM\", epsilon=1)\n"
+                "found = redescribe(empty, rv.bound_per_key(1), algorithm=\"AltExpM\", epsilon=1)\n"
                 "one = redescribe(lv.bound_per_key(1).where(lambda r: r.id < 1), rv.bound_per_key(1), epsilon=1)\n"
                 "text = str(found)\n")
     assert "epsilon 1" in session.eval("text")
