@@ -61,8 +61,9 @@ class FamilyCall:
     public_stateless: ClassVar[bool] = True  # training copies may share it (jostle.language.training_boundary)
 
     def family_options(self) -> tuple[Mapping[str, Any], str]:
-        """The family's Options by name, and the name the configurable call stands for."""
-        raise NotImplementedError
+        """The family's Options by name, and the name the configurable call stands for (each
+        family's subclass answers: `ILPLearner`, `RedescriptionLearner`)."""
+        raise NotImplementedError(f"{type(self).__name__} must say which Options its family has")
 
     @property
     def engine_option(self) -> Any:

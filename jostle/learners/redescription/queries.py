@@ -18,7 +18,6 @@ entities, 1 - BinomCDF(|L & R| - 1; N, p_L p_R).
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any, Sequence
@@ -213,8 +212,3 @@ class RedescriptionSet:
         lines = [head] + [f"  {r.text(self.schemas)}" for r in kept]
         lines += [f"  note: {note}" for note in self.notes]
         return "\n".join(lines)
-
-
-def finite_or_nan(value: float) -> float:
-    """`value` when finite, else NaN (for JSON-safe statistics)."""
-    return value if math.isfinite(value) else float("nan")
