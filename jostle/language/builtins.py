@@ -316,6 +316,7 @@ def _keys(interp, span, record):
 # ChoiceMaker's and every learner family's (discovered, not listed here).
 from jostle.language import builtins_tables  # noqa: E402,F401 (in this order: the registry's order)
 from jostle.language import builtins_releases  # noqa: E402,F401
+from jostle.language import sulq_builtins  # noqa: E402,F401
 from jostle.language.builtins_choice import register as _register_choicemaker  # noqa: E402
 from jostle.language.builtins_releases import describe_budget  # noqa: E402,F401 (re-exported)
 

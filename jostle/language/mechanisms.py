@@ -65,6 +65,9 @@ output is impossible on a neighbouring dataset (the floating-point Laplace weakn
                                 uniformly (Warner 1965; k-ary form of Kairouz et al. 2016),
                                 sampled exactly by rejection: a uniform proposal is accepted if
                                 it is the truth, else with probability exp(-eps) (CKS Alg. 1).
+  * sulq(x, R)                  x + discrete Gaussian of a STATED variance R per coordinate (SuLQ,
+                                Blum et al. 2005), charged rho = shift^2 / (2 sigma^2) for x's L2
+                                move in grid steps (grid_release.gaussian_variance_plan).
 
 Floating point: private values are held exactly (ints and Fractions, jostle.language.sensitivity) and
 their sensitivities are rounded up, so the sensitivity a mechanism calibrates to bounds the
@@ -272,6 +275,32 @@ def gaussian_rho(ctx: ReleaseContext, value: Any, rho: RhoZCDPBudget, span: Span
     _charge(ctx, rho, value.node, mechanism, value.what, span)
     if plan is None:
         return as_floats(exact_value(value.value))
+    released = grid_release.release_gaussian(ctx.randomness, value.value, plan)
+    if value.integer and not value.is_vector and plan.grid == 1:
+        return int(released[0])
+    return _shape_like(value, released)
+
+
+def sulq(ctx: ReleaseContext, value: Any, variance: Fraction, span: Span) -> Any:
+    """Release `value` with discrete Gaussian noise of a stated variance per coordinate (SuLQ's
+    N(0, R)), charged the rho that variance costs for the value's L2 sensitivity: the grid, the
+    L2 move in grid steps and the rho come from public parameters only
+    (grid_release.gaussian_variance_plan), then the rho is charged, then the noise drawn."""
+    if not ctx.accountant.accounting.is_zcdp:
+        raise MeasureMismatch(
+            "sulq adds Gaussian noise, which has no pure epsilon: it is charged in rho, in a zCDP program", span,
+            "state the program's total in zCDP: `budget E, D using zcdp` or `budget rho(R)`; nothing was spent")
+    value = _as_private(value, span)
+    if isinstance(value, PrivateMean):
+        raise JostleRuntimeError("sulq releases a sum or a count, not a mean", span,
+                                 "release the sum and the count (two SuLQ queries) and divide them")
+    if not isinstance(value, Private):
+        return _public_passthrough(value, span, "sulq")
+    if value.l2 <= 0:
+        return as_floats(exact_value(value.value))
+    plan, rho = grid_release.gaussian_variance_plan(variance, value.l1, value.l2, value.length, value.integer,
+                                                    value.is_vector)
+    _charge(ctx, RhoZCDPBudget(rho), value.node, "sulq", value.what, span)
     released = grid_release.release_gaussian(ctx.randomness, value.value, plan)
     if value.integer and not value.is_vector and plan.grid == 1:
         return int(released[0])

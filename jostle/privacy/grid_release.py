@@ -178,20 +178,10 @@ def gaussian_plan(l1: float, l2: float, epsilon: Fraction, delta: Fraction, leng
     return GaussianPlan(grid, sigma2, t, None, shift_l2)
 
 
-@lru_cache(maxsize=256)
-def gaussian_rho_plan(l1: float, l2: float, rho: Fraction, length: int, integer_valued: bool,
-                      is_vector: bool, bits: int = GAUSSIAN_BITS) -> GaussianPlan:
-    """The grid and discrete Gaussian of a rho-zCDP release of a value of L2 sensitivity `l2` > 0.
-
-    Integer values stay on the integers (grid 1): their neighbours differ by an integer vector
-    of L2 norm at most min(l1, l2) for a scalar, 1 for a vector whose L1 sensitivity is below 2
-    (one cell moves by one: a histogram), l2 otherwise. Other values use the grid of
-    `gaussian_plan`, with its rounding arguments (a scalar moves by at most ceil(D/g) steps,
-    a vector by at most D/g + sqrt(n) in L2). The d-dimensional discrete Gaussian N_Z(0, s2) per
-    coordinate is (Delta^2 / (2 s2))-zCDP for integer shifts of L2 norm at most Delta (Canonne,
-    Kamath and Steinke 2020, Thm 4 and Prop. 5), so s2 >= Delta^2 / (2 rho) suffices; s2 is
-    rounded up to the sampler's form c t (gaussian_privacy.integer_sigma2), which only adds noise.
-    """
+def _rho_grid_and_shift(l1: float, l2: float, length: int, integer_valued: bool, is_vector: bool,
+                        bits: int) -> tuple[Fraction, Fraction]:
+    """The grid of a zCDP Gaussian release and the bound on its L2 move in grid steps
+    (`gaussian_rho_plan`'s argument)."""
     l2_up = Fraction(math.nextafter(float(l2), math.inf))
     shift: Fraction
     if integer_valued:
@@ -209,13 +199,47 @@ def gaussian_rho_plan(l1: float, l2: float, rho: Fraction, length: int, integer_
         slack = math.isqrt(length - 1) + 1  # >= sqrt(n)
         grid = power_of_two_at_most(l2_up / slack) / 2**bits
         shift = l2_up / grid + slack
-    target = shift * shift / (2 * Fraction(rho))
-    scale = 2**32  # sigma = ceil(sqrt(target) * 2^32) / 2^32 >= sqrt(target)
+    return grid, shift
+
+
+def sigma2_at_least(target: Fraction) -> tuple[Fraction, int]:
+    """sigma^2 >= target in the sampler's form c t: sigma rounded up on a 2^-32 grid first."""
+    scale = 2**32  # sigma = (isqrt(target 2^64) + 1) / 2^32 > sqrt(target)
     scaled = target * scale * scale
     sigma = Fraction(math.isqrt(scaled.numerator // scaled.denominator) + 1, scale)
     sigma2, t = integer_sigma2(sigma)
     assert sigma2 >= target
+    return sigma2, t
+
+
+@lru_cache(maxsize=256)
+def gaussian_rho_plan(l1: float, l2: float, rho: Fraction, length: int, integer_valued: bool,
+                      is_vector: bool, bits: int = GAUSSIAN_BITS) -> GaussianPlan:
+    """The grid and discrete Gaussian of a rho-zCDP release of a value of L2 sensitivity `l2` > 0.
+
+    Integer values stay on the integers (grid 1): their neighbours differ by an integer vector
+    of L2 norm at most min(l1, l2) for a scalar, 1 for a vector whose L1 sensitivity is below 2
+    (one cell moves by one: a histogram), l2 otherwise. Other values use the grid of
+    `gaussian_plan`, with its rounding arguments (a scalar moves by at most ceil(D/g) steps,
+    a vector by at most D/g + sqrt(n) in L2). The d-dimensional discrete Gaussian N_Z(0, s2) per
+    coordinate is (Delta^2 / (2 s2))-zCDP for integer shifts of L2 norm at most Delta (Canonne,
+    Kamath and Steinke 2020, Thm 4 and Prop. 5), so s2 >= Delta^2 / (2 rho) suffices; s2 is
+    rounded up to the sampler's form c t (gaussian_privacy.integer_sigma2), which only adds noise.
+    """
+    grid, shift = _rho_grid_and_shift(l1, l2, length, integer_valued, is_vector, bits)
+    sigma2, t = sigma2_at_least(shift * shift / (2 * Fraction(rho)))
     return GaussianPlan(grid, sigma2, t, None, shift)
+
+
+def gaussian_variance_plan(variance: Fraction, l1: float, l2: float, length: int, integer_valued: bool,
+                           is_vector: bool, bits: int = GAUSSIAN_BITS) -> tuple[GaussianPlan, Fraction]:
+    """A discrete Gaussian release of a STATED variance (per coordinate, in the value's units) and
+    the rho it costs: the grid and L2 shift of `gaussian_rho_plan`, sigma^2 >= variance / grid^2
+    in grid steps, and rho = shift^2 / (2 sigma^2) exactly (CKS 2020 Thm 4, Prop. 5), which is
+    at most (l2 / grid + slack)^2 grid^2 / (2 variance)."""
+    grid, shift = _rho_grid_and_shift(l1, l2, length, integer_valued, is_vector, bits)
+    sigma2, t = sigma2_at_least(Fraction(variance) / (grid * grid))
+    return GaussianPlan(grid, sigma2, t, None, shift), shift * shift / (2 * sigma2)
 
 
 # ---------------------------------------------------------------- snapping and adding

@@ -44,8 +44,7 @@ import numpy as np
 
 from jostle.privacy import replay
 from jostle.privacy.conversions import rho_for
-from jostle.privacy.gaussian_privacy import integer_sigma2
-from jostle.privacy.grid_release import add, snap, to_floats
+from jostle.privacy.grid_release import add, sigma2_at_least, snap, to_floats
 from jostle.privacy.measures import RhoZCDPBudget
 
 GRID_BITS = 12
@@ -189,12 +188,7 @@ def sulq_plan(variance: float | Fraction, queries: int, touched: int | None = No
     if isinstance(touched, bool) or not 1 <= touched <= queries:
         raise ValueError(f"touched must lie in 1..{queries}, got {touched!r}")
     grid = Fraction(1) if integer_valued else Fraction(1, 2**GRID_BITS)
-    target = variance / (grid * grid)  # sigma^2 in grid steps
-    scale = 2**32  # sigma rounded up on a 2^-32 grid, then sigma^2 rounded up to the sampler's form
-    scaled = target * scale * scale
-    sigma = Fraction(math.isqrt(scaled.numerator // scaled.denominator) + 1, scale)
-    sigma2, t = integer_sigma2(sigma)
-    assert sigma2 >= target
+    sigma2, t = sigma2_at_least(variance / (grid * grid))  # sigma^2 in grid steps, rounded up
     # Sensitivity: one row moves at most `touched` sums by at most 1 each, so at most 1 / grid
     # grid steps each after snapping (module docstring); L2^2 <= touched / grid^2.
     rho = Fraction(touched) / (grid * grid) / (2 * sigma2)
