@@ -1,0 +1,229 @@
+"""The SuLQ learners (Blum, Dwork, McSherry and Nissim 2005) against modern DP learners at the same
+(epsilon, delta), on public data.
+
+    python benchmarks/sulq.py --quick                       # under 3 minutes
+    python benchmarks/sulq.py                               # the full run (10 repetitions)
+    python benchmarks/sulq.py --dataset titanic.csv:Survived --dataset nursery.csv:class
+    python benchmarks/sulq.py --replot benchmarks/results/sulq.json
+
+What is measured (every figure a mean over repetitions with its 95% t-interval, never one run):
+
+1. **Calibration.** The lecture's variance R = 8 T log^2(T / delta) / epsilon^2 against the
+   variance T queries of sensitivity 1 need under zCDP for a total that meets (epsilon, delta)
+   (`jostle.privacy.sulq.calibration_row`), for T = 10..1000 and delta = 1e-6..1e-9 at
+   epsilon 1, under both conversions (Bun-Steinke's simple one and the accountant's CKS one).
+2. **k-means** (within-cluster error: mean squared distance of HELD-OUT rows to their nearest
+   centre, rows in [0, 1]^d): SuLQ k-means with the lecture's R; SuLQ k-means given the zCDP
+   budget (every query counted, as SuLQ counts); our zCDP DPLloyd (one row touches one cluster's
+   size and its d sums); diffprivlib's KMeans (DPLloyd, pure epsilon, told the box); and
+   scikit-learn's k-means, not private. On generated mixtures and UCI numeric columns.
+3. **ID3** (test accuracy): SuLQ ID3 against the tree family's shipped ChoiceMaker
+   (`jostle.choicemaker.dispatch` at the same rho: it runs its pure-epsilon Options at the
+   largest epsilon with epsilon^2 / 2 <= its share) and against the tree family's best fixed
+   Option on its public corpus (chosen on the corpus, not on these tables), and a non-private
+   depth-5 C4.5 tree.
+4. **Perceptron** (test accuracy, binary): the SuLQ perceptron against diffprivlib's DP
+   logistic regression (objective perturbation, pure epsilon, data_norm = 1 passed in) and a
+   non-private logistic regression.
+5. **Winners.** For each comparison, table and budget, which learner has the best mean and
+   whether its interval separates it from the runner-up; where the winner changes with the data
+   or the budget, a ChoiceMaker across old and new is scored by its regret (see the output's
+   "choicemaker" entry).
+
+Budgets. Each (epsilon, delta) point gives the zCDP learners rho = the largest rho whose CKS
+conversion (Canonne, Kamath and Steinke 2020, the accountant's, `jostle.privacy.conversions.rho_for`)
+meets (epsilon, delta); the Bun-Steinke rho is recorded beside it. SuLQ with the lecture's R is
+run at that R: what it actually costs in rho is recorded (far less than rho: the 2005 bound is
+loose). diffprivlib runs at pure epsilon, a STRONGER guarantee than (epsilon, delta).
+
+Tuning. Hyperparameters (iterations of the k-means learners and of the perceptron, ID3's
+depth, the logistic regressions' C) are chosen on each table's tuning part (20% of its rows,
+never reported on; `sulq_data`), per budget, by the mean over two seeds; the figures come from
+the other 80%, split 70/30 per repetition.
+
+Data: `sulq_data` (--data DIR, else $JOSTLE_DATA, else ../shared/datasets). --dataset
+FILE:TARGET (repeatable) replaces the default UCI tables in all three comparisons (k-means:
+the file's numeric columns, k = the number of TARGET values). Writes
+benchmarks/results/sulq.json and sulq.png (--quick: sulq_quick.json / .png).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from fractions import Fraction
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+import sulq_baselines as baselines  # noqa: E402
+import sulq_data  # noqa: E402
+import sulq_learners as learners  # noqa: E402
+
+from jostle.privacy.conversions import rho_for  # noqa: E402
+from jostle.privacy.sulq import calibration_row, simple_rho_for  # noqa: E402
+
+RESULTS = ROOT / "benchmarks" / "results"
+DELTA = 1e-6
+FULL_EPSILONS = [0.25, 0.5, 1.0, 2.0, 4.0]
+QUICK_EPSILONS = [0.5, 1.0, 2.0]
+CALIBRATION_T = [10, 20, 50, 100, 200, 500, 1000]
+CALIBRATION_DELTAS = [1e-6, 1e-7, 1e-8, 1e-9]
+
+
+# ------------------------------------------------------------------------------- 1. calibration
+def calibration_table() -> dict:
+    """Every (T, delta, conversion) row at epsilon 1 and each conversion's ratio range."""
+    rows = [calibration_row(t, 1.0, delta, conversion) for conversion in ("bun_steinke", "cks")
+            for delta in CALIBRATION_DELTAS for t in CALIBRATION_T]
+    ranges = {}
+    for conversion in ("bun_steinke", "cks"):
+        ratios = [r["ratio"] for r in rows if r["conversion"] == conversion]
+        ranges[conversion] = {"min_ratio": min(ratios), "max_ratio": max(ratios)}
+    return {"epsilon": 1.0, "rows": rows, "ratio_range": ranges}
+
+
+def print_calibration(table: dict) -> None:
+    print("Calibration at epsilon 1: lecture R = 8 T log^2(T/delta) / eps^2 vs zCDP R = T / (2 rho)")
+    print(f"{'T':>6} {'delta':>7} {'lecture R':>12} {'sd':>7} {'zCDP R (BS)':>12} {'sd':>6} {'ratio':>6}"
+          f" {'zCDP R (CKS)':>13} {'ratio':>6}")
+    by_key = {(r["T"], r["delta"], r["conversion"]): r for r in table["rows"]}
+    for delta in CALIBRATION_DELTAS:
+        for t in CALIBRATION_T:
+            simple, cks = by_key[(t, delta, "bun_steinke")], by_key[(t, delta, "cks")]
+            print(f"{t:>6} {delta:>7.0e} {simple['lecture_variance']:>12.4g} {simple['lecture_sd']:>7.1f} "
+                  f"{simple['zcdp_variance']:>12.4g} {simple['zcdp_sd']:>6.1f} {simple['ratio']:>6.1f} "
+                  f"{cks['zcdp_variance']:>13.4g} {cks['ratio']:>6.1f}")
+    for conversion, span in table["ratio_range"].items():
+        print(f"  ratio lecture / zCDP ({conversion}): {span['min_ratio']:.1f} .. {span['max_ratio']:.1f}")
+
+
+def budget_points(epsilons: list[float]) -> list[dict]:
+    """Each (epsilon, delta) point with the rho the zCDP learners get (CKS) and the simple one."""
+    return [{"epsilon": e, "delta": DELTA, "rho": float(rho_for(Fraction(e), Fraction(DELTA))),
+             "rho_bun_steinke": simple_rho_for(e, DELTA)} for e in epsilons]
+
+
+# ------------------------------------------------------------------------------- summaries
+def summarise(runs: list[dict], budgets: list[dict], names: list[str], higher_is_better: bool) -> dict:
+    """Per epsilon, each learner's mean with its 95% interval, and the winner (best mean) with
+    whether its interval clears the runner-up's mean difference (paired t-interval)."""
+    from scipy import stats
+
+    out = {}
+    for point in budgets:
+        key = f"{point['epsilon']:g}"
+        rows = [r for r in runs if r["epsilon"] == point["epsilon"]]
+        entry = {name: baselines.mean_interval([r.get(name) for r in rows]) for name in names}
+        private = [n for n in names if n != "nonprivate" and np.isfinite(entry[n]["mean"])]
+        if len(private) >= 2:
+            ranked = sorted(private, key=lambda n: entry[n]["mean"], reverse=higher_is_better)
+            best, second = ranked[0], ranked[1]
+            differences = [r[best] - r[second] for r in rows if r.get(best) is not None and r.get(second) is not None]
+            interval = baselines.mean_interval(differences)
+            separated = bool(len(differences) > 1 and (interval["low"] > 0 or interval["high"] < 0))
+            entry["winner"] = {"learner": best, "runner_up": second, "difference": interval,
+                               "separated": separated, "p_value": float(stats.ttest_1samp(differences, 0).pvalue)
+                               if len(differences) > 1 and np.std(differences) > 0 else float("nan")}
+        out[key] = entry
+    return out
+
+
+# ------------------------------------------------------------------------------- main
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--data", default=None, help="folder holding uci/ (default $JOSTLE_DATA or ../shared/datasets)")
+    parser.add_argument("--dataset", action="append", default=None, metavar="FILE:TARGET",
+                        help="a CSV under DIR/uci and its class column (repeatable; replaces the default tables)")
+    parser.add_argument("--quick", action="store_true", help="3 epsilons, 3 repetitions, smaller tables (< 3 min)")
+    parser.add_argument("--repetitions", type=int, default=None, help="default 10 (3 with --quick)")
+    parser.add_argument("--only", choices=("calibration", "kmeans", "id3", "perceptron"), action="append",
+                        help="run only these parts (repeatable; default all)")
+    parser.add_argument("--replot", metavar="JSON", help="only redraw the PNG beside a results file")
+    args = parser.parse_args(argv)
+    import sulq_plot
+
+    if args.replot:
+        path = Path(args.replot)
+        sulq_plot.plot(json.loads(path.read_text()), path.with_suffix(".png"))
+        print(f"wrote {path.with_suffix('.png')}")
+        return
+    suffix = "_quick" if args.quick else ""
+    results_path, plot_path = RESULTS / f"sulq{suffix}.json", RESULTS / f"sulq{suffix}.png"
+    parts = set(args.only or ("calibration", "kmeans", "id3", "perceptron"))
+    epsilons = QUICK_EPSILONS if args.quick else FULL_EPSILONS
+    repetitions = args.repetitions or (3 if args.quick else 10)
+    budgets = budget_points(epsilons)
+    classification_specs = args.dataset or sulq_data.DEFAULT_CLASSIFICATION
+    clustering_specs = args.dataset or [f"{f}:" for f in sulq_data.DEFAULT_CLUSTERING_FILES]
+    files = sorted({s.partition(":")[0] for s in classification_specs + clustering_specs})
+    for spec in args.dataset or []:
+        if not spec.partition(":")[2]:
+            raise SystemExit(f"sulq.py: --dataset wants FILE:TARGET; got {spec!r}")
+    folder = sulq_data.data_folder(args.data, files, named=bool(args.dataset))
+    start = time.perf_counter()
+    results: dict = {"budgets": budgets, "_meta": {
+        "repetitions": repetitions, "epsilons": epsilons, "delta": DELTA, "quick": args.quick,
+        "conversion": "the zCDP learners get rho = rho_for(epsilon, delta) (CKS, the accountant's); "
+                      "diffprivlib runs at pure epsilon (stronger)",
+        "learners_available": learners.available(), "command": " ".join(["python", "benchmarks/sulq.py",
+                                                                         *(argv if argv is not None else sys.argv[1:])])}}
+    if "calibration" in parts:
+        results["calibration"] = calibration_table()
+        print_calibration(results["calibration"])
+    if "kmeans" in parts:
+        import sulq_kmeans
+
+        results["kmeans"] = sulq_kmeans.run(sulq_data.clustering_tables(folder, clustering_specs), budgets,
+                                            repetitions, args.quick)
+    if "id3" in parts or "perceptron" in parts:
+        import sulq_classify
+
+        tables = sulq_data.classification_tables(folder, classification_specs)
+        if "id3" in parts:
+            results["id3"] = sulq_classify.run_id3(tables, budgets, repetitions, args.quick)
+        if "perceptron" in parts:
+            results["perceptron"] = sulq_classify.run_perceptron(tables, budgets, repetitions, args.quick)
+    results["winners"] = winners(results)
+    print_winners(results["winners"])
+    results["_meta"]["seconds"] = time.perf_counter() - start
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    results_path.write_text(json.dumps(results, indent=1, default=float))
+    sulq_plot.plot(results, plot_path)
+    print(f"\n{results['_meta']['seconds']:.0f} s; wrote {results_path.relative_to(ROOT)} and {plot_path.relative_to(ROOT)}")
+
+
+def winners(results: dict) -> dict:
+    """Per comparison: the winner at every (table, epsilon), and whether it ever changes."""
+    out = {}
+    for part in ("kmeans", "id3", "perceptron"):
+        if part not in results:
+            continue
+        cells = {}
+        for table, entry in results[part]["tables"].items():
+            for key, summary in entry["summary"].items():
+                if "winner" in summary:
+                    cells[f"{table} eps {key}"] = {"winner": summary["winner"]["learner"],
+                                                   "runner_up": summary["winner"]["runner_up"],
+                                                   "separated": summary["winner"]["separated"]}
+        names = {c["winner"] for c in cells.values()}
+        out[part] = {"cells": cells, "winners": sorted(names), "changes": len(names) > 1}
+    return out
+
+
+def print_winners(table: dict) -> None:
+    for part, entry in table.items():
+        print(f"\n{part}: winners {', '.join(entry['winners'])} ({'changes' if entry['changes'] else 'never changes'})")
+        for cell, what in entry["cells"].items():
+            print(f"  {cell}: {what['winner']} over {what['runner_up']}"
+                  f" ({'interval clear of 0' if what['separated'] else 'not separated'})")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,118 @@
+"""The figure of `benchmarks/sulq.py`: the calibration side by side, then one row per comparison
+(k-means, ID3, perceptron), one panel per table, each learner's mean against epsilon with its 95%
+interval (error bars), the non-private reference dashed."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+STYLE = {
+    "sulq_lecture": ("SuLQ k-means, lecture R", "tab:red", "s", "-"),
+    "sulq_zcdp": ("SuLQ k-means, zCDP R (every query counted)", "tab:orange", "o", "-"),
+    "dplloyd": ("DPLloyd (Jostle, zCDP)", "tab:blue", "o", "-"),
+    "diffprivlib": ("diffprivlib KMeans (pure eps)", "tab:green", "^", "-"),
+    "sulq_id3": ("SuLQ ID3 (zCDP)", "tab:orange", "o", "-"),
+    "tree_choicemaker": ("tree ChoiceMaker (same rho)", "tab:blue", "o", "-"),
+    "tree_best_fixed": ("best fixed tree Option on the corpus", "tab:purple", "D", ":"),
+    "sulq_perceptron": ("SuLQ perceptron (zCDP)", "tab:orange", "o", "-"),
+    "diffprivlib_logistic": ("diffprivlib logistic regression (pure eps)", "tab:green", "^", "-"),
+    "nonprivate": ("not private", "0.3", "", "--"),
+}
+
+
+def _calibration(axis_variance, axis_ratio, table: dict) -> None:
+    rows = table["rows"]
+    deltas = sorted({r["delta"] for r in rows}, reverse=True)
+    colours = dict(zip(deltas, ["tab:blue", "tab:orange", "tab:green", "tab:red"]))
+    for delta in deltas:
+        for conversion, style in (("bun_steinke", "-"), ("cks", ":")):
+            chosen = sorted((r for r in rows if r["delta"] == delta and r["conversion"] == conversion),
+                            key=lambda r: r["T"])
+            t = [r["T"] for r in chosen]
+            if conversion == "bun_steinke":
+                axis_variance.plot(t, [r["lecture_variance"] for r in chosen], "-", color=colours[delta], lw=1.8,
+                                   label=f"lecture R, delta {delta:.0e}")
+                axis_variance.plot(t, [r["zcdp_variance"] for r in chosen], "--", color=colours[delta], lw=1.2,
+                                   label=f"zCDP R (Bun-Steinke), delta {delta:.0e}")
+            axis_ratio.plot(t, [r["ratio"] for r in chosen], style, color=colours[delta], marker=".",
+                            label=f"delta {delta:.0e}, {'Bun-Steinke' if conversion == 'bun_steinke' else 'CKS'}")
+    for axis in (axis_variance, axis_ratio):
+        axis.set_xscale("log")
+        axis.set_xlabel("T, queries")
+        axis.grid(alpha=0.3)
+    axis_variance.set_yscale("log")
+    axis_variance.set_ylabel("noise variance R per query")
+    axis_variance.set_title("Calibration at epsilon 1")
+    axis_variance.legend(fontsize=6.5, ncol=2)
+    axis_ratio.set_ylabel("lecture R / zCDP R")
+    span = table["ratio_range"]["bun_steinke"]
+    axis_ratio.set_title(f"Ratio (Bun-Steinke {span['min_ratio']:.0f}..{span['max_ratio']:.0f}; dotted: CKS)")
+    axis_ratio.legend(fontsize=6.5, ncol=2)
+
+
+def _comparison(axis, name: str, entry: dict, learners: list[str], ylabel: str, relative: bool) -> None:
+    summary = entry["summary"]
+    keys = list(summary)
+    epsilons = [float(k) for k in keys]
+    reference = np.array([summary[k]["nonprivate"]["mean"] for k in keys]) if relative else None
+    for learner in learners:
+        label, colour, marker, style = STYLE[learner]
+        means = np.array([summary[k][learner]["mean"] for k in keys])
+        if not np.isfinite(means).any():
+            continue
+        low = np.array([summary[k][learner]["low"] for k in keys])
+        high = np.array([summary[k][learner]["high"] for k in keys])
+        if relative:
+            means, low, high = means / reference, low / reference, high / reference
+        if learner == "nonprivate":
+            axis.plot(epsilons, means, style, color=colour, lw=1.2, label=label)
+            continue
+        axis.errorbar(epsilons, means, yerr=[means - low, high - means], color=colour, marker=marker, ls=style,
+                      lw=1.5, capsize=3, ms=4, label=label)
+    axis.set_xscale("log")
+    axis.set_xticks(epsilons)
+    axis.set_xticklabels([f"{e:g}" for e in epsilons])
+    axis.minorticks_off()
+    if relative:
+        axis.set_yscale("log")
+    axis.set_xlabel("epsilon (delta 1e-6)")
+    axis.set_ylabel(ylabel)
+    axis.set_title(name, fontsize=10)
+    axis.grid(alpha=0.3)
+
+
+def plot(results: dict, path: Path) -> None:
+    """Draw the figure of a results dict to `path`."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    parts = [p for p in ("kmeans", "id3", "perceptron") if p in results]
+    columns = max([2] + [len(results[p]["tables"]) for p in parts])
+    rows = 1 + len(parts)
+    figure, axes = plt.subplots(rows, columns, figsize=(4.3 * columns, 3.7 * rows), squeeze=False)
+    for axis in axes.flat:
+        axis.set_visible(False)
+    if "calibration" in results:
+        axes[0, 0].set_visible(True)
+        axes[0, 1].set_visible(True)
+        _calibration(axes[0, 0], axes[0, 1], results["calibration"])
+    labels = {"kmeans": ("k-means: within-cluster error / non-private's", True),
+              "id3": ("ID3: test accuracy", False), "perceptron": ("perceptron: test accuracy", False)}
+    for row, part in enumerate(parts, start=1):
+        learners = results[part]["learners"]
+        ylabel, relative = labels[part]
+        for column, (name, entry) in enumerate(results[part]["tables"].items()):
+            axis = axes[row, column]
+            axis.set_visible(True)
+            _comparison(axis, f"{part}: {name}", entry, learners, ylabel, relative)
+            if column == 0:
+                axis.legend(fontsize=6.5)
+    repetitions = results.get("_meta", {}).get("repetitions")
+    figure.suptitle(f"SuLQ against modern DP learners (means over {repetitions} splits, 95% intervals; "
+                    "zCDP learners at rho from CKS, diffprivlib at pure epsilon)", fontsize=11)
+    figure.tight_layout(rect=(0, 0, 1, 0.97))
+    figure.savefig(path, dpi=100)
+    plt.close(figure)
