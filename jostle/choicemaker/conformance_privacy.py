@@ -18,13 +18,12 @@ from jostle.choicemaker.conformance_setup import (BUDGET_GUARD, CHARGE_BEFORE_DR
                                                   OVER_BUDGET, PLANNED_CHARGES, UNIT_EXAMPLES, UNITS, Event,
                                                   OutsideBudgetExceeded, Subject, budget_float_exact, charges,
                                                   describe_events, draws, exact_randomness, fail, noise_kinds,
-                                                  recorded_dispatch, require)
+                                                  recorded_dispatch, require, ZCDP_RHO)
 from jostle.choicemaker.private_dispatch import BudgetGuard, ChoiceBudgetError
 from jostle.choicemaker.family import Family, UnsupportedMeasure, UnsupportedUnit
 from jostle.choicemaker.measurement import budget_unit, plan_budget
 from jostle.privacy.measures import Budget, RhoZCDPBudget, zero_like
 
-ZCDP_RHO = Fraction(7, 100)  # a rho that no float holds exactly
 
 
 def check_declarations(subject: Subject) -> None:
@@ -81,11 +80,18 @@ def check_planned_charges(subject: Subject) -> None:
                 f"{label}: a part was charged twice: {descriptions}")
         recorded = dict(made)
         planned = dict(result.budget_split)
-        require(recorded == planned, family, PLANNED_CHARGES,
-                lambda: f"{label}: charges {recorded} differ from the plan {planned}")
-        total = sum(recorded.values(), zero_like(subject.budget))
+        # Each part is charged its planned cost: the part itself for a pure budget (and for a
+        # mechanism calibrated in the budget's measure); under zCDP, a pure-epsilon mechanism's
+        # cost is the epsilon within its rho part (`Family.planned_cost`, `metafeature_cost`).
+        costs = planned_costs(family, choicemaker, data, planned, result.choice)
+        require(recorded == costs, family, PLANNED_CHARGES,
+                lambda: f"{label}: charges {recorded} differ from the plan's planned costs {costs}")
+        total = sum(planned.values(), zero_like(subject.budget))
         require(total == subject.budget, family, PLANNED_CHARGES,
-                lambda: f"{label}: charges add up to {total}, not {subject.budget}")
+                lambda: f"{label}: the plan's parts add up to {total}, not {subject.budget}")
+        spent = sum((in_measure(cost, subject.budget) for cost in recorded.values()), zero_like(subject.budget))
+        require(subject.budget.covers(spent) and (spent == subject.budget or recorded != planned), family,
+                PLANNED_CHARGES, lambda: f"{label}: charges add up to {spent}, not within {subject.budget}")
         segment = family.segment_of(data)
         read = choicemaker.metafeatures_for(segment)
         expected = plan_budget(read, subject.budget, choicemaker.metafeature_share(segment))
@@ -93,14 +99,29 @@ def check_planned_charges(subject: Subject) -> None:
         expected[f"option {result.choice}"] = option_part
         require(planned == expected, family, PLANNED_CHARGES,
                 lambda: f"{label}: budget_split {planned} is not the engine's plan {expected}")
-        require(recorded.get(f"option {result.choice}") == option_part, family, PLANNED_CHARGES,
-                f"{label}: Option {result.choice} was not charged its part {option_part} in full")
+        require(recorded.get(f"option {result.choice}") == costs[f"option {result.choice}"], family, PLANNED_CHARGES,
+                f"{label}: Option {result.choice} was not charged the planned cost of its part {option_part} in full")
         traced = [(d, a) for d, a in made]
         require(list(result.trace.charges) == traced, family, PLANNED_CHARGES,
                 lambda: f"{label}: the trace's charges {result.trace.charges} differ from the ledger's {traced}")
         runs = [e for e in events if e[0] == "run"]
         require(len(runs) >= 1 and all(e[1] == result.choice for e in runs), family, PLANNED_CHARGES,
                 lambda: f"{label}: expected Option {result.choice} to run once, saw {runs}")
+
+
+def planned_costs(family: Family, choicemaker: Any, data: Any, parts: Mapping[str, Any], choice: str) -> dict:
+    """What each part of a dispatch's plan states it charges (`Family.metafeature_cost` for a
+    metafeature unit, `Family.planned_cost` for the chosen Option): for a pure budget, the parts."""
+    features = {f"metafeature {budget_unit(m)}": m for m in choicemaker.metafeatures_for(family.segment_of(data))
+                if m.cost}
+    option = (choicemaker.options or {}).get(choice)
+    costs = {}
+    for description, part in parts.items():
+        if description == f"option {choice}":
+            costs[description] = family.planned_cost(option, part)
+        else:
+            costs[description] = family.metafeature_cost(features[description], part)
+    return costs
 
 
 def audit_order(family: Family, metafeatures: Mapping[str, Any], events: list[Event], label: str) -> None:
@@ -258,8 +279,8 @@ def check_measures(subject: Subject) -> None:
     refuses a charge and nothing happens after it. A budget in a measure it does not declare is
     refused with `UnsupportedMeasure` before anything happens."""
     family = subject.family
-    require(set(family.measures) <= {"pure", "approximate", "zcdp"} and "pure" in family.measures, family,
-            MEASURES, f"measures {family.measures} must include 'pure' and be among pure, approximate, zcdp")
+    require(set(family.measures) <= {"pure", "approximate", "zcdp"} and bool(family.measures), family,
+            MEASURES, f"measures {family.measures} must be among pure, approximate, zcdp (at least one)")
     registry = {m.name: m for m in subject.all_metafeatures()}
     for measure in ("pure", "approximate", "zcdp"):
         budget = budget_in(measure, subject)

@@ -37,6 +37,7 @@ from jostle.privacy.units import REPLACE_ONE, ROW, PrivacyUnit, entity
 UNIT_EXAMPLES = {"row": ROW, "entity": entity("key"), "replace_one": REPLACE_ONE}
 
 EPSILON = Fraction(7, 10)  # a budget that no float holds exactly: the sums must be rational
+ZCDP_RHO = Fraction(7, 100)  # a rho that no float holds exactly (families without pure budgets)
 MF_SHARE = 0.1
 
 # The properties, as the first words of a failure's message.
@@ -357,9 +358,17 @@ def subject_unit(family: Family) -> PrivacyUnit | None:
     return UNIT_EXAMPLES.get(family.units[0])
 
 
+def subject_budget(family: Family) -> Any:
+    """The budget the checks dispatch with: the pure `EPSILON` (None: the default) when the
+    family declares pure budgets, else the rho `ZCDP_RHO` (a family of Gaussian mechanisms only
+    is checked under zCDP)."""
+    return None if "pure" in family.measures else RhoZCDPBudget(ZCDP_RHO)
+
+
 def make_subject(family: Family, workdir: Path, seed: int = 0, setup: TinySetup | None = None) -> Subject:
     """Train `family` on its tiny setup (cache under `workdir/cache`) and bundle a `Subject`
-    dispatching under `subject_unit(family)`."""
+    dispatching under `subject_unit(family)` with `subject_budget(family)`."""
     setup = setup or tiny_setup(family)
     choicemaker = train_tiny(family, setup, workdir / "cache")
-    return Subject(family, choicemaker, setup, workdir, seed, unit=subject_unit(family))
+    return Subject(family, choicemaker, setup, workdir, seed, budget=subject_budget(family),
+                   unit=subject_unit(family))
