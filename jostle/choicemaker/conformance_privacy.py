@@ -99,7 +99,8 @@ def check_planned_charges(subject: Subject) -> None:
         expected[f"option {result.choice}"] = option_part
         require(planned == expected, family, PLANNED_CHARGES,
                 lambda: f"{label}: budget_split {planned} is not the engine's plan {expected}")
-        require(recorded.get(f"option {result.choice}") == costs[f"option {result.choice}"], family, PLANNED_CHARGES,
+        chosen = f"option {result.choice}"
+        require(recorded.get(chosen) == costs[chosen], family, PLANNED_CHARGES,
                 f"{label}: Option {result.choice} was not charged the planned cost of its part {option_part} in full")
         traced = [(d, a) for d, a in made]
         require(list(result.trace.charges) == traced, family, PLANNED_CHARGES,
