@@ -7,7 +7,8 @@ error on the family's public corpus, public mode, at the same rho) and ``nonpriv
 depth 5).
 
 Perceptron (test accuracy, binary: declared positive class vs the rest; rows one-hot with norm
-1): ``sulq_perceptron`` (iterations chosen on the tuning part) against ``diffprivlib_logistic``
+1; the SuLQ perceptron reads the same one-hot coordinates from the integer codes):
+``sulq_perceptron`` (iterations chosen on the tuning part) against ``diffprivlib_logistic``
 (objective perturbation, pure epsilon, data_norm 1 passed in; C chosen on the tuning part) and
 ``nonprivate`` (L2 logistic regression).
 """
@@ -25,8 +26,8 @@ import sulq_learners as learners
 
 ID3_LEARNERS = ["sulq_id3", "tree_choicemaker", "tree_best_fixed", "nonprivate"]
 PERCEPTRON_LEARNERS = ["sulq_perceptron", "diffprivlib_logistic", "nonprivate"]
-DEPTHS = {"full": [1, 2, 3, 4], "quick": [2, 3]}
-PASSES = {"full": [2, 4, 8], "quick": [3, 6]}
+DEPTHS = {"full": [1, 2, 3], "quick": [1, 2]}
+ITERATIONS = {"full": [3, 6, 10, 20], "quick": [4, 10]}
 CS = [0.1, 1.0, 10.0]
 TUNING_SEEDS = 2
 
@@ -137,33 +138,34 @@ def run_perceptron(tables: list[sulq_data.ClassificationTable], budgets: list[di
     """Every table, budget and repetition of the perceptron comparison."""
     from sulq import summarise
 
-    grid = PASSES["quick" if quick else "full"]
+    grid = ITERATIONS["quick" if quick else "full"]
     out: dict = {"learners": PERCEPTRON_LEARNERS, "measure": "test accuracy, binary (higher is better)",
-                 "passes_grid": grid, "c_grid": CS, "tables": {}}
+                 "iterations_grid": grid, "c_grid": CS, "tables": {}}
     for table in tables:
         started = time.perf_counter()
         x, y = table.onehot, table.binary
-        tx, ty = x[table.tuning_index], y[table.tuning_index]
+        codes, sizes = np.asarray(table.data.X), table.data.domain_sizes
+        tx, ty, tcodes = x[table.tuning_index], y[table.tuning_index], codes[table.tuning_index]
         tune_train, tune_test = _tuning_split(len(ty))
         tuned = {}
         for point in budgets:
             key = f"{point['epsilon']:g}"
             scores = {}
-            for passes in grid:
+            for iterations in grid:
                 accuracies = []
                 for seed in range(TUNING_SEEDS):
-                    weights = learners.perceptron(tx[tune_train], ty[tune_train], point, passes, 500 + seed)
-                    if weights is None:
+                    model = learners.perceptron(tcodes[tune_train], ty[tune_train], sizes, point, iterations, 500 + seed)
+                    if model is None:
                         break
-                    accuracies.append(baselines.linear_accuracy(weights, tx[tune_test], ty[tune_test]))
+                    accuracies.append(float(np.mean(model.predict(tcodes[tune_test]) == ty[tune_test])))
                 if accuracies:
-                    scores[passes] = float(np.mean(accuracies))
+                    scores[iterations] = float(np.mean(accuracies))
             c_scores = {c: float(np.mean([baselines.linear_accuracy(
                 baselines.diffprivlib_logistic(tx[tune_train], ty[tune_train], point["epsilon"], c, 500 + seed),
                 tx[tune_test], ty[tune_test]) for seed in range(TUNING_SEEDS)])) for c in CS}
-            tuned[key] = {"passes": max(scores, key=scores.get) if scores else None,
+            tuned[key] = {"iterations": max(scores, key=scores.get) if scores else None,
                           "C": max(c_scores, key=c_scores.get)}
-        rx, ry = x[table.report_index], y[table.report_index]
+        rx, ry, rcodes = x[table.report_index], y[table.report_index], codes[table.report_index]
         runs = []
         for repetition in range(repetitions):
             train_index, test_index = sulq_data.split_report(len(ry), repetition)
@@ -173,10 +175,10 @@ def run_perceptron(tables: list[sulq_data.ClassificationTable], budgets: list[di
                 seed = (repetition * 100 + index) * 10
                 setting = tuned[f"{point['epsilon']:g}"]
                 row: dict = {"repetition": repetition, "epsilon": point["epsilon"], "nonprivate": nonprivate}
-                if setting["passes"] is not None:
-                    weights = learners.perceptron(rx[train_index], ry[train_index], point, setting["passes"], seed + 1)
-                    if weights is not None:
-                        row["sulq_perceptron"] = baselines.linear_accuracy(weights, rx[test_index], ry[test_index])
+                if setting["iterations"] is not None:
+                    model = learners.perceptron(rcodes[train_index], ry[train_index], sizes, point,
+                                                setting["iterations"], seed + 1)
+                    row["sulq_perceptron"] = float(np.mean(model.predict(rcodes[test_index]) == ry[test_index]))
                 weights = baselines.diffprivlib_logistic(rx[train_index], ry[train_index], point["epsilon"],
                                                          setting["C"], seed + 2)
                 row["diffprivlib_logistic"] = baselines.linear_accuracy(weights, rx[test_index], ry[test_index])
