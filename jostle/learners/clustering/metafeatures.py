@@ -9,8 +9,8 @@ Public (cost=False; they read only the public box, k and the budget, so they are
 neighbouring inputs):
     epsilon     the pure epsilon within the Option's rho (the learner kit's `EPSILON`)
     log_rho     log10 of the Option's rho
-    d           the number of columns (the public box)
-    k           the number of clusters (the call)
+    n_dimensions  d, the number of columns (the public box)
+    n_clusters    k, the number of clusters (the call)
 
 Noisy (cost=True), one release "clustering row count": the number of rows with exact discrete
 Gaussian noise, charged the metafeature's whole rho part r (`ClusteringFamily.metafeature_cost`)
@@ -84,12 +84,12 @@ COUNT_SENSITIVITY = "1 (the row count: one row added or removed moves it by 1; r
 CLUSTERING_METAFEATURES: dict[str, FunctionMetafeature] = {m.name: m for m in [
     EPSILON,
     FunctionMetafeature("log_rho", False, _log_rho, "public (the Option's budget)"),
-    FunctionMetafeature("d", False, _d, "public (the box)"),
-    FunctionMetafeature("k", False, _k, "public (the call)"),
+    FunctionMetafeature("n_dimensions", False, _d, "public (the box)"),
+    FunctionMetafeature("n_clusters", False, _k, "public (the call)"),
     FunctionMetafeature("n_rows", True, _n_rows, COUNT_SENSITIVITY, release=COUNT_RELEASE),
     FunctionMetafeature("log_cluster_signal", False, _log_cluster_signal, "post-processing of n_rows",
                         ("n_rows",)),
 ]}
 
 DEFAULT_METAFEATURES: tuple[str, ...] = tuple(CLUSTERING_METAFEATURES)
-PUBLIC_METAFEATURES: tuple[str, ...] = ("epsilon", "log_rho", "d", "k")
+PUBLIC_METAFEATURES: tuple[str, ...] = ("epsilon", "log_rho", "n_dimensions", "n_clusters")
