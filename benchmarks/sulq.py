@@ -111,27 +111,50 @@ def budget_points(epsilons: list[float]) -> list[dict]:
 
 
 # ------------------------------------------------------------------------------- summaries
-def summarise(runs: list[dict], budgets: list[dict], names: list[str], higher_is_better: bool) -> dict:
-    """Per epsilon, each learner's mean with its 95% interval, and the winner (best mean) with
-    whether its interval clears the runner-up's mean difference (paired t-interval)."""
-    from scipy import stats
+# Per comparison: the old (SuLQ) learners, the new ones, and the pairs whose paired differences
+# are reported (first minus second, per repetition, then the mean's 95% t-interval).
+OLD_NEW = {
+    "kmeans": (["sulq_lecture", "sulq_zcdp"], ["dplloyd", "diffprivlib"],
+               [("sulq_lecture", "sulq_zcdp"), ("sulq_zcdp", "dplloyd"), ("dplloyd", "diffprivlib"),
+                ("sulq_zcdp", "diffprivlib")]),
+    "id3": (["sulq_id3"], ["tree_choicemaker", "tree_best_fixed"],
+            [("sulq_id3", "tree_choicemaker"), ("sulq_id3", "tree_best_fixed"),
+             ("tree_choicemaker", "tree_best_fixed")]),
+    "perceptron": (["sulq_perceptron"], ["diffprivlib_logistic"], [("sulq_perceptron", "diffprivlib_logistic")]),
+}
 
+
+def paired(rows: list[dict], first: str, second: str) -> dict:
+    """The mean of first - second over the repetitions where both ran, with its 95% interval."""
+    differences = [r[first] - r[second] for r in rows if r.get(first) is not None and r.get(second) is not None]
+    interval = baselines.mean_interval(differences)
+    interval["separated"] = bool(len(differences) > 1 and (interval["low"] > 0 or interval["high"] < 0))
+    return interval
+
+
+def summarise(runs: list[dict], budgets: list[dict], names: list[str], part: str) -> dict:
+    """Per epsilon: each learner's mean with its 95% interval, the paired differences of
+    `OLD_NEW[part]`'s pairs, and old against new (the best mean of each side, their paired
+    difference, who wins and whether the interval is clear of 0)."""
+    old, new, pairs = OLD_NEW[part]
+    higher_is_better = part != "kmeans"
     out = {}
     for point in budgets:
-        key = f"{point['epsilon']:g}"
         rows = [r for r in runs if r["epsilon"] == point["epsilon"]]
-        entry = {name: baselines.mean_interval([r.get(name) for r in rows]) for name in names}
-        private = [n for n in names if n != "nonprivate" and np.isfinite(entry[n]["mean"])]
-        if len(private) >= 2:
-            ranked = sorted(private, key=lambda n: entry[n]["mean"], reverse=higher_is_better)
-            best, second = ranked[0], ranked[1]
-            differences = [r[best] - r[second] for r in rows if r.get(best) is not None and r.get(second) is not None]
-            interval = baselines.mean_interval(differences)
-            separated = bool(len(differences) > 1 and (interval["low"] > 0 or interval["high"] < 0))
-            entry["winner"] = {"learner": best, "runner_up": second, "difference": interval,
-                               "separated": separated, "p_value": float(stats.ttest_1samp(differences, 0).pvalue)
-                               if len(differences) > 1 and np.std(differences) > 0 else float("nan")}
-        out[key] = entry
+        entry: dict = {name: baselines.mean_interval([r.get(name) for r in rows]) for name in names}
+        entry["pairs"] = {f"{a} - {b}": paired(rows, a, b) for a, b in pairs}
+
+        def best(side: list[str]) -> str | None:
+            ran = [n for n in side if np.isfinite(entry[n]["mean"])]
+            return (max if higher_is_better else min)(ran, key=lambda n: entry[n]["mean"]) if ran else None
+        best_old, best_new = best(old), best(new)
+        if best_old and best_new:
+            difference = paired(rows, best_old, best_new)
+            old_better = difference["mean"] > 0 if higher_is_better else difference["mean"] < 0
+            entry["old_vs_new"] = {"old": best_old, "new": best_new, "difference": difference,
+                                   "winner": best_old if old_better else best_new, "winner_side": "old" if old_better
+                                   else "new", "separated": difference["separated"]}
+        out[f"{point['epsilon']:g}"] = entry
     return out
 
 
@@ -200,7 +223,8 @@ def main(argv: list[str] | None = None) -> None:
 
 
 def winners(results: dict) -> dict:
-    """Per comparison: the winner at every (table, epsilon), and whether it ever changes."""
+    """Per comparison: old (SuLQ) against new at every (table, epsilon), and whether the winning
+    side ever changes (by means; and counting only cells whose paired interval is clear of 0)."""
     out = {}
     for part in ("kmeans", "id3", "perceptron"):
         if part not in results:
@@ -208,21 +232,27 @@ def winners(results: dict) -> dict:
         cells = {}
         for table, entry in results[part]["tables"].items():
             for key, summary in entry["summary"].items():
-                if "winner" in summary:
-                    cells[f"{table} eps {key}"] = {"winner": summary["winner"]["learner"],
-                                                   "runner_up": summary["winner"]["runner_up"],
-                                                   "separated": summary["winner"]["separated"]}
-        names = {c["winner"] for c in cells.values()}
-        out[part] = {"cells": cells, "winners": sorted(names), "changes": len(names) > 1}
+                if "old_vs_new" in summary:
+                    cells[f"{table} eps {key}"] = summary["old_vs_new"]
+        sides = {c["winner_side"] for c in cells.values()}
+        clear = {c["winner_side"] for c in cells.values() if c["separated"]}
+        out[part] = {"cells": cells, "sides": sorted(sides), "changes": len(sides) > 1,
+                     "changes_with_clear_intervals": len(clear) > 1,
+                     "old_wins": sorted(k for k, c in cells.items() if c["winner_side"] == "old"),
+                     "old_wins_clear": sorted(k for k, c in cells.items() if c["winner_side"] == "old" and c["separated"])}
     return out
 
 
 def print_winners(table: dict) -> None:
     for part, entry in table.items():
-        print(f"\n{part}: winners {', '.join(entry['winners'])} ({'changes' if entry['changes'] else 'never changes'})")
+        print(f"\n{part}, old (SuLQ) against new: the winning side "
+              f"{'changes' if entry['changes'] else 'never changes'} by means, "
+              f"{'changes' if entry['changes_with_clear_intervals'] else 'never changes'} counting clear intervals only")
         for cell, what in entry["cells"].items():
-            print(f"  {cell}: {what['winner']} over {what['runner_up']}"
-                  f" ({'interval clear of 0' if what['separated'] else 'not separated'})")
+            difference = what["difference"]
+            print(f"  {cell}: {what['winner']} ({what['winner_side']}); {what['old']} - {what['new']} = "
+                  f"{difference['mean']:+.4f} [{difference['low']:+.4f}, {difference['high']:+.4f}]"
+                  f"{'' if what['separated'] else ' (interval includes 0)'}")
 
 
 if __name__ == "__main__":

@@ -85,12 +85,13 @@ def run(tables: list[sulq_data.ClusteringTable], budgets: list[dict], repetition
                     row[name] = baselines.within_cluster_error(test, fitted["centres"])
                     if "rho_spent" in fitted:
                         row["spent"][name] = fitted["rho_spent"]
-                    if "queries" in fitted:
-                        row.setdefault("queries", {})[name] = fitted["queries"]
+                    for what in ("queries", "variance"):
+                        if what in fitted:
+                            row.setdefault(what, {})[name] = fitted[what]
                     if name == "nonprivate":
                         reference = row[name]
                 runs.append(row)
-        summary = summarise(runs, budgets, LEARNERS, higher_is_better=False)
+        summary = summarise(runs, budgets, LEARNERS, "kmeans")
         out["tables"][table.name] = {"k": table.k, "d": int(table.rows.shape[1]), "rows": int(len(table.rows)),
                                      "tuning_rows": int(len(table.tuning)), "box": table.box,
                                      "tuned_iterations": tuned, "summary": summary, "runs": runs,

@@ -23,6 +23,8 @@ STYLE = {
 
 
 def _calibration(axis_variance, axis_ratio, table: dict) -> None:
+    from matplotlib.lines import Line2D
+
     rows = table["rows"]
     deltas = sorted({r["delta"] for r in rows}, reverse=True)
     colours = dict(zip(deltas, ["tab:blue", "tab:orange", "tab:green", "tab:red"]))
@@ -32,24 +34,53 @@ def _calibration(axis_variance, axis_ratio, table: dict) -> None:
                             key=lambda r: r["T"])
             t = [r["T"] for r in chosen]
             if conversion == "bun_steinke":
-                axis_variance.plot(t, [r["lecture_variance"] for r in chosen], "-", color=colours[delta], lw=1.8,
-                                   label=f"lecture R, delta {delta:.0e}")
-                axis_variance.plot(t, [r["zcdp_variance"] for r in chosen], "--", color=colours[delta], lw=1.2,
-                                   label=f"zCDP R (Bun-Steinke), delta {delta:.0e}")
-            axis_ratio.plot(t, [r["ratio"] for r in chosen], style, color=colours[delta], marker=".",
-                            label=f"delta {delta:.0e}, {'Bun-Steinke' if conversion == 'bun_steinke' else 'CKS'}")
+                axis_variance.plot(t, [r["lecture_variance"] for r in chosen], "-", color=colours[delta], lw=1.8)
+                axis_variance.plot(t, [r["zcdp_variance"] for r in chosen], "--", color=colours[delta], lw=1.2)
+            axis_ratio.plot(t, [r["ratio"] for r in chosen], style, color=colours[delta], marker=".")
     for axis in (axis_variance, axis_ratio):
         axis.set_xscale("log")
         axis.set_xlabel("T, queries")
         axis.grid(alpha=0.3)
+    by_delta = [Line2D([], [], color=colours[d], lw=1.5, label=f"delta {d:.0e}") for d in deltas]
     axis_variance.set_yscale("log")
     axis_variance.set_ylabel("noise variance R per query")
-    axis_variance.set_title("Calibration at epsilon 1")
-    axis_variance.legend(fontsize=6.5, ncol=2)
+    axis_variance.set_title("Calibration at epsilon 1", fontsize=10)
+    axis_variance.legend(handles=by_delta + [
+        Line2D([], [], color="0.2", lw=1.8, label="lecture: 8 T log^2(T/delta) / eps^2"),
+        Line2D([], [], color="0.2", ls="--", lw=1.2, label="zCDP: T / (2 rho), Bun-Steinke rho")],
+        fontsize=6, loc="upper left")
     axis_ratio.set_ylabel("lecture R / zCDP R")
-    span = table["ratio_range"]["bun_steinke"]
-    axis_ratio.set_title(f"Ratio (Bun-Steinke {span['min_ratio']:.0f}..{span['max_ratio']:.0f}; dotted: CKS)")
-    axis_ratio.legend(fontsize=6.5, ncol=2)
+    span = table["ratio_range"]
+    axis_ratio.set_title(f"Ratio: {span['bun_steinke']['min_ratio']:.0f}..{span['bun_steinke']['max_ratio']:.0f} "
+                         f"(Bun-Steinke), {span['cks']['min_ratio']:.0f}..{span['cks']['max_ratio']:.0f} (CKS)",
+                         fontsize=10)
+    axis_ratio.legend(handles=by_delta + [Line2D([], [], color="0.2", label="Bun-Steinke conversion"),
+                                          Line2D([], [], color="0.2", ls=":", label="CKS conversion")],
+                      fontsize=6.5, loc="upper left")
+
+
+def _findings(axis, results: dict) -> None:
+    """The old-against-new verdicts as text."""
+    axis.axis("off")
+    lines = ["Old (SuLQ) against new, per table and epsilon (paired 95% intervals):"]
+    for part, entry in results.get("winners", {}).items():
+        cells = entry["cells"]
+        old_clear = entry["old_wins_clear"]
+        new_clear = [k for k, c in cells.items() if c["winner_side"] == "new" and c["separated"]]
+        lines.append(f"{part}: new wins {sum(c['winner_side'] == 'new' for c in cells.values())} of {len(cells)} "
+                     f"cells by means ({len(new_clear)} with the interval clear of 0); old wins "
+                     f"{len(entry['old_wins'])} ({len(old_clear)} clear)")
+        if old_clear:
+            lines.append("   old clearly ahead: " + ", ".join(old_clear))
+    lines.append("")
+    lines.append("k-means: the lecture's R costs far less rho than the budget (recorded per run);")
+    lines.append("diffprivlib runs at pure epsilon, a stronger guarantee than (epsilon, 1e-6).")
+    import textwrap
+
+    wrapped = [piece for line in lines for piece in (textwrap.wrap(line, 95, subsequent_indent="   ") or [""])]
+    text = axis.text(0.0, 1.0, "\n".join(wrapped), va="top", ha="left", fontsize=8, family="monospace",
+                     transform=axis.transAxes)
+    text.set_in_layout(False)
 
 
 def _comparison(axis, name: str, entry: dict, learners: list[str], ylabel: str, relative: bool) -> None:
@@ -99,6 +130,9 @@ def plot(results: dict, path: Path) -> None:
         axes[0, 0].set_visible(True)
         axes[0, 1].set_visible(True)
         _calibration(axes[0, 0], axes[0, 1], results["calibration"])
+    if columns >= 3 and "winners" in results:
+        axes[0, 2].set_visible(True)
+        _findings(axes[0, 2], results)
     labels = {"kmeans": ("k-means: within-cluster error / non-private's", True),
               "id3": ("ID3: test accuracy", False), "perceptron": ("perceptron: test accuracy", False)}
     for row, part in enumerate(parts, start=1):
