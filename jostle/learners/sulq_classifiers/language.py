@@ -100,10 +100,14 @@ class SulqOptionValue:
 
     jostle_type = "option"
     privacy = "choice"
-    keywords = ("epsilon", "rho", "variance", "depth", "stop_factor", "iterations")
     task = "classification"
     dims = ()
     name: str
+
+    @property
+    def keywords(self) -> tuple[str, ...]:
+        """The keywords it takes (`epsilon=` only to be refused with the zCDP hint)."""
+        return ("epsilon", "rho", "variance", *PARAMETERS[self.name])
 
     @property
     def fingerprint(self) -> str:
@@ -127,7 +131,7 @@ class SulqOptionValue:
         from jostle.learners.sulq_classifiers.queries import calibrate
 
         who = f"{self.name}()"
-        check_keywords(kwargs, span, who, ("epsilon", "rho", "variance", *PARAMETERS[self.name]))
+        check_keywords(kwargs, span, who, self.keywords)
         table, target = kit.table_and_target(args, span, who)
         data = task_data(table, target, span, who)
         if not table.private:
