@@ -317,6 +317,7 @@ def _keys(interp, span, record):
 from jostle.language import builtins_tables  # noqa: E402,F401 (in this order: the registry's order)
 from jostle.language import builtins_releases  # noqa: E402,F401
 from jostle.language import sulq_builtins  # noqa: E402,F401
+from jostle.language import perturbation  # noqa: E402,F401 (operators, randomise, reconstruct)
 from jostle.language.builtins_choice import register as _register_choicemaker  # noqa: E402
 from jostle.language.builtins_releases import describe_budget  # noqa: E402,F401 (re-exported)
 

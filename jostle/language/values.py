@@ -370,6 +370,9 @@ def format_value(value: Any) -> str:
     if isinstance(value, (int, np.integer)):
         return str(int(value))
     if isinstance(value, (float, np.floating)):
+        exact_text = getattr(value, "exact_text", None)  # an exact answer shows its Fraction too
+        if isinstance(exact_text, str):
+            return exact_text
         number = float(value)
         if number.is_integer() and abs(number) < 1e16:
             return f"{number:.1f}"
