@@ -14,7 +14,7 @@ an age are dropped). Generated mixtures: k spherical Gaussian clusters with cent
 [0.15, 0.85]^d and a stated spread, clipped to [0, 1]^d. A --dataset FILE:TARGET table for
 k-means uses its numeric columns other than TARGET, with the box read from its TUNING part only
 (rows the figures are never computed on, standing for public data of the same kind); k = the
-number of TARGET values.
+number of TARGET values; a file without numeric columns is left out of k-means.
 
 **Classification tables.** The tree benchmark's encoding (`benchmarks/trees.py`: declared UCI
 domains for Nursery, Contraceptive, HIV-1 protease 1625 and Mushroom, else domains from the
@@ -145,7 +145,8 @@ def clustering_tables(folder: Path | None, files: list[str] | None) -> list[Clus
             raise SystemExit(f"sulq.py: {file_name} has no column {target!r}; columns: {list(frame.columns)}")
         columns = [c for c in frame.columns if c != target and pd.api.types.is_numeric_dtype(frame[c])]
         if not columns:
-            raise SystemExit(f"sulq.py: {file_name} has no numeric column besides {target!r} to cluster")
+            print(f"k-means: {file_name} has no numeric column besides {target!r}; not clustered")
+            continue
         frame = frame.dropna(subset=columns + [target])
         values = frame[columns].to_numpy(dtype=float)
         tuning, report = split_tuning(len(values))

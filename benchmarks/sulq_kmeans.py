@@ -28,13 +28,13 @@ ITERATIONS = {"full": [2, 3, 5, 8], "quick": [3, 6]}
 TUNING_SEEDS = 2
 
 
-def fit(name: str, train: np.ndarray, k: int, point: dict, iterations: int, seed: int) -> dict | None:
+def fit(name: str, train: np.ndarray, k: int, point: dict, iterations: int, seed: int, start: int) -> dict | None:
     """One learner's centres (and what it spent), or None when this checkout lacks it."""
     if name == "diffprivlib":
         return {"centres": baselines.diffprivlib_kmeans(train, k, point["epsilon"], seed)}
     if name == "nonprivate":
         return {"centres": baselines.nonprivate_kmeans(train, k, seed)}
-    return learners.kmeans(name, train, k, point, iterations, seed)
+    return learners.kmeans(name, train, k, point, iterations, seed, start)
 
 
 def tune(table: sulq_data.ClusteringTable, point: dict, grid: list[int]) -> dict[str, int]:
@@ -45,7 +45,7 @@ def tune(table: sulq_data.ClusteringTable, point: dict, grid: list[int]) -> dict
         for iterations in grid:
             errors = []
             for seed in range(TUNING_SEEDS):
-                fitted = fit(name, table.tuning, table.k, point, iterations, 500 + seed)
+                fitted = fit(name, table.tuning, table.k, point, iterations, 500 + seed, 500 + seed)
                 if fitted is None:
                     break
                 errors.append(baselines.within_cluster_error(table.tuning, fitted["centres"]))
@@ -79,7 +79,8 @@ def run(tables: list[sulq_data.ClusteringTable], budgets: list[dict], repetition
                         continue
                     seed = (repetition * 100 + index) * 10 + learner_index
                     iterations = tuned[f"{point['epsilon']:g}"].get(name, grid[0])
-                    fitted = fit(name, train, table.k, point, iterations, seed)
+                    # the public initial centres: one seed per repetition and budget, shared by the learners
+                    fitted = fit(name, train, table.k, point, iterations, seed, repetition * 100 + index)
                     if fitted is None:
                         continue
                     row[name] = baselines.within_cluster_error(test, fitted["centres"])

@@ -21,7 +21,7 @@ from jostle.privacy.noise import Randomness
 def available() -> dict[str, bool]:
     """Which learner packages this checkout has."""
     found = {}
-    for name in ("clustering", "sulq"):
+    for name in ("clustering", "sulq_classifiers"):
         try:
             importlib.import_module(f"jostle.learners.{name}")
             found[name] = True
@@ -46,10 +46,13 @@ def _meter(cap: Fraction) -> tuple[Any, list]:
     return charge, spent
 
 
-def kmeans(name: str, train: np.ndarray, k: int, point: dict, iterations: int, seed: int) -> dict | None:
+def kmeans(name: str, train: np.ndarray, k: int, point: dict, iterations: int, seed: int,
+           start: int = 0) -> dict | None:
     """SuLQ k-means with the lecture's R ("sulq_lecture") or given the point's rho ("sulq_zcdp"),
     or the zCDP DPLloyd at that rho ("dplloyd"), on rows already in [0, 1]^d (box [0, 1]^d):
-    {"centres", "rho_spent", "queries", "variance"}; None when this checkout lacks the family."""
+    {"centres", "rho_spent", "queries", "variance"}; None when this checkout lacks the family.
+    `seed` seeds the noise, `start` the public initial centres (the same for every learner of a
+    repetition, so that paired differences are about the noise, not the start)."""
     try:
         from jostle.learners.clustering import kmeans as learner
         from jostle.learners.clustering.data import ClusteringData, box_from
@@ -68,7 +71,7 @@ def kmeans(name: str, train: np.ndarray, k: int, point: dict, iterations: int, s
         plan = learner.kmeans_plan(method, k, d, iterations, rho=Fraction(point["rho"]))
         cap = Fraction(point["rho"])
     box = box_from([f"x{i}" for i in range(d)], [(0.0, 1.0)] * d)
-    data = ClusteringData.from_values(train, box, k, seed=seed)
+    data = ClusteringData.from_values(train, box, k, seed=start)
     charge, spent = _meter(cap)
     model = learner.fit(data, plan, _seeded(seed), charge, name)
     return {"centres": np.asarray(model.centres, dtype=float), "rho_spent": float(sum(spent, Fraction(0))),

@@ -16,6 +16,7 @@ STYLE = {
     "sulq_id3": ("SuLQ ID3 (zCDP)", "tab:orange", "o", "-"),
     "tree_choicemaker": ("tree ChoiceMaker (same rho)", "tab:blue", "o", "-"),
     "tree_best_fixed": ("best fixed tree Option on the corpus", "tab:purple", "D", ":"),
+    "tree_choicemaker_pure": ("tree ChoiceMaker at pure epsilon (stronger)", "tab:green", "^", ":"),
     "sulq_perceptron": ("SuLQ perceptron (zCDP)", "tab:orange", "o", "-"),
     "diffprivlib_logistic": ("diffprivlib logistic regression (pure eps)", "tab:green", "^", "-"),
     "nonprivate": ("not private", "0.3", "", "--"),
