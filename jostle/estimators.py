@@ -9,6 +9,10 @@
     found = DPRedescriptionMiner("MCMCTreePair", 1.0, left_domains=..., right_domains=..., key="id",
                                  budget=budget).fit(left, right)
 
+    gaussian = PrivacyBudget(rho=0.5)  # SuLQ learners add Gaussian noise: a zCDP total (issue 26)
+    sulq_tree = SuLQID3Classifier(rho=0.25, domains=..., classes=..., budget=gaussian).fit(X, y)
+    sulq_line = SuLQPerceptronClassifier(rho=0.25, iterations=10, domains=..., classes=..., budget=gaussian).fit(X, y)
+
 The estimators are found, not listed: every family the ChoiceMaker engine discovers
 (`jostle.choicemaker.families.discover()`) that has an `estimators` module contributes the
 public classes defined there on the kit's base (`jostle.learnerkit.estimators.

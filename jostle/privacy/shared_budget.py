@@ -39,6 +39,11 @@ How it works:
     (the Jostle language and the ChoiceMaker pass `charge=` to their own accountant) do not
     charge it.
 
+Gaussian fits (the SuLQ estimators) are charged in rho: `charge(RhoZCDPBudget(r), ...)` on a
+budget whose total is a rho (`PrivacyBudget(rho=R)`) or whose account accounts in zCDP (a
+session with `budget E, D using zcdp` or `rho=`). A budget in pure epsilon, or with no total
+(`default_budget()`), refuses a rho: a Gaussian mechanism has no pure epsilon.
+
 Privacy unit: one row added or removed. All fits charged to one budget are treated as fits on
 data about the same people, so their costs add up; the budget cannot know when two fits saw
 disjoint people and never takes the (smaller) parallel cost.
@@ -52,9 +57,9 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any, Protocol, runtime_checkable
 
-from jostle.diagnostics.errors import BudgetExceeded, JostleRuntimeError
+from jostle.diagnostics.errors import BudgetExceeded, JostleRuntimeError, MeasureMismatch
 from jostle.privacy.budget import Accountant
-from jostle.privacy.measures import AnyBudget, Budget, exact, fmt
+from jostle.privacy.measures import AnyBudget, Budget, RhoZCDPBudget, exact, fmt
 from jostle.privacy.subledger import BudgetExceededError, OverBudgetError  # noqa: F401 (re-exported)
 
 
@@ -94,10 +99,12 @@ class PrivacyBudgetWarning(UserWarning):
 
 @dataclass(frozen=True)
 class FitCharge:
-    """One charge of a `PrivacyBudget`: what was fitted and the exact epsilon it cost."""
+    """One charge of a `PrivacyBudget`: what was fitted and the exact epsilon it cost (0 for a
+    fit charged in rho, whose cost is `rho`)."""
 
     description: str
     epsilon: Fraction
+    rho: Fraction | None = None
 
 
 class PrivacyBudget:
@@ -111,6 +118,7 @@ class PrivacyBudget:
             ledger apply, and the fits appear in its ledger. Give either `epsilon` or `account`.
         accountant: The same as `account` (its older name).
         name: How the budget is named in messages.
+        rho: A total in rho instead of epsilon (zCDP: what Gaussian fits charge).
 
     Raises:
         ValueError: `epsilon` is not a number > 0, or more than one of the arguments was given.
@@ -118,14 +126,23 @@ class PrivacyBudget:
     """
 
     def __init__(self, epsilon: float | int | str | Fraction | None = None, *, account: BudgetAccount | None = None,
-                 accountant: BudgetAccount | None = None, name: str | None = None) -> None:
+                 accountant: BudgetAccount | None = None, name: str | None = None, rho: Any = None) -> None:
         if account is not None and accountant is not None:
             raise ValueError("give a PrivacyBudget an account (account=) or an accountant (accountant=), not both")
         account = account if account is not None else accountant
         if epsilon is not None and account is not None:
             raise ValueError("give a PrivacyBudget either its own total (epsilon) or an account to charge, "
                              "not both")
-        total: Budget | None = None
+        total: AnyBudget | None = None
+        if rho is not None:
+            if epsilon is not None or account is not None:
+                raise ValueError("give a PrivacyBudget one total: epsilon, rho or an account")
+            try:
+                total = RhoZCDPBudget.of(rho)
+            except (JostleRuntimeError, TypeError, ValueError) as error:
+                raise ValueError(f"PrivacyBudget: rho must be a number > 0, got {rho!r} ({error})") from None
+            if total.rho <= 0:
+                raise ValueError(f"PrivacyBudget: the total rho must be greater than 0, got {rho!r}")
         if epsilon is not None:
             try:
                 total = Budget.of(epsilon)
@@ -144,7 +161,7 @@ class PrivacyBudget:
             own.total.label = self.name  # how refusals name the total
             self._account = own
         self._charges: list[FitCharge] = []
-        self._detached: tuple[Fraction | None, Fraction] | None = None  # a pickled copy: (total, spent)
+        self._detached: tuple[AnyBudget | None, AnyBudget] | None = None  # a pickled copy: (total, spent)
         self._lock = threading.Lock()
 
     # ------------------------------------------------------------------ what is spent
@@ -152,7 +169,7 @@ class PrivacyBudget:
     def total(self) -> AnyBudget | None:
         """What may be spent in all (None: no total)."""
         if self._detached is not None:
-            return None if self._detached[0] is None else Budget(self._detached[0])
+            return self._detached[0]
         if self._account is None:
             return None
         return self._account.cap
@@ -162,7 +179,7 @@ class PrivacyBudget:
         """What is spent: the charges made through this object or, with a shared accountant,
         everything that accountant has recorded against the data (programs included)."""
         if self._detached is not None:
-            return Budget(self._detached[1])
+            return self._detached[1]
         if self._account is not None:
             return self._account.spent
         return Budget(sum((c.epsilon for c in self._charges), Fraction(0)))
@@ -211,6 +228,8 @@ class PrivacyBudget:
             OverBudgetError: The charge would pass the total, or this is a detached copy;
                 nothing is recorded.
         """
+        if isinstance(epsilon, RhoZCDPBudget):
+            return self._charge_rho(epsilon, description)
         try:
             amount = exact(epsilon)
         except JostleRuntimeError as error:
@@ -243,6 +262,33 @@ class PrivacyBudget:
             self._charges.append(FitCharge(description, amount))
             return amount
 
+    def _charge_rho(self, amount: RhoZCDPBudget, description: str) -> RhoZCDPBudget:
+        """Charge one Gaussian fit's rho (see the module docstring); refused by a budget without
+        a zCDP total. Returns the rho charged."""
+        if not amount.rho > 0:
+            raise ValueError(f"a fit needs a rho greater than 0, got {amount}")
+        with self._lock:
+            if self._detached is not None or self._account is None:
+                raise OverBudgetError(
+                    f"{description}: refused: {self.name} "
+                    f"{'is a copy made by pickling' if self._detached is not None else 'has no total'}, and a "
+                    "fit charged in rho needs a zCDP total (PrivacyBudget(rho=R), or the account of a zCDP "
+                    "session). Nothing was drawn and nothing was spent.")
+            try:
+                self._account.charge_fit(amount, description)  # type: ignore[arg-type]
+            except MeasureMismatch:
+                raise OverBudgetError(
+                    f"{description}: refused: {self.name} accounts in (epsilon, delta), and a Gaussian fit has no "
+                    "pure epsilon: give it a zCDP total (PrivacyBudget(rho=R), or a session with `budget E, D "
+                    "using zcdp`). Nothing was drawn and nothing was spent.") from None
+            except BudgetExceeded as refusal:
+                raise OverBudgetError(
+                    f"{description}: refused: {refusal.message}. Nothing was drawn and nothing was spent. Every fit "
+                    "spends its rho again; lower rho, fit fewer times, or give the budget a larger total if the "
+                    "data's owner allows it.") from None
+            self._charges.append(FitCharge(description, Fraction(0), amount.rho))
+            return amount
+
     # ------------------------------------------------------------------ shared, never copied
     def __copy__(self) -> PrivacyBudget:
         return self
@@ -252,8 +298,7 @@ class PrivacyBudget:
 
     def __getstate__(self) -> dict[str, Any]:
         total = self.total
-        return {"name": self.name, "charges": list(self._charges),
-                "total": None if total is None else total.epsilon, "spent": self.spent.epsilon}
+        return {"name": self.name, "charges": list(self._charges), "total": total, "spent": self.spent}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.name = state["name"]
