@@ -47,7 +47,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from jostle.learners.sulq_classifiers.queries import Calibration, ChargeFunction, Releases, calibrate
+from jostle.learners.sulq_classifiers.queries import Calibration, ChargeFunction, Releases, calibrate, check_shape
 
 __all__ = ["DEFAULT_DEPTH", "DEFAULT_STOP_FACTOR", "SuLQTree", "batches", "fit_id3", "query_count", "usable_depth"]
 
@@ -56,14 +56,7 @@ DEFAULT_STOP_FACTOR = 1.0
 
 
 def _check_shape(domain_sizes: Sequence[int], n_classes: int, depth: int) -> tuple[list[int], int, int]:
-    sizes = [int(size) for size in domain_sizes]
-    if not sizes or min(sizes) < 1:
-        raise ValueError(f"SuLQ ID3 needs at least one attribute with a public domain, got sizes {sizes}")
-    if isinstance(depth, bool) or not isinstance(depth, (int, np.integer)) or depth < 0:
-        raise ValueError(f"the depth must be a whole number >= 0, got {depth!r}")
-    if int(n_classes) < 1:
-        raise ValueError(f"the class count must be at least 1, got {n_classes}")
-    return sizes, int(n_classes), int(depth)
+    return check_shape("SuLQ ID3", domain_sizes, n_classes, depth, "depth", 0)
 
 
 def batches(domain_sizes: Sequence[int], n_classes: int, depth: int) -> list[int]:

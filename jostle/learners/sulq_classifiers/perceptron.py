@@ -41,7 +41,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from jostle.learners.sulq_classifiers.queries import Calibration, ChargeFunction, Releases, calibrate
+from jostle.learners.sulq_classifiers.queries import Calibration, ChargeFunction, Releases, calibrate, check_shape
 
 __all__ = ["DEFAULT_ITERATIONS", "SuLQLinear", "batches", "fit_perceptron", "query_count"]
 
@@ -49,14 +49,7 @@ DEFAULT_ITERATIONS = 10
 
 
 def _check_shape(domain_sizes: Sequence[int], n_classes: int, iterations: int) -> tuple[list[int], int, int]:
-    sizes = [int(size) for size in domain_sizes]
-    if not sizes or min(sizes) < 1:
-        raise ValueError(f"the SuLQ perceptron needs at least one attribute with a public domain, got sizes {sizes}")
-    if isinstance(iterations, bool) or not isinstance(iterations, (int, np.integer)) or iterations < 1:
-        raise ValueError(f"the number of iterations must be a whole number >= 1, got {iterations!r}")
-    if int(n_classes) < 1:
-        raise ValueError(f"the class count must be at least 1, got {n_classes}")
-    return sizes, int(n_classes), int(iterations)
+    return check_shape("the SuLQ perceptron", domain_sizes, n_classes, iterations, "number of iterations", 1)
 
 
 def batch_length(domain_sizes: Sequence[int], n_classes: int) -> int:

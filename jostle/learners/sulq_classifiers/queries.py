@@ -38,7 +38,7 @@ from jostle.privacy.measures import RhoZCDPBudget
 from jostle.privacy.subledger import OverBudgetError
 from jostle.privacy.sulq import SulqPlan, sulq_plan, sulq_release, variance_for_rho
 
-__all__ = ["MAX_QUERIES", "Calibration", "ChargeFunction", "Releases", "calibrate", "exact_rho"]
+__all__ = ["MAX_QUERIES", "Calibration", "ChargeFunction", "Releases", "calibrate", "check_shape", "exact_rho"]
 
 MAX_QUERIES = 4_000_000
 """The most queries a learner's plan may hold (a public limit on memory and time; T should be
@@ -46,6 +46,24 @@ sublinear in the rows anyway, or the noise swamps every count)."""
 
 ChargeFunction = Callable[[Any, str], None]
 """Called as charge(RhoZCDPBudget, description) before each batch is drawn."""
+
+
+def check_shape(who: str, domain_sizes: Sequence[int], n_classes: int, steps: Any, what: str,
+                least: int) -> tuple[list[int], int, int]:
+    """A learner's public shape, checked before anything is charged: (sizes, classes, steps).
+
+    Raises:
+        ValueError: No attribute, an empty domain, fewer than one class, or `steps` (the depth or
+            the iterations, named `what`) not a whole number >= `least`.
+    """
+    sizes = [int(size) for size in domain_sizes]
+    if not sizes or min(sizes) < 1:
+        raise ValueError(f"{who} needs at least one attribute with a public domain, got sizes {sizes}")
+    if isinstance(steps, bool) or not isinstance(steps, (int, np.integer)) or steps < least:
+        raise ValueError(f"the {what} must be a whole number >= {least}, got {steps!r}")
+    if int(n_classes) < 1:
+        raise ValueError(f"the class count must be at least 1, got {n_classes}")
+    return sizes, int(n_classes), int(steps)
 
 
 def exact_rho(rho: Any) -> Fraction:
