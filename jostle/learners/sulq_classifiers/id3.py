@@ -37,7 +37,8 @@ The learner (post-processing of the noisy counts only):
   * otherwise it splits on the unused attribute of largest noisy information gain, computed
     from the noisy counts clipped at 0;
   * a leaf's class distribution is its noisy class counts clipped at 0, normalised (its
-    parent's when none is positive).
+    parent's when none is positive, or when its noisy size is below stop_factor * sd * C, so
+    that every class count is within the noise).
 """
 
 from __future__ import annotations
@@ -256,6 +257,10 @@ def fit_id3(X: np.ndarray, y: np.ndarray, domain_sizes: Sequence[int], n_classes
             node_counts = releases.release(sums, f"level {level}: class counts of {slots} leaf slots").reshape(
                 slots, classes)
         distribution = _distribution(node_counts, parent)
+        # A node whose noisy size is below stop_factor sd C (each class count within noise) keeps
+        # its parent's distribution: its own counts are mostly noise.
+        small = node_counts.sum(axis=1) < stop_factor * plan.sd * classes
+        distribution[small] = parent[small]
         attribute = np.full(slots, -1, dtype=np.int64)
         if level < depth:
             gains = _gains(node_counts, table, sizes, offsets)
