@@ -45,6 +45,7 @@ from jostle.privacy import replay
 from jostle.privacy.measures import Budget
 from jostle.privacy.reconstruction import Reconstruction, reconstruct_counts
 
+MAX_DOMAIN = 2048
 OPERATOR_HINT = "make one with keep_or_uniform, cyclic_uniform, additive_uniform, randomized_response_operator or mixture"
 INFINITE_HINT = ("mix it with the uniform operator so that every output stays possible from every input, e.g. "
                  "R3 = mixture([0.5, 0.5], [R2, keep_or_uniform(lo, hi, 0)]) (the lecture's R3, gamma 1202/201)")
@@ -172,15 +173,16 @@ def _domain(name: str, args: tuple, span: Span) -> tuple[int | None, tuple | Non
     usage = f"write {name}(lo, hi, ...) for the whole numbers lo..hi, or {name}([values...], ...) for categories"
     if len(args) == 2 and isinstance(args[0], (tuple, np.ndarray)):
         categories = tuple(list_argument(args[0], name, span))
-        if not categories or len(set(categories)) != len(categories):
-            raise JostleRuntimeError(f"{name}() needs distinct categories", span, usage)
+        if not categories or len(set(categories)) != len(categories) or len(categories) > MAX_DOMAIN:
+            raise JostleRuntimeError(f"{name}() needs 1 to {MAX_DOMAIN:,} distinct categories", span, usage)
         return None, categories, len(categories), args[1]
     if len(args) == 3:
         lo, hi = _whole(args[0]), _whole(args[1])
         if lo is None or hi is None or lo > hi:
             raise JostleRuntimeError(f"{name}() needs whole numbers lo <= hi, got {args[0]!r}, {args[1]!r}", span, usage)
-        if hi - lo + 1 > 100_000:
-            raise JostleRuntimeError(f"{name}(): the domain {lo}..{hi} has more than 100,000 values", span,
+        if hi - lo + 1 > MAX_DOMAIN:
+            raise JostleRuntimeError(f"{name}(): the domain {lo}..{hi} has more than {MAX_DOMAIN:,} values (an "
+                                     "operator holds its whole transition matrix)", span,
                                      "bin the column into fewer values first")
         return lo, None, hi - lo + 1, args[2]
     raise JostleRuntimeError(f"{name}() takes a domain and one parameter", span, usage)
