@@ -151,33 +151,37 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _plot(results: dict, values: np.ndarray, path: Path) -> None:
+    """Left: one reconstruction against its sample. Middle, right: relative errors over seeds."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    figure, (left, right) = plt.subplots(1, 2, figsize=(13, 4.8))
+    figure, axes = plt.subplots(1, 3, figsize=(15, 4.8), gridspec_kw={"width_ratios": [1.3, 1, 1]})
     example = results["example"]
-    left.plot(values, example["truth"], lw=0.6, color="0.6", label="true (sample)")
-    left.plot(values, example["estimate"], lw=1.2, color="C0", label="EM reconstruction")
-    left.set_yscale("log")
-    left.set_title(f"{results['data']}, R3, n = {example['n']:,}")
-    left.set_xlabel("value")
-    left.set_ylabel("probability")
-    left.legend()
-    labels, errors = [], []
-    for key, run in results["runs"].items():
-        for column in ("naive_q2", "likelihood_q2", "run_on_q2", "naive_q1", "likelihood_q1", "run_on_q1"):
-            if column in run["summary"]:
-                truth = np.array([r[f"true_{column[-2:]}"] for r in run["rows"]])
-                estimate = np.array([r[column] for r in run["rows"]])
-                errors.append(np.abs(estimate - truth) / truth)
-                labels.append(f"{key}\n{column.replace('_', ' ')}")
-    right.boxplot([np.maximum(e, 1e-4) for e in errors], orientation="horizontal", tick_labels=labels, showfliers=False)
-    right.set_xscale("log")
-    right.tick_params(axis="y", labelsize=6)
-    right.set_xlabel(f"relative error |estimate - truth| / truth ({results['seeds']} seeds)")
-    right.set_title(f"Q2 = {results['q2']}, Q1 = {results['q1']}")
+    axes[0].plot(values, example["truth"], lw=0.6, color="0.6", label="true (sample)")
+    axes[0].plot(values, example["estimate"], lw=1.4, color="C0", label="EM reconstruction from R3")
+    axes[0].set_yscale("log")
+    axes[0].set_title(f"{results['data']}, R3, n = {example['n']:,}")
+    axes[0].set_xlabel("value")
+    axes[0].set_ylabel("probability")
+    axes[0].legend()
+    names = {"naive": "naive", "likelihood": "EM", "run_on": "EM run on"}
+    for axis, q in zip(axes[1:], ("q2", "q1")):
+        labels, errors = [], []
+        for key, run in results["runs"].items():
+            truth = np.array([r[f"true_{q}"] for r in run["rows"]])
+            for estimator, short in names.items():
+                if f"{estimator}_{q}" in run["summary"]:
+                    estimate = np.array([r[f"{estimator}_{q}"] for r in run["rows"]])
+                    errors.append(np.maximum(np.abs(estimate - truth) / truth, 1e-4))
+                    labels.append(f"{run['operator']} n={run['n']:,} {short}")
+        axis.boxplot(errors, orientation="horizontal", tick_labels=labels, showfliers=False)
+        axis.set_xscale("log")
+        axis.set_xlim(1e-4, 2)
+        axis.tick_params(axis="y", labelsize=7)
+        axis.set_xlabel(f"|estimate - truth| / truth ({results['seeds']} seeds)")
+        axis.set_title(("Q2: " + results["q2"]) if q == "q2" else ("Q1: " + results["q1"]))
     figure.tight_layout()
     figure.savefig(path, dpi=110)
     plt.close(figure)
