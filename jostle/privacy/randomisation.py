@@ -324,8 +324,10 @@ def sample(noise: IntegerSource, operator: Operator, inputs: np.ndarray | Sequen
     outputs = np.asarray(operator.outputs, dtype=np.int64)
     uniforms = noise.integers_below(denominator, x.size)
     result = np.empty(x.size, dtype=np.int64)
-    for value in np.unique(x):
-        rows = np.nonzero(x == value)[0]
+    order = np.argsort(x, kind="stable")
+    distinct, starts = np.unique(x[order], return_index=True)
+    for value, start, stop in zip(distinct.tolist(), starts.tolist(), [*starts[1:].tolist(), x.size]):
+        rows = order[start:stop]
         cumulative = np.cumsum(matrix[value])
         result[rows] = outputs[np.searchsorted(cumulative, uniforms[rows], side="right")]
     return result
