@@ -25,10 +25,14 @@ What is measured (every figure a mean over repetitions with its 95% t-interval, 
 4. **Perceptron** (test accuracy, binary): the SuLQ perceptron against diffprivlib's DP
    logistic regression (objective perturbation, pure epsilon, data_norm = 1 passed in) and a
    non-private logistic regression.
-5. **Winners.** For each comparison, table and budget, which learner has the best mean and
-   whether its interval separates it from the runner-up; where the winner changes with the data
-   or the budget, a ChoiceMaker across old and new is scored by its regret (see the output's
-   "choicemaker" entry).
+5. **Old against new, and a ChoiceMaker across them.** For each comparison, table and budget,
+   the best SuLQ learner against the best modern one (paired 95% interval of the difference),
+   and whether the winning side ever changes ("winners"). A ChoiceMaker across old and new
+   classifiers (tree Options + SuLQID3 + SuLQPerceptron, trained on the SuLQ family's public
+   corpus, `sulq_choice`) is dispatched on the classification tables at the same rho and scored
+   by its regret against the best single Option of its menu in hindsight. k-means has no such
+   ChoiceMaker: at the same rho, iterations and start, DPLloyd asks the same batches as SuLQ
+   k-means with k times less noise variance, so the old one cannot win but by chance.
 
 Budgets. Each (epsilon, delta) point gives the zCDP learners rho = the largest rho whose CKS
 conversion (Canonne, Kamath and Steinke 2020, the accountant's, `jostle.privacy.conversions.rho_for`)
@@ -166,7 +170,7 @@ def main(argv: list[str] | None = None) -> None:
                         help="a CSV under DIR/uci and its class column (repeatable; replaces the default tables)")
     parser.add_argument("--quick", action="store_true", help="3 epsilons, 3 repetitions, smaller tables (< 3 min)")
     parser.add_argument("--repetitions", type=int, default=None, help="default 10 (3 with --quick)")
-    parser.add_argument("--only", choices=("calibration", "kmeans", "id3", "perceptron"), action="append",
+    parser.add_argument("--only", choices=("calibration", "kmeans", "id3", "perceptron", "choicemaker"), action="append",
                         help="run only these parts (repeatable; default all)")
     parser.add_argument("--replot", metavar="JSON", help="only redraw the PNG beside a results file")
     args = parser.parse_args(argv)
@@ -179,7 +183,7 @@ def main(argv: list[str] | None = None) -> None:
         return
     suffix = "_quick" if args.quick else ""
     results_path, plot_path = RESULTS / f"sulq{suffix}.json", RESULTS / f"sulq{suffix}.png"
-    parts = set(args.only or ("calibration", "kmeans", "id3", "perceptron"))
+    parts = set(args.only or ("calibration", "kmeans", "id3", "perceptron", "choicemaker"))
     epsilons = QUICK_EPSILONS if args.quick else FULL_EPSILONS
     repetitions = args.repetitions or (3 if args.quick else 10)
     budgets = budget_points(epsilons)
@@ -205,7 +209,7 @@ def main(argv: list[str] | None = None) -> None:
 
         results["kmeans"] = sulq_kmeans.run(sulq_data.clustering_tables(folder, clustering_specs), budgets,
                                             repetitions, args.quick)
-    if "id3" in parts or "perceptron" in parts:
+    if parts & {"id3", "perceptron", "choicemaker"}:
         import sulq_classify
 
         tables = sulq_data.classification_tables(folder, classification_specs)
@@ -213,6 +217,10 @@ def main(argv: list[str] | None = None) -> None:
             results["id3"] = sulq_classify.run_id3(tables, budgets, repetitions, args.quick)
         if "perceptron" in parts:
             results["perceptron"] = sulq_classify.run_perceptron(tables, budgets, repetitions, args.quick)
+        if "choicemaker" in parts and learners.available()["sulq_classifiers"]:
+            import sulq_choice
+
+            results["choicemaker"] = sulq_choice.run(tables, budgets, repetitions, args.quick)
     results["winners"] = winners(results)
     print_winners(results["winners"])
     results["_meta"]["seconds"] = time.perf_counter() - start

@@ -60,6 +60,29 @@ def _calibration(axis_variance, axis_ratio, table: dict) -> None:
                       fontsize=6.5, loc="upper left")
 
 
+def _regret(axis, entry: dict) -> None:
+    """The combined ChoiceMaker's regret per table against epsilon (95% intervals)."""
+    colours = ["tab:blue", "tab:orange", "tab:green", "tab:red", "tab:purple", "tab:brown"]
+    for (name, table), colour in zip(entry["tables"].items(), colours * 3):
+        keys = list(table["summary"])
+        epsilons = [float(k) for k in keys]
+        regret = [table["summary"][k]["regret"] for k in keys]
+        means = np.array([r["mean"] for r in regret])
+        axis.errorbar(epsilons, means, yerr=[means - [r["low"] for r in regret], [r["high"] for r in regret] - means],
+                      color=colour, marker="o", capsize=3, lw=1.3, ms=4, label=name)
+    axis.axhline(0.0, color="0.3", lw=0.8)
+    axis.set_xscale("log")
+    ticks = [float(k) for k in next(iter(entry["tables"].values()))["summary"]]
+    axis.set_xticks(ticks)
+    axis.set_xticklabels([f"{e:g}" for e in ticks])
+    axis.minorticks_off()
+    axis.set_xlabel("epsilon (delta 1e-6)")
+    axis.set_ylabel("regret (accuracy)")
+    axis.set_title("ChoiceMaker across trees + SuLQ: regret vs best Option", fontsize=9)
+    axis.legend(fontsize=6.5)
+    axis.grid(alpha=0.3)
+
+
 def _findings(axis, results: dict) -> None:
     """The old-against-new verdicts as text."""
     axis.axis("off")
@@ -73,13 +96,22 @@ def _findings(axis, results: dict) -> None:
                      f"{len(entry['old_wins'])} ({len(old_clear)} clear)")
         if old_clear:
             lines.append("   old clearly ahead: " + ", ".join(old_clear))
+    choice = results.get("choicemaker")
+    if choice:
+        picks: dict = {}
+        for table in choice["tables"].values():
+            for entry in table["summary"].values():
+                for name, count in entry["picks"].items():
+                    picks[name] = picks.get(name, 0) + count
+        lines.append(f"ChoiceMaker across old and new ({choice['model_kind']}, {choice['mode']} mode): picks "
+                     + ", ".join(f"{n} {c}" for n, c in sorted(picks.items(), key=lambda x: -x[1])))
     lines.append("")
     lines.append("k-means: the lecture's R costs far less rho than the budget (recorded per run);")
     lines.append("diffprivlib runs at pure epsilon, a stronger guarantee than (epsilon, 1e-6).")
     import textwrap
 
-    wrapped = [piece for line in lines for piece in (textwrap.wrap(line, 95, subsequent_indent="   ") or [""])]
-    text = axis.text(0.0, 1.0, "\n".join(wrapped), va="top", ha="left", fontsize=8, family="monospace",
+    wrapped = [piece for line in lines for piece in (textwrap.wrap(line, 58, subsequent_indent="   ") or [""])]
+    text = axis.text(0.0, 1.0, "\n".join(wrapped), va="top", ha="left", fontsize=7.5, family="monospace",
                      transform=axis.transAxes)
     text.set_in_layout(False)
 
@@ -134,6 +166,9 @@ def plot(results: dict, path: Path) -> None:
     if columns >= 3 and "winners" in results:
         axes[0, 2].set_visible(True)
         _findings(axes[0, 2], results)
+    if columns >= 4 and "choicemaker" in results:
+        axes[0, 3].set_visible(True)
+        _regret(axes[0, 3], results["choicemaker"])
     labels = {"kmeans": ("k-means: within-cluster error / non-private's", True),
               "id3": ("ID3: test accuracy", False), "perceptron": ("perceptron: test accuracy", False)}
     for row, part in enumerate(parts, start=1):
