@@ -131,10 +131,10 @@ def main(argv: list[str] | None = None) -> int:
             for seed in range(seeds):
                 x = data if data is not None else lecture_data(n, seed)
                 rows.append(one_run(x, operator, 1000 + seed, q2, point, run_on=not args.quick))
-            results["runs"][f"{op_name} n={n}"] = {"n": n, "operator": op_name, "summary": summarise(rows), "rows": rows}
-            print(f"{op_name} n={n}: " + ", ".join(
-                f"{k} |err| {v['mean_abs_error']:.4f}" for k, v in results["runs"][f"{op_name} n={n}"]["summary"].items()
-                if isinstance(v, dict)), flush=True)
+            summary = summarise(rows)
+            results["runs"][f"{op_name} n={n}"] = {"n": n, "operator": op_name, "summary": summary, "rows": rows}
+            print(f"{op_name} n={n}: " + ", ".join(f"{k} |err| {v['mean_abs_error']:.4f}" for k, v in summary.items()
+                                                   if isinstance(v, dict)), flush=True)
     results["seconds"] = time.perf_counter() - started
     example_x = data if data is not None else lecture_data(sizes[-1], 0)
     example_op = operators(size, width)["R3"]

@@ -63,7 +63,8 @@ def test_sampling_is_the_inverse_cdf_of_the_exact_law(operator):
         drawn = sample(EveryInteger(), operator, np.full(denominator, x))
         counts = [int(np.count_nonzero(drawn == y)) for y in operator.outputs]
         assert counts == [int(v) for v in matrix[x]]
-        assert all(Fraction(int(v), denominator) == operator.probability(x, y) for v, y in zip(matrix[x], operator.outputs))
+        assert all(Fraction(int(v), denominator) == operator.probability(x, y)
+                   for v, y in zip(matrix[x], operator.outputs))
 
 
 def test_sampling_many_rows_follows_the_law():
@@ -162,7 +163,8 @@ def test_exact_answers_keep_their_fraction_in_python():
     assert s.eval("local_epsilon(RR)") == pytest.approx(1.0)
     # gamma = e: no (rho1, 1/2) breach exactly for rho1 < 1 / (1 + e) = 0.2689
     assert s.eval("has_breach(RR, 0.26, 0.5)") is False and s.eval("has_breach(RR, 0.27, 0.5)") is True
-    assert s.eval('posterior(RR, [0.5, 0.5], ["F"], "F")').fraction == Fraction(math.exp(1.0)) / (Fraction(math.exp(1.0)) + 1)
+    e = Fraction(math.exp(1.0))
+    assert s.eval('posterior(RR, [0.5, 0.5], ["F"], "F")').fraction == e / (e + 1)
 
 
 def test_bad_operator_arguments_are_located_errors():

@@ -46,7 +46,8 @@ from jostle.privacy.measures import Budget
 from jostle.privacy.reconstruction import Reconstruction, reconstruct_counts
 
 MAX_DOMAIN = 2048
-OPERATOR_HINT = "make one with keep_or_uniform, cyclic_uniform, additive_uniform, randomized_response_operator or mixture"
+OPERATOR_HINT = ("make one with keep_or_uniform, cyclic_uniform, additive_uniform, randomized_response_operator "
+                 "or mixture")
 INFINITE_HINT = ("mix it with the uniform operator so that every output stays possible from every input, e.g. "
                  "R3 = mixture([0.5, 0.5], [R2, keep_or_uniform(lo, hi, 0)]) (the lecture's R3, gamma 1202/201)")
 
@@ -179,7 +180,8 @@ def _domain(name: str, args: tuple, span: Span) -> tuple[int | None, tuple | Non
     if len(args) == 3:
         lo, hi = _whole(args[0]), _whole(args[1])
         if lo is None or hi is None or lo > hi:
-            raise JostleRuntimeError(f"{name}() needs whole numbers lo <= hi, got {args[0]!r}, {args[1]!r}", span, usage)
+            raise JostleRuntimeError(f"{name}() needs whole numbers lo <= hi, got {args[0]!r}, {args[1]!r}", span,
+                                     usage)
         if hi - lo + 1 > MAX_DOMAIN:
             raise JostleRuntimeError(f"{name}(): the domain {lo}..{hi} has more than {MAX_DOMAIN:,} values (an "
                                      "operator holds its whole transition matrix)", span,
@@ -347,7 +349,8 @@ def _column_operators(table: Table, spec: Any, span: Span) -> list[tuple[str, Op
                 raise JostleRuntimeError(
                     f"column '{column}' has the values {list(declared.values)}; the operator's domain is "
                     f"{op.describe_domain()}", span,
-                    f"build the operator over the column's declared values, e.g. keep_or_uniform({list(declared.values)!r}, 0.5)")
+                    "build the operator over the column's declared values, e.g. "
+                    f"keep_or_uniform({list(declared.values)!r}, 0.5)")
         elif isinstance(declared, Numeric):
             lo, hi = _whole(declared.lo), _whole(declared.hi)
             if lo is None or hi is None:
@@ -357,7 +360,8 @@ def _column_operators(table: Table, spec: Any, span: Span) -> list[tuple[str, Op
             if op.categories is not None or (op.lo, op.lo + op.operator.size - 1) != (lo, hi):
                 raise JostleRuntimeError(
                     f"column '{column}' is bounded by {lo}..{hi}; the operator's domain is {op.describe_domain()}",
-                    span, f"build the operator over the column's declared bounds, e.g. keep_or_uniform({lo}, {hi}, 0.5)")
+                    span, f"build the operator over the column's declared bounds, e.g. keep_or_uniform({lo}, {hi}, "
+                    "0.5)")
         else:
             raise JostleRuntimeError(f"randomise() cannot randomise column '{column}'", span)
         pairs.append((column, op))
@@ -506,7 +510,8 @@ def _reconstruct(interp, span, table, column, operator, iterations=None, toleran
 def _estimate(interp, span, distribution, prop):
     if not isinstance(distribution, Table) or distribution.private or \
             set(distribution.schema.names) != {"value", "probability"}:
-        raise JostleRuntimeError(f"estimate() needs a distribution made by reconstruct, got a {type_name(distribution)}",
+        raise JostleRuntimeError("estimate() needs a distribution made by reconstruct, got a "
+                                 f"{type_name(distribution)}",
                                  span, 'dist = reconstruct(r, "col", R)')
     values = tuple(distribution.frame["value"].tolist())
     members = property_members(interp, values, prop, span)

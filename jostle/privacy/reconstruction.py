@@ -146,5 +146,6 @@ def reconstruct(operator: Operator, outputs: np.ndarray | Sequence[int], values:
                               likelihood_stop)
 
 
-__all__ = ["DEFAULT_ITERATIONS", "DEFAULT_TOLERANCE", "LIKELIHOOD_GAIN", "Reconstruction", "output_counts", "reconstruct",
+__all__ = ["DEFAULT_ITERATIONS", "DEFAULT_TOLERANCE", "LIKELIHOOD_GAIN", "Reconstruction", "output_counts",
+           "reconstruct",
            "reconstruct_counts"]
