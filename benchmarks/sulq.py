@@ -199,7 +199,7 @@ def main(argv: list[str] | None = None) -> None:
         "repetitions": repetitions, "epsilons": epsilons, "delta": DELTA, "quick": args.quick,
         "conversion": "the zCDP learners get rho = rho_for(epsilon, delta) (CKS, the accountant's); "
                       "diffprivlib runs at pure epsilon (stronger)",
-        "learners_available": learners.available(), "command": " ".join(["python", "benchmarks/sulq.py",
+        "learners_available": learners.available(), "commit": commit(), "command": " ".join(["python", "benchmarks/sulq.py",
                                                                          *(argv if argv is not None else sys.argv[1:])])}}
     if "calibration" in parts:
         results["calibration"] = calibration_table()
@@ -228,6 +228,20 @@ def main(argv: list[str] | None = None) -> None:
     results_path.write_text(json.dumps(results, indent=1, default=float))
     sulq_plot.plot(results, plot_path)
     print(f"\n{results['_meta']['seconds']:.0f} s; wrote {results_path.relative_to(ROOT)} and {plot_path.relative_to(ROOT)}")
+
+
+def commit() -> str:
+    """The checkout's commit, with "+changes" when jostle/ or benchmarks/ differ from it."""
+    import subprocess
+
+    try:
+        head = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True,
+                              text=True, check=True).stdout.strip()
+        dirty = subprocess.run(["git", "-C", str(ROOT), "status", "--short", "--", "jostle", "benchmarks/sulq*.py"],
+                               capture_output=True, text=True, check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+    return head + ("+changes" if dirty else "")
 
 
 def winners(results: dict) -> dict:

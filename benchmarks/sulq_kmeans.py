@@ -93,6 +93,15 @@ def run(tables: list[sulq_data.ClusteringTable], budgets: list[dict], repetition
                         reference = row[name]
                 runs.append(row)
         summary = summarise(runs, budgets, LEARNERS, "kmeans")
+        for point in budgets:  # what the lecture's R costs in rho, next to the budget the others get
+            spent = [r["spent"]["sulq_lecture"] for r in runs if r["epsilon"] == point["epsilon"]
+                     and "sulq_lecture" in r["spent"]]
+            variances = {name: [r["variance"][name] for r in runs if r["epsilon"] == point["epsilon"]
+                                and name in r.get("variance", {})] for name in ("sulq_lecture", "sulq_zcdp", "dplloyd")}
+            if spent:
+                summary[f"{point['epsilon']:g}"]["lecture_rho_spent"] = float(np.mean(spent))
+                summary[f"{point['epsilon']:g}"]["rho_budget"] = point["rho"]
+                summary[f"{point['epsilon']:g}"]["variance"] = {n: float(np.mean(v)) for n, v in variances.items() if v}
         out["tables"][table.name] = {"k": table.k, "d": int(table.rows.shape[1]), "rows": int(len(table.rows)),
                                      "tuning_rows": int(len(table.tuning)), "box": table.box,
                                      "tuned_iterations": tuned, "summary": summary, "runs": runs,
@@ -108,3 +117,7 @@ def print_table(name: str, entry: dict) -> None:
         cells = [f"{n} {s['mean']:.4f} [{s['low']:.4f}, {s['high']:.4f}]" for n in LEARNERS
                  if np.isfinite((s := summary[n])["mean"])]
         print(f"  eps {key}: " + "; ".join(cells))
+        if "lecture_rho_spent" in summary:
+            print(f"    the lecture's R costs rho {summary['lecture_rho_spent']:.3g} of the {summary['rho_budget']:.3g} "
+                  f"the zCDP learners get; R per query: " + ", ".join(f"{n} {v:.4g}"
+                                                                    for n, v in summary["variance"].items()))
