@@ -1156,6 +1156,12 @@ class Generator:
         private tables, the miner for free on public ones."""
         chunks.extend(redescription_statements(self))
 
+    def family_sulq(self, chunks: list[str]) -> None:
+        """The SuLQ learners, `sulq(x, R)` and the calibrations (issue 26; tests/privacy/fuzz_sulq.py)."""
+        from tests.privacy.fuzz_sulq import sulq_statements
+
+        chunks.extend(sulq_statements(self))
+
     def family_public(self, chunks: list[str]) -> None:
         """Ordinary public computation, errors included."""
         chunks.append(self.pick([
@@ -1188,6 +1194,7 @@ FAMILIES: dict[str, float] = {
     # issue 25, DP redescription mining (tests/privacy/fuzz_redescription.py): drawn by its own test
     # (test_redescription_calls_are_fuzzed in test_redescription_audits.py), weight 0 here likewise
     "redescription": 0,
+    "sulq": 0,  # issue 26 (tests/privacy/fuzz_sulq.py): drawn by test_sulq_calls_are_fuzzed in test_sulq_audits.py
 }
 
 
