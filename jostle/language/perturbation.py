@@ -341,7 +341,8 @@ def _column_operators(table: Table, spec: Any, span: Span) -> list[tuple[str, Op
     pairs = []
     for column, value in spec.fields:
         if column not in table.schema:
-            raise JostleRuntimeError(f"table '{table.name}' has no column {column!r}", span)
+            raise JostleRuntimeError(f"table '{table.name}' has no column {column!r}", span,
+                                     f"its columns: {table.schema.names}")
         op = _operator_argument(value, "randomise", span)
         declared = table.schema[column]
         if isinstance(declared, Categorical):
@@ -474,7 +475,8 @@ def reconstruction_of(table: Any, column: Any, operator: Any, span: Span, iterat
         raise PrivacyError(f"reconstruct() reads the randomised values of a public table; '{table.name}' is private",
                            span, "randomise it first: r = randomise(t, {col: R}); reconstruct(r, \"col\", R)")
     if not isinstance(column, str) or column not in table.schema:
-        raise JostleRuntimeError(f"table '{table.name}' has no column {column!r}", span)
+        raise JostleRuntimeError(f"table '{table.name}' has no column {column!r}", span,
+                                     f"its columns: {table.schema.names}")
     index = {value: j for j, value in enumerate(op.outputs)}
     try:
         positions = np.fromiter((index[v if op.categories is not None else _whole(v)] for v in
