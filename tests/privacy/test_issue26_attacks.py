@@ -171,9 +171,7 @@ def _outcome(session: Session, program: str) -> tuple[str, float]:
             session.eval("spent()")
 
 
-# FINDING 1: SuLQ ID3's stop_factor is checked only inside fit_id3, after the call charged its rho.
-@pytest.mark.xfail(strict=True, reason="FINDING 1: SuLQID3(stop_factor=-1 / inf) charges the rho, then raises a raw "
-                   "ValueError from fit_id3 (spent on a failure; exit code of an internal error)")
+# FINDING 1 (fixed): SuLQ ID3's stop_factor was checked only inside fit_id3, after the call charged its rho.
 @pytest.mark.parametrize("factor", ["-1", "1e400"])
 def test_a_bad_stop_factor_is_refused_before_the_charge(factor: str) -> None:
     session = _sulq_session()
@@ -181,8 +179,6 @@ def test_a_bad_stop_factor_is_refused_before_the_charge(factor: str) -> None:
     assert (end, spent) == ("located", 0.0)
 
 
-@pytest.mark.xfail(strict=True, reason="FINDING 1 (estimator): SuLQID3Classifier(stop_factor=-1).fit charges its "
-                   "budget, then fit_id3 raises ValueError")
 def test_the_estimator_refuses_a_bad_stop_factor_before_the_charge() -> None:
     from jostle.learners.sulq_classifiers.estimators import SuLQID3Classifier
     from jostle.privacy.shared_budget import PrivacyBudget
@@ -227,8 +223,6 @@ def _spy(monkeypatch: pytest.MonkeyPatch, module: Any, name: str) -> list[int]:
     return read
 
 
-@pytest.mark.xfail(strict=True, reason="FINDING 3: SuLQID3 / SuLQPerceptron code the rows before a pure-program or "
-                   "over-budget refusal (refusal time grows with the private row count)")
 @pytest.mark.parametrize("program, caps", [
     ('m = SuLQID3(t, "c", rho=0.1)', {"budget": 1}),
     ('m = SuLQPerceptron(t, "c", rho=0.5)', {"rho": 0.1}),
@@ -255,3 +249,70 @@ def test_a_refused_kmeans_call_reads_no_row(caps: dict[str, Any], monkeypatch: p
     session.bind_private("t", _kmeans_frame().fillna(1.0), {"x": Numeric(0, 10), "y": Numeric(0, 10)})
     assert _outcome(session, 'm = DPLloyd(t, ["x", "y"], k=2, rho=0.1)') == ("located", 0.0)
     assert read == []
+
+
+# ---------------------------------------------------------------- guards: charge first, exact bounds
+def test_randomise_charges_its_epsilon_before_any_draw(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The charge (>= sum ln gamma_i, exactly) is in the accountant before the first sample."""
+    from jostle.privacy import randomisation as rnd
+
+    session = Session(budget=10, seed=3, ledger_path=":memory:", output=io.StringIO())
+    session.bind_private("t", pd.DataFrame({"x": [0, 3, 20], "s": ["F", "M", "F"]}),
+                         {"x": Numeric(0, 20, integer=True), "s": Categorical(("F", "M"))}, public_rows=True)
+    seen: list[float] = []
+    original = rnd.sample
+
+    def spy(noise: Any, operator: Any, inputs: Any) -> Any:
+        seen.append(session.eval("spent()"))
+        return original(noise, operator, inputs)
+
+    monkeypatch.setattr(rnd, "sample", spy)
+    session.run('r = randomise(t, {x: mixture([0.5, 0.5], [cyclic_uniform(0, 20, 3), keep_or_uniform(0, 20, 0)]), '
+                's: randomized_response_operator(["F", "M"], 0.7)})')
+    (entry,) = session.eval("ledger()")
+    gammas = [rnd.amplification(rnd.mixture([("1/2", rnd.cyclic_uniform(21, 3)), ("1/2", rnd.keep_or_uniform(21, 0))])),
+              rnd.amplification(rnd.randomized_response(2, Fraction(7, 10)))]
+    charged = Fraction(entry["epsilon"]).limit_denominator(10 ** 6)
+    product = gammas[0] * gammas[1]
+    series = sum((charged ** j / math.factorial(j) for j in range(60)), Fraction(0))  # < e^charged
+    assert series >= product, "the charged epsilon is below ln(prod gamma)"
+    assert seen and all(spent == pytest.approx(float(charged)) for spent in seen), seen
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_amplification_is_the_brute_force_maximum_ratio(seed: int) -> None:
+    from jostle.privacy import randomisation as rnd
+
+    rng = np.random.default_rng(seed)
+    size = int(rng.integers(2, 7))
+    parts = [rnd.keep_or_uniform(size, Fraction(int(rng.integers(0, 5)), 5)),
+             rnd.cyclic_uniform(size, int(rng.integers(0, (size - 1) // 2 + 1))),
+             rnd.randomized_response(size, Fraction(int(rng.integers(1, 20)), 10))]
+    weights = [Fraction(1, 3)] * 3
+    operator = rnd.mixture(list(zip(weights, parts)))
+    worst: Fraction | float = Fraction(1)
+    for y in operator.outputs:
+        column = [operator.probability(x, y) for x in range(size)]
+        if max(column) == 0:
+            continue
+        worst = math.inf if min(column) == 0 else max(worst, max(column) / min(column))
+    assert rnd.amplification(operator) == worst
+
+
+def test_sulq_builtin_charges_before_it_draws(monkeypatch: pytest.MonkeyPatch) -> None:
+    from jostle.privacy import grid_release
+
+    session = Session(rho=1, seed=3, ledger_path=":memory:", output=io.StringIO())
+    session.bind_private("t", pd.DataFrame({"v": [1.0, 2.0]}), {"v": Numeric(0, 10)})
+    seen: list[float] = []
+    original = grid_release.release_gaussian
+
+    def spy(*args: Any, **kwargs: Any) -> Any:
+        seen.append(session.eval("spent()"))
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(grid_release, "release_gaussian", spy)
+    session.run('x = sulq(sum(t, "v"), 1000)')
+    assert len(seen) == 1 and seen[0] > 0
+    # a variance too small for what is left: refused before any draw, nothing more spent
+    assert _outcome(session, 'y = sulq(sum(t, "v"), 0.001)')[0] == "located" and len(seen) == 1
