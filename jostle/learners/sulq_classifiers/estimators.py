@@ -158,6 +158,9 @@ class SuLQID3Classifier(_SuLQClassifier):
                  charge: ChargeCallback | None = None, budget: PrivacyBudget | None = None) -> None:
         self._keep_parameters(locals())
 
+    def _validate(self) -> None:
+        id3.check_stop_factor(self.stop_factor)  # public, before anything is charged
+
     def _batches(self, sizes: Sequence[int], n_classes: int) -> list[int]:
         return id3.batches(sizes, n_classes, self.depth)
 

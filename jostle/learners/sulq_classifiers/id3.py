@@ -50,7 +50,8 @@ import numpy as np
 
 from jostle.learners.sulq_classifiers.queries import Calibration, ChargeFunction, Releases, calibrate, check_shape
 
-__all__ = ["DEFAULT_DEPTH", "DEFAULT_STOP_FACTOR", "SuLQTree", "batches", "fit_id3", "query_count", "usable_depth"]
+__all__ = ["DEFAULT_DEPTH", "DEFAULT_STOP_FACTOR", "SuLQTree", "batches", "check_stop_factor", "fit_id3", "query_count",
+           "usable_depth"]
 
 DEFAULT_DEPTH = 2
 DEFAULT_STOP_FACTOR = 1.0
@@ -58,6 +59,18 @@ DEFAULT_STOP_FACTOR = 1.0
 
 def _check_shape(domain_sizes: Sequence[int], n_classes: int, depth: int) -> tuple[list[int], int, int]:
     return check_shape("SuLQ ID3", domain_sizes, n_classes, depth, "depth", 0)
+
+
+def check_stop_factor(stop_factor: Any) -> float:
+    """The public stop factor as a float, checked (call it before anything is charged).
+
+    Raises:
+        ValueError: Not a finite number >= 0.
+    """
+    if (isinstance(stop_factor, bool) or not isinstance(stop_factor, (int, float, np.integer, np.floating))
+            or not np.isfinite(stop_factor) or stop_factor < 0):
+        raise ValueError(f"the stop factor must be a finite number >= 0, got {stop_factor!r}")
+    return float(stop_factor)
 
 
 def batches(domain_sizes: Sequence[int], n_classes: int, depth: int) -> list[int]:
@@ -219,8 +232,7 @@ def fit_id3(X: np.ndarray, y: np.ndarray, domain_sizes: Sequence[int], n_classes
             is refused (before its batch is drawn).
     """
     sizes, classes, depth = _check_shape(domain_sizes, n_classes, depth)
-    if not (np.isfinite(stop_factor) and stop_factor >= 0):
-        raise ValueError(f"the stop factor must be a finite number >= 0, got {stop_factor!r}")
+    stop_factor = check_stop_factor(stop_factor)
     plan = calibration if calibration is not None else calibrate(batches(sizes, classes, depth), rho, variance)
     if cap is not None:
         plan.check(cap, "SuLQ ID3")

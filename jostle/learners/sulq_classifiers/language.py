@@ -36,7 +36,8 @@ import numpy as np
 from jostle.diagnostics.errors import JostleRuntimeError, MeasureMismatch
 from jostle.diagnostics.source import Span
 from jostle.language.calls import ChoiceCall, budget_of, check_keywords, check_learnable
-from jostle.language.values import CorpusValue
+from jostle.data.schema import Categorical
+from jostle.language.values import CorpusValue, Table
 from jostle.learnerkit import language as kit
 from jostle.learnerkit.language import ClassifierModel, TaskData, task_data
 from jostle.privacy.measures import RhoZCDPBudget
@@ -83,6 +84,18 @@ class SulqModel(ClassifierModel):
         return np.asarray(self.fitted.predict(self._ordered(X, columns)), dtype=np.int64)
 
 
+def _schema_shape(table: Any, target: Any, span: Span, who: str) -> tuple[list[int], int]:
+    """The attributes' domain sizes and the class count, from the table's PUBLIC schema (no row is
+    read). A table the kit's `task_data` would refuse is refused by it, which checks the schema
+    before it reads a row."""
+    if isinstance(table, Table) and isinstance(target, str) and target in table.schema:
+        names = [name for name in table.schema.names if name != target]
+        if names and all(isinstance(table.schema[name], Categorical) for name in [*names, target]):
+            return [len(table.schema[name].values) for name in names], len(table.schema[target].values)
+    task_data(table, target, span, who)  # raises its located error (the schema is checked first)
+    raise JostleRuntimeError(f"{who} needs a table of categorical columns", span)
+
+
 def _public_number(kwargs: dict[str, Any], key: str, span: Span, who: str, whole: bool) -> Any:
     value = kwargs[key]
     if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
@@ -124,16 +137,15 @@ class SulqOptionValue:
         return f"<option {self.name}>"
 
     def jostle_call(self, interp: Any, args: list[Any], kwargs: dict[str, Any], span: Span) -> SulqModel:
-        import dataclasses
-
         from jostle.learners.sulq_classifiers import id3, perceptron
         from jostle.learners.sulq_classifiers.family import FAMILY
+        from jostle.learners.sulq_classifiers.options import MAX_OPTION_QUERIES
         from jostle.learners.sulq_classifiers.queries import calibrate
 
         who = f"{self.name}()"
         check_keywords(kwargs, span, who, self.keywords)
         table, target = kit.table_and_target(args, span, who)
-        data = task_data(table, target, span, who)
+        sizes, n_classes = _schema_shape(table, target, span, who)  # public: no row is read before the charge
         if not table.private:
             raise JostleRuntimeError(f"{who} learns from a private table; this one is public", span,
                                      "SuLQ's noise is only worth its cost on private data")
@@ -141,20 +153,19 @@ class SulqOptionValue:
         if "epsilon" in kwargs or not interp.accountant.accounting.is_zcdp:
             raise MeasureMismatch(f"{who} adds Gaussian noise, which has no pure epsilon: it is charged in rho, in "
                                   "a zCDP program", span, ZCDP_HINT)
-        option = self.engine_option
-        settings = dict(option.parameters)
+        settings = dict(self.engine_option.parameters)
         for key in PARAMETERS[self.name]:
             if key in kwargs:
                 settings[key] = _public_number(kwargs, key, span, who, key != "stop_factor")
-        option = dataclasses.replace(option, parameters=tuple(settings.items()))
         try:
             if self.name == "SuLQID3":
-                depth = settings["depth"] if "depth" in kwargs else option.depth_for(data.coded(table.name))
+                id3.check_stop_factor(settings["stop_factor"])  # public: checked before the charge
+                depth = settings["depth"] if "depth" in kwargs else id3.usable_depth(
+                    sizes, n_classes, settings["depth"], MAX_OPTION_QUERIES)
                 settings["depth"] = depth
-                plan_batches = id3.batches([len(d) for d in data.domains], len(data.classes), depth)
+                plan_batches = id3.batches(sizes, n_classes, depth)
             else:
-                plan_batches = perceptron.batches([len(d) for d in data.domains], len(data.classes),
-                                                  settings["iterations"])
+                plan_batches = perceptron.batches(sizes, n_classes, settings["iterations"])
             if "variance" in kwargs:
                 calibration = calibrate(plan_batches, variance=_public_number(kwargs, "variance", span, who, False))
                 if "rho" in kwargs:
@@ -173,6 +184,7 @@ class SulqOptionValue:
         interp.accountant.charge(cost, table.node, f"option {self.name}",
                                  f"{self.name} on '{target}' ({calibration.queries} SuLQ queries, variance "
                                  f"{float(calibration.variance):.6g})", span)
+        data = task_data(table, target, span, who)  # the rows are coded only now, after the charge
         return self.fit(data, calibration, settings, interp.randomness, option_guard(self.name, cost), target)
 
     def fit(self, data: TaskData, calibration: Any, settings: dict[str, Any], noise: Any, guard: Any,
