@@ -231,9 +231,13 @@ def main(argv: list[str] | None = None) -> None:
 
 
 def commit() -> str:
-    """The checkout's commit, with "+changes" when jostle/ or benchmarks/ differ from it."""
+    """The checkout's commit, with "+changes" when jostle/ or benchmarks/ differ from it
+    ($JOSTLE_COMMIT when the code runs from an export without git, e.g. `git archive HEAD`)."""
+    import os
     import subprocess
 
+    if os.environ.get("JOSTLE_COMMIT"):
+        return os.environ["JOSTLE_COMMIT"]
     try:
         head = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True,
                               text=True, check=True).stdout.strip()
