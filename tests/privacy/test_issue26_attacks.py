@@ -207,9 +207,9 @@ def test_a_huge_whole_number_cell_does_not_decide_whether_kmeans_fails() -> None
     assert _kmeans_outcome([1, 2, 10 ** 400]) == _kmeans_outcome([1, 2])
 
 
-# FINDING 3 (low; inherited from the tree family's template): the SuLQ classifiers code every row of
-# the table (learnerkit.language.task_data) before their refusals (a pure program, over budget), so
-# the time a refusal takes grows with the private row count. The k-means learners charge first and
+# FINDING 3 (fixed in 67fd33f; low, inherited from the tree family's template): the SuLQ classifiers coded
+# every row of the table (learnerkit.language.task_data) before their refusals (a pure program, over budget), so
+# the time a refusal took grew with the private row count. The k-means learners charge first and
 # code the rows after (guarded below).
 def _spy(monkeypatch: pytest.MonkeyPatch, module: Any, name: str) -> list[int]:
     read: list[int] = []
