@@ -316,3 +316,31 @@ def test_sulq_builtin_charges_before_it_draws(monkeypatch: pytest.MonkeyPatch) -
     assert len(seen) == 1 and seen[0] > 0
     # a variance too small for what is left: refused before any draw, nothing more spent
     assert _outcome(session, 'y = sulq(sum(t, "v"), 0.001)')[0] == "located" and len(seen) == 1
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_a_variance_for_rho_never_costs_more_than_the_rho(seed: int) -> None:
+    """R = variance_for_rho(r, T, touched): the batch plans of a learner add up to at most r,
+    exactly, whatever the split of T into batches (SuLQ's and DPLloyd's countings)."""
+    from jostle.privacy.sulq import sulq_plan, variance_for_rho
+
+    rng = np.random.default_rng(seed)
+    rho = Fraction(float(rng.uniform(1e-6, 5.0)))
+    batches = [int(b) for b in rng.integers(1, 300, size=int(rng.integers(1, 6)))]
+    per_batch = [int(rng.integers(1, b + 1)) for b in batches]
+    for touched in (None, sum(per_batch)):
+        variance = variance_for_rho(rho, sum(batches), touched)
+        plans = [sulq_plan(variance, b, None if touched is None else t) for b, t in zip(batches, per_batch)]
+        assert sum((p.rho for p in plans), Fraction(0)) <= rho
+        assert all(p.sigma2 * p.grid ** 2 >= variance for p in plans)  # at least the variance asked
+
+
+def test_sulq_on_a_replace_one_table_pays_for_a_replaced_row() -> None:
+    """One row replaced moves a sum twice as far as one row removed: sulq() charges ~4x the rho."""
+    charged = {}
+    for unit in ("row", "replace_one"):
+        session = Session(rho=10, seed=3, ledger_path=":memory:", output=io.StringIO())
+        session.bind_private("t", pd.DataFrame({"v": [1.0, 2.0]}), {"v": Numeric(0, 1)}, unit=unit)
+        session.run('x = sulq(sum(t, "v"), 100)')
+        charged[unit] = session.eval("spent()")
+    assert charged["replace_one"] >= 3.99 * charged["row"], charged
