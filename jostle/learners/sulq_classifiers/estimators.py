@@ -142,7 +142,7 @@ class SuLQID3Classifier(_SuLQClassifier):
         domains: The features' public domains (categories or `NumericBins`).
         classes: The public class list.
         depth: The public maximum depth D (T grows as the largest domain size to the D).
-        stop_factor: A node is a leaf when its noisy size falls below stop_factor * sd * C * b.
+        stop_factor: A node is a leaf when its noisy size falls below stop_factor * sd * C * |D_a| (a: its best split).
         variance: R itself (the lecture's calibration), instead of deriving it from rho.
         random_state: Seed of the noise (None: secure randomness).
         noise: A noise source (overrides `random_state`; tests and simulations).

@@ -30,10 +30,10 @@ touched = L.
 
 The learner (post-processing of the noisy counts only):
   * node size N' = the sum of its C noisy class counts; a node becomes a leaf when
-    N' < stop_factor * sd * C * b (the noisy table it would split on, C b cells, would hold
-    fewer rows per cell than stop_factor noise standard deviations: the counts are "of the
-    order of sqrt(R)"), at depth D, when every attribute is used on its path, or when no noisy
-    gain is positive;
+    N' < stop_factor * sd * C * |D_a|, a the attribute of largest noisy gain (the noisy table
+    it would split on, C |D_a| cells, would hold fewer rows per cell than stop_factor noise
+    standard deviations: the counts are "of the order of sqrt(R)"), at depth D, when every
+    attribute is used on its path, or when no noisy gain is positive;
   * otherwise it splits on the unused attribute of largest noisy information gain, computed
     from the noisy counts clipped at 0;
   * a leaf's class distribution is its noisy class counts clipped at 0, normalised (its
@@ -241,7 +241,7 @@ def fit_id3(X: np.ndarray, y: np.ndarray, domain_sizes: Sequence[int], n_classes
     releases = Releases(plan, noise, charge, "SuLQ ID3")
     branching, values = max(sizes), sum(sizes)
     offsets = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64)
-    threshold = stop_factor * plan.sd * classes * branching
+    noise_per_cell = stop_factor * plan.sd * classes  # times the split attribute's domain size
     width = classes * (1 + values)
     uniform = np.full((1, classes), 1.0 / classes)
     split: list[np.ndarray] = []
@@ -278,7 +278,8 @@ def fit_id3(X: np.ndarray, y: np.ndarray, domain_sizes: Sequence[int], n_classes
             gains = _gains(node_counts, table, sizes, offsets)
             gains[used] = -np.inf
             best = gains.argmax(axis=1)
-            grows = (open_slots & (node_counts.sum(axis=1) >= threshold)
+            cells = np.asarray(sizes)[best]  # the chosen attribute's values
+            grows = (open_slots & (node_counts.sum(axis=1) >= noise_per_cell * cells)
                      & (gains[np.arange(slots), best] > 0))
             attribute[grows] = best[grows]
         split.append(attribute)
