@@ -1162,6 +1162,12 @@ class Generator:
 
         chunks.extend(sulq_statements(self))
 
+    def family_perturbation(self, chunks: list[str]) -> None:
+        """Randomisation operators, their analysis and `randomise` (issue 26; tests/privacy/fuzz_perturbation.py)."""
+        from tests.privacy.fuzz_perturbation import perturbation_statements
+
+        chunks.extend(perturbation_statements(self))
+
     def family_public(self, chunks: list[str]) -> None:
         """Ordinary public computation, errors included."""
         chunks.append(self.pick([
@@ -1195,6 +1201,7 @@ FAMILIES: dict[str, float] = {
     # (test_redescription_calls_are_fuzzed in test_redescription_audits.py), weight 0 here likewise
     "redescription": 0,
     "sulq": 0,  # issue 26 (tests/privacy/fuzz_sulq.py): drawn by test_sulq_calls_are_fuzzed in test_sulq_audits.py
+    "perturbation": 0,  # issue 26 (fuzz_perturbation.py): drawn by test_perturbation_audits.py
 }
 
 
