@@ -21,7 +21,11 @@ centres are public (a seeded uniform draw in the box, `initial_centres`, or give
      value lies in [0, 1];
   3. charge the batch (`sulq.sulq_plan(...).budget`) to the guard, THEN release it with exact
      discrete Gaussian noise of variance R (`sulq.sulq_release`);
-  4. new centre j = noisy sums / max(noisy size, 1), clipped into [0, 1]^d (post-processing).
+  4. new centre j = noisy sums / max(noisy size, 1), clipped into [0, 1]^d (post-processing);
+     optionally (`reseeding`, the Option DPLloydReseed) a cluster whose noisy size is below
+     max(1, 3 sd) is moved next to the largest noisy cluster with public jitter (`reseed`; also
+     post-processing): a centre that lost all its rows otherwise flies to a corner of the box
+     (noisy sums over max(noise, 1)) and stays there.
 
 Privacy, two countings of the same batches (privacy unit: one row added or removed):
 
@@ -55,7 +59,7 @@ from jostle.privacy.measures import RhoZCDPBudget
 from jostle.privacy.sulq import SulqPlan, sulq_plan, sulq_release, variance_for_rho
 
 __all__ = ["DPLLOYD", "METHODS", "SULQ", "KMeansModel", "KMeansPlan", "assign", "cluster_sums", "fit",
-           "initial_centres", "kmeans_plan", "normalised_wcss", "query_count", "touched_per_iteration", "wcss"]
+           "initial_centres", "kmeans_plan", "normalised_wcss", "query_count", "reseed", "touched_per_iteration", "wcss"]
 
 SULQ = "sulq"
 DPLLOYD = "dplloyd"
@@ -230,7 +234,28 @@ class KMeansModel:
                 f"T={self.queries}, variance {float(self.plan.variance):.4g}, rho {float(self.plan.rho):.4g}\n{rows}")
 
 
-def fit(data: ClusteringData, plan: KMeansPlan, noise: Any, charge: Charge, learner: str = "") -> KMeansModel:
+RESEED_FACTOR = 3.0   # a cluster whose noisy size is below max(1, 3 sd) is reseeded (when asked)
+RESEED_JITTER = 0.05  # the reseeded centre's public offset, in [0, 1] units
+
+
+def reseed(centres: np.ndarray, sizes: np.ndarray, sd: float, seed: int, iteration: int) -> np.ndarray:
+    """Move the centres of near-empty clusters (noisy size below max(1, RESEED_FACTOR sd)) next
+    to the centre of the largest noisy cluster, offset by public Gaussian jitter (seeded by the
+    public seed and the iteration), so that they split it on the next iteration. Post-processing
+    of released sizes and centres and of public randomness: no privacy cost. Unchanged when no
+    cluster, or every cluster, is near-empty."""
+    dead = sizes < max(1.0, RESEED_FACTOR * sd)
+    if not dead.any() or dead.all():
+        return centres
+    moved = centres.copy()
+    rng = np.random.default_rng([int(seed), 7, int(iteration)])
+    moved[dead] = np.clip(centres[int(np.argmax(sizes))] + rng.normal(0.0, RESEED_JITTER, (int(dead.sum()),
+                                                                                           centres.shape[1])), 0, 1)
+    return moved
+
+
+def fit(data: ClusteringData, plan: KMeansPlan, noise: Any, charge: Charge, learner: str = "",
+        reseeding: bool = False) -> KMeansModel:
     """Run the plan's iterations on `data` (see the module docstring).
 
     Args:
@@ -240,6 +265,7 @@ def fit(data: ClusteringData, plan: KMeansPlan, noise: Any, charge: Charge, lear
         charge: The guard: called with each batch's cost BEFORE its noise is drawn; it raises
             (e.g. `OverBudgetError`) to refuse, and nothing more is drawn.
         learner: A name for the model's printout.
+        reseeding: After each iteration, reseed near-empty clusters (`reseed`; post-processing).
     """
     if (plan.k, plan.d) != (data.k, data.d):
         raise ValueError(f"the plan is for k={plan.k}, d={plan.d}; the data have k={data.k}, d={data.d}")
@@ -257,6 +283,8 @@ def fit(data: ClusteringData, plan: KMeansPlan, noise: Any, charge: Charge, lear
         noisy = sulq_release(noise, sums, plan.batch)
         sizes = noisy[:k]
         centres = np.clip(noisy[k:].reshape(k, d) / np.maximum(sizes, 1.0)[:, None], 0.0, 1.0)  # post-processing
+        if reseeding:
+            centres = reseed(centres, sizes, plan.sd, data.seed, iteration)  # post-processing too
     return KMeansModel(centres, data.box, plan, sizes, learner)
 
 

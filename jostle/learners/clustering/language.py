@@ -13,7 +13,8 @@
     m2 = C(t, task, rho=0.1)
 
 Every Option name is also its learner: `SuLQKMeans`, `DPLloyd` (5 iterations unless
-`iterations=` says otherwise), `DPLloyd2`, `DPLloyd10`. A call names the columns and their PUBLIC
+`iterations=` says otherwise), `DPLloyd2`, `DPLloyd10`, `DPLloydReseed` (`reseed=true`:
+near-empty clusters moved next to the largest after each iteration, post-processing). A call names the columns and their PUBLIC
 bounds (`bounds=`: each column's [low, high]; default: the schema's declared `numeric(lo, hi)`;
 never read from the data), k, and optionally the
 public `seed=` of the initial centres (uniform in the box) or the `initial=` centres themselves.
@@ -48,7 +49,7 @@ from jostle.privacy.subledger import option_guard
 TASK = "clustering"
 UNITS = ("row",)
 TASK_KEYWORDS = ("k", "bounds", "seed", "initial")
-LEARNER_KEYWORDS = (*BUDGET_KEYWORDS, *TASK_KEYWORDS, "iterations", "variance")
+LEARNER_KEYWORDS = (*BUDGET_KEYWORDS, *TASK_KEYWORDS, "iterations", "variance", "reseed")
 PUBLIC_RHO = Fraction(1)  # what a call on a public table runs at without rho= or variance=
 
 
@@ -256,6 +257,9 @@ class ClusteringLearner(FamilyCall):
             raise MeasureMismatch(f"{who} adds Gaussian noise: it is charged in rho, in a zCDP program", span,
                                   "state the program's total in zCDP (`budget E, D using zcdp` or `budget rho(R)`); "
                                   "nothing was spent")
+        reseeding = merged.get("reseed", option.reseeding)
+        if not isinstance(reseeding, bool):
+            raise _fail(who, f"reseed= must be true or false, got a {type_name(reseeding)}", span)
         plan = _plan(interp, decl, option.method, iterations, kwargs, span, who)
         if decl.private:
             interp.accountant.charge(plan.budget, table.node, f"option {self.name}",
@@ -264,7 +268,7 @@ class ClusteringLearner(FamilyCall):
         # the rows are coded only once the charge went through; coding never refuses a row
         data = decl.task_data()
         guard = option_guard(self.name, plan.budget) if decl.private else (lambda cost, description: None)
-        return KMeansValue(fit(data, plan, interp.randomness, guard, self.name), self.name, decl.private)
+        return KMeansValue(fit(data, plan, interp.randomness, guard, self.name, reseeding), self.name, decl.private)
 
 
 # ---------------------------------------------------------------- the ChoiceMaker

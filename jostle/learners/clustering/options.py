@@ -4,9 +4,11 @@
     DPLloyd      zCDP DPLloyd, 5 iterations (touched = d + 1 per iteration)
     DPLloyd2     zCDP DPLloyd, 2 iterations (less noise per iteration, fewer moves)
     DPLloyd10    zCDP DPLloyd, 10 iterations
+    DPLloydReseed  zCDP DPLloyd, 5 iterations, near-empty clusters reseeded next to the largest
+                 noisy cluster after each iteration (`kmeans.reseed`: post-processing)
 
-The number of iterations is the choice point: fixed in advance (public), it trades noise per
-iteration (the budget is split equally across them) against how far Lloyd's moves get from the
+The number of iterations and the reseeding are the choice points. The number of iterations,
+fixed in advance (public), trades noise per iteration (the budget is split equally across them) against how far Lloyd's moves get from the
 public initial centres.
 
 **Privacy (every Option; unit: one row added or removed).** Given a rho r (`planned_cost(r)` is
@@ -55,6 +57,7 @@ class KMeansOption:
     method: str
     iterations: int
     description: str = ""
+    reseeding: bool = False
 
     def __post_init__(self) -> None:
         if self.method not in METHODS:
@@ -76,11 +79,11 @@ class KMeansOption:
         plan = self.plan(data, rho)
         if plan.rho > rho.rho:  # cannot happen (kmeans_plan); refused before any draw all the same
             raise OverBudgetError(f"Option {self.name} would spend rho {plan.rho}, more than {rho.rho}")
-        return fit(data, plan, noise, charge, self.name)
+        return fit(data, plan, noise, charge, self.name, self.reseeding)
 
     @property
     def fingerprint(self) -> str:
-        return (f"clustering|{self.name}|{self.method}|{self.iterations}|"
+        return (f"clustering|{self.name}|{self.method}|{self.iterations}|{self.reseeding}|"
                 f"{package_digest('jostle.learners.clustering', _NOT_THE_ALGORITHM)}")
 
 
@@ -90,6 +93,8 @@ def _options() -> list[KMeansOption]:
         KMeansOption("DPLloyd", DPLLOYD, DEFAULT_ITERATIONS, "zCDP DPLloyd, 5 iterations, d + 1 sums touched per row"),
         KMeansOption("DPLloyd2", DPLLOYD, 2, "zCDP DPLloyd, 2 iterations"),
         KMeansOption("DPLloyd10", DPLLOYD, 10, "zCDP DPLloyd, 10 iterations"),
+        KMeansOption("DPLloydReseed", DPLLOYD, DEFAULT_ITERATIONS, "zCDP DPLloyd, 5 iterations, near-empty clusters "
+                     "reseeded next to the largest (post-processing)", True),
     ]
 
 
