@@ -44,6 +44,8 @@ from jostle.privacy.subledger import BudgetExceededError  # noqa: F401 (re-expor
 from jostle.learners.ilp.estimators import DPILPClassifier  # noqa: F401 (re-exported)
 # ... and a redescription miner fits two views of the same entities (fit(left, right)), issue 25.
 from jostle.learners.redescription.estimators import DPRedescriptionMiner  # noqa: F401 (re-exported)
+# ... and private k-means fits rows into clusters, no label (fit(X)), issue 26.
+from jostle.learners.clustering.estimators import DPLloydKMeans, SuLQKMeans  # noqa: F401 (re-exported)
 
 LEARNERS_PACKAGE = "jostle.learners"
 
@@ -76,9 +78,9 @@ PRIVATE_ESTIMATORS: tuple[str, ...] = tuple(name for name, cls in ESTIMATORS.ite
 
 globals().update(ESTIMATORS)
 
-__all__ = sorted([*ESTIMATORS, "DPILPClassifier", "DPRedescriptionMiner", "ESTIMATORS", "PRIVATE_ESTIMATORS",
-                  "NumericBins", "PrivacyBudget", "PrivacyBudgetWarning", "BudgetExceededError", "default_budget",
-                  "family_estimators"])
+__all__ = sorted([*ESTIMATORS, "DPILPClassifier", "DPRedescriptionMiner", "DPLloydKMeans", "SuLQKMeans",
+                  "ESTIMATORS", "PRIVATE_ESTIMATORS", "NumericBins", "PrivacyBudget", "PrivacyBudgetWarning",
+                  "BudgetExceededError", "default_budget", "family_estimators"])
 
 
 def __getattr__(name: str) -> Any:
