@@ -115,7 +115,7 @@ def test_a_sulq_classifier_batch_moves_within_what_it_charged(learner: str, fram
                 models.append((repr(model.split), repr(model.proba)))
             else:
                 model = perceptron.fit_perceptron(X, y, [3, 2], classes, Randomness(1), None, rho=1, iterations=3)
-                models.append((repr(model.weights), model.chosen))
+                models.append((repr(model.weights), repr(model.noisy_errors)))
             runs.append(hook)
         _check_moves(*runs, f"{learner} on {frame_name}")
         assert models[0] == models[1], f"{learner} on {frame_name}: the model differs without a release"

@@ -5,7 +5,7 @@ What it follows. Blum, Dwork, McSherry and Nissim, "Practical privacy: the SuLQ 
 misclassified points (signed by their label), and that sum is d SuLQ queries, one per
 coordinate, of rows scaled into a public box; the lecture notes only name it. This is written
 from what we remember of the paper (its text was not available here); the multiclass form, the
-pocket choice and the exact query layout below are ours.
+averaging and the exact query layout below are ours.
 
 The box. Rows are categorical: each row is the one-hot vector of its attributes' values (V
 coordinates, V the sum of the PUBLIC domain sizes) plus a bias coordinate 1, so every
@@ -29,9 +29,11 @@ misclassified exactly when predicted 1), so only E is asked. Per iteration L = C
 Each query's per-row value is x_j times an indicator: in {0, 1}. Counted SuLQ's way, a batch of
 L queries has touched = L.
 
-The pocket. The bias coordinate of E[c] counts the misclassified rows of class c, so
-sum_c E~[c, bias] is a noisy count of W_t's training errors, for free (post-processing). The
-learner returns the W_t (t < I) of fewest noisy errors (W_0 = 0 predicts the first class).
+The average. The learner returns the mean of the iterates W_1 .. W_I (the averaged perceptron,
+post-processing of the noisy sums): on 20 tables of the public corpus it beat the last iterate
+and the iterate of fewest noisy errors at rho 0.02 and 0.5 (10 and 20 iterations). The bias
+coordinate of E[c] counts the misclassified rows of class c, so sum_c E~[c, bias] is a noisy
+count of W_t's training errors, for free: kept as `noisy_errors`, a diagnostic.
 """
 
 from __future__ import annotations
@@ -80,7 +82,6 @@ class SuLQLinear:
         queries: T, the number of SuLQ queries released.
         variance: R, the noise variance of every query.
         rho: What the fit cost.
-        chosen: The iteration whose weights were kept (the pocket).
         noisy_errors: The noisy training-error count of each iterate W_0 .. W_{I-1}.
     """
 
@@ -90,7 +91,6 @@ class SuLQLinear:
     queries: int
     variance: float
     rho: float
-    chosen: int
     noisy_errors: np.ndarray
     classes_: np.ndarray = field(init=False, repr=False)
 
@@ -116,7 +116,7 @@ class SuLQLinear:
                 classes: Sequence[Any] = (), **_: Any) -> str:
         """A short printout: the fit's facts and the largest weights of each class."""
         lines = [f"SuLQ perceptron ({self.queries} SuLQ queries, variance {self.variance:.6g}, rho {self.rho:.6g}; "
-                 f"kept iterate {self.chosen} of {len(self.noisy_errors)})"]
+                 f"the average of {len(self.noisy_errors)} iterates)"]
         labels = [f"{names[a] if len(names) > a else f'x{a}'}="
                   f"{values[a][v] if len(values) > a else v}"
                   for a, size in enumerate(self.domain_sizes) for v in range(size)] + ["bias"]
@@ -190,7 +190,6 @@ def fit_perceptron(X: np.ndarray, y: np.ndarray, domain_sizes: Sequence[int], n_
         errors[step] = by_truth[:, -1].sum()  # noisy count of W_step's misclassified rows
         history.append(weights.copy())
         weights = weights + by_truth - by_prediction
-    chosen = int(errors.argmin())
     released = releases.finish()
-    return SuLQLinear(history[chosen], tuple(sizes), classes, released, float(plan.variance), float(plan.rho),
-                      chosen, errors)
+    average = np.mean(history[1:] + [weights], axis=0)  # W_1 .. W_I
+    return SuLQLinear(average, tuple(sizes), classes, released, float(plan.variance), float(plan.rho), errors)
