@@ -32,7 +32,9 @@ What is measured (every figure a mean over repetitions with its 95% t-interval, 
    corpus, `sulq_choice`) is dispatched on the classification tables at the same rho and scored
    by its regret against the best single Option of its menu in hindsight. k-means has no such
    ChoiceMaker: at the same rho, iterations and start, DPLloyd asks the same batches as SuLQ
-   k-means with k times less noise variance, so the old one cannot win but by chance.
+   k-means with k times less noise variance, so the old one cannot win but by chance. The SuLQ
+   perceptron against diffprivlib's logistic regression (not a Jostle Option) gets a small
+   chooser of its own on public metafeatures, trained on the same corpus (`sulq_linear_choice`).
 
 Budgets. Each (epsilon, delta) point gives the zCDP learners rho = the largest rho whose CKS
 conversion (Canonne, Kamath and Steinke 2020, the accountant's, `jostle.privacy.conversions.rho_for`)
@@ -173,6 +175,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--only", choices=("calibration", "kmeans", "id3", "perceptron", "choicemaker"), action="append",
                         help="run only these parts (repeatable; default all)")
     parser.add_argument("--replot", metavar="JSON", help="only redraw the PNG beside a results file")
+    parser.add_argument("--out", metavar="JSON", help="write the results here (the PNG beside it) instead of "
+                        "benchmarks/results/sulq[_quick].json")
     args = parser.parse_args(argv)
     import sulq_plot
 
@@ -182,7 +186,8 @@ def main(argv: list[str] | None = None) -> None:
         print(f"wrote {path.with_suffix('.png')}")
         return
     suffix = "_quick" if args.quick else ""
-    results_path, plot_path = RESULTS / f"sulq{suffix}.json", RESULTS / f"sulq{suffix}.png"
+    results_path = Path(args.out) if args.out else RESULTS / f"sulq{suffix}.json"
+    plot_path = results_path.with_suffix(".png")
     parts = set(args.only or ("calibration", "kmeans", "id3", "perceptron", "choicemaker"))
     epsilons = QUICK_EPSILONS if args.quick else FULL_EPSILONS
     repetitions = args.repetitions or (3 if args.quick else 10)
@@ -221,13 +226,17 @@ def main(argv: list[str] | None = None) -> None:
             import sulq_choice
 
             results["choicemaker"] = sulq_choice.run(tables, budgets, repetitions, args.quick)
+        if "choicemaker" in parts and "perceptron" in results and learners.available()["sulq_classifiers"]:
+            import sulq_linear_choice
+
+            results["linear_choice"] = sulq_linear_choice.run(results["perceptron"], budgets, args.quick)
     results["winners"] = winners(results)
     print_winners(results["winners"])
     results["_meta"]["seconds"] = time.perf_counter() - start
-    RESULTS.mkdir(parents=True, exist_ok=True)
+    results_path.parent.mkdir(parents=True, exist_ok=True)
     results_path.write_text(json.dumps(results, indent=1, default=float))
     sulq_plot.plot(results, plot_path)
-    print(f"\n{results['_meta']['seconds']:.0f} s; wrote {results_path.relative_to(ROOT)} and {plot_path.relative_to(ROOT)}")
+    print(f"\n{results['_meta']['seconds']:.0f} s; wrote {results_path} and {plot_path}")
 
 
 def commit() -> str:

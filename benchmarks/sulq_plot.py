@@ -105,6 +105,13 @@ def _findings(axis, results: dict) -> None:
                     picks[name] = picks.get(name, 0) + count
         lines.append(f"ChoiceMaker across old and new ({choice['model_kind']}, {choice['mode']} mode): picks "
                      + ", ".join(f"{n} {c}" for n, c in sorted(picks.items(), key=lambda x: -x[1])))
+    linear = results.get("linear_choice")
+    if linear:
+        cells = [c for t in linear["tables"].values() for c in t.values()]
+        lines.append(f"Chooser SuLQ perceptron / diffprivlib LR (public eps, D; corpus): mean regret "
+                     f"{np.mean([c['regret']['mean'] for c in cells]):.3f}, always {linear['best_fixed_on_corpus']} "
+                     f"{np.mean([c['fixed_regret']['mean'] for c in cells]):.3f}; picks SuLQ in "
+                     f"{sum(c['pick'] == 'sulq_perceptron' for c in cells)} of {len(cells)} cells")
     lines.append("")
     lines.append("k-means: the lecture's R costs far less rho than the budget (recorded per run);")
     lines.append("diffprivlib runs at pure epsilon, a stronger guarantee than (epsilon, 1e-6).")
