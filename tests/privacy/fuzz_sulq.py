@@ -110,7 +110,8 @@ def learner_case(rng: random.Random, learners: tuple[str, ...] = LEARNERS) -> Le
         lows = [rng.choice([0.0, -5.0, 100.0]) for _ in range(d)]
         box = Box(tuple(f"c{i}" for i in range(d)), tuple(lows), tuple(lo + rng.choice([1.0, 10.0, 0.5]) for lo in lows))
         k = rng.choice([1, 2, 3])
-        params = {"box": box, "k": k, "iterations": rng.choice([1, 2, 3]), "seed": rng.randrange(5)}
+        params = {"box": box, "k": k, "iterations": rng.choice([1, 2, 3]), "seed": rng.randrange(5),
+                  "reseeding": rng.random() < 0.3}
         if rng.random() < 0.3:
             params["initial"] = [[rng.uniform(lo, hi) for lo, hi in zip(box.lows, box.highs)] for _ in range(k)]
         make_row: Callable[[], tuple] = lambda: _kmeans_row(rng, box)  # noqa: E731
@@ -177,7 +178,7 @@ def _kmeans_fit(case: LearnerCase, rows: tuple, noise: Any, charge: Any) -> Any:
     data = ClusteringData.from_values(frame, p["box"], p["k"], initial=p.get("initial"), seed=p["seed"])
     method = kmeans.SULQ if case.learner == "SuLQKMeans" else kmeans.DPLLOYD
     plan = kmeans.kmeans_plan(method, p["k"], p["box"].d, p["iterations"], **case.budget)
-    model = kmeans.fit(data, plan, noise, charge(plan.rho), case.learner)
+    model = kmeans.fit(data, plan, noise, charge(plan.rho), case.learner, reseeding=p["reseeding"])
     return plan.rho, f"{np.round(model.centres_scaled, 12).tolist()} {model.sizes.tolist()} T={model.queries}"
 
 
@@ -339,7 +340,7 @@ def fuzz_learners(seconds: float, seed: int, stats: LearnerStats | None = None, 
 
 
 # ---------------------------------------------------------------- the neighbour fuzzer's calls
-KMEANS_LEARNERS = ["SuLQKMeans", "DPLloyd", "DPLloyd2", "DPLloyd10"]
+KMEANS_LEARNERS = ["SuLQKMeans", "DPLloyd", "DPLloyd2", "DPLloyd10", "DPLloydReseed"]
 CLASSIFIERS = ["SuLQID3", "SuLQPerceptron"]
 BUDGET_TEXTS = ["rho=0.1", "rho=0.5", "rho=2", "variance=50", "variance=2", "rho=1e6"]
 BAD_BUDGET_TEXTS = ["", "epsilon=1", "rho=0", "variance=-1", "rho=0.1, variance=10", 'rho="a"']
@@ -448,12 +449,15 @@ PROGRAM_FORMS = [
     'M = SuLQKMeans(t, ["x", "y"], k=2, bounds=BOUNDS, iterations=ITER, rho=RHO)\nprint(M)\nprint(centres(M))',
     'M = DPLloyd(t, ["x", "y"], k=KK, bounds=BOUNDS, iterations=ITER, rho=RHO)\nprint(M)',
     'M = DPLloyd2(t, ["x"], k=KK, bounds={x: [0, 10]}, variance=VAR)\nprint(M)\nprint(kmeans_queries(M))',
+    'M = DPLloydReseed(t, ["x", "y"], k=3, bounds=BOUNDS, iterations=ITER, rho=RHO)\nprint(centres(M))',
+    'M = SuLQKMeans(t, ["x", "y"], k=KK, bounds=BOUNDS, reseed=true, rho=RHO)\nprint(M)',
     'M = SuLQKMeans(t, ["y"], k=KK, bounds={y: [-5, 5]}, variance=VAR)\nprint(M)',
     'M = SuLQID3(select(t, ["grp", "label"]), "label", depth=2, rho=RHO)\nprint(M)',
     'M = SuLQPerceptron(select(t, ["grp", "label"]), "label", iterations=ITER, rho=RHO)\nprint(M)',
     'M = SuLQID3(t.bin("x", [0, 5, 10], name="xb").select(["xb", "grp", "label"]), "label", variance=VAR)\nprint(M)',
     'print(sulq(sum(t, "x"), VAR))\nprint(sulq(count(t), VAR))',
     'print(gaussian(sum(t, "y"), rho(RHO)))\nprint(sulq(count(t.where(lambda r: r.grp == "u")), VAR))',
+    'print(sulq(histogram(t, "label"), VAR))\nprint(sulq(sum(t.where(lambda r: r.x > 5), "y"), VAR))',
 ]
 
 

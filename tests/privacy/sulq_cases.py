@@ -19,6 +19,10 @@ are one release of count x QUERIES sums (an auditing device, like `jostle.audit.
 The language's paths (`sulq(x, R)`, `gaussian(x, rho(R))`) are called through
 `jostle.language.mechanisms` on the language's own private values, once per sample.
 
+**The clustering ChoiceMaker's noisy row count** (metafeature n_rows, a discrete Gaussian on the
+integers at the pure epsilon the engine hands it, charged epsilon^2 / 2), like the other families'
+noisy counts.
+
 **The learners** (SuLQ k-means and the zCDP DPLloyd, jostle.learners.clustering.kmeans): each
 output of a run is the PRIVACY LOSS of its whole transcript, log p_D(y) / p_D'(y), a function of
 the outputs and of the two public neighbours only (so events on it are legitimate; its upper
@@ -251,6 +255,21 @@ def understated_primitive_runner(variance: Fraction) -> Any:
     return primitive_runner(variance / 10, 1, integer_valued=True)
 
 
+def row_count_runner(epsilon: float) -> Any:
+    """`count` releases of the clustering ChoiceMaker's noisy row count (metafeature n_rows,
+    sensitivity 1, discrete Gaussian), each measured afresh at the pure epsilon the engine hands
+    it (it claims rho = epsilon^2 / 2, which the engine charges); the output is the released count."""
+    def run(data: ClusteringData, count: int, seed: int) -> np.ndarray:
+        from jostle.choicemaker.family import MetafeatureContext
+        from jostle.learners.clustering.metafeatures import CLUSTERING_METAFEATURES
+
+        noise = Randomness(seed)
+        feature = CLUSTERING_METAFEATURES["n_rows"]
+        context = MetafeatureContext(RhoZCDPBudget(Fraction(epsilon) ** 2 / 2))
+        return np.array([feature.measure(data, epsilon, noise, context) for _ in range(count)])
+    return run
+
+
 # ---------------------------------------------------------------- the cases
 def _rho_of(plan: Callable[[], kmeans.KMeansPlan]) -> Fraction:
     return plan().rho
@@ -263,7 +282,7 @@ TOUCHED_EVENTS = Projection(touched_sum, "y[0] + y[1]", Thresholds())
 
 # Power floors: bounds measured at alpha 1e-6 (seed from the case's name), in order: 0.99 of
 # 1.55, 1.52 of 2.33, 1.50 of 2.33 (the touched sum's thresholds), 0.85, 0.48, 0.73 (5,000 calls),
-# -0.08 of 1.36 (SuLQ's row realises rho / k: no floor), 0.25 of 1.36 (DPLloyd realises its rho:
+# 0.74 of 3.54 (the row count at rho 1/2, 5,000 calls), -0.08 of 1.36 (SuLQ's row realises rho / k: no floor), 0.25 of 1.36 (DPLloyd realises its rho:
 # a Gaussian of rho 0.1 is worth about 0.6 at delta 1e-3, 3,000 fits resolve 0.25 of it). Each
 # floor leaves a margin below its measurement. The controls, in order: 2.26 of 1.55, 1.89 and
 # 1.96 of 1.36.
@@ -287,6 +306,9 @@ SULQ_CASES = [
     AuditCase("gaussian(x, rho(R)) on sum(t, v), a row at the bound", gaussian_rho_runner('sum(t, "v")', LANGUAGE_RHO),
               ROWS, ROWS_PLUS, epsilon=claimed_epsilon(LANGUAGE_RHO), delta=ZCDP_DELTA, samples=PER_CALL,
               at_least=0.4),
+    AuditCase("the clustering ChoiceMaker's noisy row count (metafeature n_rows) at epsilon 1", row_count_runner(1.0),
+              KMEANS_D, KMEANS_D_PRIME, epsilon=claimed_epsilon(Fraction(1, 2)), delta=ZCDP_DELTA, samples=PER_CALL,
+              at_least=0.5),
     AuditCase("SuLQ k-means, k 2, d 2, 2 iterations, a row at the box's corner",
               kmeans_runner(honest_plan(kmeans.SULQ, 2), KMEANS_D, KMEANS_D_PRIME, _rho_of(honest_plan(kmeans.SULQ, 2))),
               KMEANS_D, KMEANS_D_PRIME, epsilon=claimed_epsilon(_rho_of(honest_plan(kmeans.SULQ, 2))),
