@@ -111,7 +111,8 @@ class _PrivateKMeans(ClusterMixin, BaseEstimator):
         return box_from(columns, list(self.bounds))
 
     def _plan(self, d: int) -> tuple[Any, RhoZCDPBudget]:
-        if isinstance(self.n_clusters, bool) or not isinstance(self.n_clusters, (int, np.integer)) or self.n_clusters < 1:
+        k = self.n_clusters
+        if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
             raise ValueError(f"n_clusters must be a positive integer, got {self.n_clusters!r}")
         if self.budget is not None and not isinstance(self.budget, PrivacyBudget):
             raise TypeError(f"budget must be a PrivacyBudget shared by fits (or None), got {self.budget!r}")

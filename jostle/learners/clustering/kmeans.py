@@ -59,7 +59,8 @@ from jostle.privacy.measures import RhoZCDPBudget
 from jostle.privacy.sulq import SulqPlan, sulq_plan, sulq_release, variance_for_rho
 
 __all__ = ["DPLLOYD", "METHODS", "SULQ", "KMeansModel", "KMeansPlan", "assign", "cluster_sums", "fit",
-           "initial_centres", "kmeans_plan", "normalised_wcss", "query_count", "reseed", "touched_per_iteration", "wcss"]
+           "initial_centres", "kmeans_plan", "normalised_wcss", "query_count", "reseed",
+           "touched_per_iteration", "wcss"]
 
 SULQ = "sulq"
 DPLLOYD = "dplloyd"

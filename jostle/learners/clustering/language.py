@@ -14,10 +14,10 @@
 
 Every Option name is also its learner: `SuLQKMeans`, `DPLloyd` (5 iterations unless
 `iterations=` says otherwise), `DPLloyd2`, `DPLloyd10`, `DPLloydReseed` (`reseed=true`:
-near-empty clusters moved next to the largest after each iteration, post-processing). A call names the columns and their PUBLIC
-bounds (`bounds=`: each column's [low, high]; default: the schema's declared `numeric(lo, hi)`;
-never read from the data), k, and optionally the
-public `seed=` of the initial centres (uniform in the box) or the `initial=` centres themselves.
+near-empty clusters moved next to the largest after each iteration, post-processing). A call
+names the columns and their PUBLIC bounds (`bounds=`: each column's [low, high]; default: the
+schema's declared `numeric(lo, hi)`; never read from the data), k, and optionally the public
+`seed=` of the initial centres (uniform in the box) or the `initial=` centres themselves.
 
 Privacy (unit: one row added or removed). The learners are Gaussian: they run in a zCDP program
 only (`budget E, D using zcdp` or `budget rho(R)`). Before anything is charged, from public facts
@@ -85,7 +85,8 @@ def _plain(value: Any) -> Any:
 
 
 def _whole(value: Any, what: str, who: str, span: Span, low: int, high: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or value != int(value) or not low <= value <= high:
+    if (isinstance(value, bool) or not isinstance(value, (int, float)) or value != int(value)
+            or not low <= value <= high):
         raise _fail(who, f"{what} must be a whole number in {low}..{high}, got {value!r}", span)
     return int(value)
 
@@ -293,7 +294,10 @@ def choice_call(maker: Any, interp: Any, args: list[Any], span: Span) -> ChoiceC
     measure, run = engine_closures(FAMILY, data, interp)
 
     def wrap(result: Any, choice: str, budget: Any) -> KMeansValue:
-        return KMeansValue(result, f"{maker.name}: {choice}", True)
+        import dataclasses
+
+        return KMeansValue(dataclasses.replace(result, learner=f"{maker.name}: {choice}"), f"{maker.name}: {choice}",
+                           True)
 
     return ChoiceCall(data, table.node, True, None, measure, run, wrap, "train it on clustering_corpus()",
                       unit_of(table))
@@ -337,7 +341,8 @@ def register(builtin: Any, registry: dict[str, Any]) -> None:
     def _centres(interp, span, model):
         return _model(model, span, "centres()").centres()
 
-    @builtin("assign", 2, privacy="choice", doc="assign(M, T): the nearest centre's index of each row of a PUBLIC table")
+    @builtin("assign", 2, privacy="choice",
+             doc="assign(M, T): the nearest centre's index of each row of a PUBLIC table")
     def _assign(interp, span, model, table):
         value = _model(model, span, "assign()")
         rows = _public_table(table, span, "assign()")

@@ -30,8 +30,6 @@ import math
 from fractions import Fraction
 from typing import Any
 
-import numpy as np
-
 from jostle.choicemaker.family import MetafeatureContext
 from jostle.learnerkit.metafeatures import EPSILON, FunctionMetafeature
 from jostle.learners.clustering.data import ClusteringData

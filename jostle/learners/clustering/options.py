@@ -8,8 +8,8 @@
                  noisy cluster after each iteration (`kmeans.reseed`: post-processing)
 
 The number of iterations and the reseeding are the choice points. The number of iterations,
-fixed in advance (public), trades noise per iteration (the budget is split equally across them) against how far Lloyd's moves get from the
-public initial centres.
+fixed in advance (public), trades noise per iteration (the budget is split equally across
+them) against how far Lloyd's moves get from the public initial centres.
 
 **Privacy (every Option; unit: one row added or removed).** Given a rho r (`planned_cost(r)` is
 r itself: the Options are Gaussian and run only under a zCDP budget; the family declares
@@ -74,7 +74,8 @@ class KMeansOption:
         """The fit's public plan on `data` (its k and d) at `rho`."""
         return kmeans_plan(self.method, data.k, data.d, self.iterations, rho=rho)
 
-    def learn(self, data: ClusteringData, rho: RhoZCDPBudget, noise: Any, charge: Callable[[Any, str], Any]) -> KMeansModel:
+    def learn(self, data: ClusteringData, rho: RhoZCDPBudget, noise: Any,
+              charge: Callable[[Any, str], Any]) -> KMeansModel:
         """Fit at `rho` (the caller charged it; `charge` guards each batch before its draw)."""
         plan = self.plan(data, rho)
         if plan.rho > rho.rho:  # cannot happen (kmeans_plan); refused before any draw all the same
