@@ -211,3 +211,23 @@ def test_a_choicemaker_across_sulq_and_tree_options_trains_and_dispatches_under_
             setup.corpus[0], None, setup.grid)), model) <= 1.0
     with pytest.raises(UnsupportedMeasure):
         dispatch(trained, data, Budget(Fraction(1), Fraction(0)), noise=Randomness(1))
+
+
+def test_a_combination_led_by_a_pure_family_trains_its_sulq_options_in_rho():
+    """The lead's pure epsilons become rhos e^2 / 2 when a member runs in zCDP only (the
+    accountant's conversion), so the SuLQ Options run on every training instance; a combination
+    of families that all take pure budgets keeps them pure."""
+    from jostle.choicemaker.combined import CombinedFamily
+    from jostle.choicemaker.families import discover
+
+    families = discover()
+    combined = CombinedFamily([families["brl"], families["sulq_classifiers"]])
+    assert combined.lead.name == "brl" and combined.measures == ("zcdp",)
+    task = ClassificationData(*_table(600), SIZES, 2, name="public")
+    for instance in combined.instances(task, None, families["brl"].default_grid()):
+        epsilon = Fraction(instance.columns["epsilon"])  # the float's exact value, as the lead states it
+        assert instance.budget == RhoZCDPBudget(epsilon * epsilon / 2)
+        model = combined.run(SULQ_OPTIONS["SuLQID3"], instance.data, instance.budget, SimulationNoise(1), {})
+        assert Fraction(model.rho) <= instance.budget.rho
+    pure = CombinedFamily([families["brl"], families["trees"]])
+    assert all(isinstance(i.budget, Budget) for i in pure.instances(task, None, families["brl"].default_grid()))

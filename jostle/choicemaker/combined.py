@@ -18,7 +18,10 @@ with; the engine (`experience`, `engine`, `dispatch`) sees one `Family` and need
   * the experience cache keys each Option on the family that runs it (`option_fingerprint`)
     and the combination on every member's code (`fingerprint`);
   * it supports the units and measures every member supports (a call under another is refused
-    before any charge, as for one family).
+    before any charge, as for one family); a training instance whose budget is in a measure not
+    every member supports (the lead's pure epsilons, when a member runs in zCDP only) is given
+    the same budget in zCDP, converted by the accountant's rule (a pure epsilon e is the rho
+    e^2 / 2, `budgets.in_measure`), so the `epsilon` metafeature still reads e.
 
 Privacy: nothing new. The dispatch's plan, guard and charges are the engine's; an Option run
 with its part is private by its own family's argument, and the choice among Options of several
@@ -27,12 +30,15 @@ families is post-processing of the released metafeatures, as it is within one fa
 
 from __future__ import annotations
 
+import dataclasses
+from fractions import Fraction
 from typing import Any, Hashable, Iterable, Mapping, Sequence
 
+from jostle.choicemaker.budgets import PURE, in_measure, measure_of
 from jostle.choicemaker.families import family_by_module
 from jostle.choicemaker.family import Family, Instance, MetafeatureContext, fingerprint, source_digest
 from jostle.choicemaker.measurement import budget_unit
-from jostle.privacy.measures import AnyBudget
+from jostle.privacy.measures import AnyBudget, RhoZCDPBudget
 
 # What every member must agree on: the layout of the experience and how measuring pays.
 SHARED_LAYOUT = ("task", "config_columns", "segment_column", "modes", "payoff_rule")
@@ -227,7 +233,17 @@ class CombinedFamily(Family):
         return self.lead.piece_cost(task, piece)
 
     def instances(self, task: Any, piece: Any, grid: Any) -> Iterable[Instance]:
-        return self.lead.instances(task, piece, grid)
+        for instance in self.lead.instances(task, piece, grid):
+            yield self.in_shared_measure(instance)
+
+    def in_shared_measure(self, instance: Instance) -> Instance:
+        """`instance` with its budget in a measure every member supports: as it is, or a pure
+        epsilon e as the rho e^2 / 2 when the members share zCDP but not pure budgets (the
+        accountant's conversion: an e-DP release is counted e^2 / 2 in rho). Public data only."""
+        measure = measure_of(instance.budget)
+        if measure in self.measures or measure != PURE or "zcdp" not in self.measures:
+            return instance
+        return dataclasses.replace(instance, budget=in_measure(instance.budget, RhoZCDPBudget(Fraction(0))))
 
     def context(self, data: Any, option_budget: AnyBudget, total_budget: AnyBudget) -> MetafeatureContext:
         return self.lead.context(data, option_budget, total_budget)
