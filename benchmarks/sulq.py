@@ -15,7 +15,7 @@ What is measured (every figure a mean over repetitions with its 95% t-interval, 
 2. **k-means** (within-cluster error: mean squared distance of HELD-OUT rows to their nearest
    centre, rows in [0, 1]^d): SuLQ k-means with the lecture's R; SuLQ k-means given the zCDP
    budget (every query counted, as SuLQ counts); our zCDP DPLloyd (one row touches one cluster's
-   size and its d sums); diffprivlib's KMeans (DPLloyd, pure epsilon, told the box); and
+   size and its d sums), also with its reseeding of near-empty clusters; diffprivlib's KMeans (DPLloyd, pure epsilon, told the box); and
    scikit-learn's k-means, not private. On generated mixtures and UCI numeric columns.
 3. **ID3** (test accuracy): SuLQ ID3 against the tree family's shipped ChoiceMaker
    (`jostle.choicemaker.dispatch` at the same rho: it runs its pure-epsilon Options at the
@@ -120,9 +120,9 @@ def budget_points(epsilons: list[float]) -> list[dict]:
 # Per comparison: the old (SuLQ) learners, the new ones, and the pairs whose paired differences
 # are reported (first minus second, per repetition, then the mean's 95% t-interval).
 OLD_NEW = {
-    "kmeans": (["sulq_lecture", "sulq_zcdp"], ["dplloyd", "diffprivlib"],
+    "kmeans": (["sulq_lecture", "sulq_zcdp"], ["dplloyd", "dplloyd_reseed", "diffprivlib"],
                [("sulq_lecture", "sulq_zcdp"), ("sulq_zcdp", "dplloyd"), ("dplloyd", "diffprivlib"),
-                ("sulq_zcdp", "diffprivlib")]),
+                ("dplloyd_reseed", "dplloyd"), ("dplloyd_reseed", "diffprivlib"), ("sulq_zcdp", "diffprivlib")]),
     "id3": (["sulq_id3"], ["tree_choicemaker", "tree_best_fixed"],
             [("sulq_id3", "tree_choicemaker"), ("sulq_id3", "tree_best_fixed"),
              ("tree_choicemaker", "tree_best_fixed")]),

@@ -5,7 +5,7 @@ against ``tree_choicemaker`` (the tree family's shipped ChoiceMaker, dispatched 
 with every charge checked against it), ``tree_best_fixed`` (the tree Option with the least mean
 error on the family's public corpus, public mode, at the same rho) and ``nonprivate`` (C4.5 of
 depth 5). Under a rho the tree Options (pure-epsilon mechanisms) run at epsilon sqrt(2 rho):
-0.115, 0.221, 0.420 for epsilon 0.5, 1, 2 at delta 1e-6; ``tree_choicemaker_pure`` is the same
+0.060, 0.115, 0.221, 0.420, 0.789 for epsilon 0.25, 0.5, 1, 2, 4 at delta 1e-6; ``tree_choicemaker_pure`` is the same
 ChoiceMaker at pure epsilon = the point's epsilon (a stronger guarantee than (epsilon, delta),
 as diffprivlib's), shown for what the conversion costs; the old-against-new verdict uses the
 same-rho learners only.

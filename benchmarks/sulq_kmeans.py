@@ -6,6 +6,8 @@ Learners (rows in [0, 1]^d, the box every private learner is told; k public):
     public query count (every coordinate sum and size, every iteration);
   * ``sulq_zcdp``: SuLQ k-means given the budget rho (every query counted, as SuLQ counts);
   * ``dplloyd``: Jostle's zCDP DPLloyd at rho (one row touches one size and d sums a round);
+  * ``dplloyd_reseed``: the same with near-empty clusters moved next to the largest one after
+    each round (the Option DPLloydReseed; post-processing, same cost);
   * ``diffprivlib``: IBM diffprivlib's KMeans (DPLloyd, Laplace, pure epsilon);
   * ``nonprivate``: scikit-learn's k-means (k-means++, 10 starts).
 
@@ -23,7 +25,7 @@ import sulq_baselines as baselines
 import sulq_data
 import sulq_learners as learners
 
-LEARNERS = ["sulq_lecture", "sulq_zcdp", "dplloyd", "diffprivlib", "nonprivate"]
+LEARNERS = ["sulq_lecture", "sulq_zcdp", "dplloyd", "dplloyd_reseed", "diffprivlib", "nonprivate"]
 ITERATIONS = {"full": [2, 3, 5, 8], "quick": [3, 6]}
 TUNING_SEEDS = 2
 
@@ -40,7 +42,7 @@ def fit(name: str, train: np.ndarray, k: int, point: dict, iterations: int, seed
 def tune(table: sulq_data.ClusteringTable, point: dict, grid: list[int]) -> dict[str, int]:
     """Per Jostle learner, the iteration count of least mean error on the tuning part."""
     chosen = {}
-    for name in ("sulq_lecture", "sulq_zcdp", "dplloyd"):
+    for name in ("sulq_lecture", "sulq_zcdp", "dplloyd", "dplloyd_reseed"):
         scores = {}
         for iterations in grid:
             errors = []

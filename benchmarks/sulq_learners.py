@@ -49,7 +49,8 @@ def _meter(cap: Fraction) -> tuple[Any, list]:
 def kmeans(name: str, train: np.ndarray, k: int, point: dict, iterations: int, seed: int,
            start: int = 0) -> dict | None:
     """SuLQ k-means with the lecture's R ("sulq_lecture") or given the point's rho ("sulq_zcdp"),
-    or the zCDP DPLloyd at that rho ("dplloyd"), on rows already in [0, 1]^d (box [0, 1]^d):
+    or the zCDP DPLloyd at that rho ("dplloyd"; "dplloyd_reseed": with the family's reseeding of
+    near-empty clusters, post-processing, the Option DPLloydReseed), on rows already in [0, 1]^d (box [0, 1]^d):
     {"centres", "rho_spent", "queries", "variance"}; None when this checkout lacks the family.
     `seed` seeds the noise, `start` the public initial centres (the same for every learner of a
     repetition, so that paired differences are about the noise, not the start)."""
@@ -61,7 +62,7 @@ def kmeans(name: str, train: np.ndarray, k: int, point: dict, iterations: int, s
     from jostle.privacy.sulq import lecture_variance
 
     d = train.shape[1]
-    method = learner.DPLLOYD if name == "dplloyd" else learner.SULQ
+    method = learner.DPLLOYD if name.startswith("dplloyd") else learner.SULQ
     if name == "sulq_lecture":  # the 2005 calibration for this fit's T (public: k, d, iterations)
         variance = Fraction(lecture_variance(learner.query_count(k, d, iterations), point["epsilon"], point["delta"]))
         plan = learner.kmeans_plan(method, k, d, iterations, variance=variance)
@@ -73,7 +74,7 @@ def kmeans(name: str, train: np.ndarray, k: int, point: dict, iterations: int, s
     box = box_from([f"x{i}" for i in range(d)], [(0.0, 1.0)] * d)
     data = ClusteringData.from_values(train, box, k, seed=start)
     charge, spent = _meter(cap)
-    model = learner.fit(data, plan, _seeded(seed), charge, name)
+    model = learner.fit(data, plan, _seeded(seed), charge, name, reseeding=name == "dplloyd_reseed")
     return {"centres": np.asarray(model.centres, dtype=float), "rho_spent": float(sum(spent, Fraction(0))),
             "queries": plan.queries, "variance": float(plan.variance)}
 

@@ -12,6 +12,7 @@ STYLE = {
     "sulq_lecture": ("SuLQ k-means, lecture R", "tab:red", "s", "-"),
     "sulq_zcdp": ("SuLQ k-means, zCDP R (every query counted)", "tab:orange", "o", "-"),
     "dplloyd": ("DPLloyd (Jostle, zCDP)", "tab:blue", "o", "-"),
+    "dplloyd_reseed": ("DPLloyd, reseeding (Jostle, zCDP)", "tab:cyan", "v", "--"),
     "diffprivlib": ("diffprivlib KMeans (pure eps)", "tab:green", "^", "-"),
     "sulq_id3": ("SuLQ ID3 (zCDP)", "tab:orange", "o", "-"),
     "tree_choicemaker": ("tree ChoiceMaker (same rho)", "tab:blue", "o", "-"),
