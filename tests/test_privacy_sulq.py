@@ -118,3 +118,15 @@ def test_language_sulq_refusals_spend_nothing():
     with pytest.raises(JostleError):
         tiny.eval("sulq(count(t), 1)")  # costs about 0.5 > 0.001: refused before the draw
     assert float(tiny.eval("spent()")) == 0
+
+
+@pytest.mark.parametrize("touched", [1, 2, 3, 5])
+@pytest.mark.parametrize("integer_valued", [False, True])
+def test_the_replay_claim_is_as_tight_as_the_charge(touched, integer_valued):
+    """The claim bounds the L2 move by sqrt(touched) / grid to 2^-20 of a grid step, so a batch
+    whose rows move more than `touched` says (e.g. 4 counts under touched 3) breaks it, even on
+    the integer grid of counts, where rounding up to whole steps would not."""
+    plan = sulq.sulq_plan(Fraction(5), 6, touched, integer_valued)
+    squared = Fraction(touched) / plan.grid ** 2
+    assert squared <= plan.shift_bound ** 2 < squared * (1 + Fraction(1, 10**5))
+    assert plan.shift_bound ** 2 < Fraction(touched + 1) / plan.grid ** 2

@@ -147,10 +147,12 @@ class SulqPlan:
     @property
     def shift_bound(self) -> Fraction:
         """A rational bound on the L2 move of the snapped sums in grid steps, sqrt(touched) / grid
-        rounded up (for the replay's claim)."""
-        steps_squared = self.touched * (1 / self.grid) ** 2
-        root = math.isqrt(steps_squared.numerator // steps_squared.denominator)
-        return Fraction(root if root * root == steps_squared else root + 1)
+        rounded up on a 2^-20 grid (for the replay's claim; tight, so that a batch whose rows move
+        more queries than `touched` says is caught even on the integer grid)."""
+        steps_squared = self.touched * (1 / self.grid) ** 2  # an integer: the grid is 1 / 2^j
+        scale = 2**20
+        root = math.isqrt(int(steps_squared) * scale * scale)
+        return Fraction(root if root * root == steps_squared * scale * scale else root + 1, scale)
 
 
 def _positive_fraction(value: Any, what: str) -> Fraction:
