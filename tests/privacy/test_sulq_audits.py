@@ -78,8 +78,8 @@ def test_the_corner_row_realises_the_whole_l2_move_and_the_loss_is_calibrated(me
         assert cases.batch_loss(batch, on_d, on_d_prime) == pytest.approx(expected, rel=1e-12)
         at_d_prime = cases.Batch(centres, on_d, plan.batch, on_d_prime.copy())
         assert cases.batch_loss(at_d_prime, on_d, on_d_prime) == pytest.approx(-expected, rel=1e-12)
-    if method == kmeans.DPLLOYD:  # the claim: sqrt(d + 1) / g rounded up, the corner row's move
-        assert plan.batch.shift_bound == math.isqrt(3 * 2**24) + 1
+    if method == kmeans.DPLLOYD:  # the claim: sqrt(d + 1) / g rounded up (to 2^-20), the corner row's move
+        assert 3 * 2**24 <= plan.batch.shift_bound ** 2 < (math.sqrt(3 * 2**24) + Fraction(1, 2**20)) ** 2
 
 
 def test_a_release_the_audit_cannot_identify_fails_the_run() -> None:
@@ -102,6 +102,22 @@ def test_the_kmeans_runner_sees_every_batch_and_the_adaptive_centres() -> None:
     expected = np.clip(first[2:].reshape(2, 2) / np.maximum(first[:2], 1.0)[:, None], 0.0, 1.0)
     assert np.array_equal(batches[1].centres, expected)
     assert model.queries == plan.queries == 2 * 2 * 3
+
+
+@pytest.mark.parametrize("run_on_d", [True, False])
+def test_the_loss_by_replay_equals_the_loss_recomputed_from_the_centres(run_on_d: bool) -> None:
+    """The classifiers' device (the neighbour plays the transcript and records its own sums) gives
+    the same loss as the k-means device (sums recomputed at the captured centres), run by run."""
+    plan = cases.honest_plan(kmeans.DPLLOYD, 2)()
+    learn = lambda data, noise, charge: kmeans.fit(data, plan, noise, charge)  # noqa: E731
+    d, d_prime = cases.KMEANS_D, cases.KMEANS_D_PRIME
+    data, other = (d, d_prime) if run_on_d else (d_prime, d)
+    for seed in range(5):
+        batches: list[cases.Batch] = []
+        with cases.recorded_batches(batches):
+            kmeans.fit(data, plan, Randomness(seed), lambda cost, description: None)
+        direct = cases.transcript_loss(batches, d, d_prime, run_on_d)
+        assert cases.replayed_loss(learn, data, other, run_on_d, seed) == pytest.approx(direct, rel=1e-9, abs=1e-12)
 
 
 def test_the_tenth_of_t_control_charges_the_honest_rho_and_draws_a_tenth_of_the_variance() -> None:
@@ -159,10 +175,8 @@ def test_the_primitives_replay_claim_holds_on_neighbours_and_is_tight(integer_va
 
 @pytest.mark.parametrize("touched", [1, 2, 3, 5, 7, 26])
 def test_the_claim_rounds_sqrt_touched_up_by_little_on_the_fine_grid(touched: int) -> None:
-    """The claim's bound is sqrt(touched) / g rounded up to a whole number of grid steps: on the
-    2^-12 grid that is within 2^-12 / sqrt(touched) of the true L2 sensitivity, so the replay
-    check is as tight as the charge. (On the integer grid of counts it is ceil(sqrt(touched)),
-    looser than the charge when touched is not a square: see api26.md, Findings.)"""
+    """The claim's bound is sqrt(touched) / g rounded up to 2^-20 of a grid step, so the replay
+    check is as tight as the charge (on the integer grid of counts too, since F4's fix)."""
     plan = sulq.sulq_plan(Fraction(5), 30, touched)
     exact = math.sqrt(touched) / float(plan.grid)
     assert exact <= plan.shift_bound < exact + 1
