@@ -35,6 +35,14 @@ sigma^2) in grid steps. D' is D plus a row at the box's corner (1, 1): it moves 
 size and both coordinate sums by 1, the whole L2 sensitivity sqrt(d + 1) of DPLloyd's claim
 (SuLQ's count, k (d + 1) touched, is k times more conservative: the row realises rho / k).
 
+**SuLQ ID3 and the SuLQ perceptron** (jostle.learners.sulq_classifiers) are audited the same way
+without re-implementing them: the run on D records every batch's exact sums and output with a
+`jostle.privacy.replay.Recorder`; the same seed on D' PLAYS that transcript and records D''s exact
+sums at each batch given the same released values; the loss is summed over the batches
+(`replayed_loss`; test_sulq_audits.py checks it equals the k-means device's loss run by run).
+D' adds a row of the last codes. SuLQ's count charges every query, so the realised loss is a
+small share of the claim: these cases check that no event exceeds it (no power floor).
+
 **Negative controls** (local variants, never edits of jostle/): (a) the primitive at R / 10
 charged the rho of R; (b) DPLloyd and (c) SuLQ k-means whose R is computed for T / 10 queries
 (R = (T / 10) / (2 rho): R is linear in T) while rho is charged, as a learner that trusts its own
@@ -270,6 +278,89 @@ def row_count_runner(epsilon: float) -> Any:
     return run
 
 
+# ---------------------------------------------------------------- the classifiers: the loss by replay
+class _Ledger:
+    """The accountant a replay recorder watches (it only needs `charge`)."""
+
+    def charge(self, budget: Any, node: Any, mechanism: str, description: str, span: Any) -> None:
+        pass
+
+
+def _recorded(learn: Callable[[Any, Any, Any], Any], data: Any, seed: int, play: Any = None) -> tuple[list, list]:
+    """One run of `learn(data, noise, charge)` under a replay recorder (playing `play`): its
+    records and each batch's sigma^2 (from the plans the learners' `sulq_release` was given)."""
+    from jostle.learners.sulq_classifiers import queries
+    from jostle.privacy.replay import Recorder
+
+    ledger, noise, recorder, sigma2s = _Ledger(), Randomness(seed), Recorder(), []
+
+    def noting(release: Callable[..., np.ndarray]) -> Callable[..., np.ndarray]:
+        def release_noted(source: Any, sums: Any, plan: SulqPlan) -> np.ndarray:
+            sigma2s.append(plan.sigma2)
+            return release(source, sums, plan)
+        return release_noted
+
+    recorder.attach(ledger, noise, play)
+    try:
+        with mock_attributes(queries, sulq_release=noting(queries.sulq_release)), \
+                mock_attributes(kmeans, sulq_release=noting(kmeans.sulq_release)):
+            learn(data, noise, lambda cost, description: ledger.charge(cost, None, "sulq", description, None))
+    finally:
+        recorder.detach()
+    if play is not None and (recorder.diverged_at is not None or len(recorder.records) != len(play)):
+        raise AssertionError("the neighbour's run did not play the whole transcript")
+    return recorder.records, sigma2s
+
+
+def replayed_loss(learn: Callable[[Any, Any, Any], Any], data: Any, other: Any, run_on_d: bool, seed: int) -> float:
+    """The loss of one run on `data` (seeded `seed`), its neighbour `other` playing it."""
+    own, sigma2s = _recorded(learn, data, seed)
+    theirs, _ = _recorded(learn, other, seed, own)
+    loss = 0.0
+    for mine, their, sigma2 in zip(own, theirs, sigma2s):
+        u = np.asarray(mine.output, dtype=np.float64)
+        k, k_other = np.asarray(mine.values, dtype=np.float64), np.asarray(their.values, dtype=np.float64)
+        on_d, on_d_prime = (k, k_other) if run_on_d else (k_other, k)
+        loss += float((np.sum((u - on_d_prime) ** 2) - np.sum((u - on_d) ** 2)) / (2 * float(sigma2)))
+    return loss
+
+
+def replayed_loss_runner(learn: Callable[[Any, Any, Any], Any], d: Any, d_prime: Any) -> Any:
+    """`count` runs of a learner; each output is its transcript's loss log p_D(y) / p_D'(y),
+    computed by replay: the run records every batch's exact sums (grid steps) and output; the
+    same seed on the other neighbour PLAYS that transcript and records ITS exact sums at each
+    batch given the same released values (the adaptive composition's conditioning). Works for
+    any learner that releases through `sulq_release`, without re-implementing it."""
+    from jostle.audit import seeds_from
+
+    def run(data: Any, count: int, seed: int) -> np.ndarray:
+        other = d_prime if data is d else d
+        return np.array([replayed_loss(learn, data, other, data is d, each) for each in seeds_from(seed, count)])
+    return run
+
+
+CLASSIFIER_SIZES, CLASSIFIER_CLASSES = [2, 2], 2
+CLASSIFIER_X = np.array([[0, 1], [1, 0], [1, 1], [0, 0], [1, 1], [0, 1]])
+CLASSIFIER_Y = np.array([0, 1, 1, 0, 1, 0])
+CLASSIFIER_D = (CLASSIFIER_X, CLASSIFIER_Y)
+CLASSIFIER_D_PRIME = (np.vstack([CLASSIFIER_X, [[1, 1]]]), np.append(CLASSIFIER_Y, 1))  # the last codes
+CLASSIFIER_RHO = Fraction(1, 2)
+CLASSIFIER_SAMPLES = 400  # two fits per sample (~5 ms): the realised loss is far below SuLQ's count anyway
+
+
+def id3_learner(data: Any, noise: Any, charge: Any) -> Any:
+    from jostle.learners.sulq_classifiers import id3
+
+    return id3.fit_id3(*data, CLASSIFIER_SIZES, CLASSIFIER_CLASSES, noise, charge, rho=CLASSIFIER_RHO, depth=2)
+
+
+def perceptron_learner(data: Any, noise: Any, charge: Any) -> Any:
+    from jostle.learners.sulq_classifiers import perceptron
+
+    return perceptron.fit_perceptron(*data, CLASSIFIER_SIZES, CLASSIFIER_CLASSES, noise, charge, rho=CLASSIFIER_RHO,
+                                     iterations=2)
+
+
 # ---------------------------------------------------------------- the cases
 def _rho_of(plan: Callable[[], kmeans.KMeansPlan]) -> Fraction:
     return plan().rho
@@ -282,7 +373,8 @@ TOUCHED_EVENTS = Projection(touched_sum, "y[0] + y[1]", Thresholds())
 
 # Power floors: bounds measured at alpha 1e-6 (seed from the case's name), in order: 0.99 of
 # 1.55, 1.52 of 2.33, 1.50 of 2.33 (the touched sum's thresholds), 0.85, 0.48, 0.73 (5,000 calls),
-# 0.74 of 3.54 (the row count at rho 1/2, 5,000 calls), -0.08 of 1.36 (SuLQ's row realises rho / k: no floor), 0.25 of 1.36 (DPLloyd realises its rho:
+# 0.74 of 3.54 (the row count at rho 1/2, 5,000 calls), -0.18 and -0.07 of 3.54 (ID3, the
+# perceptron: SuLQ's count charges T queries, a row moves a few), -0.08 of 1.36 (SuLQ's row realises rho / k: no floor), 0.25 of 1.36 (DPLloyd realises its rho:
 # a Gaussian of rho 0.1 is worth about 0.6 at delta 1e-3, 3,000 fits resolve 0.25 of it). Each
 # floor leaves a margin below its measurement. The controls, in order: 2.26 of 1.55, 1.89 and
 # 1.96 of 1.36.
@@ -309,6 +401,13 @@ SULQ_CASES = [
     AuditCase("the clustering ChoiceMaker's noisy row count (metafeature n_rows) at epsilon 1", row_count_runner(1.0),
               KMEANS_D, KMEANS_D_PRIME, epsilon=claimed_epsilon(Fraction(1, 2)), delta=ZCDP_DELTA, samples=PER_CALL,
               at_least=0.5),
+    AuditCase("SuLQ ID3, depth 2, a row of the last codes (the loss by replay)",
+              replayed_loss_runner(id3_learner, CLASSIFIER_D, CLASSIFIER_D_PRIME), CLASSIFIER_D, CLASSIFIER_D_PRIME,
+              epsilon=claimed_epsilon(CLASSIFIER_RHO), delta=ZCDP_DELTA, samples=CLASSIFIER_SAMPLES, events=Thresholds()),
+    AuditCase("SuLQ perceptron, 2 iterations, a row of the last codes (the loss by replay)",
+              replayed_loss_runner(perceptron_learner, CLASSIFIER_D, CLASSIFIER_D_PRIME), CLASSIFIER_D,
+              CLASSIFIER_D_PRIME, epsilon=claimed_epsilon(CLASSIFIER_RHO), delta=ZCDP_DELTA,
+              samples=CLASSIFIER_SAMPLES, events=Thresholds()),
     AuditCase("SuLQ k-means, k 2, d 2, 2 iterations, a row at the box's corner",
               kmeans_runner(honest_plan(kmeans.SULQ, 2), KMEANS_D, KMEANS_D_PRIME, _rho_of(honest_plan(kmeans.SULQ, 2))),
               KMEANS_D, KMEANS_D_PRIME, epsilon=claimed_epsilon(_rho_of(honest_plan(kmeans.SULQ, 2))),
