@@ -119,6 +119,32 @@ def box_from(columns: Sequence[str], bounds: Mapping[str, Any] | Sequence[Any]) 
     return Box(columns, tuple(lows), tuple(highs))
 
 
+def _cell_float(value: Any) -> float:
+    """One cell as a double, never failing: a number beyond the doubles is +-inf (then clipped
+    like any value), anything that is not a real number (text, a complex, None, an object whose
+    conversion raises) is NaN (then the public midpoint)."""
+    if isinstance(value, (complex, np.complexfloating)) or value is None:
+        return math.nan
+    try:
+        return float(value)
+    except OverflowError:
+        try:
+            return math.inf if value > 0 else -math.inf
+        except Exception:  # noqa: BLE001 - a per-row function must not fail on a cell
+            return math.nan
+    except Exception:  # noqa: BLE001 - a per-row function must not fail on a cell
+        return math.nan
+
+
+def _as_floats(column: np.ndarray) -> np.ndarray:
+    """A column as doubles by `_cell_float`'s rule: numeric dtypes directly (every int64 and bool
+    is a double), other columns cell by cell, so that no cell's content decides whether coding
+    fails (a whole number beyond the doubles, a complex, a text)."""
+    if column.dtype.kind in "fiub":
+        return column.astype(float)
+    return np.fromiter((_cell_float(v) for v in column.tolist()), dtype=float, count=len(column))
+
+
 def code_rows(values: Any, box: Box) -> np.ndarray:
     """The rows as integer grid steps in 0..SCALE (int64, n x d): parsed, missing -> midpoint,
     clipped into the box, scaled to [0, 1], rounded to the grid (see the module docstring).
@@ -136,20 +162,15 @@ def code_rows(values: Any, box: Box) -> np.ndarray:
         missing = [c for c in box.columns if c not in values.columns]
         if missing:
             raise ValueError(f"the table has no column(s) {', '.join(missing)}")
-        frame = values[list(box.columns)]
-        raw = np.column_stack([pd.to_numeric(frame[c], errors="coerce").to_numpy(dtype=float, na_value=np.nan)
-                               for c in box.columns]) if len(frame) else np.zeros((0, box.d))
+        columns = [values[c].to_numpy() for c in box.columns]
     else:
         array = np.asarray(values, dtype=object)
         if array.ndim == 1 and box.d == 1:
             array = array.reshape(-1, 1)
         if array.ndim != 2 or array.shape[1] != box.d:
             raise ValueError(f"expected rows of {box.d} value(s), got an array of shape {array.shape}")
-        try:
-            raw = np.asarray(values, dtype=float).reshape(array.shape)
-        except (TypeError, ValueError):
-            raw = np.column_stack([pd.to_numeric(pd.Series(array[:, j]), errors="coerce").to_numpy(dtype=float)
-                                   for j in range(box.d)]) if len(array) else np.zeros((0, box.d))
+        columns = [array[:, j] for j in range(box.d)]
+    raw = np.column_stack([_as_floats(column) for column in columns]) if len(columns[0]) else np.zeros((0, box.d))
     lows, widths = np.asarray(box.lows, dtype=float), box.widths
     with np.errstate(invalid="ignore", over="ignore"):
         scaled = (np.clip(raw, lows, np.asarray(box.highs, dtype=float)) - lows) / widths
