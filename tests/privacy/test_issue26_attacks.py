@@ -191,9 +191,9 @@ def test_the_estimator_refuses_a_bad_stop_factor_before_the_charge() -> None:
     assert budget.charges == []
 
 
-# FINDING 2: k-means codes a clustering column with pandas.to_numeric, which raises OverflowError on a
-# Python int beyond the doubles: a curator's categorical category such as 10**400 makes the fit crash
-# (after the charge) exactly when a row holds it.
+# FINDING 2 (fixed in 7bc3bae): k-means coded a clustering column with pandas.to_numeric, which raised OverflowError
+# on a Python int beyond the doubles: a curator's categorical category such as 10**400 made the fit crash
+# (after the charge) exactly when a row held it.
 def _kmeans_outcome(cells: list[Any]) -> tuple[str, float]:
     session = Session(rho=10, seed=3, ledger_path=":memory:", output=io.StringIO())
     session.bind_private("t", pd.DataFrame({"c": pd.Series(cells, dtype=object)}),
