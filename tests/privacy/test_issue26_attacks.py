@@ -21,7 +21,7 @@ from __future__ import annotations
 import io
 import math
 from fractions import Fraction
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -29,7 +29,6 @@ import pytest
 
 from jostle import Session
 from jostle.data.schema import Categorical, Numeric
-from jostle.privacy.measures import RhoZCDPBudget
 
 
 # ---------------------------------------------------------------- the public release hook
