@@ -25,14 +25,13 @@ from __future__ import annotations
 
 import io
 import random
-import time
-import traceback
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from jostle.privacy.replay import Comparison, Record, Recorder, compare
+from jostle.privacy.replay import Comparison, Record
+from tests.privacy.fuzz_sulq import ProgramRun, ProgramStats, compare_runs, fuzz_programs, run_program
 
 if TYPE_CHECKING:  # pragma: no cover
     from tests.privacy.neighbour_fuzz import Generator
@@ -130,106 +129,27 @@ def randomise_case(rng: random.Random) -> RandomiseCase:
                          seed, tuple(results))
 
 
-@dataclass
-class RandomiseRun:
-    end: tuple
-    printed: str
-    ledger: str
-    released: tuple[str, ...]
-    records: list[Record]
-    diverged_at: int | None
-    untouched: bool
-    internal: str | None = None
-
-
-def run_randomise(case: RandomiseCase, which: int, play: list[Record] | None = None) -> RandomiseRun:
+def run_randomise(case: RandomiseCase, which: int, play: list[Record] | None = None) -> ProgramRun:
     """Run the case's program on D (0, recording) or D' (1, playing `play`)."""
     from jostle import Session
-    from jostle.diagnostics.errors import JostleError
 
     output = io.StringIO()
     session = Session(budget=1000, ledger_path=":memory:", seed=case.seed, output=output)
     session.bind_private("t", case.frame(which), case.schema, public_rows=True)
-    state = session.randomness._generator.bit_generator.state
-    recorder = Recorder()
-    internal = None
-    with recorder.watching(session, play):
-        try:
-            session.run(case.program)
-            end: tuple = ("ok",)
-        except JostleError as error:
-            end = ("error", type(error).__name__, error.render())
-        except Exception as error:  # noqa: BLE001 - a bug
-            internal = "".join(traceback.format_exception(error))
-            end = ("internal", type(error).__name__, str(error))
-    released = []
-    for name in case.results:
-        try:
-            released.append(session.eval(name).to_csv(index=False))
-        except Exception:  # noqa: BLE001 - not bound: the program ended before it
-            released.append("(not bound)")
-    untouched = state == session.randomness._generator.bit_generator.state
-    return RandomiseRun(end, output.getvalue(), str(session.ledger), tuple(released), recorder.records,
-                        recorder.diverged_at, untouched, internal)
+    return run_program(session, output, case.program, play, case.results)
 
 
-def check_randomise_case(case: RandomiseCase) -> tuple[str | None, Comparison, tuple[RandomiseRun, RandomiseRun]]:
+def check_randomise_case(case: RandomiseCase) -> tuple[str | None, Comparison, tuple[ProgramRun, ProgramRun]]:
     """Record on D, play on D'; the reason of a finding (None: none)."""
     first = run_randomise(case, 0)
     second = run_randomise(case, 1, first.records)
-    comparison = compare(first.records, second.records)
-    played_whole = second.diverged_at is None and len(first.records) == len(second.records)
-    reason = None
-    if first.internal or second.internal:
-        reason = "internal error"
-    elif comparison.violations:
-        reason = "a release changed more rows' inputs than its claim"
-    elif played_whole and (first.end, first.printed, first.ledger, first.released) != \
-            (second.end, second.printed, second.ledger, second.released):
-        reason = "the runs printed, charged, released or ended differently although every release was played"
-    elif any(run.end[0] == "error" and not run.records and not run.untouched for run in (first, second)):
-        reason = "a refused program drew from the randomness"
+    reason, comparison = compare_runs(first, second)
     return reason, comparison, (first, second)
 
 
-@dataclass
-class RandomiseStats:
-    programs: int = 0
-    releases: int = 0
-    played: int = 0
-    refused: int = 0
-    seconds: float = 0.0
-    refusals: dict[str, int] = field(default_factory=dict)
-
-    def __str__(self) -> str:
-        return (f"{self.programs} randomise programs in {self.seconds:.1f} s: {self.releases} releases checked, "
-                f"{self.played} transcripts played whole, {self.refused} refused ({self.refusals})")
-
-
-def fuzz_randomise(seconds: float, seed: int, stats: RandomiseStats | None = None) -> str | None:
+def fuzz_randomise(seconds: float, seed: int, stats: ProgramStats | None = None) -> str | None:
     """Check random programs for `seconds`; the first finding's report (None: none)."""
-    stats = stats if stats is not None else RandomiseStats()
-    rng = random.Random(seed)
-    start = time.monotonic()
-    try:
-        while time.monotonic() - start < seconds:
-            case = randomise_case(rng)
-            reason, comparison, (first, second) = check_randomise_case(case)
-            stats.programs += 1
-            stats.releases += comparison.checked
-            stats.played += second.diverged_at is None and len(first.records) == len(second.records)
-            if first.end[0] == "error":
-                stats.refused += 1
-                kind = first.end[1]
-                stats.refusals[kind] = stats.refusals.get(kind, 0) + 1
-            if reason is not None:
-                return (f"{reason}\n{comparison.report()}\n{case.report()}\n--- on D ---\n{first.end}\n{first.printed}"
-                        f"\n{first.ledger}\n{first.released}\n--- on D' ---\n{second.end}\n{second.printed}\n"
-                        f"{second.ledger}\n{second.released}"
-                        + "".join(f"\n{run.internal}" for run in (first, second) if run.internal))
-    finally:
-        stats.seconds = time.monotonic() - start
-    return None
+    return fuzz_programs(seconds, seed, randomise_case, check_randomise_case, stats)
 
 
 # ---------------------------------------------------------------- the neighbour fuzzer's calls
@@ -296,5 +216,5 @@ def perturbation_statements(generator: Generator) -> list[str]:
     return statements
 
 
-__all__ = ["RandomiseCase", "RandomiseStats", "check_randomise_case", "fuzz_randomise", "perturbation_statements",
+__all__ = ["RandomiseCase", "check_randomise_case", "fuzz_randomise", "perturbation_statements",
            "randomise_case", "run_randomise"]

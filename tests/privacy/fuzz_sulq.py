@@ -511,20 +511,123 @@ def language_case(rng: random.Random) -> LanguageCase:
     return LanguageCase("\n".join(chunks) + "\n", tuple(rows), tuple(rows_prime), change, rng.randrange(1 << 30))
 
 
+# ---------------------------------------------------------------- a Session program under replay (shared)
 @dataclass
-class LanguageRun:
+class ProgramRun:
+    """One run of a program in a `Session`: how it ended, what it printed, charged and released,
+    its noise points, and whether the randomness was left untouched."""
+
     end: tuple
     printed: str
     ledger: str
+    costs: list[Any]
+    released: tuple[str, ...]
     records: list[Record]
     diverged_at: int | None
+    untouched: bool
     internal: str | None = None
 
 
-def run_language(case: LanguageCase, which: int, play: list[Record] | None = None) -> LanguageRun:
+def run_program(session: Any, output: io.StringIO, program: str, play: list[Record] | None = None,
+                results: tuple[str, ...] = ()) -> ProgramRun:
+    """Run `program` in `session` (which prints to `output`) under a replay recorder (playing
+    `play`, if given); `results` names the globals whose tables are compared as CSV."""
+    from jostle.diagnostics.errors import JostleError
+
+    state = session.randomness._generator.bit_generator.state
+    recorder = Recorder()
+    internal = None
+    with recorder.watching(session, play):
+        try:
+            session.run(program)
+            end: tuple = ("ok",)
+        except JostleError as error:
+            end = ("error", type(error).__name__, error.render())
+        except Exception as error:  # noqa: BLE001 - a bug
+            internal = "".join(traceback.format_exception(error))
+            end = ("internal", type(error).__name__, str(error))
+    released = []
+    for name in results:
+        try:
+            released.append(session.eval(name).to_csv(index=False))
+        except Exception:  # noqa: BLE001 - not bound: the program ended before it
+            released.append("(not bound)")
+    untouched = state == session.randomness._generator.bit_generator.state
+    return ProgramRun(end, output.getvalue(), str(session.ledger), [entry.cost for entry in session.ledger], tuple(released), recorder.records,
+                      recorder.diverged_at, untouched, internal)
+
+
+def compare_runs(first: ProgramRun, second: ProgramRun) -> tuple[str | None, Comparison]:
+    """The reason of a finding (None: none) for a run on D and the run on D' that played it."""
+    comparison = compare(first.records, second.records)
+    played_whole = second.diverged_at is None and len(first.records) == len(second.records)
+    reason = None
+    if first.internal or second.internal:
+        reason = "internal error"
+    elif comparison.violations:
+        reason = "a release's pre-noise values moved by more than its claim"
+    elif played_whole and (first.end, first.printed, first.ledger, first.released) != \
+            (second.end, second.printed, second.ledger, second.released):
+        reason = "the runs printed, charged, released or ended differently although every release was played"
+    elif any(run.end[0] == "error" and not run.records and not run.untouched for run in (first, second)):
+        reason = "a refused program drew from the randomness"
+    return reason, comparison
+
+
+@dataclass
+class ProgramStats:
+    """What a run of a program replay fuzzer did."""
+
+    programs: int = 0
+    releases: int = 0
+    played: int = 0
+    refused: int = 0
+    points: dict[str, int] = field(default_factory=dict)
+    mechanisms: dict[str, int] = field(default_factory=dict)
+    refusals: dict[str, int] = field(default_factory=dict)
+    seconds: float = 0.0
+
+    def __str__(self) -> str:
+        return (f"{self.programs} programs in {self.seconds:.1f} s: {self.releases} releases checked "
+                f"({self.points}); {self.played} transcripts played whole; {self.refused} refused ({self.refusals}); "
+                f"charges {self.mechanisms}")
+
+
+def fuzz_programs(seconds: float, seed: int, make: Callable[[random.Random], Any],
+                  check: Callable[[Any], tuple[str | None, Comparison, tuple[ProgramRun, ProgramRun]]],
+                  stats: ProgramStats | None = None) -> str | None:
+    """Check cases `make(rng)` with `check` for `seconds`; the first finding's report (None: none)."""
+    stats = stats if stats is not None else ProgramStats()
+    rng = random.Random(seed)
+    start = time.monotonic()
+    try:
+        while time.monotonic() - start < seconds:
+            case = make(rng)
+            reason, comparison, (first, second) = check(case)
+            stats.programs += 1
+            stats.releases += comparison.checked
+            stats.played += second.diverged_at is None and len(first.records) == len(second.records)
+            if first.end[0] == "error":
+                stats.refused += 1
+                stats.refusals[first.end[1]] = stats.refusals.get(first.end[1], 0) + 1
+            for record in first.records[:comparison.checked]:
+                stats.points[record.point] = stats.points.get(record.point, 0) + 1
+                mechanism = record.release.split(":")[0]
+                stats.mechanisms[mechanism] = stats.mechanisms.get(mechanism, 0) + 1
+            if reason is not None:
+                runs = "".join(f"\n--- on {side} ---\n{run.end}\n{run.printed}\n{run.ledger}\n{run.released}"
+                               + (f"\n{run.internal}" if run.internal else "")
+                               for side, run in (("D", first), ("D'", second)))
+                return f"{reason}\n{comparison.report()}\n{case.report()}{runs}"
+    finally:
+        stats.seconds = time.monotonic() - start
+    return None
+
+
+# ---------------------------------------------------------------- the zCDP programs' fuzzer
+def run_language(case: LanguageCase, which: int, play: list[Record] | None = None) -> ProgramRun:
     """Run the program on D (0, recording) or D' (1, playing `play`) in a zCDP session."""
     from jostle import Session
-    from jostle.diagnostics.errors import JostleError
 
     output = io.StringIO()
     session = Session(rho=LANGUAGE_RHO, seed=case.seed, ledger_path=":memory:", output=output)
@@ -533,74 +636,21 @@ def run_language(case: LanguageCase, which: int, play: list[Record] | None = Non
     if not declared:  # the curator's schema refuses a missing value: the curator's rows have none then
         frame = frame.map(lambda v: 0 if v is None or (isinstance(v, float) and v != v) else v)
     session.bind_private("t", frame, None if declared else LANGUAGE_SCHEMA)
-    recorder = Recorder()
-    internal = None
-    with recorder.watching(session, play):
-        try:
-            session.run(case.program)
-            end: tuple = ("ok",)
-        except JostleError as error:
-            end = ("error", type(error).__name__, error.render())
-        except Exception as error:  # noqa: BLE001 - a bug
-            internal = "".join(traceback.format_exception(error))
-            end = ("internal", type(error).__name__, str(error))
-    return LanguageRun(end, output.getvalue(), str(session.ledger), recorder.records, recorder.diverged_at, internal)
+    return run_program(session, output, case.program, play)
 
 
-def check_language_case(case: LanguageCase) -> tuple[str | None, Comparison, tuple[LanguageRun, LanguageRun]]:
+def check_language_case(case: LanguageCase) -> tuple[str | None, Comparison, tuple[ProgramRun, ProgramRun]]:
     """Record on D, play on D'; the reason of a finding (None: none)."""
     first = run_language(case, 0)
     second = run_language(case, 1, first.records)
-    comparison = compare(first.records, second.records)
-    played_whole = second.diverged_at is None and len(first.records) == len(second.records)
-    reason = None
-    if first.internal or second.internal:
-        reason = "internal error"
-    elif comparison.violations:
-        reason = "a release's pre-noise values moved by more than its claimed sensitivity"
-    elif played_whole and (first.end, first.printed, first.ledger) != (second.end, second.printed, second.ledger):
-        reason = "the runs printed, charged or ended differently although every release was played"
+    reason, comparison = compare_runs(first, second)
     return reason, comparison, (first, second)
 
 
-@dataclass
-class LanguageStats:
-    programs: int = 0
-    releases: int = 0
-    played: int = 0
-    points: dict[str, int] = field(default_factory=dict)
-    mechanisms: dict[str, int] = field(default_factory=dict)
-    seconds: float = 0.0
-
-    def __str__(self) -> str:
-        return (f"{self.programs} zCDP programs in {self.seconds:.1f} s: {self.releases} releases checked "
-                f"({self.points}); {self.played} transcripts played whole; charges {self.mechanisms}")
+def fuzz_language(seconds: float, seed: int, stats: ProgramStats | None = None) -> str | None:
+    """Check random zCDP programs for `seconds`; the first finding's report (None: none)."""
+    return fuzz_programs(seconds, seed, language_case, check_language_case, stats)
 
 
-def fuzz_language(seconds: float, seed: int, stats: LanguageStats | None = None) -> str | None:
-    """Check random programs for `seconds`; the first finding's report (None: none)."""
-    stats = stats if stats is not None else LanguageStats()
-    rng = random.Random(seed)
-    start = time.monotonic()
-    try:
-        while time.monotonic() - start < seconds:
-            case = language_case(rng)
-            reason, comparison, (first, second) = check_language_case(case)
-            stats.programs += 1
-            stats.releases += comparison.checked
-            stats.played += second.diverged_at is None and len(first.records) == len(second.records)
-            for record in first.records[:comparison.checked]:
-                stats.points[record.point] = stats.points.get(record.point, 0) + 1
-                mechanism = record.release.split(":")[0]
-                stats.mechanisms[mechanism] = stats.mechanisms.get(mechanism, 0) + 1
-            if reason is not None:
-                return (f"{reason}\n{comparison.report()}\n{case.report()}\n--- on D ---\n{first.end}\n{first.printed}"
-                        f"\n{first.ledger}\n--- on D' ---\n{second.end}\n{second.printed}\n{second.ledger}"
-                        + "".join(f"\n{run.internal}" for run in (first, second) if run.internal))
-    finally:
-        stats.seconds = time.monotonic() - start
-    return None
-
-
-__all__ = ["LearnerCase", "LearnerStats", "LanguageStats", "check_learner_case", "fuzz_learners", "learner_case", "run_learner", "sulq_statements",
-           "language_case", "check_language_case", "fuzz_language"]
+__all__ = ["LearnerCase", "LearnerStats", "ProgramRun", "ProgramStats", "check_learner_case", "fuzz_learners", "learner_case", "run_learner", "sulq_statements",
+           "language_case", "check_language_case", "fuzz_language", "run_program", "compare_runs", "fuzz_programs"]

@@ -248,21 +248,16 @@ def test_randomise_charging_half_its_epsilon_is_caught(monkeypatch: pytest.Monke
 
 
 def _run(program: str, row: tuple[int, str], public_rows: bool = True, **caps: Any) -> tuple[Any, ...]:
+    """(printed, costs charged, end, randomness untouched) of `program` with `row` among five others."""
     from jostle import Session
-    from jostle.diagnostics.errors import JostleError
+    from tests.privacy.fuzz_sulq import run_program
 
     output = io.StringIO()
     session = Session(ledger_path=":memory:", seed=2, output=output, **(caps or {"budget": 10}))
     frame = pd.concat([_table(1, "b", 5), _table(*row, 1)], ignore_index=True)
     session.bind_private("t", frame, SCHEMA, public_rows=public_rows)
-    state = session.randomness._generator.bit_generator.state
-    try:
-        session.run(program)
-        end: Any = "ok"
-    except JostleError as error:
-        end = (type(error).__name__, error.render())
-    untouched = state == session.randomness._generator.bit_generator.state
-    return output.getvalue(), [entry.cost for entry in session.ledger], end, untouched
+    run = run_program(session, output, program)
+    return run.printed, run.costs, run.end, run.untouched
 
 
 REFUSED = [
@@ -286,7 +281,7 @@ def test_a_refused_randomise_spends_nothing_draws_nothing_and_is_refused_alike(p
     zCDP session the pure epsilon is charged as rho = epsilon^2 / 2.)"""
     ends = [_run(program, row, public_rows, **caps) for row in (ROW_D, ROW_D_PRIME)]
     output, costs, end, untouched = ends[0]
-    assert end != "ok" and output == "" and costs == [] and untouched, ends[0]
+    assert end[0] == "error" and output == "" and costs == [] and untouched, ends[0]
     assert ends[0] == ends[1]
 
 
@@ -325,9 +320,10 @@ def test_randomise_replays_within_its_claim_on_replace_one_neighbours() -> None:
     inputs (its claim, hamming 1), refusals are the same on both neighbours and draw nothing,
     and with D's transcript played the released tables, the printed text and the ledger are the
     same on D'."""
-    from tests.privacy.fuzz_perturbation import RandomiseStats, fuzz_randomise
+    from tests.privacy.fuzz_perturbation import fuzz_randomise
+    from tests.privacy.fuzz_sulq import ProgramStats
 
-    stats = RandomiseStats()
+    stats = ProgramStats()
     report = fuzz_randomise(REPLAY_SECONDS, REPLAY_SEED, stats)
     print(stats)
     assert report is None, report

@@ -194,21 +194,16 @@ def _frame(extra: bool) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=list(SCHEMA))
 
 
-def _run(program: str, extra: bool, **caps: Any) -> tuple[str, list[Any], Any, bool]:
+def _run(program: str, extra: bool, **caps: Any) -> tuple[str, list[Any], tuple, bool]:
+    """(printed, costs charged, end, randomness untouched) of `program` on D (or D': `extra`)."""
     from jostle import Session
-    from jostle.diagnostics.errors import JostleError
+    from tests.privacy.fuzz_sulq import run_program
 
     output = io.StringIO()
     session = Session(ledger_path=":memory:", seed=5, output=output, **caps)
     session.bind_private("t", _frame(extra), SCHEMA)
-    state = session.randomness._generator.bit_generator.state
-    try:
-        session.run(program)
-        end: Any = "ok"
-    except JostleError as error:
-        end = (type(error).__name__, error.render())
-    untouched = state == session.randomness._generator.bit_generator.state
-    return output.getvalue(), [entry.cost for entry in session.ledger], end, untouched
+    run = run_program(session, output, program)
+    return run.printed, run.costs, run.end, run.untouched
 
 
 @pytest.mark.parametrize("program, integer_valued", [('print(sulq(sum(t, "v"), 2))', False),
@@ -219,7 +214,7 @@ def test_sulq_charges_the_rho_its_variance_costs(program: str, integer_valued: b
     ledgers = []
     for extra in (False, True):
         output, costs, end, _ = _run(program, extra, rho=1)
-        assert end == "ok" and output.strip()
+        assert end == ("ok",) and output.strip()
         assert [c.rho for c in costs] == [cases.sulq_charge(Fraction(2), integer_valued)]
         ledgers.append(costs)
     assert ledgers[0] == ledgers[1]
@@ -228,7 +223,7 @@ def test_sulq_charges_the_rho_its_variance_costs(program: str, integer_valued: b
 def test_gaussian_at_a_rho_charges_that_rho() -> None:
     for extra in (False, True):
         _, costs, end, _ = _run('print(gaussian(sum(t, "v"), rho(0.25)))', extra, rho=1)
-        assert end == "ok" and [c.rho for c in costs] == [Fraction(1, 4)]
+        assert end == ("ok",) and [c.rho for c in costs] == [Fraction(1, 4)]
 
 
 OVER_BUDGET = [
@@ -247,13 +242,13 @@ def test_an_over_budget_call_spends_nothing_draws_nothing_and_is_refused_alike(p
     ends = [_run(program, extra, rho=0.1) for extra in (False, True)]
     assert ends[0] == ends[1]
     output, costs, end, untouched = ends[0]
-    assert end != "ok" and "nothing" in end[1] and output == "" and costs == [] and untouched, ends[0]
+    assert end[0] == "error" and "nothing" in end[2] and output == "" and costs == [] and untouched, ends[0]
 
 
 @pytest.mark.parametrize("program", OVER_BUDGET[1:])
 def test_a_pure_program_refuses_the_sulq_learners_before_any_charge(program: str) -> None:
     ends = [_run(program, extra, budget=10) for extra in (False, True)]
-    assert ends[0] == ends[1] and ends[0][2] != "ok" and ends[0][1] == [] and ends[0][3], ends[0]
+    assert ends[0] == ends[1] and ends[0][2][0] == "error" and ends[0][1] == [] and ends[0][3], ends[0]
 
 
 # ---------------------------------------------------------------- the front door: estimators
@@ -362,9 +357,9 @@ def test_zcdp_programs_of_sulq_calls_replay_within_their_claims() -> None:
     neighbouring private tables (rows at the declared bounds, beyond them, missing): every release
     within its claim, and the printed text, the ledger and the end the same once D's transcript is
     played."""
-    from tests.privacy.fuzz_sulq import LanguageStats, fuzz_language
+    from tests.privacy.fuzz_sulq import ProgramStats, fuzz_language
 
-    stats = LanguageStats()
+    stats = ProgramStats()
     report = fuzz_language(LANGUAGE_SECONDS, REPLAY_SEED, stats)
     print(stats)
     assert report is None, report
