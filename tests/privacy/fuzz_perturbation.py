@@ -129,27 +129,30 @@ def randomise_case(rng: random.Random) -> RandomiseCase:
                          seed, tuple(results))
 
 
-def run_randomise(case: RandomiseCase, which: int, play: list[Record] | None = None) -> ProgramRun:
-    """Run the case's program on D (0, recording) or D' (1, playing `play`)."""
+def run_randomise(case: RandomiseCase, which: int, play: list[Record] | None = None,
+                  engine: str = "pandas") -> ProgramRun:
+    """Run the case's program on D (0, recording) or D' (1, playing `play`), the private table on
+    `engine` ("pandas" or "duckdb")."""
     from jostle import Session
 
     output = io.StringIO()
-    session = Session(budget=1000, ledger_path=":memory:", seed=case.seed, output=output)
+    session = Session(budget=1000, ledger_path=":memory:", seed=case.seed, output=output, engine=engine)
     session.bind_private("t", case.frame(which), case.schema, public_rows=True)
     return run_program(session, output, case.program, play, case.results)
 
 
-def check_randomise_case(case: RandomiseCase) -> tuple[str | None, Comparison, tuple[ProgramRun, ProgramRun]]:
+def check_randomise_case(case: RandomiseCase, engine: str = "pandas"
+                         ) -> tuple[str | None, Comparison, tuple[ProgramRun, ProgramRun]]:
     """Record on D, play on D'; the reason of a finding (None: none)."""
-    first = run_randomise(case, 0)
-    second = run_randomise(case, 1, first.records)
+    first = run_randomise(case, 0, engine=engine)
+    second = run_randomise(case, 1, first.records, engine)
     reason, comparison = compare_runs(first, second)
     return reason, comparison, (first, second)
 
 
-def fuzz_randomise(seconds: float, seed: int, stats: ProgramStats | None = None) -> str | None:
+def fuzz_randomise(seconds: float, seed: int, stats: ProgramStats | None = None, engine: str = "pandas") -> str | None:
     """Check random programs for `seconds`; the first finding's report (None: none)."""
-    return fuzz_programs(seconds, seed, randomise_case, check_randomise_case, stats)
+    return fuzz_programs(seconds, seed, randomise_case, lambda case: check_randomise_case(case, engine), stats)
 
 
 # ---------------------------------------------------------------- the neighbour fuzzer's calls

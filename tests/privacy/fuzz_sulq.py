@@ -625,12 +625,14 @@ def fuzz_programs(seconds: float, seed: int, make: Callable[[random.Random], Any
 
 
 # ---------------------------------------------------------------- the zCDP programs' fuzzer
-def run_language(case: LanguageCase, which: int, play: list[Record] | None = None) -> ProgramRun:
-    """Run the program on D (0, recording) or D' (1, playing `play`) in a zCDP session."""
+def run_language(case: LanguageCase, which: int, play: list[Record] | None = None,
+                 engine: str = "pandas") -> ProgramRun:
+    """Run the program on D (0, recording) or D' (1, playing `play`) in a zCDP session, the
+    private table on `engine` ("pandas" or "duckdb")."""
     from jostle import Session
 
     output = io.StringIO()
-    session = Session(rho=LANGUAGE_RHO, seed=case.seed, ledger_path=":memory:", output=output)
+    session = Session(rho=LANGUAGE_RHO, seed=case.seed, ledger_path=":memory:", output=output, engine=engine)
     declared = case.program.startswith("private t:")
     frame = case.frame(which)
     if not declared:  # the curator's schema refuses a missing value: the curator's rows have none then
@@ -639,17 +641,18 @@ def run_language(case: LanguageCase, which: int, play: list[Record] | None = Non
     return run_program(session, output, case.program, play)
 
 
-def check_language_case(case: LanguageCase) -> tuple[str | None, Comparison, tuple[ProgramRun, ProgramRun]]:
+def check_language_case(case: LanguageCase, engine: str = "pandas"
+                        ) -> tuple[str | None, Comparison, tuple[ProgramRun, ProgramRun]]:
     """Record on D, play on D'; the reason of a finding (None: none)."""
-    first = run_language(case, 0)
-    second = run_language(case, 1, first.records)
+    first = run_language(case, 0, engine=engine)
+    second = run_language(case, 1, first.records, engine)
     reason, comparison = compare_runs(first, second)
     return reason, comparison, (first, second)
 
 
-def fuzz_language(seconds: float, seed: int, stats: ProgramStats | None = None) -> str | None:
+def fuzz_language(seconds: float, seed: int, stats: ProgramStats | None = None, engine: str = "pandas") -> str | None:
     """Check random zCDP programs for `seconds`; the first finding's report (None: none)."""
-    return fuzz_programs(seconds, seed, language_case, check_language_case, stats)
+    return fuzz_programs(seconds, seed, language_case, lambda case: check_language_case(case, engine), stats)
 
 
 __all__ = ["LearnerCase", "LearnerStats", "ProgramRun", "ProgramStats", "check_learner_case", "fuzz_learners", "learner_case", "run_learner", "sulq_statements",

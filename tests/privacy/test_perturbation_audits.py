@@ -310,24 +310,42 @@ def test_randomise_charges_before_it_draws(monkeypatch: pytest.MonkeyPatch) -> N
 
 # ---------------------------------------------------------------- the replay check and the neighbour fuzzer
 REPLAY_SEED = 20261126
-REPLAY_SECONDS = 4.0
+REPLAY_SECONDS = 3.0
 NEIGHBOUR_SECONDS = 4.0
 
 
-def test_randomise_replays_within_its_claim_on_replace_one_neighbours() -> None:
-    """Random replace_one tables (numeric and categorical columns), random operators (valid,
-    infinite, over other domains), one row replaced: every `randomise` changes at most one row's
-    inputs (its claim, hamming 1), refusals are the same on both neighbours and draw nothing,
-    and with D's transcript played the released tables, the printed text and the ledger are the
-    same on D'."""
+@pytest.mark.parametrize("engine", ["pandas", "duckdb"])
+def test_randomise_replays_within_its_claim_on_replace_one_neighbours(engine: str) -> None:
+    """Random replace_one tables (numeric and categorical columns), in memory or on DuckDB, random
+    operators (valid, infinite, over other domains), one row replaced: every `randomise` changes
+    at most one row's inputs (its claim, hamming 1), refusals are the same on both neighbours and
+    draw nothing, and with D's transcript played the released tables, the printed text and the
+    ledger are the same on D'."""
     from tests.privacy.fuzz_perturbation import fuzz_randomise
     from tests.privacy.fuzz_sulq import ProgramStats
 
+    if engine == "duckdb":
+        pytest.importorskip("duckdb")
     stats = ProgramStats()
-    report = fuzz_randomise(REPLAY_SECONDS, REPLAY_SEED, stats)
+    report = fuzz_randomise(REPLAY_SECONDS, REPLAY_SEED + (engine == "duckdb"), stats, engine)
     print(stats)
     assert report is None, report
     assert stats.programs >= 25 and stats.releases >= 10 and stats.refused >= 3, stats
+
+
+def test_randomise_runs_alike_in_memory_and_on_duckdb() -> None:
+    """The route is not observable: the same program and seed print, charge, release and end the
+    same whether the curator's table is in memory or on DuckDB."""
+    import random
+
+    from tests.privacy.fuzz_perturbation import randomise_case, run_randomise
+
+    pytest.importorskip("duckdb")
+    rng = random.Random(REPLAY_SEED)
+    for _ in range(25):
+        case = randomise_case(rng)
+        runs = [run_randomise(case, 0, engine=engine) for engine in ("pandas", "duckdb")]
+        assert len({(run.end, run.printed, run.ledger, run.released) for run in runs}) == 1, case.report()
 
 
 def test_perturbation_statements_parse_and_vary() -> None:

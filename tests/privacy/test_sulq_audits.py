@@ -332,7 +332,7 @@ class _counting_release:
 # ---------------------------------------------------------------- the replay check (fuzz_sulq.py)
 REPLAY_SEED = 20261126
 REPLAY_SECONDS = 5.0
-LANGUAGE_SECONDS = 5.0
+LANGUAGE_SECONDS = 4.0
 CONTROL_SECONDS = 10.0  # a cap: each control stops at its first attributable finding
 
 
@@ -352,20 +352,38 @@ def test_the_sulq_learners_stay_within_their_claims_on_neighbours() -> None:
         assert stats.by_learner.get(learner, 0) >= 30, stats
 
 
-def test_zcdp_programs_of_sulq_calls_replay_within_their_claims() -> None:
+@pytest.mark.parametrize("engine", ["pandas", "duckdb"])
+def test_zcdp_programs_of_sulq_calls_replay_within_their_claims(engine: str) -> None:
     """Whole programs (the four learners, `sulq`, `gaussian(x, rho(R))`) in a zCDP session over
-    neighbouring private tables (rows at the declared bounds, beyond them, missing): every release
-    within its claim, and the printed text, the ledger and the end the same once D's transcript is
-    played."""
+    neighbouring private tables (rows at the declared bounds, beyond them, missing), the table in
+    memory or on DuckDB: every release within its claim, and the printed text, the ledger and the
+    end the same once D's transcript is played."""
     from tests.privacy.fuzz_sulq import ProgramStats, fuzz_language
 
+    if engine == "duckdb":
+        pytest.importorskip("duckdb")
     stats = ProgramStats()
-    report = fuzz_language(LANGUAGE_SECONDS, REPLAY_SEED, stats)
+    report = fuzz_language(LANGUAGE_SECONDS, REPLAY_SEED + (engine == "duckdb"), stats, engine)
     print(stats)
     assert report is None, report
     for mechanism in ("option SuLQKMeans", "option DPLloyd", "option SuLQID3", "option SuLQPerceptron", "sulq",
                       "gaussian"):
         assert stats.mechanisms.get(mechanism, 0) >= 3, stats
+
+
+def test_sulq_programs_run_alike_in_memory_and_on_duckdb() -> None:
+    """The route is not observable: the same program and seed print, charge and end the same
+    whether the curator's table is in memory or on DuckDB."""
+    import random
+
+    from tests.privacy.fuzz_sulq import language_case, run_language
+
+    pytest.importorskip("duckdb")
+    rng = random.Random(REPLAY_SEED)
+    for _ in range(25):
+        case = language_case(rng)
+        runs = [run_language(case, 0, engine=engine) for engine in ("pandas", "duckdb")]
+        assert len({(run.end, run.printed, run.ledger) for run in runs}) == 1, case.report()
 
 
 def _found(monkeypatch: pytest.MonkeyPatch, what: str, reason: str, learners: tuple[str, ...]) -> Any:
