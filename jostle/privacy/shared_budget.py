@@ -320,6 +320,37 @@ def default_budget() -> PrivacyBudget:
     return _DEFAULT
 
 
+_UNBUDGETED_RHO_FITS = [0]  # Gaussian fits given neither budget= nor charge= in this process
+
+
+def charge_rho_fit(estimator: str, cost: RhoZCDPBudget, description: str, budget: PrivacyBudget | None,
+                   charge: Any, stacklevel: int = 2) -> Any:
+    """Charge a Gaussian fit's whole rho before any draw, and return the charge function its
+    learner calls before each draw (every estimator charged in rho uses it):
+
+      * `budget` given: the budget is charged `cost` now (refused: `OverBudgetError`, nothing
+        drawn or spent); the learner's steps are held within `cost` by a guard;
+      * else `charge` given (an outside accountant): it is the learner's charge function, called
+        with each step's rho before that step draws;
+      * neither: nothing records the fit (a budget in epsilon, such as `default_budget()`, cannot
+        hold a rho); from the second such fit in a process on, a `PrivacyBudgetWarning` says the
+        spending adds up; the learner's steps are held within `cost`.
+    """
+    from jostle.privacy.subledger import option_guard
+
+    if budget is not None:
+        budget.charge(cost, description)
+        return option_guard(estimator, cost)
+    if charge is not None:
+        return charge
+    _UNBUDGETED_RHO_FITS[0] += 1
+    if _UNBUDGETED_RHO_FITS[0] > 1:
+        warnings.warn(f"{estimator}.fit spends its rho again, on top of the earlier fits in this process, and no "
+                      "budget= records it: pass budget=PrivacyBudget(rho=R) to share and cap the spending "
+                      "(docs/estimators.md).", PrivacyBudgetWarning, stacklevel=stacklevel + 1)
+    return option_guard(estimator, cost)
+
+
 def charge_default(estimator: str, epsilon: float, description: str, stacklevel: int) -> Fraction:
     """Charge a fit given no budget to the default budget, warning when fits add up."""
     amount = _DEFAULT.charge(epsilon, description)

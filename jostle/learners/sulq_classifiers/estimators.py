@@ -28,7 +28,6 @@ fit in a process on that the spending adds up.
 from __future__ import annotations
 
 import math
-import warnings
 from fractions import Fraction
 from typing import Any, ClassVar, Sequence
 
@@ -39,12 +38,9 @@ from jostle.learners.sulq_classifiers import id3, perceptron
 from jostle.learners.sulq_classifiers.queries import Calibration, calibrate, exact_rho
 from jostle.privacy.measures import RhoZCDPBudget
 from jostle.privacy.noise import Randomness
-from jostle.privacy.shared_budget import PrivacyBudget, PrivacyBudgetWarning
-from jostle.privacy.subledger import option_guard
+from jostle.privacy.shared_budget import PrivacyBudget, charge_rho_fit
 
 __all__ = ["SuLQID3Classifier", "SuLQPerceptronClassifier"]
-
-_UNBUDGETED_FITS = [0]  # fits given neither budget= nor charge= in this process (they warn from the second on)
 
 
 def _check_positive(value: Any, what: str, allow_none: bool) -> None:
@@ -105,18 +101,8 @@ class _SuLQClassifier(DeclaredDomainClassifier):
         what = (f"{type(self).__name__}.fit ({calibration.queries} SuLQ queries, variance "
                 f"{float(calibration.variance):.6g}, rho {float(cost.rho):.6g})")
         noise = self.noise if self.noise is not None else Randomness(seed=self.random_state)
-        if self.budget is not None:
-            self.budget.charge(cost, what)  # before any draw; refused: nothing drawn or spent
-            charge: Any = option_guard(type(self).__name__, cost)
-        elif self.charge is not None:
-            charge = self.charge  # the outside accountant, before each batch's draw
-        else:
-            _UNBUDGETED_FITS[0] += 1
-            if _UNBUDGETED_FITS[0] > 1:
-                warnings.warn(f"{type(self).__name__}.fit spends its rho again, on top of the earlier fits in this "
-                              "process, and no budget= records it: pass budget=PrivacyBudget(rho=R) to share and "
-                              "cap the spending (docs/estimators.md).", PrivacyBudgetWarning, stacklevel=2)
-            charge = option_guard(type(self).__name__, cost)
+        # before any draw; a refusal draws nothing and spends nothing
+        charge = charge_rho_fit(type(self).__name__, cost, what, self.budget, self.charge)
         self._set_fitted(fitted)
         self.model_ = self._learn(codes, labels, sizes, n_classes, noise, charge, calibration)
         self.queries_ = int(self.model_.queries)
