@@ -458,6 +458,10 @@ PROGRAM_FORMS = [
     'print(sulq(sum(t, "x"), VAR))\nprint(sulq(count(t), VAR))',
     'print(gaussian(sum(t, "y"), rho(RHO)))\nprint(sulq(count(t.where(lambda r: r.grp == "u")), VAR))',
     'print(sulq(histogram(t, "label"), VAR))\nprint(sulq(sum(t.where(lambda r: r.x > 5), "y"), VAR))',
+    'M = DPLloyd(t, ["x", "y"], k=KK, iterations=ITER, rho=RHO)\nprint(M)',  # the schema's bounds
+    'M = SuLQID3(t.bin("y", [-5, 0, 2.5, 5], name="yb").select(["yb", "grp", "label"]), "label", depth=3, '
+    'stop_factor=0, rho=RHO)\nprint(M)',
+    'M = SuLQPerceptron(t.bin("x", [0, 5, 10], name="xb").select(["xb", "label"]), "label", rho=RHO)\nprint(M)',
 ]
 
 
