@@ -161,25 +161,26 @@ def _record_primitive(sums: list[float], plan: sulq.SulqPlan, play: Any = None) 
 
 @pytest.mark.parametrize("integer_valued", [False, True])
 def test_the_primitives_replay_claim_holds_on_neighbours_and_is_tight(integer_valued: bool) -> None:
-    """A batch of 6 of which one row touches 4: the row at the corner (each touched sum moves by
-    1) is within the claim (L2 <= sqrt(4) / g); a fifth sum moved, or one moved by 2 (a value
-    outside [0, 1]: the row was not clipped), breaks it."""
-    plan = sulq.sulq_plan(Fraction(5), 6, 4, integer_valued)
+    """A batch of 6 of which one row touches 3: the row at the corner (each touched sum moves by
+    1) is within the claim (L2 <= sqrt(3) / g); a fourth sum moved, or one moved by 2 (a value
+    outside [0, 1]: the row was not clipped), breaks it, on the integer grid of counts too."""
+    plan = sulq.sulq_plan(Fraction(5), 6, 3, integer_valued)
     base = [3.0, 2.0, 5.0, 0.0, 1.0, 4.0]
     first = _record_primitive(base, plan)
-    for moved, broken in (([4.0, 3.0, 6.0, 1.0, 1.0, 4.0], False), ([4.0, 3.0, 6.0, 1.0, 2.0, 4.0], True),
-                          ([5.0, 3.0, 5.0, 0.0, 1.0, 4.0], True)):
+    for moved, broken in (([4.0, 3.0, 6.0, 0.0, 1.0, 4.0], False), ([4.0, 3.0, 6.0, 1.0, 1.0, 4.0], True),
+                          ([5.0, 2.0, 5.0, 0.0, 1.0, 4.0], True)):
         comparison = compare(first, _record_primitive(moved, plan, first))
         assert comparison.checked == 1 and bool(comparison.violations) == broken, comparison.report()
 
 
+@pytest.mark.parametrize("integer_valued", [False, True])
 @pytest.mark.parametrize("touched", [1, 2, 3, 5, 7, 26])
-def test_the_claim_rounds_sqrt_touched_up_by_little_on_the_fine_grid(touched: int) -> None:
+def test_the_claim_rounds_sqrt_touched_up_by_little(touched: int, integer_valued: bool) -> None:
     """The claim's bound is sqrt(touched) / g rounded up to 2^-20 of a grid step, so the replay
     check is as tight as the charge (on the integer grid of counts too, since F4's fix)."""
-    plan = sulq.sulq_plan(Fraction(5), 30, touched)
-    exact = math.sqrt(touched) / float(plan.grid)
-    assert exact <= plan.shift_bound < exact + 1
+    plan = sulq.sulq_plan(Fraction(5), 30, touched, integer_valued)
+    squared = Fraction(touched) / plan.grid ** 2
+    assert squared <= plan.shift_bound ** 2 and plan.shift_bound <= math.sqrt(squared) + 2.0 ** -19
 
 
 # ---------------------------------------------------------------- the language: charged before the draw
