@@ -130,3 +130,20 @@ def test_the_replay_claim_is_as_tight_as_the_charge(touched, integer_valued):
     squared = Fraction(touched) / plan.grid ** 2
     assert squared <= plan.shift_bound ** 2 < squared * (1 + Fraction(1, 10**5))
     assert plan.shift_bound ** 2 < Fraction(touched + 1) / plan.grid ** 2
+
+
+def test_the_sulq_example_runs_and_spends_what_it_says(capsys):
+    """examples/sulq.jst (docs/sulq.md's walk-through) runs on the bundled data: the calibrations'
+    ratio, the primitive, both k-means learners and both SuLQ classifiers, within its zCDP cap."""
+    from pathlib import Path
+
+    from jostle.cli import main
+
+    root = Path(__file__).resolve().parents[1]
+    code = main(["run", str(root / "examples" / "sulq.jst"), "--seed", "2", "--ledger-db", ":memory:"])
+    out = capsys.readouterr().out
+    assert code == 0, out
+    assert "ratio 94.8" in out
+    assert "SuLQ ID3 tree (218 SuLQ queries" in out and "SuLQ perceptron (280 SuLQ queries" in out
+    spent = float(out.rsplit("spent:", 1)[1].split()[0])
+    assert 0.06 < spent < 0.062  # 4 learners at 0.01, 0.01, 0.02, 0.02 and a count at R = 400 (~1/800)
