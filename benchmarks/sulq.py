@@ -56,6 +56,7 @@ benchmarks/results/sulq.json and sulq.png (--quick: sulq_quick.json / .png).
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import sys
 import time
@@ -68,6 +69,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
+import benchmark_data  # noqa: E402
 import sulq_baselines as baselines  # noqa: E402
 import sulq_data  # noqa: E402
 import sulq_learners as learners  # noqa: E402
@@ -165,6 +167,15 @@ def summarise(runs: list[dict], budgets: list[dict], names: list[str], part: str
 
 
 # ------------------------------------------------------------------------------- main
+def data_folder(argument: str | None, files: list[str], named: bool) -> Path:
+    """The UCI folder, or exit with one line and code 66 when a file is missing."""
+    collection = benchmark_data.UCI
+    if named:
+        collection = dataclasses.replace(collection, what="the --dataset files",
+                                         source="where you found them (the default tables: https://archive.ics.uci.edu)")
+    return benchmark_data.require("sulq.py", collection, argument, files)
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", default=None, help="folder holding uci/ (default $JOSTLE_DATA or ../shared/datasets)")
@@ -198,7 +209,7 @@ def main(argv: list[str] | None = None) -> None:
     for spec in args.dataset or []:
         if not spec.partition(":")[2]:
             raise SystemExit(f"sulq.py: --dataset wants FILE:TARGET; got {spec!r}")
-    folder = sulq_data.data_folder(args.data, files, named=bool(args.dataset))
+    folder = data_folder(args.data, files, named=bool(args.dataset))
     start = time.perf_counter()
     results: dict = {"budgets": budgets, "_meta": {
         "repetitions": repetitions, "epsilons": epsilons, "delta": DELTA, "quick": args.quick,

@@ -1,7 +1,7 @@
 """The public data of `benchmarks/sulq.py`: numeric tables for k-means, classification tables for
 ID3 and the perceptron, and the tuning / training / test parts every comparison uses.
 
-Where the data is: `benchmark_data` (--data DIR, else $JOSTLE_DATA, else ../shared/datasets;
+Where the data is: sulq.py's `data_folder`, through `benchmark_data` (--data DIR, else $JOSTLE_DATA, else ../shared/datasets;
 one line and exit code 66 when a file is missing).
 
 **Clustering tables.** Rows are clipped into a PUBLIC box and scaled to [0, 1]^d; every learner
@@ -32,7 +32,6 @@ with another seed.
 
 from __future__ import annotations
 
-import dataclasses
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -43,7 +42,6 @@ import pandas as pd
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-import benchmark_data  # noqa: E402
 
 TUNING_SHARE = 0.2
 TUNING_SEED = 7
@@ -184,12 +182,3 @@ def classification_tables(folder: Path, specs: list[str]) -> list[Classification
                                           (np.asarray(data.y) == positive_code).astype(int),
                                           str(labels[positive_code]), source))
     return tables
-
-
-def data_folder(argument: str | None, files: list[str], named: bool) -> Path:
-    """The UCI folder, or exit with one line when a file is missing."""
-    collection = benchmark_data.UCI
-    if named:
-        collection = dataclasses.replace(collection, what="the --dataset files",
-                                         source="where you found them (the default tables: https://archive.ics.uci.edu)")
-    return benchmark_data.require("sulq.py", collection, argument, files)

@@ -33,7 +33,6 @@ from fractions import Fraction
 from typing import Any
 
 import numpy as np
-import pandas as pd
 
 from jostle.data.schema import Categorical, Numeric, Schema
 from jostle.diagnostics.errors import JostleRuntimeError, PrivacyError
@@ -460,6 +459,8 @@ def _public_table(table: Table, pairs: list[tuple[str, OperatorValue]], outputs:
             first, last = op.lo + op.operator.outputs[0], op.lo + op.operator.outputs[-1]
             columns[column] = index + op.lo
             schema[column] = Numeric(first, last, integer=True)
+    import pandas as pd  # not at start-up (tests/test_import_cost.py)
+
     frame = pd.DataFrame(columns)
     return Table(frame, Schema.of(schema), False, f"randomised_{table.name}", node, span)
 
@@ -500,6 +501,8 @@ def reconstruction_of(table: Any, column: Any, operator: Any, span: Span, iterat
          doc='reconstruct(r, "col", R): the estimated distribution of the original values (a table value, probability)')
 def _reconstruct(interp, span, table, column, operator, iterations=None, tolerance=None):
     result = reconstruction_of(table, column, operator, span, iterations, tolerance)
+    import pandas as pd  # not at start-up
+
     frame = pd.DataFrame({"value": list(result.values), "probability": result.probabilities})
     op = _operator_argument(operator, "reconstruct", span)
     value_spec = Categorical(op.categories) if op.categories is not None else \
