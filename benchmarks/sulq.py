@@ -250,6 +250,16 @@ def main(argv: list[str] | None = None) -> None:
     print(f"\n{results['_meta']['seconds']:.0f} s; wrote {results_path} and {plot_path}")
 
 
+def family_main(name: str, parts: tuple[str, ...], argv: list[str] | None = None) -> None:
+    """Run only `parts`, writing benchmarks/results/<name>[_quick].json unless --out says otherwise:
+    the one command a learner family's benchmark is (benchmarks/clustering.py,
+    benchmarks/sulq_classifiers.py)."""
+    arguments = list(sys.argv[1:] if argv is None else argv)
+    if "--out" not in arguments and "--replot" not in arguments:
+        arguments += ["--out", str(RESULTS / f"{name}{'_quick' if '--quick' in arguments else ''}.json")]
+    main(arguments + [option for part in parts for option in ("--only", part)])
+
+
 def commit() -> str:
     """The checkout's commit, with "+changes" when jostle/ or benchmarks/ differ from it
     ($JOSTLE_COMMIT when the code runs from an export without git, e.g. `git archive HEAD`)."""

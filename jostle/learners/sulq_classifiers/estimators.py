@@ -72,13 +72,19 @@ class _SuLQClassifier(DeclaredDomainClassifier):
             raise TypeError(f"budget must be a PrivacyBudget shared by fits (or None), got {self.budget!r}")
 
     def _batches(self, sizes: Sequence[int], n_classes: int) -> list[int]:
-        raise NotImplementedError
+        """The learner's public query plan, one length per batch (each subclass gives its
+        learner's: `id3.batches` or `perceptron.batches`)."""
+        raise NotImplementedError(f"{type(self).__name__} must give its learner's query plan")
 
     def _learn(self, codes: np.ndarray, labels: np.ndarray, sizes: Sequence[int], n_classes: int,
                noise: Any, charge: Any, calibration: Calibration) -> Any:
-        raise NotImplementedError
+        """Run the learner on the coded rows at `calibration`, charging each batch through
+        `charge` before its draw (each subclass calls its learner)."""
+        raise NotImplementedError(f"{type(self).__name__} must run its learner")
 
     def _fit_codes(self, codes: np.ndarray, labels: np.ndarray, charged: Fraction | None) -> None:
+        """Never called: the kit's pure-epsilon fit path is replaced by `fit`, which plans and
+        charges in rho; the kit declares this hook abstract, so it is closed here on purpose."""
         raise NotImplementedError("a SuLQ fit plans and charges in rho (fit)")
 
     def fit(self, X: Any, y: Any) -> "_SuLQClassifier":
