@@ -35,7 +35,6 @@ iteration); `DPLloydKMeans` the d + 1 sums one row can touch (k times less varia
 from __future__ import annotations
 
 import math
-import warnings
 from fractions import Fraction
 from typing import Any, Callable, ClassVar, Mapping, Sequence
 
@@ -47,12 +46,10 @@ from jostle.learners.clustering.data import SCALE, Box, ClusteringData, box_from
 from jostle.learners.clustering.kmeans import DPLLOYD, MAX_ITERATIONS, SULQ, fit, kmeans_plan, wcss
 from jostle.privacy.measures import RhoZCDPBudget
 from jostle.privacy.noise import Randomness
-from jostle.privacy.shared_budget import PrivacyBudget, PrivacyBudgetWarning
-from jostle.privacy.subledger import option_guard
+from jostle.privacy.shared_budget import PrivacyBudget, charge_rho_fit
 
 __all__ = ["DPLloydKMeans", "SuLQKMeans"]
 
-_UNBUDGETED_FITS = [0]  # fits given neither budget= nor charge= in this process (they warn from the second on)
 
 
 def _positive(value: Any, what: str) -> None:
@@ -156,18 +153,9 @@ class _PrivateKMeans(ClusterMixin, BaseEstimator):
         what = (f"{name}.fit (k={plan.k}, {plan.iterations} iteration(s), T={plan.queries}, variance "
                 f"{float(plan.variance):.6g}, rho {float(cost.rho):.6g})")
         noise = self.noise if self.noise is not None else Randomness(seed=self.random_state)
-        if self.budget is not None:
-            self.budget.charge(cost, what)  # before any draw; refused: nothing drawn or spent
-            charge: Any = option_guard(name, cost)
-        elif self.charge is not None:
-            charge = self.charge  # the outside accountant, before each iteration's draw
-        else:
-            _UNBUDGETED_FITS[0] += 1
-            if _UNBUDGETED_FITS[0] > 1:
-                warnings.warn(f"{name}.fit spends its rho again, on top of the earlier fits in this process, and no "
-                              "budget= records it: pass budget=PrivacyBudget(rho=R) to share and cap the spending.",
-                              PrivacyBudgetWarning, stacklevel=2)
-            charge = option_guard(name, cost)
+        # Before any draw: the budget is charged the whole rho (refused: nothing drawn or spent), or the
+        # outside accountant's charge is called before each iteration's draw (shared_budget.charge_rho_fit).
+        charge = charge_rho_fit(name, cost, what, self.budget, self.charge, stacklevel=2)
         data = ClusteringData.from_values(X, box, int(self.n_clusters), name, initial, int(self.init_seed))
         model = fit(data, plan, noise, charge, name, bool(self.reseed))
         self.model_ = model
