@@ -143,12 +143,13 @@ def test_the_chain_samples_the_enumerated_target() -> None:
 
 
 def test_the_exact_sampler_draws_the_exponential_mechanism() -> None:
-    """exponential_mechanism_list draws P(d) ~ exp(eps S / (2 Q)) exactly: a chi-squared test
-    of 3,000 seeded draws against the enumerated law (p > 1e-3 at this fixed seed)."""
+    """exponential_mechanism_list draws P(d) ~ exp(eps S / Q) exactly (monotone scores, no
+    factor 2): a chi-squared test of 3,000 seeded draws against the enumerated law (p > 1e-3 at
+    this fixed seed)."""
     X, y, sizes = planted(50, seed=8)
     scorer = scorer_for(X, y, sizes, [((0, 1),), ((1, 2),), ((2, 0),)], 60, max_length=2)
     epsilon = Fraction(1, 2)
-    beta = float(epsilon) / (2 * scorer.factorials.sensitivity_units / UNIT)
+    beta = float(epsilon) / (scorer.factorials.sensitivity_units / UNIT)
     lists, target = _target(scorer, beta)
     noise = Randomness(9)
     index = {rule_list: i for i, rule_list in enumerate(lists)}

@@ -137,3 +137,23 @@ def test_the_non_private_baseline() -> None:
     assert model.score(X, y) > 0.75
     assert "smoker = yes" in model.to_text("outcome") and "not private" in model.to_text()
     assert len(model.diagnostics_.windows) == 4
+
+
+def test_the_chain_samplers_note_reaches_the_shared_budget_and_the_ledger(tmp_path) -> None:
+    """sampler="mcmc": the shared budget's record, the session's ledger (and through it the
+    durable ledger) say "NOT proved differentially private", not only `charges_`; the exact
+    sampler's records do not."""
+    from jostle.session import Session
+
+    X, y = people(300)
+    with Session(budget=5.0, ledger_path=str(tmp_path / "ledger.db")) as session:
+        budget = PrivacyBudget(account=session)
+        learner(1.0, sampler="mcmc", steps=100, budget=budget).fit(X, y)
+        learner(1.0, budget=budget).fit(X, y)
+        assert ["NOT proved differentially private" in c.description for c in budget.charges] == [True, False]
+        assert ["NOT proved differentially private" in c.description for c in session.ledger] == [True, False]
+        durable = [e["what"] for e in session.store.events() if e["kind"] == "charge"]
+        assert ["NOT proved differentially private" in text for text in durable] == [True, False]
+    own = PrivacyBudget(2.0)
+    learner(1.0, sampler="mcmc", steps=100, budget=own).fit(X, y)
+    assert "NOT proved differentially private" in own.charges[0].description

@@ -70,6 +70,13 @@ class BudgetSplit:
         selection = epsilon * w[1] / total
         return cls(mining, selection, epsilon - mining - selection)
 
+    def rest(self, remaining: Fraction) -> tuple[Fraction, Fraction]:
+        """(selection, estimates): `remaining`, what is left of the fit's epsilon after mining,
+        split in the ratio of their parts (exact; their sum is `remaining`)."""
+        remaining = max(Fraction(remaining), Fraction(0))
+        selection = remaining * self.selection / (self.selection + self.estimates)
+        return selection, remaining - selection
+
 
 class FitLedger:
     """The charges of one fit, checked against its epsilon before any noise is drawn: a

@@ -155,6 +155,15 @@ class DPBayesianRuleListClassifier(_RuleListBase):
             raise ValueError(f"declare max_rows, a public upper bound on the training rows (a whole number >= 1), "
                              f"got {self.max_rows!r}; it fixes the sensitivity and is never read from the data")
 
+    def _charge_label(self) -> str | None:
+        """With the chain sampler, the shared budget's record and so the durable ledger's
+        description (`PrivacyBudget.charge` -> the account's `charge_fit`) say, as `charges_`
+        does, that the fit is NOT proved differentially private."""
+        if self.sampler == "mcmc":
+            return (f"sampler mcmc, {self.steps} Metropolis-Hastings steps: NOT proved differentially private "
+                    "(a finite chain is not at stationarity)")
+        return None
+
     def _fit_codes(self, codes: np.ndarray, labels: np.ndarray, charged: Fraction | None) -> None:
         """Train under epsilon-DP (module docstring) with what the kit's `fit` charged: the exact
         amount charged to the shared budget or, with only an outside `charge` callback, the

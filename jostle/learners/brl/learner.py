@@ -10,8 +10,10 @@ sequentially, `accounting.BudgetSplit`):
      (post-processing), schema antecedents keep their order and the longest list allowed is
      shortened instead. Public.
   3. the list: with sampler "exact", one draw of the exponential mechanism
-     P(d) ~ exp(eps_select S(d) / (2 Delta)), Delta = log(row_bound + C - 1) rounded down to the
-     score grid (`scoring`), sampled exactly over the enumerated lists: eps_select-DP.
+     P(d) ~ exp(eps_select S(d) / Delta), Delta = log(row_bound + C - 1) rounded down to the
+     score grid (`scoring`), sampled exactly over the enumerated lists: eps_select-DP because
+     one row moves every list's score in the same direction (monotone utilities, McSherry and
+     Talwar; the argument is at `search.exponential_mechanism_list`).
      With sampler "mcmc" (opted into), the final state of Letham's chain run on that
      distribution for `steps` steps: NOT proved differentially private (a finite chain is not
      at stationarity; `search` says what would follow from a mixing bound, which is not
@@ -38,7 +40,7 @@ from jostle.learners.brl.mining import (MinedAntecedents, mine_frequent, mine_pr
 from jostle.learners.brl.rule_list import RuleList, probabilities_from_counts
 from jostle.learners.brl.scoring import LogFactorials, ListScorer, RuleListPrior
 from jostle.learners.brl.search import (ChainDiagnostics, candidate_count, exponential_mechanism_list,
-                                        run_chain)
+                                        mechanism_beta, run_chain)
 from jostle.privacy import replay
 
 ANTECEDENT_SOURCES = ("mined", "public")
@@ -202,19 +204,21 @@ def fit_private(X: np.ndarray, y: np.ndarray, domain_sizes: Sequence[int], n_cla
     bits = RowBits.of(X, y, domain_sizes, n_classes)
     scorer = _scorer(bits, antecedents, settings, max_length, n_classes, settings.row_bound)
     delta = scorer.factorials.sensitivity_units
+    # what mining did not spend (skipped steps) goes to the list and the estimates in the
+    # ratio of their weights: `ledger.spent` is a function of released values (`accounting`)
+    selection, _ = split.rest(ledger.epsilon - ledger.spent)
     if settings.sampler == "exact":
-        eps = ledger.charge(split.selection, f"BRL rule list: exponential mechanism over "
+        eps = ledger.charge(selection, f"BRL rule list: exponential mechanism over "
                                              f"{candidate_count(len(antecedents), max_length)} enumerated lists "
                                              f"(sensitivity log({settings.row_bound} + {n_classes - 1}), exact sampler)")
         chosen = exponential_mechanism_list(scorer, noise, eps)
     else:
-        eps = ledger.charge(split.selection, f"BRL rule list: {settings.steps}-step Metropolis-Hastings chain "
+        eps = ledger.charge(selection, f"BRL rule list: {settings.steps}-step Metropolis-Hastings chain "
                                              "targeting the exponential mechanism; NOT proved differentially "
                                              "private (a finite chain is not at stationarity)")
-        beta = float(eps) / (2.0 * max(delta, 1) / 2**20)
-        chosen = run_chain(scorer, settings.steps, noise, beta=beta).last
+        chosen = run_chain(scorer, settings.steps, noise, beta=mechanism_beta(eps, delta)).last
     masks = [scorer.masks[i] for i in chosen]
-    eps_estimate = ledger.charge(split.estimates, f"BRL point estimates: {len(chosen) + 1} x {n_classes} capture "
+    eps_estimate = ledger.charge(ledger.epsilon - ledger.spent, f"BRL point estimates: {len(chosen) + 1} x {n_classes} capture "
                                                   "counts (L1 sensitivity 1)")
     noisy = release_capture_counts(masks, bits, eps_estimate, noise)
     rule_list = RuleList(tuple(antecedents[i] for i in chosen), probabilities_from_counts(noisy), noisy)

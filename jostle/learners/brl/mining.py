@@ -9,33 +9,51 @@ never holds two items of one attribute.
 
 Non-private (`mine_frequent`): mlxtend's FP-growth on each class's one-hot rows.
 
-Private (`mine_private`), for a budget eps split as eps_length = length_share * eps for the
-truncation length and (1 - length_share) eps / max_cardinality for each level; the classes are
-disjoint sets of rows, so each step, run on every class, costs its epsilon ONCE. With
-max_cardinality 1 there is no truncation step (it only serves larger itemsets) and level 1 gets
-all of eps (parallel
-composition, McSherry 2009 Thm 4). Each step is charged before its noise is drawn:
+Private (`mine_private`), for a mining budget eps. The PLAN (public): eps_length =
+length_share * eps for the truncation length when max_cardinality >= 2 (else 0), and the rest,
+eps_levels = eps - eps_length, for the levels; the classes are disjoint sets of rows, so each
+step, run on every class, costs its epsilon ONCE (parallel composition, McSherry 2009 Thm 4).
+Each step is charged before its noise is drawn:
   1. Level 1: every item's support in each class, plus two-sided geometric noise of scale
-     k / eps_level. A row holds exactly k items (one per attribute), so adding or removing it
-     moves k supports by 1 each: L1 sensitivity k.
-     The class sizes are estimated by post-processing (the mean over attributes of the sum of
-     an attribute's noisy supports), and an item is frequent when its noisy support reaches
-     min_support times that size in some class.
-  2. Truncation length (Zeng et al. section 4): per class, the histogram of transaction
-     lengths, a row's length being how many of its items are frequent (0..k); one row is in
-     one bucket: sensitivity 1, geometric noise of scale 1 / eps_length. The length l_c is the
-     smallest length covering `quantile` of the noisy histogram (at least 1). (Over the full
-     one-hot items every row has length k, which is why lengths count frequent items: the
-     full-item lengths are public and constant.)
+     k / eps_1, eps_1 = eps_levels / L_1, L_1 = min(max_cardinality, k) the levels that can
+     have candidates at all (an itemset holds items of distinct attributes). A row holds
+     exactly k items (one per attribute), so adding or removing it moves k supports by 1 each:
+     L1 sensitivity k. The class sizes are estimated by post-processing (the mean over
+     attributes of the sum of an attribute's noisy supports), and an item is frequent when its
+     noisy support reaches min_support times that size in some class.
+  2. Truncation length (Zeng et al. section 4), run only when level 2 has candidates: per
+     class, the histogram of transaction lengths, a row's length being how many of its items
+     are frequent (0..k); one row is in one bucket: sensitivity 1, geometric noise of scale
+     1 / eps_length. The length l_c is the smallest length covering `quantile` of the noisy
+     histogram (at least 1). (Over the full one-hot items every row has length k, which is
+     why lengths count frequent items: the full-item lengths are public and constant.)
   3. Truncation: each row keeps at most l_c of its frequent items, those of largest noisy
      level-1 support in its class (ties: the item order). This is a function of the row and of
      released values only, so adding a row adds one truncated row and changes no other.
-  4. Level i = 2..max_cardinality: candidates are the Apriori joins of the frequent
-     (i-1)-itemsets (public: released values), each candidate's support in the truncated rows
-     of each class gets geometric noise of scale C(l_c, i) / eps_level: a truncated row has at
-     most l_c items, so it is in at most C(l_c, i) candidates (L1 sensitivity C(l_c, i)).
-All steps are charged whatever earlier steps found (the plan is public). The released output
-is the frequent itemsets and their noisy per-class supports.
+  4. Level i = 2..max_cardinality, run only while it has candidates: the candidates are the
+     Apriori joins of the frequent (i-1)-itemsets (public: released values); each candidate's
+     support in the truncated rows of each class gets geometric noise of scale
+     C(l_c, i) / eps_i: a truncated row has at most l_c items, so it is in at most C(l_c, i)
+     candidates (L1 sensitivity C(l_c, i)). eps_i = (what is left of eps_levels) / L_i, L_i the
+     levels i..L that can still have candidates, L = min(max_cardinality, the attributes the
+     level-i candidates use): a level-j candidate needs items of j distinct attributes, all
+     among those.
+
+Skipped charges and the budget they save (adaptive composition). A step with no candidates
+releases nothing and is NOT charged: when level 2 has no candidates, neither the truncation
+length nor any level >= 2 runs; when level i has none, no level >= i runs (Apriori: no
+frequent (i-1)-itemsets, no i-candidates). Whether a step runs, and each eps_i, are functions
+of the values released before it (the frequent itemsets) and of public parameters only. Under
+adaptive sequential composition for pure DP (Dwork, Rothblum & Vadhan 2010; as a "privacy
+filter", Rogers, Roth, Ullman & Vadhan 2016: for pure epsilon the basic composition bound is a
+valid filter), a sequence of mechanisms each eps_i(past outputs)-DP given the past outputs is
+(sum over the run of eps_i)-DP when that sum is at most eps on every run: the likelihood ratio
+of a whole transcript is the product of the steps' ratios, each at most exp(eps_i). Here every
+run charges at most eps (the charges sum to at most eps_length + eps_levels), so mining is
+eps-DP; what it does not spend (`MinedAntecedents.spent` says what it did) is left to the
+fit's later steps (`learner.fit_private`). The charges are a function of released values: on
+neighbours whose released frequent itemsets agree, the charges are identical.
+The released output is the frequent itemsets and their noisy per-class supports.
 
 Ranking (`rank_antecedents`): the exact sampler enumerates every list, so the antecedent set is
 capped; antecedents are ranked by sum_c |s_c - s p_c| (s_c their support in class c, s the
@@ -74,6 +92,8 @@ class MinedAntecedents:
         noise_scales: Per antecedent, the largest scale b of the noise on its supports times
             max(1, ln N), N the number of itemsets measured at its level (public; about the
             largest noise among them, Laplace maxima growing as b ln N).
+        spent: What private mining charged (exact: the sum of what its steps calibrated to); a
+            function of released values only.
     """
 
     antecedents: list[Antecedent]
@@ -82,6 +102,7 @@ class MinedAntecedents:
     truncation: list[int] = field(default_factory=list)
     private: bool = False
     noise_scales: np.ndarray | None = None
+    spent: Fraction = Fraction(0)
 
 
 def public_antecedents(domain_sizes: Sequence[int], max_cardinality: int = 1) -> list[Antecedent]:
@@ -173,13 +194,18 @@ def mine_private(X: np.ndarray, y: np.ndarray, domain_sizes: Sequence[int], n_cl
     y = np.asarray(y, dtype=np.int64)
     bits = RowBits.of(X, y, domain_sizes, n_classes)
     items = items_of(domain_sizes)
-    # the truncation length only serves levels >= 2: single items get the whole budget
+    epsilon = Fraction(epsilon)
+    # the plan: the truncation length only serves levels >= 2; the levels share the rest
     length_epsilon = epsilon * Fraction(length_share) if max_cardinality >= 2 else Fraction(0)
-    level_epsilon = (epsilon - length_epsilon) / max(int(max_cardinality), 1)
+    levels_left = epsilon - length_epsilon
+    spent = Fraction(0)
 
     # 1. item supports per class: L1 sensitivity k (a row holds one item per attribute)
-    eps1 = charge(level_epsilon, f"DP-FIM level 1: {len(items)} item supports per class (L1 sensitivity {k}; "
-                                 "classes are disjoint: parallel composition)")
+    eps1 = charge(levels_left / max(min(int(max_cardinality), k), 1),
+                  f"DP-FIM level 1: {len(items)} item supports per class (L1 sensitivity {k}; "
+                  "classes are disjoint: parallel composition)")
+    spent += eps1
+    levels_left -= eps1
     exact1 = exact_supports(bits, [(item,) for item in items]).T.astype(np.float64)  # (classes, items)
     noisy1 = replay.released(noise, "DP-FIM level 1", exact1, exact1 + _geometric(noise, Fraction(max(k, 1)) / eps1, exact1.size).reshape(exact1.shape), "l1", max(k, 1), 1)  # noqa: E501
     offsets = np.concatenate([[0], np.cumsum(domain_sizes)]).astype(int)
@@ -195,14 +221,57 @@ def mine_private(X: np.ndarray, y: np.ndarray, domain_sizes: Sequence[int], n_cl
     support_of: dict[Antecedent, np.ndarray] = {(item,): noisy1[:, i] for i, item in enumerate(items)}
     level1_scale = float(max(k, 1) / eps1) * max(1.0, math.log(max(len(items), 1)))
     scale_of: dict[Antecedent, float] = {(item,): level1_scale for item in items}
-    if max_cardinality < 2:
-        supports = np.array([support_of[(item,)] for item in frequent1]).reshape(len(frequent1), n_classes)
-        return MinedAntecedents([(item,) for item in frequent1], supports, sizes, [], True,
-                                np.array([scale_of[(item,)] for item in frequent1]))
+    frequent: list[Antecedent] = [(item,) for item in frequent1]
+    candidates = _joins(frequent, 2) if max_cardinality >= 2 else []
+    truncation: list[int] = []
+    if candidates:  # released values say level 2 runs: the truncation length serves it
+        eps_len = charge(length_epsilon, f"DP-FIM truncation length: histogram of transaction lengths 0..{k} per "
+                                         "class (sensitivity 1; parallel over classes)")
+        spent += eps_len
+        truncation, truncated = _truncate(X, y, n_classes, noisy1, frequent1, offsets, eps_len, quantile, noise)
 
-    # 2. truncation length per class from the noisy length histogram (sensitivity 1)
-    eps_len = charge(length_epsilon, f"DP-FIM truncation length: histogram of transaction lengths 0..{k} per class "
-                                     "(sensitivity 1; parallel over classes)")
+    # 4. levels 2..max_cardinality on the truncated rows while they have candidates (C(l_c, i) per class)
+    size = 2
+    while candidates:
+        attributes = len({j for antecedent in candidates for j, _ in antecedent})
+        last = min(int(max_cardinality), attributes)   # no level past `last` can have candidates
+        eps_i = charge(levels_left / (last - size + 1),
+                       f"DP-FIM level {size}: {len(candidates)} itemset supports per class on truncated rows "
+                       f"(L1 sensitivity C(l_c, {size}); parallel over classes)")
+        spent += eps_i
+        levels_left -= eps_i
+        counts = np.zeros((n_classes, len(candidates)))
+        for a_index, antecedent in enumerate(candidates):
+            mask = bits.everything
+            for item in antecedent:
+                mask &= truncated[item]
+            counts[:, a_index] = [(mask & cls).bit_count() for cls in bits.classes]
+        for c in range(n_classes):
+            sensitivity = max(math.comb(truncation[c], size), 1)
+            counts[c] = replay.released(noise, "DP-FIM level", counts[c].copy(), counts[c] + _geometric(noise, Fraction(sensitivity) / eps_i, len(candidates)), "l1", sensitivity, 1)  # noqa: E501
+        scale = (max(max(math.comb(truncation[c], size), 1) for c in range(n_classes)) / eps_i
+                 * max(1.0, math.log(len(candidates))))
+        level: list[Antecedent] = []
+        for a_index, antecedent in enumerate(candidates):
+            support_of[antecedent] = counts[:, a_index]
+            scale_of[antecedent] = float(scale)
+            if np.any(counts[:, a_index] >= threshold):
+                level.append(antecedent)
+        frequent = frequent + level
+        size += 1
+        candidates = _joins(level, size) if size <= last else []
+    supports = np.array([support_of[a] for a in frequent]).reshape(len(frequent), n_classes)
+    return MinedAntecedents(frequent, supports, sizes, truncation, True, np.array([scale_of[a] for a in frequent]),
+                            spent)
+
+
+def _truncate(X: np.ndarray, y: np.ndarray, n_classes: int, noisy1: np.ndarray, frequent1: Sequence[Item],
+              offsets: np.ndarray, eps_len: Fraction, quantile: float,
+              noise: Any) -> tuple[list[int], dict[Item, int]]:
+    """Steps 2 and 3 of the module docstring: the noisy truncation length per class (charged by
+    the caller: sensitivity 1, parallel over classes) and each item's bitset over the rows that
+    keep it after truncation."""
+    k = X.shape[1]
     is_frequent = np.zeros((len(y), k), dtype=bool)
     for j in range(k):
         is_frequent[:, j] = np.isin(X[:, j], [v for (jj, v) in frequent1 if jj == j])
@@ -215,8 +284,7 @@ def mine_private(X: np.ndarray, y: np.ndarray, domain_sizes: Sequence[int], n_cl
         total = cumulative[-1]
         chosen = int(np.searchsorted(cumulative, quantile * total)) if total > 0 else k
         truncation.append(int(min(max(chosen, 1), max(k, 1))))
-
-    # 3. truncate: keep each row's l_c frequent items of largest noisy support in its class
+    # keep each row's l_c frequent items of largest noisy support in its class
     kept = np.zeros((len(y), k), dtype=bool)
     for c in range(n_classes):
         rows = np.flatnonzero(y == c)
@@ -232,37 +300,8 @@ def mine_private(X: np.ndarray, y: np.ndarray, domain_sizes: Sequence[int], n_cl
         rank = np.empty_like(order)
         np.put_along_axis(rank, order, np.arange(k)[None, :].repeat(rows.size, axis=0), axis=1)
         kept[rows] = (rank < truncation[c]) & np.isfinite(priority)
-    truncated = {(j, v): to_bitset((X[:, j] == v) & kept[:, j]) for (j, v) in items}
-
-    # 4. levels 2..max_cardinality on the truncated rows: L1 sensitivity C(l_c, i) per class
-    frequent: list[Antecedent] = [(item,) for item in frequent1]
-    level_sets = [frequent]
-    for size in range(2, int(max_cardinality) + 1):
-        candidates = _joins(level_sets[-1], size) if level_sets[-1] else []
-        eps_i = charge(level_epsilon, f"DP-FIM level {size}: {len(candidates)} itemset supports per class on "
-                                      f"truncated rows (L1 sensitivity C(l_c, {size}); parallel over classes)")
-        level: list[Antecedent] = []
-        if candidates:
-            counts = np.zeros((n_classes, len(candidates)))
-            for a_index, antecedent in enumerate(candidates):
-                mask = bits.everything
-                for item in antecedent:
-                    mask &= truncated[item]
-                counts[:, a_index] = [(mask & cls).bit_count() for cls in bits.classes]
-            for c in range(n_classes):
-                sensitivity = max(math.comb(truncation[c], size), 1)
-                counts[c] = replay.released(noise, "DP-FIM level", counts[c].copy(), counts[c] + _geometric(noise, Fraction(sensitivity) / eps_i, len(candidates)), "l1", sensitivity, 1)  # noqa: E501
-            scale = (max(max(math.comb(truncation[c], size), 1) for c in range(n_classes)) / eps_i
-                     * max(1.0, math.log(len(candidates))))
-            for a_index, antecedent in enumerate(candidates):
-                support_of[antecedent] = counts[:, a_index]
-                scale_of[antecedent] = float(scale)
-                if np.any(counts[:, a_index] >= threshold):
-                    level.append(antecedent)
-        level_sets.append(level)
-        frequent = frequent + level
-    supports = np.array([support_of[a] for a in frequent]).reshape(len(frequent), n_classes)
-    return MinedAntecedents(frequent, supports, sizes, truncation, True, np.array([scale_of[a] for a in frequent]))
+    domain_items = [(j, v) for j in range(k) for v in range(int(offsets[j + 1] - offsets[j]))]
+    return truncation, {(j, v): to_bitset((X[:, j] == v) & kept[:, j]) for (j, v) in domain_items}
 
 
 def rank_antecedents(mined: MinedAntecedents) -> list[int]:

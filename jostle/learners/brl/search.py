@@ -12,8 +12,8 @@ of moves possible at length m and M = |A|, the Hastings ratios q(d | d*) / q(d* 
     delete: k(m) / (k(m - 1) (M - m + 1))    (reverse: add that antecedent back at its place)
 
 and d* is accepted with probability min(1, exp(beta (S(d*) - S(d))) * ratio), S the log score
-(`jostle.learners.brl.scoring`), beta = 1 for the posterior and eps / (2 Delta) for the
-exponential mechanism's distribution. `tests/test_brl_search.py` checks the chain's long-run
+(`jostle.learners.brl.scoring`), beta = 1 for the posterior and eps / Delta for the
+exponential mechanism's distribution (monotone scores: `exponential_mechanism_list`). `tests/test_brl_search.py` checks the chain's long-run
 frequencies against the enumerated target.
 
 What a chain does NOT give: a chain run for finitely many steps is not a sample of its target,
@@ -124,8 +124,8 @@ def run_chain(scorer: ListScorer, steps: int, noise: Any, beta: float = 1.0, bur
         scorer: The log score of lists over the antecedent set.
         steps: How many proposals.
         noise: Randomness for proposals and acceptance (integers_below, uniform).
-        beta: The inverse temperature (1: the posterior; eps / (2 Delta): the exponential
-            mechanism's distribution).
+        beta: The inverse temperature (1: the posterior; eps / Delta: the exponential
+            mechanism's distribution, `mechanism_beta`).
         burn_in: Steps before the best state is looked for.
         start: The starting list (empty by default).
         keep_states: Also return the state after every step (tests).
@@ -209,15 +209,46 @@ def enumerate_lists(scorer: ListScorer) -> tuple[list[tuple[int, ...]], np.ndarr
 
 
 def exponential_mechanism_list(scorer: ListScorer, noise: Any, epsilon: Any) -> tuple[int, ...]:
-    """One list from P(d) proportional to exp(eps * S(d) / (2 Delta)), exactly.
+    """One list from P(d) proportional to exp(eps * S(d) / Delta), exactly: eps-DP.
 
     The candidate set (every list of the PUBLIC antecedent set up to the public max_length) is
     enumerated; S is the clamped integer score whose neighbour sensitivity is exactly
     Delta = Q units (`scoring`); `choose_exponential` samples the mechanism exactly on an exact
     source (Randomness) from the scores' exact binary values (S / 2^20 is exact as a double).
-    McSherry & Talwar 2007: eps-DP. The caller has charged `epsilon`.
+    The caller has charged `epsilon`.
+
+    Why the factor is eps / Delta and not eps / (2 Delta) (McSherry & Talwar 2007, Thm 6 and
+    the remark on monotone utilities; Dwork & Roth 2014, Remark after Thm 3.10). Take D' = D
+    plus one row (the other direction is the same pair read backwards). Conditioned on the
+    released antecedent set and the public max_length, row bound and lambda / eta (adaptive
+    composition: they are fixed before this step), the candidate lists are the same on D and
+    D', and for EVERY list d the COMPUTED score moves by S(D', d) - S(D, d) in [-Q, 0]:
+      * likelihood: the row (class l) is captured by exactly one rule of d; that rule's term
+        G = LF(C - 1) + sum_l LF(N_l) - LF(N + C - 1) changes by q(N_l + 1) - q(N + C); the
+        other rules' terms do not change. `LogFactorials` makes q non-decreasing (a running
+        maximum over the floored, clipped logs) with 0 = q(1) <= q(i) <= Q, and
+        N_l + 1 <= N + C, so the change is in [-Q, 0]. Past the knee K every q is Q, which
+        keeps both properties (the clipping is what makes the sensitivity hold at any size);
+      * prior: `RuleListPrior.units(d)` reads only d and the public cardinalities: it does not
+        move (0 is in [-Q, 0]), and flooring it to units is a function of d alone;
+      * clamp to +-2^52 units (`clamp_units`, and the same clamp below): a non-decreasing,
+        1-Lipschitz map, so a move in [-Q, 0] stays a move in [-Q, 0] (same direction, no
+        larger); in practice scores are <= 0 and above -2^52 units, and the clamp never acts;
+      * the division by 2^20 is exact (|units| <= 2^52), so the utilities are the scores.
+    So all utilities move in one direction by at most Delta. Then with w = exp(eps S / Delta):
+    P(d | D) / P(d | D') = exp(eps (S(D,d) - S(D',d)) / Delta) * Z(D') / Z(D) <= e^eps * 1,
+    since S(D,d) - S(D',d) <= Delta and every weight shrinks from D to D' (Z(D') <= Z(D)); and
+    P(d | D') / P(d | D) <= 1 * Z(D) / Z(D') <= e^eps, since each weight shrinks by at most
+    e^eps. Nothing in the score is non-monotone, so no part keeps the factor 2. The replay
+    claim is "linf <= Delta, monotone", which the replay fuzzer checks on neighbours.
     """
     lists, units = enumerate_lists(scorer)
     utilities = units.astype(np.float64) / UNIT   # exact: |units| <= 2^52
     sensitivity = max(scorer.factorials.sensitivity_units, 1) / UNIT
-    return lists[choose_exponential(noise, utilities, sensitivity, epsilon)]
+    return lists[choose_exponential(noise, utilities, sensitivity, epsilon, monotone=True)]
+
+
+def mechanism_beta(epsilon: Any, sensitivity_units: int) -> float:
+    """The inverse temperature eps / Delta of the (monotone) exponential mechanism's law, for
+    the chain that targets it (`run_chain`; see `exponential_mechanism_list`)."""
+    return float(epsilon) / (max(int(sensitivity_units), 1) / UNIT)
