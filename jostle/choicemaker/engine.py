@@ -14,7 +14,12 @@ whether measuring metafeatures pays for its share of the budget (`decide_measuri
     mode (free metafeatures only, whole budget to the Option) is validated beside the
     "measured" one, and measuring is kept only if its held-out errors are clearly lower
     (`model.measuring_pays`).
-Both decisions are made on public data only, so they cost no privacy. Fitted models are cached
+Both decisions are made on public data only, so they cost no privacy. A family with the
+`Family.private_score` hook also has its segments' kept design compared, on the same corpus at
+the same total budget, with private selection (no metafeatures; `selection.simulate` and
+`selection.decide`), kept where it pays (`TrainedChoiceMaker.selection`). Every segment's
+predicted errors get 95% intervals from held-out residuals (`intervals.held_out_intervals`,
+`TrainedChoiceMaker.intervals`; None for models trained before them). Fitted models are cached
 next to the experience, keyed by the table's content hash, so re-running neither reruns the
 Options nor refits.
 
@@ -34,7 +39,9 @@ import pandas as pd
 
 from jostle.choicemaker.experience import (FEATURE_PREFIX, RUN_STATS, default_cache_dir, experience_digest,
                                            experience_table, public_metafeatures)
+from jostle.choicemaker import selection as private_selection
 from jostle.choicemaker.family import Family
+from jostle.choicemaker.intervals import ErrorIntervals, held_out_intervals
 from jostle.choicemaker.model import (MODEL_KINDS, FittedMetaModel, lodo_chosen_errors, measuring_pays,
                                       metafeatures_pay_off, select_model_kind, training_matrix)
 
@@ -88,6 +95,11 @@ class TrainedChoiceMaker:
         report: LODO scores of every meta-model kind per segment and mode (`selected` marks
             the fitted one).
         experience_from_cache / model_from_cache: Whether training reused the cache.
+        origin: "shipped" (package data) or "trained" (now or from the user's cache).
+        intervals: Segment -> held-out intervals of the predicted errors (None: trained before
+            intervals existed, or too few groups).
+        selection: Segment -> what training found about private selection (None: the family
+            has no `private_score` hook, or a model trained before the selection mode).
     """
 
     family: Family
@@ -101,6 +113,8 @@ class TrainedChoiceMaker:
     experience_from_cache: bool = False
     model_from_cache: bool = False
     origin: str = "trained"  # "shipped" (package data), "trained" (now or from the user's cache)
+    intervals: dict[Hashable, ErrorIntervals | None] | None = None
+    selection: dict[Hashable, private_selection.SelectionDecision] | None = None
 
     @property
     def feature_names(self) -> list[str]:
@@ -179,6 +193,19 @@ class TrainedChoiceMaker:
                                  f"always running {best or 'the best single option'} with the whole budget "
                                  f"(its regret credited for the {self.mf_share:.0%} it saves)")
 
+    def error_intervals(self, predictions: Mapping[str, float], segment: Hashable = None) -> dict[str, tuple[float, float]]:
+        """95% intervals of predicted errors of `segment` (post-processing; {} when training kept none)."""
+        found = (getattr(self, "intervals", None) or {}).get(self._segment(segment))
+        return found.intervals(predictions) if found is not None else {}
+
+    def selection_decision(self, segment: Hashable = None) -> private_selection.SelectionDecision | None:
+        """What training found about private selection on `segment` (None if it was not tried)."""
+        return (getattr(self, "selection", None) or {}).get(self._segment(segment))
+
+    def selects_privately(self, segment: Hashable = None) -> bool:
+        """Whether dispatch runs private selection on `segment` (a public decision of training)."""
+        return private_selection.used_on(getattr(self, "selection", None), self._segment(segment)) is not None
+
     def predict(self, features: Mapping[str, float], segment: Hashable = None) -> dict[str, float]:
         """Predicted error of every Option for these (released) metafeature values."""
         model = self.model_for(segment)
@@ -223,7 +250,7 @@ def decide_measuring(family: Family, candidates: dict[str, tuple[Any, FittedMeta
 
 def _fit_segment(family: Family, experience: pd.DataFrame, option_names: list[str], features: list[Any],
                  mf_share: float, model_kinds: tuple[str, ...], threads: int,
-                 selection_folds: int | None) -> tuple[FittedMetaModel, str, pd.DataFrame]:
+                 selection_folds: int | None) -> tuple[FittedMetaModel, str, pd.DataFrame, Any]:
     candidates: dict[str, tuple[Any, FittedMetaModel, pd.Series]] = {}
     reports = []
     for mode in family.modes:
@@ -251,14 +278,38 @@ def _fit_segment(family: Family, experience: pd.DataFrame, option_names: list[st
     mode = decide_measuring(family, candidates, mf_share)
     report = pd.concat(reports, ignore_index=True)
     report["selected"] = report["selected"] & (report["mode"] == mode)
-    return candidates[mode][1], mode, report
+    return candidates[mode][1], mode, report, candidates[mode][0]
+
+
+def _kept_errors(family: Family, model: FittedMetaModel, data: Any, mf_share: float, threads: int,
+                 selection_folds: int | None) -> pd.Series:
+    """Per-group held-out mean errors of the kept measure-then-choose design (a ChoiceMaker that
+    measures nothing under the "credit" rule runs with the whole budget: credited the share)."""
+    if model.features:
+        return lodo_chosen_errors(model.model_kind, data, threads, selection_folds)
+    constant = type(data)(np.zeros((len(data.X), 1)), data.errors, data.log_error, data.regret, data.config,
+                          data.groups, data.options, [])
+    errors = lodo_chosen_errors("best_fixed", constant, threads, selection_folds)
+    # its experience ran the Options at (1 - share) of the budget; at run time it gets all of it
+    return errors * (1.0 - mf_share) if family.payoff_rule == "credit" else errors
+
+
+def _selection_decision(family: Family, option_list: list[Any], corpus: Any, grid: Any, segment: Hashable,
+                        kept: pd.Series, stop_probability: Any, run_share: Any
+                        ) -> private_selection.SelectionDecision:
+    options = [o for o in option_list if segment in family.segments(o)]
+    gamma = private_selection.default_stop_probability(len(options)) if stop_probability is None else stop_probability
+    errors = private_selection.simulate(family, options, corpus, grid, segment, gamma, run_share)
+    return private_selection.decide(errors, kept, gamma, run_share)
 
 
 def train(family: Family, options: Any = None, metafeatures: Any = None, corpus: Any = None,
           grid: Any = None, mf_share: float = 0.1, cache_dir: str | Path | None = None, n_jobs: int = -1,
           progress: bool = True, model_kinds: tuple[str, ...] = MODEL_KINDS,
           selection_folds: int | None = None,
-          before_training: Callable[[int], None] | None = None) -> TrainedChoiceMaker:
+          before_training: Callable[[int], None] | None = None, selection: bool = True,
+          stop_probability: Any = None,
+          run_share: Any = private_selection.DEFAULT_RUN_SHARE) -> TrainedChoiceMaker:
     """Train a ChoiceMaker of `family` (reusing cached experience and models when nothing changed).
 
     Args:
@@ -275,6 +326,10 @@ def train(family: Family, options: Any = None, metafeatures: Any = None, corpus:
         selection_folds: None for leave-one-dataset-out; k for k folds of whole groups.
         before_training: Called with the number of experience pieces to run, before running
             them (not called when everything is cached).
+        selection: Compare private selection with measure-then-choose (families with the
+            `private_score` hook only; the others never select privately).
+        stop_probability: The selection's gamma (default 1 / (2 K) for K Options).
+        run_share: The share of each selection candidate's epsilon its Option runs with.
     """
     model_kinds = tuple(model_kinds)
     option_list = resolve(options, family.options(), list(family.options()))
@@ -288,13 +343,22 @@ def train(family: Family, options: Any = None, metafeatures: Any = None, corpus:
     folder = (Path(cache_dir) if cache_dir is not None else default_cache_dir()) / "models" / family.name
     key = "|".join([MODEL_VERSION, family.fingerprint, experience_digest(experience),
                     ",".join(m.name for m in features), ",".join(model_kinds), str(selection_folds),
-                    repr(float(mf_share))])
+                    repr(float(mf_share)), "intervals1"])
+    selecting = selection and family.private_score is not None
+    if selecting:
+        key += f"|selection1|{stop_probability}|{run_share}"
+        corpus = list(corpus)
     path = folder / f"{hashlib.sha256(key.encode()).hexdigest()[:24]}.joblib"
     import joblib
 
     model_from_cache = path.exists()
+    intervals: dict[Hashable, ErrorIntervals | None] = {}
+    decisions: dict[Hashable, private_selection.SelectionDecision] = {}
     if model_from_cache:
-        models, modes, report = joblib.load(path)
+        stored = joblib.load(path)
+        models, modes, report = stored[:3]
+        if len(stored) > 3:
+            intervals, decisions = stored[3], stored[4]
     else:
         models, modes, reports = {}, {}, []
         threads = max(n_jobs, 1)
@@ -304,13 +368,20 @@ def train(family: Family, options: Any = None, metafeatures: Any = None, corpus:
             subset = experience if column is None else experience[experience[column] == segment]
             segment = None if column is None else segment.item() if hasattr(segment, "item") else segment
             names = [o.name for o in option_list if segment in family.segments(o)]
-            models[segment], modes[segment], report = _fit_segment(
+            models[segment], modes[segment], report, data = _fit_segment(
                 family, subset, names, features, mf_share, model_kinds, threads, selection_folds)
+            model = models[segment]
+            intervals[segment] = held_out_intervals(data, model.model_kind, bool(model.features), n_jobs=threads)
+            if selecting:
+                kept = _kept_errors(family, model, data, mf_share, threads, selection_folds)
+                decisions[segment] = _selection_decision(family, option_list, corpus, grid, segment, kept,
+                                                         stop_probability, run_share)
             reports.append(report if column is None else report.assign(**{column: segment}))
         report = pd.concat(reports, ignore_index=True)
         folder.mkdir(parents=True, exist_ok=True)
         temporary = path.with_suffix(f".tmp{os.getpid()}")
-        joblib.dump((models, modes, report), temporary)
+        joblib.dump((models, modes, report, intervals, decisions), temporary)
         temporary.replace(path)
     return TrainedChoiceMaker(family, {o.name: o for o in option_list}, features, float(mf_share), models, modes,
-                              experience, report, experience_from_cache, model_from_cache)
+                              experience, report, experience_from_cache, model_from_cache,
+                              intervals=intervals, selection=decisions if selecting else None)

@@ -51,7 +51,7 @@ import zlib
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import Any, Hashable, Iterable, Mapping, Protocol, Sequence, runtime_checkable
+from typing import Any, Callable, Hashable, Iterable, Mapping, Protocol, Sequence, runtime_checkable
 
 from jostle.choicemaker.budgets import as_budget, measure_of, pure_cost, pure_epsilon_within
 from jostle.privacy.budget import floor_float
@@ -224,6 +224,14 @@ class Family(ABC):
     seconds_per_piece: float = 5.0  # rough time of one experience piece on one core (for messages)
     units: tuple[str, ...] = (ROW.kind,)
     measures: tuple[str, ...] = ("pure", "zcdp")
+    private_score: Callable[[Any, Any, Any], tuple[float, float]] | None = None
+    """The private-selection hook (`jostle.choicemaker.selection`), None by default (no selection
+    mode). A family opting in defines a method `private_score(option, data, output) -> (score,
+    sensitivity)`: a score of an Option's released `output` on the private `data` (higher is
+    better, e.g. minus the L1 distance of a histogram estimate to the counts), and the most one
+    row added or removed can move it for this output, a public number (from the output and
+    public facts only: it must be the same on neighbouring inputs). The engine adds Laplace noise
+    of that scale before anyone sees the score."""
 
     # ------------------------------------------------------------------ experience layout and error measures
     @property

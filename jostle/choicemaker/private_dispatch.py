@@ -17,7 +17,15 @@ private choice goes through (the language's `H(...)` calls, the Python API, the 
   4. the chosen Option's planned cost is charged (checked against its part first: run with a
      pure part e an Option is e-DP and costs e; with a rho part r it runs at the pure epsilon
      within r and costs that epsilon, epsilon^2 / 2 <= r), then it runs with its part;
-  5. a `Trace` records what was released and why (post-processing of released values).
+  5. a `Trace` records what was released and why (post-processing of released values): the
+     metafeatures with their parts, each Option's predicted error with its 95% interval
+     (`intervals`), and how the choice was made ("measuring", "public facts" or "private selection").
+Where training kept private selection for the input's segment (`TrainedChoiceMaker.selects_privately`,
+a public decision; only families with the `Family.private_score` hook, on row data, with
+built-in Options), steps 2-4 are replaced by `selection.run_selection`: the whole budget (the
+pure epsilon within it) is charged once, before anything is drawn, and Liu and Talwar's
+random-stopping selection runs and releases the best-scored candidate's output; the trace
+shows the choice, its noisy score and the plan, never the number of runs.
 Every charge goes through a `BudgetGuard` (the one sub-ledger, `jostle.privacy.subledger`), which
 adds the charges up exactly, in the call's measure, and refuses, before anything is drawn, one
 that would take the total above the budget.
@@ -37,11 +45,12 @@ import textwrap
 from dataclasses import dataclass, field
 from typing import Any, Callable, Hashable, Mapping
 
-from jostle.choicemaker.budgets import as_budget, budget_float, is_positive, measure_of, pure_epsilon_within
+from jostle.choicemaker import selection as private_selection
+from jostle.choicemaker.budgets import as_budget, budget_float, is_positive, measure_of, pure_cost, pure_epsilon_within
 from jostle.choicemaker.family import Family
 from jostle.choicemaker.measurement import (ChargeFunction, budget_unit, checked_cost, default_measure,
                                             measure_features, plan_budget)
-from jostle.privacy.measures import AnyBudget, RhoZCDPBudget
+from jostle.privacy.measures import AnyBudget, RhoZCDPBudget, zero_like
 from jostle.privacy.subledger import ChoiceBudgetError, Subledger  # noqa: F401 (re-exported)
 from jostle.privacy.units import PrivacyUnit
 
@@ -153,6 +162,11 @@ class Trace:
     measuring: str = ""  # what training found about measuring (a public fact about the corpus)
     unit: str = "row"
     option_families: tuple[tuple[str, str], ...] = ()  # (Option, the family that runs it), every available one
+    intervals: tuple[tuple[str, tuple[float, float]], ...] = ()  # 95% interval of each predicted error
+    chosen_by: str = ""  # "measuring", "public facts" or "private selection"
+    metafeature_parts: tuple[tuple[str, AnyBudget], ...] = ()  # each noisy metafeature's part of the budget
+    selection: str = ""  # the private selection's plan, in words (public)
+    selection_score: float | None = None  # the chosen candidate's released noisy score
 
     @property
     def choice_family(self) -> str:
@@ -186,6 +200,9 @@ class Trace:
             "budget": str(self.budget), "charges": tuple((d, str(c)) for d, c in self.charges),
             "noisy": tuple(self.noisy), "measuring": self.measuring,
             "option_families": dict(self.option_families), "choice_family": self.choice_family,
+            "intervals": {k: tuple(v) for k, v in self.intervals}, "chosen_by": self.chosen_by,
+            "metafeature_parts": {k: str(v) for k, v in self.metafeature_parts},
+            "selection": self.selection, "selection_score": self.selection_score,
         }
         if isinstance(self.budget, RhoZCDPBudget):
             plain.update(rho=budget_float(self.budget), metafeature_rho=budget_float(self.metafeature_budget),
@@ -269,6 +286,8 @@ def dispatch(choicemaker: Any, data: Any, budget: Any, noise: Any = None, charge
     available = {n: o for n, o in choicemaker.options.items() if segment in family.segments(o)}
     if not available:
         raise ValueError(f"{name} has no option for {family.segment_label(segment)} inputs")
+    if trained and _selects(choicemaker, segment, data_unit, available, runtime):
+        return _dispatch_selection(choicemaker, data, total, runtime, segment, available, name, where, data_unit)
     share = choicemaker.metafeature_share(segment)
     plan = plan_budget(list(metafeatures), total, share)
     # Every part states its cost before any charge: each noisy budget unit's and every available
@@ -301,24 +320,80 @@ def dispatch(choicemaker: Any, data: Any, budget: Any, noise: Any = None, charge
         guard.charge(cost, f"option {choice}")
     result = runtime.run(option, data, option_part, measured.features)
     decision = choicemaker.measuring_decision(segment) if trained else None
+    shown = {n: float(predictions[n]) for n in available if n in predictions}
+    noisy = tuple(m.name for m in metafeatures if m.cost)
+    intervals = choicemaker.error_intervals(shown, segment) if hasattr(choicemaker, "error_intervals") else {}
     trace = Trace(name, family.name, where, family.segment_label(segment), dict(measured.features),
-                  {n: float(predictions[n]) for n in available if n in predictions}, dict(priors), choice,
+                  shown, dict(priors), choice,
                   total, total - option_part, option_part,
                   tuple((record.description, record.cost) for record in guard.records),
-                  tuple(m.name for m in metafeatures if m.cost), decision.sentence() if decision else "",
-                  data_unit.text, tuple((n, family.option_family(o)) for n, o in available.items()))
+                  noisy, _training_found(choicemaker, segment, decision) if trained else "",
+                  data_unit.text, tuple((n, family.option_family(o)) for n, o in available.items()),
+                  tuple(intervals.items()), "measuring" if noisy else "public facts",
+                  tuple((m.name, measured.plan[f"metafeature {budget_unit(m)}"]) for m in metafeatures if m.cost))
     split = {k: v for k, v in measured.budget_split.items() if k != "option"}
     split[f"option {choice}"] = option_part
     costs = {record.description: record.cost for record in guard.records}
     return DispatchResult(result, choice, dict(measured.features), predictions, split, trace, costs)
 
 
+def _training_found(choicemaker: Any, segment: Hashable, decision: Any) -> str:
+    """What training found (public facts about the corpus): measuring, and private selection."""
+    found = [decision.sentence()] if decision else []
+    selection = getattr(choicemaker, "selection_decision", lambda s: None)(segment)
+    if selection is not None:
+        found.append(selection.sentence())
+    return "; ".join(found)
+
+
+def _selects(choicemaker: Any, segment: Hashable, unit: PrivacyUnit, available: Mapping[str, Any],
+             runtime: Runtime) -> bool:
+    """Whether this call runs private selection: training kept it for the segment, the family
+    has the hook, the data is row data (the score's sensitivity is stated per row) and no
+    available Option charges itself (a Jostle-defined one). Public facts only."""
+    selects = getattr(choicemaker, "selects_privately", None)
+    return bool(selects is not None and selects(segment) and choicemaker.family.private_score is not None
+                and unit.kind == "row" and not any(runtime.charges_itself(o) for o in available.values()))
+
+
+def _dispatch_selection(choicemaker: Any, data: Any, total: AnyBudget, runtime: Runtime, segment: Hashable,
+                        available: dict[str, Any], name: str, where: str, unit: PrivacyUnit) -> DispatchResult:
+    """The selection mode (see the module docstring): one charge of the pure epsilon within the
+    budget, before anything is drawn; Liu and Talwar's random stopping (3 * eps1 = that epsilon)."""
+    family = choicemaker.family
+    decision = choicemaker.selection_decision(segment)
+    plan = private_selection.selection_plan(total, decision.stop_probability, decision.run_share)
+    run_part = pure_cost(as_budget(plan.run_epsilon))
+    for option_name, candidate in available.items():  # every candidate states its cost first
+        checked_cost(family.planned_cost(candidate, run_part), run_part, f"option {option_name}")
+    whole = checked_cost(pure_cost(total), total, "private selection")
+    guard = BudgetGuard(total, runtime.charge)
+
+    def charge(cost: AnyBudget, description: str) -> None:
+        assert cost == whole, "the selection charges the pure epsilon within its budget"
+        guard.charge(cost, description)
+
+    chosen = private_selection.run_selection(
+        family, list(available.values()), data, plan, runtime.noise,
+        lambda option, part: runtime.run(option, data, part, {}), charge)
+    trace = Trace(name, family.name, where, family.segment_label(segment), {}, {}, {}, chosen.candidate,
+                  total, zero_like(total), total,
+                  tuple((record.description, record.cost) for record in guard.records), (),
+                  _training_found(choicemaker, segment, None), unit.text,
+                  tuple((n, family.option_family(o)) for n, o in available.items()),
+                  (), "private selection", (), plan.describe(), chosen.score)
+    costs = {record.description: record.cost for record in guard.records}
+    return DispatchResult(chosen.output, chosen.candidate, {}, {}, {"private selection": total}, trace, costs)
+
+
 def explain(traces: list[Mapping[str, Any]], name: str = "the ChoiceMaker") -> str:
     """A readable account of dispatches (post-processing of released values and public facts).
 
-    Noisy metafeatures (released with part of the budget) and public facts (the domain size, the
-    budget) are shown apart; when training found that measuring does not pay, it says so, with
-    the held-out scores on the public corpus that decided it.
+    Noisy metafeatures (released with part of the budget, each with its part) and public facts
+    (the domain size, the budget) are shown apart; each Option's predicted error with its 95%
+    interval (from held-out residuals on the public corpus); how the choice was made (by
+    measuring, by public facts alone, or by private selection); and what training found about
+    measuring and selection, with the held-out scores on the public corpus that decided it.
     """
     if not traces:
         return f"{name} has not been called yet"
@@ -331,19 +406,39 @@ def explain(traces: list[Mapping[str, Any]], name: str = "the ChoiceMaker") -> s
         def label(option: str) -> str:
             return f"{option} ({owners[option]})" if several and option in owners else option
 
-        lines.append(f"{get('choicemaker')} at {get('where')}: chose {label(get('choice'))}")
+        chosen_by = get("chosen_by") or ""
+        lines.append(f"{get('choicemaker')} at {get('where')}: chose {label(get('choice'))}"
+                     + (f" (by {chosen_by})" if chosen_by else ""))
         features = dict(get("metafeatures"))
         noisy = set(get("noisy") or ())
+        parts = dict(get("metafeature_parts") or {})
         if noisy:
-            lines.append("  metafeatures (noisy): " + ", ".join(f"{k}={v:.4g}" for k, v in features.items() if k in noisy))
+            lines.append("  metafeatures (noisy): " + ", ".join(
+                f"{k}={v:.4g}" + (f" [{parts[k]}]" if k in parts else "") for k, v in features.items() if k in noisy))
         public = {k: v for k, v in features.items() if k not in noisy}
         if public:
             lines.append("  public facts:         " + ", ".join(f"{k}={v:.4g}" for k, v in public.items()))
         if get("measuring"):
             lines.append(textwrap.fill(get("measuring"), width=100, initial_indent="  training found:       ",
                                        subsequent_indent=" " * 24))
+        if get("selection"):
+            lines.append(textwrap.fill(get("selection"), width=100, initial_indent="  selection:            ",
+                                       subsequent_indent=" " * 24))
+            lines.append(f"  released score:       {get('selection_score'):.4g} (of {get('choice')}'s output)")
         predicted = sorted(dict(get("predicted_error")).items(), key=lambda kv: kv[1])
-        lines.append("  predicted error:      " + ", ".join(f"{label(k)}={v:.4g}" for k, v in predicted))
+        intervals = dict(get("intervals") or {})
+
+        def shown(option: str, value: float) -> str:
+            low_high = intervals.get(option)
+            return f"{label(option)}={value:.4g}" + (f" [{low_high[0]:.3g}, {low_high[1]:.3g}]" if low_high else "")
+
+        if predicted:
+            lines.append(("  predicted error (95% interval): " if intervals else "  predicted error:      ")
+                         + ", ".join(shown(k, v) for k, v in predicted))
+        if get("selection"):
+            whole = f"rho {get('rho'):.6g}" if get("rho") is not None else f"epsilon {get('epsilon'):.6g}"
+            lines.append(f"  budget: {whole}, all to the private selection (charged once, before any draw)")
+            continue
         if get("rho") is not None:
             lines.append(f"  budget: rho {get('rho'):.6g} = {get('metafeature_rho'):.6g} on metafeatures "
                          f"+ {get('option_rho'):.6g} on {get('choice')} (run at epsilon {get('option_epsilon'):.6g})")
