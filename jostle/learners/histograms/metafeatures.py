@@ -15,7 +15,11 @@ as one vector (the L1 sensitivities add up) and divide afterwards (post-processi
 Shared releases: several metafeatures can be post-processing of ONE noisy release (their
 `release` names it). The `profile_*` metafeatures all read the *profile*, a coarse noisy
 histogram (16 blocks in 1D, 4 x 4 in 2D, sensitivity 1): measuring any number of them costs
-one release, so each sees the whole share's precision instead of a k-th of it. A budget *unit*
+one release, so each sees the whole share's precision instead of a k-th of it. Issue 27 added
+four more readings of the same release (no new charge, no new release): profile_peaks (blocks
+more than one standard deviation above the mean block), profile_max_share, profile_empty_share
+and profile_records_per_cell (log10 of noisy N x epsilon / domain size, the scale-free form the
+algorithms' errors depend on). A budget *unit*
 is a shared release or an ungrouped noisy metafeature (`budget_unit`).
 
 The ChoiceMaker engine measures them (`jostle.choicemaker.measurement.measure_features`, the code
@@ -256,6 +260,42 @@ def _profile_signal(x: np.ndarray, eps: float, noise: Any, context: Any) -> floa
     return float(np.mean(noisy / cells > 3.0 / option_epsilon))
 
 
+def _profile_peaks(x: np.ndarray, eps: float, noise: Any, context: Any) -> float:
+    # Share of blocks whose noisy count is more than one standard deviation above the mean
+    # noisy block (the issue's "cells more than one standard deviation above the mean", on the
+    # profile's blocks): few peaks = mass in a few places. Post-processing of the profile.
+    noisy, _ = profile_release(x, eps, noise, context)
+    values = noisy.ravel()
+    if values.size < 2:
+        return 0.0
+    return float(np.mean(values > values.mean() + values.std()))
+
+
+def _profile_max_share(x: np.ndarray, eps: float, noise: Any, context: Any) -> float:
+    # The largest noisy block's share of the noisy total, in [0, 1] (post-processing).
+    noisy, _ = profile_release(x, eps, noise, context)
+    total = max(float(np.clip(noisy, 0.0, None).sum()), 1.0)
+    return float(np.clip(noisy.max() / total, 0.0, 1.0))
+
+
+def _profile_empty_share(x: np.ndarray, eps: float, noise: Any, context: Any) -> float:
+    # Share of blocks holding less than a tenth of the mean noisy block: the profile's view of
+    # sparsity at the block level (post-processing).
+    noisy, _ = profile_release(x, eps, noise, context)
+    values = noisy.ravel()
+    return float(np.mean(values < 0.1 * max(float(values.mean()), 0.0)))
+
+
+def _profile_records_per_cell(x: np.ndarray, eps: float, noise: Any, context: Any) -> float:
+    # log10(noisy N x epsilon / domain size), floored at N = 1: the scale-free signal-to-noise
+    # ratio the algorithms' errors hinge on (records per cell over the Laplace scale of a
+    # per-cell count at the Option's public epsilon). Post-processing of the profile's total
+    # and public facts (the domain shape and the Option budget).
+    noisy, _ = profile_release(x, eps, noise, context)
+    option_epsilon = float(getattr(context, "epsilon", 0.0)) or 1.0
+    return float(math.log10(max(float(noisy.sum()), 1.0) * option_epsilon / x.size))
+
+
 BUILTIN_METAFEATURES: dict[str, Metafeature] = {m.name: m for m in [
     Metafeature("size", True, _size, "1 (sum of counts)"),
     Metafeature("domain_size", False, _domain_size, "public"),
@@ -271,6 +311,11 @@ BUILTIN_METAFEATURES: dict[str, Metafeature] = {m.name: m for m in [
     Metafeature("profile_roughness", True, _profile_roughness, "1 (the profile)", release="profile"),
     Metafeature("profile_entropy", True, _profile_entropy, "1 (the profile)", release="profile"),
     Metafeature("profile_signal", True, _profile_signal, "1 (the profile)", release="profile"),
+    Metafeature("profile_peaks", True, _profile_peaks, "1 (the profile)", release="profile"),
+    Metafeature("profile_max_share", True, _profile_max_share, "1 (the profile)", release="profile"),
+    Metafeature("profile_empty_share", True, _profile_empty_share, "1 (the profile)", release="profile"),
+    Metafeature("profile_records_per_cell", True, _profile_records_per_cell,
+                "1 (the profile) with public facts", release="profile"),
 ]}
 
 # The default set: every built-in except scale_epsilon, which would pay again for the noisy
