@@ -5,6 +5,13 @@ epsilon each component claims; negative controls, mis-calibrated on purpose, mus
 the same sample sizes.
 
 The chain sampler (`sampler="mcmc"`) claims no differential privacy, so it has no case.
+
+Issue 27: the list is drawn with exp(eps S / Delta) (monotone scores): `selection_laws` gives
+the sampler's exact law on both neighbours from the COMPUTED scores (the check of the monotone
+argument on the numbers the sampler uses), `empirical_selection` the seeded draws the audit
+compares with it; `mining_charges` runs DP-FIM on neighbours with the same seed (its charges
+must be identical whenever the released frequent itemsets are); `record_option_fit` records a
+fit of each Option on D and plays it on D' (replay: every release within its claim).
 """
 
 from __future__ import annotations
@@ -20,6 +27,7 @@ from jostle.learners.brl.learner import BRLSettings, fit_private, release_captur
 from jostle.learners.brl.mining import mine_private, public_antecedents
 from jostle.learners.brl.scoring import ListScorer, LogFactorials, RuleListPrior
 from jostle.learners.brl.search import enumerate_lists, exponential_mechanism_list
+from jostle.learners.brl.scoring import UNIT
 from jostle.privacy.noise import Randomness
 
 SAMPLER_SAMPLES = 6_000
@@ -65,6 +73,74 @@ def sampler_runner(epsilon: float) -> Any:
         return np.array([f"list {index[exponential_mechanism_list(scorer, noise, Fraction(epsilon))]}"
                          for _ in range(count)], dtype=object)
     return run
+
+
+def selection_laws(epsilon: float, factor: float = 1.0) -> tuple[list, np.ndarray, np.ndarray]:
+    """The lists of the sampler case and the exact law P(d) ~ exp(factor * eps * S(d) / Delta)
+    on D and on D' (factor 1: what `exponential_mechanism_list` draws), from the computed scores."""
+    laws = []
+    for data in (SAMPLER_D, SAMPLER_D_PRIME):
+        scorer = _sampler_scorer(data)
+        lists, units = enumerate_lists(scorer)
+        logits = factor * epsilon * (units / UNIT) / (scorer.factorials.sensitivity_units / UNIT)
+        weights = np.exp(logits - logits.max())
+        laws.append(weights / weights.sum())
+    return lists, laws[0], laws[1]
+
+
+def empirical_selection(epsilon: float, draws: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """How often each list of the sampler case is drawn in `draws` seeded draws on D and on D'."""
+    counts = []
+    for data, offset in ((SAMPLER_D, 0), (SAMPLER_D_PRIME, 1)):
+        scorer = _sampler_scorer(data)
+        lists, _ = enumerate_lists(scorer)
+        index = {rule_list: i for i, rule_list in enumerate(lists)}
+        noise = Randomness(seed + offset)
+        drawn = [index[exponential_mechanism_list(scorer, noise, Fraction(epsilon))] for _ in range(draws)]
+        counts.append(np.bincount(drawn, minlength=len(lists)))
+    return counts[0], counts[1]
+
+
+def mining_charges(data: Data, seed: int, epsilon: float = 1.0, max_cardinality: int = 3,
+                   min_support: float = 0.3) -> tuple[list[tuple[Fraction, str]], list[Any]]:
+    """DP-FIM's charges on `data` under a seed, and the itemsets it released (per level)."""
+    X, y = data
+    charged: list[tuple[Fraction, str]] = []
+
+    def charge(amount: Fraction, description: str) -> Fraction:
+        charged.append((Fraction(amount), description))
+        return Fraction(amount)
+
+    mined = mine_private(X, y, [2, 2, 2], 2, Fraction(epsilon), Randomness(seed), charge, min_support,
+                         max_cardinality)
+    return charged, sorted(mined.antecedents)
+
+
+class _Ledger:
+    """The accountant a replay recorder watches: it notes every charge a fit reports."""
+
+    def __init__(self) -> None:
+        self.charges: list[tuple[float, str]] = []
+
+    def charge(self, budget: Any, node: Any, mechanism: str, description: str, span: Any) -> None:
+        self.charges.append((budget, description))
+
+
+def record_option_fit(option: Any, data: Data, seed: int, epsilon: float, play: Any = None) -> tuple[Any, Any]:
+    """Fit a rule-list Option on `data` under a replay recorder (recording, or playing `play`);
+    returns the recorder and the ledger of its charges."""
+    from jostle.learners.brl.corpus import RuleData
+    from jostle.privacy.replay import Recorder
+
+    X, y = data
+    ledger, noise, recorder = _Ledger(), Randomness(seed), Recorder()
+    recorder.attach(ledger, noise, play)
+    try:
+        option.fit(RuleData(X, y, (2, 2, 2), 2, name="audit", row_bound=40), Fraction(epsilon), noise,
+                   lambda amount, description: ledger.charge(amount, None, option.name, description, None))
+    finally:
+        recorder.detach()
+    return recorder, ledger
 
 
 # ---------------------------------------------------------------- the point estimates
