@@ -23,7 +23,7 @@ program's text.
 from __future__ import annotations
 
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from typing import Any
 
@@ -60,6 +60,7 @@ class LanguageRuntime(Runtime):
         self.options = {o.name: o for o in maker.options}
         self.metafeatures = {m.name: m for m in maker.metafeatures}
         self.prior_copies: dict[str, Any] | None = None  # set by `prepare`, before any charge
+        self.derived_copies: dict[str, Any] | None = None  # derived metafeatures, checked like priors
 
     def charge(self, amount: AnyBudget, description: str) -> None:
         # the ledger's "what": the call, with how its data was made (program text: public);
@@ -75,6 +76,9 @@ class LanguageRuntime(Runtime):
 
     def measure(self, metafeature: Any, data: Any, amount: AnyBudget, noise: Any, context: Any) -> float:
         own = self.metafeatures.get(metafeature.name)
+        if isinstance(own, JostleMetafeature) and own.requires:  # post-processing of released values
+            derived = (self.derived_copies or {}).get(own.name) or own
+            return derived.derive_in(prior_interpreter(self.interp), context.released, self.span)
         if isinstance(own, JostleMetafeature):
             return own.measure_in(self.interp, self.args[0], amount, self.span)
         return self.call.measure_builtin(metafeature, pure_epsilon_within(amount), noise, context)
@@ -88,6 +92,8 @@ class LanguageRuntime(Runtime):
     def prepare(self) -> None:
         # Before anything is charged: the priors as they will run, checked (`check_prior`).
         self.prior_copies = self.maker.prior_copies()
+        self.derived_copies = {m.name: replace(m, function=check_prior(m.function, f"metafeature {m.name}"))
+                               for m in self.maker.metafeatures if isinstance(m, JostleMetafeature) and m.requires}
 
     def priors(self, features: Any) -> dict[str, float]:
         copies = self.prior_copies if self.prior_copies is not None else self.maker.prior_copies()

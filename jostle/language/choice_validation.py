@@ -10,7 +10,9 @@ after a charge, and every refusal is located (nothing is ever charged here):
     family hook: the language keeps no list of measures);
   * every built-in metafeature is one of the families' shared set, and a metafeature written in
     Jostle is taken only by a family whose language module says how a public training input
-    reads as private data (`metafeature_training_argument`);
+    reads as private data (`metafeature_training_argument`); a derived one (a function of F
+    reading only `F.name` of metafeatures listed before it, `choice_values.derived_reads`) is
+    taken by every family and checked like a prior (no release, no private read);
   * the corpus is of the options' task; `trained on none` needs options with priors, whose
     bodies are checked now (a release in a prior is refused);
   * trained on a corpus, the Jostle-defined parts will run uncharged on public data: any that
@@ -27,7 +29,8 @@ from jostle.diagnostics.errors import JostleRuntimeError
 from jostle.diagnostics.source import Span
 from jostle.language import ast_nodes as A
 from jostle.language.choice_runtime import ChoiceMaker, option_families, options_task
-from jostle.language.choice_values import BuiltinMetafeature, JostleMetafeature, JostleOption, family_language
+from jostle.language.choice_values import (BuiltinMetafeature, JostleMetafeature, JostleOption, derived_reads,
+                                           family_language)
 from jostle.language.training_boundary import check_prior
 from jostle.language.values import Closure, CorpusValue, type_name
 from jostle.privacy.budget import Budget
@@ -81,9 +84,14 @@ def _check_metafeatures(interp: Any, expr: A.ChoiceMakerExpr, metafeatures: list
     known = family.metafeatures()
     language = family_language(family)
     takes_jostle = hasattr(language, "metafeature_training_argument")
-    checked = []
+    checked: list[Any] = []
     for name, value in zip(expr.metafeatures, metafeatures):
-        if isinstance(value, BuiltinMetafeature):
+        reads = derived_reads(value, [m.name for m in checked]) if isinstance(value, Closure) else ()
+        if reads:  # post-processing of released values: free, any family (refused now if it reads private data)
+            check_prior(value, f"metafeature {name.id}")
+            checked.append(JostleMetafeature(name.id, value, _source_of(value), interpreter=type(interp),
+                                             language_module=family.language_module, requires=reads))
+        elif isinstance(value, BuiltinMetafeature):
             if value.name not in known:
                 raise JostleRuntimeError(f"'{name.id}' is not a metafeature of {family.task} tasks", name.span,
                                          f"use one of {', '.join(known)}")

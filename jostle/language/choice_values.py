@@ -8,6 +8,9 @@
     `metafeature_training_argument`) or built-ins (`BuiltinMetafeature`, one version per family
     that defines the name; families sharing a task share their metafeatures). Inside a Jostle
     metafeature, `{{ }}` is exact on public data and noisy, charged to its part, on private data.
+  * A derived metafeature is a Jostle function of one parameter F that only reads `F.name` of
+    metafeatures listed before it and releases nothing (`derived_reads`): it runs on their
+    released values, after them, free (post-processing; `requires` names what it reads).
 
 Jostle-defined parts run in training only as training copies whose environment holds public
 values alone (`jostle.language.training_boundary`); on private data they run under a cap of
@@ -33,7 +36,7 @@ from jostle.language.sensitivity import refuse
 from jostle.language.training_boundary import (
     _located, check_public_reads, public_closure, public_digest, refuse_release_in_prior, scratch_interpreter,
 )
-from jostle.language.values import Closure, is_private, type_name
+from jostle.language.values import Closure, Record, is_private, type_name
 from jostle.privacy.budget import Budget
 from jostle.privacy.conversions import pure_to_rho
 from jostle.privacy.measures import AnyBudget, RhoZCDPBudget
@@ -181,6 +184,11 @@ class JostleMetafeature:
     public: bool = False  # a training copy: its closure went through `public_environment`
     interpreter: Any = field(default=None, repr=False)  # the Interpreter class training runs it in
     language_module: str = ""  # the family's language module: what its training argument is
+    requires: tuple[str, ...] = ()  # a derived one: the metafeatures whose released values it reads
+
+    def __post_init__(self) -> None:
+        if self.requires:
+            self.cost = False  # post-processing of released values: it charges nothing
 
     @property
     def fingerprint(self) -> str:
@@ -198,7 +206,8 @@ class JostleMetafeature:
             memo[id(self)] = JostleMetafeature(self.name, public_closure(self.function, memo,
                                                                          f"metafeature {self.name}"),
                                                self.source_text, self.cost, public=True,
-                                               interpreter=self.interpreter, language_module=self.language_module)
+                                               interpreter=self.interpreter, language_module=self.language_module,
+                                               requires=self.requires)
             memo.setdefault(-1, []).append(self)
         return memo[id(self)]
 
@@ -227,18 +236,69 @@ class JostleMetafeature:
             raise JostleRuntimeError(f"metafeature {self.name} must return a number, got a {type_name(value)}", span)
         return float(value)
 
+    def derive_in(self, interp: Any, released: Any, span: Span) -> float:
+        """A derived metafeature's value: its function on the record of the released values it
+        reads (post-processing), run by `interp` (a scratch interpreter: it can charge nothing)."""
+        record = Record.of({name: float(released[name]) for name in self.requires})
+        value = interp.call(self.function, [record], span)
+        if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
+            raise JostleRuntimeError(f"metafeature {self.name} must return a number, got a {type_name(value)}", span)
+        return float(value)
+
     # The engine's Metafeature interface, for training on public data.
     def measure(self, x: Any, epsilon_mf: float, noise: Any, context: Any) -> float:
         """Measure a public training input (what the family's metafeatures read of it): always
         the training copy, in a scratch interpreter, on the input as the family's language
         dresses it as private data (`metafeature_training_argument`, so its releases get the
-        noise they would get on private data)."""
+        noise they would get on private data); a derived one on the values released before it."""
         metafeature = self.training_copy()
+        if self.requires:
+            scratch = scratch_interpreter(noise, self.interpreter)
+            with _located(metafeature.function.span):
+                return metafeature.derive_in(scratch, context.released, metafeature.function.span)
         scratch = scratch_interpreter(noise, self.interpreter)
         data = importlib.import_module(self.language_module).metafeature_training_argument(x, scratch)
         budget = Budget.of(epsilon_mf) if epsilon_mf > 0 else Budget.of(1e-9)
         with _located(metafeature.function.span):
             return metafeature.measure_in(scratch, data, budget, metafeature.function.span)
+
+
+def derived_reads(function: Closure, earlier: list[str]) -> tuple[str, ...]:
+    """The metafeatures a derived metafeature reads, or () if `function` is not one.
+
+    A function is a derived metafeature when it has one parameter, every use of that parameter
+    reads a field `F.name` naming a metafeature in `earlier` (listed before it), and its body
+    releases nothing (no `{{ }}`): it can only post-process those released values.
+    """
+    if len(function.params) != 1 or not earlier:
+        return ()
+    parameter = function.params[0].name
+    reads: list[str] = []
+    other_use = False
+
+    def walk(node: Any) -> None:
+        nonlocal other_use
+        if isinstance(node, A.Attribute) and isinstance(node.target, A.Name) and node.target.id == parameter:
+            reads.append(node.name)
+            return
+        if isinstance(node, A.Release) or (isinstance(node, A.Name) and node.id == parameter):
+            other_use = True
+            return
+        if isinstance(node, (A.Lambda, A.Def)) and any(p.name == parameter for p in node.params):
+            other_use = True  # shadowed: keep the rule simple
+            return
+        if isinstance(node, (tuple, list)):
+            for item in node:
+                walk(item)
+        elif isinstance(node, A.Node):
+            for name in getattr(node, "__dataclass_fields__", {}):
+                if name != "span":
+                    walk(getattr(node, name))
+
+    walk(function.body)
+    if other_use or not reads or any(name not in earlier for name in reads):
+        return ()
+    return tuple(dict.fromkeys(reads))
 
 
 def session_cap(interp: Any, budget: AnyBudget) -> AnyBudget:
@@ -257,4 +317,4 @@ def family_language(family: Any) -> Any:
     return importlib.import_module(family.language_module)
 
 
-__all__ = ["JostleOption", "BuiltinMetafeature", "JostleMetafeature", "session_cap", "family_language"]
+__all__ = ["JostleOption", "BuiltinMetafeature", "JostleMetafeature", "session_cap", "family_language", "derived_reads"]
