@@ -314,3 +314,107 @@ def test_selection_refused_over_budget_draws_nothing() -> None:
         select_private_candidate(noise, lambda: ran.append(1) or (0, 0, 0.0),
                                  plan_selection(1, Fraction(1, 2), Fraction(1, 2)), refuse)
     assert noise.draws == 0 and not ran
+
+
+@pytest.fixture(scope="module")
+def selecting_toy(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    """The selection toy family's ChoiceMaker, trained on its public corpus, with its segment's
+    decision forced to "selection" (what training keeps where selection pays)."""
+    import dataclasses
+
+    from jostle.choicemaker.engine import train
+    from tests.selection_toy_family import FAMILY
+
+    trained = train(FAMILY, cache_dir=tmp_path_factory.mktemp("selection"), n_jobs=1, progress=False)
+    decision = trained.selection_decision(None)
+    assert decision is not None
+    trained.selection = {None: dataclasses.replace(decision, used=True)}
+    assert trained.selects_privately(None)
+    return trained
+
+
+def _selection_dispatch(trained: Any, values: np.ndarray, seed: int, budget: Any) -> tuple[Any, list]:
+    from jostle.choicemaker.private_dispatch import dispatch, explain
+    from tests.toy_family import MeanData
+
+    charges: list = []
+    result = dispatch(trained, MeanData(values, 40), budget, noise=Randomness(seed),
+                      charge=lambda cost, text: charges.append((cost, text)))
+    plain = result.trace.as_dict()
+    masked = {k: v for k, v in plain.items() if k not in ("choice", "selection_score", "choice_family")}
+    text = explain([plain]).replace(str(result.choice), "<choice>").replace(f"{plain['selection_score']:.4g}", "<score>")
+    return (masked, text, result.costs, sorted(result.budget_split)), charges
+
+
+@pytest.mark.parametrize("budget", [1.0, "rho"])
+def test_selection_dispatch_shows_the_same_on_neighbours_and_never_the_runs(selecting_toy: Any, budget: Any) -> None:
+    """The selection mode through the one dispatch: on neighbours (one number removed), and for
+    seeds that draw different numbers of runs, the charges (one, the whole budget, before any
+    draw), the trace but for the released choice and score, the explain text so masked, the
+    costs and the budget split are identical; nothing shows how many runs were made."""
+    from jostle.privacy.measures import RhoZCDPBudget
+    from jostle.privacy.private_selection import draw_runs
+
+    total = RhoZCDPBudget(Fraction(1, 2)) if budget == "rho" else budget
+    rng = np.random.default_rng(3)
+    values = rng.random(40)
+    gamma = selecting_toy.selection_decision(None).stop_probability
+    runs = {seed: draw_runs(Randomness(seed), gamma) for seed in range(8)}
+    assert len(set(runs.values())) >= 3  # the seeds below really draw different numbers of runs
+    seen = []
+    for seed in runs:
+        for data in (values, values[1:]):
+            shown, charges = _selection_dispatch(selecting_toy, data, seed, total)
+            assert len(charges) == 1 and "private selection" in charges[0][1]
+            seen.append((shown, charges))
+    first = seen[0]
+    for other in seen[1:]:
+        assert other == first
+
+
+# ====================================================================== the common mechanism (selection)
+class _GaussianSpy:
+    """Records every discrete Gaussian draw (its variance and size) and when the charge came."""
+
+    def __init__(self) -> None:
+        self.inner = Randomness(7)
+        self.draws: list[tuple[Fraction, int]] = []
+
+    def discrete_gaussian(self, sigma2: Fraction, size: int, t: Any = None) -> np.ndarray:
+        self.draws.append((Fraction(sigma2), int(size)))
+        return self.inner.discrete_gaussian(sigma2, size)
+
+
+@pytest.mark.parametrize("cells", [2, 3, 5, 8, 13])
+@pytest.mark.parametrize("choice", ["identity", "hierarchy"])
+def test_common_mechanism_spends_exactly_what_it_charges(cells: int, choice: str) -> None:
+    """Replaying the DRAWS (not the plan's own arithmetic): for each cell, the sum over every
+    release actually drawn of (how many of its entries one row moves) / (2 variance) is the zCDP
+    cost of that row (Renyi divergences of independent discrete Gaussians add; CKS 2020); its
+    maximum over cells equals the rho charged, once, before the first draw."""
+    from jostle.privacy.private_selection import identity_or_hierarchy, plan_identity_or_hierarchy
+
+    rho = Fraction(3, 10)
+    plan = plan_identity_or_hierarchy(cells, rho)
+    noise = _GaussianSpy()
+    charged: list[tuple[Any, int]] = []
+    counts = np.arange(cells, dtype=np.int64) * 3
+    run = identity_or_hierarchy(noise, counts, plan, lambda common: choice,
+                                lambda cost, text: charged.append((cost, len(noise.draws))))
+    assert run.choice == choice
+    assert len(charged) == 1 and charged[0][1] == 0 and charged[0][0].rho == rho
+    # which release touches which cell: the first draw is the leaves; then the identity's second
+    # look at every cell, or the tree's upper levels (each cell in one node per level)
+    per_cell = [Fraction(0)] * cells
+    for index, (variance, size) in enumerate(noise.draws):
+        if index == 0 or choice == "identity":
+            assert size == cells
+            for j in range(cells):
+                per_cell[j] += 1 / (2 * variance)
+        else:
+            level = plan.levels[index]
+            assert size == level.shape[0]
+            for j in range(cells):
+                per_cell[j] += int(level[:, j].sum()) ** 2 / (2 * variance)
+    assert max(per_cell) == rho and min(per_cell) == rho
+    assert len(noise.draws) == (2 if choice == "identity" else plan.height)
