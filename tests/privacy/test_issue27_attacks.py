@@ -418,3 +418,52 @@ def test_common_mechanism_spends_exactly_what_it_charges(cells: int, choice: str
                 per_cell[j] += int(level[:, j].sum()) ** 2 / (2 * variance)
     assert max(per_cell) == rho and min(per_cell) == rho
     assert len(noise.draws) == (2 if choice == "identity" else plan.height)
+
+
+# ====================================================================== derived metafeatures (synthesis)
+DERIVED_HEAD = """ages = t.bin("age", range(0, 101, 10))
+h = histogram(ages, "age")
+q = all_ranges(10)
+n = count(t)
+k = 1
+option A(h, q):
+    answer:
+        return DAWA(h, q)
+    predict(F):
+        return 1 + F.profile_roughness
+option B(h, q):
+    answer:
+        return Identity(h, q)
+    predict(F):
+        return 1.5
+"""
+DERIVED_LEAKS = {
+    "private global": "def leak(F):\n    return F.profile_size + n\n",
+    "private table": "def leak(F):\n    return F.profile_size + len(t)\n",
+    "branch on private": "def leak(F):\n    if n > 150:\n        return F.profile_size\n    return 0\n",
+    "inner closure": "def leak(F):\n    def g():\n        return n\n    return F.profile_size + g()\n",
+    "rebound after declaration": "def leak(F):\n    return F.profile_size + k\n",
+}
+
+
+@pytest.mark.parametrize("leak", list(DERIVED_LEAKS))
+def test_derived_metafeature_cannot_read_private_data(leak: str) -> None:
+    """A derived metafeature (one parameter F, reading only F.name) that also reads private data,
+    directly, through a branch, a closure, or a global made private after the declaration, is
+    refused before anything is charged, with the same error on neighbouring tables."""
+    import pandas as pd
+
+    from jostle import Session
+
+    seen = []
+    for rows in (300, 299):
+        session = Session(budget=10, seed=1, ledger_path=":memory:")
+        ages = np.random.default_rng(0).integers(0, 100, 300)[:rows]
+        session.bind_private("t", pd.DataFrame({"age": ages}), {"age": ("numeric", 0, 100)})
+        with pytest.raises(Exception) as caught:
+            session.run(DERIVED_HEAD + DERIVED_LEAKS[leak] +
+                        "choicemaker H among {A, B} informed by {domain_size, profile_size, profile_roughness, leak} "
+                        "trained on none\nk = count(t)\nwith budget 1:\n    e = H(h, q)\n")
+        assert list(session.ledger) == []
+        seen.append((type(caught.value).__name__, str(caught.value)))
+    assert seen[0] == seen[1] and "private" in seen[0][1]
