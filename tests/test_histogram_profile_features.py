@@ -112,3 +112,23 @@ def test_noise_robust_kinds_learn_a_threshold(kind):
     model = make_model(kind).fit(data)
     assert list(model.choose(np.array([[0.1], [0.9]]))) == [0, 1]
     assert lodo_regret(kind, data, folds=4)["regret"].mean() < 1.1
+
+
+@pytest.mark.parametrize("name", ["DAWA", "DAWA10"])
+def test_dawa_splits_charge_the_partition_and_measurements_adding_up_exactly(name):
+    from fractions import Fraction
+
+    from jostle.learners.histograms.measure import PrivacyLedger
+    from jostle.learners.histograms.registry import ALGORITHMS
+    from jostle.learners.histograms.workloads import prefix_1d
+
+    x = np.random.default_rng(2).poisson(5.0, 64).astype(float)
+    for epsilon in (0.01, 0.3, 1.0, 0.7310585786300049):
+        ledger = PrivacyLedger(epsilon)
+        ALGORITHMS[name](x, epsilon, prefix_1d(64), FloatSimulationNoise(1), ledger)
+        assert len(ledger.charges) == 2
+        assert sum((Fraction(c.epsilon) for c in ledger.charges), Fraction(0)) == Fraction(epsilon)
+    from jostle.learners.histograms.dawa import PARTITION_SHARES, dawa_budget
+
+    parts = dawa_budget(1.0, PARTITION_SHARES[name])
+    assert parts["partition"] == pytest.approx(PARTITION_SHARES[name])

@@ -120,7 +120,7 @@ def test_over_budget_refused_before_any_exact_noise(algorithm, x):
 
 def test_registry_dimensions_and_lookup():
     assert {a.name for a in H.algorithms_for(1)} == {
-        "Identity", "Uniform", "HB", "Privelet", "MWEM", "DAWA", "AHP"}
+        "Identity", "Uniform", "HB", "Privelet", "MWEM", "DAWA", "DAWA10", "AHP"}
     assert {"QuadTree", "UGrid", "AGrid"} <= {a.name for a in H.algorithms_for(2)}
     assert H.get_algorithm("dawa") is H.ALGORITHMS["DAWA"]
     with pytest.raises(ValueError):

@@ -129,6 +129,7 @@ def test_the_histograms_module_declares_its_choicemakers_lazily():
     for maker in (one, two):
         assert maker.trained is None and maker.share == Fraction(1, 100)
         assert {m.name for m in maker.metafeatures if m.cost} == {
-            "profile_size", "profile_uniformity", "profile_roughness", "profile_entropy", "profile_signal"}
+            "profile_size", "profile_uniformity", "profile_roughness", "profile_entropy", "profile_signal",
+            "profile_peaks", "profile_max_share", "profile_empty_share", "profile_records_per_cell"}
         assert {m.release for m in maker.metafeatures if m.cost} == {"profile"}
     assert len(session.ledger) == 0

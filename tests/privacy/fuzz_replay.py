@@ -83,7 +83,7 @@ RHO = 1e6                   # the cap of a zCDP session (ZCDP_RATE of the cases)
 ZCDP_RATE = 0.2
 RHOS = ["0.125", "0.5", "2"]
 EPSILONS = ["0.5", "1", "2", "0.25"]
-HISTOGRAM_ALGORITHMS = ["Identity", "Uniform", "HB", "Privelet", "MWEM", "DAWA", "AHP"]
+HISTOGRAM_ALGORITHMS = ["Identity", "Uniform", "HB", "Privelet", "MWEM", "DAWA", "DAWA10", "AHP"]
 TREE_LEARNERS = ["FriedmanSchuster", "Mohammed", "RandomTrees", "PatilSingh", "FletcherIslam", "OneRule",
                  "BinaryTree", "Majority"]
 CELLS = 8                   # the histograms the learners get: x binned into 8 cells

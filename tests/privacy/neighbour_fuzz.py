@@ -969,10 +969,11 @@ class Generator:
             h = f'histogram({table}, "{first.name}")'
             workload = self.pick([f"all_ranges({len(first.values)})", f"prefixes({len(first.values)})",
                                   "all_ranges(3)", f"random_ranges({len(first.values)}, 4)"])
-            option = self.pick(["Identity", "Uniform", "HB", "Privelet", "MWEM", "DAWA", "AHP"])
+            option = self.pick(["Identity", "Uniform", "HB", "Privelet", "MWEM", "DAWA", "DAWA10", "AHP"])
         h = self.pick([h, h, f"{h} * 2", f"{h} / 2", f"{h} * 1e-12", f"{h} + 1", f"{h}[0]"])
         metafeature = self.pick(["size", "sparsity", "uniformity", "roughness", "entropy", "domain_size",
-                                 "profile_size", "profile_signal", "zeros"])
+                                 "profile_size", "profile_signal", "profile_peaks", "profile_max_share",
+                                 "profile_empty_share", "profile_records_per_cell", "zeros"])
         call = self.pick([f"{option}({h}, {workload}, epsilon={self.pick(['0.5', '1', '0'])})",
                           f"{metafeature}({h}, epsilon=0.1)" if metafeature != "zeros" else f"{{{{ zeros({h}) }}}}"])
         chunks.append(f"with budget 1:\n    print(len([{call}]))")
