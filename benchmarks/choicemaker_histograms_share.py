@@ -1,0 +1,109 @@
+"""Which share of epsilon should the histogram ChoiceMaker give its metafeatures? A study on
+the generated public corpus (never on DPBench's shapes, which the histogram benchmark reports on).
+
+For each candidate share s and each dimensionality, the profile metafeatures are measured by the
+real code path (`jostle.choicemaker.measurement.measure_features`, simulated noise) on every
+training input of the generated corpus, and the meta-model kinds are scored by
+leave-one-shape-out regret. The Options' errors are those of the experience table at share
+0.01 (the Options ran at 0.99 epsilon), rescaled to (1 - s) epsilon by 0.99 / (1 - s): exact
+for the data-independent Laplace algorithms, an approximation for the data-dependent ones.
+Regret is against the best Option with the WHOLE epsilon (its error at 0.99 epsilon times
+0.99), so a larger share pays for itself only if it buys better choices.
+
+Usage: python benchmarks/choicemaker_histograms_share.py [--shapes 16] [--shares 0.005,0.01,0.02,0.05,0.1]
+Needs the experience of `choicemaker_histograms.py --train-corpus generated --generated-shapes N`
+(in the cache; built here otherwise). Results: benchmarks/results/choicemaker_histograms_share.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+import choicemaker_histograms as bench  # noqa: E402
+
+from jostle.choicemaker import experience_table  # noqa: E402
+from jostle.choicemaker.measurement import measure_features  # noqa: E402
+from jostle.choicemaker.model import REGRET_CAP, TrainingMatrix, input_matrix, lodo_regret  # noqa: E402
+from jostle.learners.histograms.corpus import generated_corpus, rebin  # noqa: E402
+from jostle.learners.histograms.family import FAMILY, HistogramFamily  # noqa: E402
+from jostle.learners.histograms.metafeatures import BUILTIN_METAFEATURES  # noqa: E402
+from jostle.learners.histograms.options import BUILTIN_OPTIONS  # noqa: E402
+from jostle.learners.histograms.simulation import FloatSimulationNoise  # noqa: E402
+from jostle.learners.histograms.task import _seed, sample_input  # noqa: E402
+
+BASE_SHARE = 0.01
+
+
+def share_matrix(experience, corpus, dims: int, share: float, features: list[str]) -> TrainingMatrix:
+    """The training matrix of one dimensionality with the metafeatures measured at `share`."""
+    sub = experience[experience["dims"] == dims]
+    keys = ["shape", "group", "domain", "scale", "epsilon", "rep"]
+    wide = sub.pivot_table(index=keys, columns="option", values="error", aggfunc="first").dropna().reset_index()
+    options = [c for c in wide.columns if c not in keys]
+    shapes = {s.name: s for s in corpus}
+    metafeatures = [BUILTIN_METAFEATURES[f] for f in features]
+    columns: dict[str, list[float]] = {f: [] for f in features}
+    bases: dict = {}
+    for row in wide.itertuples(index=False):
+        shape = shapes[row.shape]
+        domain = tuple(int(v) for v in row.domain.split("x"))
+        if (row.shape, domain) not in bases:
+            bases[(row.shape, domain)] = rebin(shape.values, domain)
+        x = sample_input(bases[(row.shape, domain)], shape.content_hash(), domain, row.scale, row.rep)
+        noise = FloatSimulationNoise(_seed(shape.content_hash(), domain, row.scale, row.epsilon, row.rep, "share", share))
+        measured = measure_features(FAMILY, metafeatures, x, float(row.epsilon), share, noise)
+        for f in features:
+            columns[f].append(float(measured.features[f]))
+    errors = wide[options].to_numpy(float) * (1.0 - BASE_SHARE) / (1.0 - share)
+    config = wide.groupby(["shape", "domain", "scale", "epsilon"], sort=False).ngroup().to_numpy()
+    mean = np.maximum(np.stack([errors[config == c].mean(axis=0) for c in config]), 1e-300)
+    regret = np.minimum(mean / mean.min(axis=1, keepdims=True), REGRET_CAP)
+    X = input_matrix(columns, features, HistogramFamily.meta_input_products)
+    return TrainingMatrix(X, errors, np.log(mean), regret, config, wide["group"].to_numpy(str), options,
+                          features, HistogramFamily.meta_input_products)
+
+
+def main(argv: list[str] | None = None) -> dict:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--shapes", type=int, default=16)
+    parser.add_argument("--shares", default="0.005,0.01,0.02,0.05,0.1")
+    parser.add_argument("--kinds", default="forest_regret,blend_regret")
+    parser.add_argument("--n-jobs", type=int, default=1)
+    args = parser.parse_args(argv)
+    started = time.time()
+    corpus = generated_corpus((1, 2), args.shapes)
+    train_grid, _ = bench.grids(False)
+    features = list(bench.DEFAULT_BENCH_FEATURES)
+    experience = experience_table(list(BUILTIN_OPTIONS.values()), [BUILTIN_METAFEATURES[f] for f in features],
+                                  corpus, train_grid, mf_share=BASE_SHARE, n_jobs=args.n_jobs, progress=False)
+    results: dict = {}
+    for dims in (1, 2):
+        for share in (float(s) for s in args.shares.split(",")):
+            data = share_matrix(experience, corpus, dims, share, features)
+            for kind in args.kinds.split(","):
+                regret = lodo_regret(kind, data)["regret"].to_numpy() / (1.0 - share)
+                results.setdefault(f"{dims}D", {}).setdefault(kind, {})[str(share)] = float(regret.mean())
+                print(dims, share, kind, round(float(regret.mean()), 3), flush=True)
+    best = {label: min(((s, k) for k, by in kinds.items() for s in by), key=lambda sk: kinds[sk[1]][sk[0]])
+            for label, kinds in results.items()}
+    summary = {"data": f"generated_corpus((1, 2), {args.shapes}): no DPBench shape", "regret_by_share": results,
+               "best_share_and_kind": best, "base_share": BASE_SHARE, "wall_seconds": time.time() - started,
+               "command": "python benchmarks/choicemaker_histograms_share.py " + " ".join(argv or sys.argv[1:])}
+    out = bench.RESULTS / "choicemaker_histograms_share.json"
+    out.write_text(json.dumps(summary, indent=2))
+    print(json.dumps(best))
+    return summary
+
+
+if __name__ == "__main__":
+    main()
