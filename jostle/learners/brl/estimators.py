@@ -10,8 +10,9 @@ charged before the fit draws).
 
 Privacy of `DPBayesianRuleListClassifier.fit` (unit: one row added or removed): the pipeline of
 `jostle.learners.brl.learner` with budget `epsilon`, split between private antecedent mining,
-the exponential-mechanism choice of the list and the noisy capture counts (`split`, default a
-third each). With `sampler="exact"` (the default) the fit is `epsilon`-DP. With
+the exponential-mechanism choice of the list and the noisy capture counts (`split`, default
+half for mining and a quarter each for the others, `accounting.DEFAULT_SPLIT`; what mining does
+not spend goes to the other two). With `sampler="exact"` (the default) the fit is `epsilon`-DP. With
 `sampler="mcmc"` the list is the last state of a finite Metropolis-Hastings chain, for which NO
 differential-privacy guarantee is proved (see `jostle.learners.brl.search`); it must be asked
 for explicitly and the ledger says so.
@@ -38,6 +39,7 @@ import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
 from jostle.learnerkit.estimators import ChargeCallback, DeclaredDomainClassifier, Domains
+from jostle.learners.brl.accounting import DEFAULT_SPLIT
 from jostle.learners.brl.learner import BRLSettings, FitResult, fit_nonprivate, fit_private
 from jostle.privacy.budget import exact, floor_float
 from jostle.privacy.noise import SimulationNoise
@@ -108,7 +110,8 @@ class DPBayesianRuleListClassifier(_RuleListBase):
             log(max_rows + C - 1)). Required.
         antecedents: "mined" (private DP-FIM on a share of epsilon) or "public" (the schema's
             single items, or itemsets up to `public_cardinality`; no budget).
-        split: Weights of (mining, selection, estimates); (1, 1, 1) is a third each.
+        split: Weights of (mining, selection, estimates); the default (2, 1, 1) gives half to
+            mining and a quarter to each of the others (`accounting.DEFAULT_SPLIT`).
         min_support: Mining's minimum support within a class.
         max_cardinality: Largest mined antecedents.
         public_cardinality: Largest schema antecedents.
@@ -131,7 +134,7 @@ class DPBayesianRuleListClassifier(_RuleListBase):
 
     def __init__(self, epsilon: float = 1.0, *, domains: Domains | None = None,
                  classes: Sequence[Any] | None = None, max_rows: int | None = None, antecedents: str = "mined",
-                 split: Sequence[float] = (1.0, 1.0, 1.0), min_support: float = 0.1, max_cardinality: int = 2,
+                 split: Sequence[float] = DEFAULT_SPLIT, min_support: float = 0.1, max_cardinality: int = 2,
                  public_cardinality: int = 1, max_length: int = 3, max_candidates: int = 60_000,
                  max_antecedents: int | None = 8,
                  list_length: float = 3.0, antecedent_length: float = 1.0, sampler: str = "exact",

@@ -22,9 +22,11 @@ is public; predicting on a private table would publish one value per row, so
 `predict_rule_list` takes public tables. On a PUBLIC table the learner is Letham et al.'s
 non-private BRL, for free.
 
-The Options a ChoiceMaker may choose among (`BRLMined`, `BRLMinedList`, `BRLMinedItems`,
-`BRLSchema`, `BRLSchemaList`, `BRLMinedShort`) are the configurations of
-`jostle.learners.brl.options`, trained on `rule_list_corpus()`.
+The Options a ChoiceMaker may choose among (`BRLMined`, `BRLMinedEven`, `BRLMinedList`,
+`BRLMinedItems`, `BRLMinedTriples`, `BRLMinedRare`, `BRLMinedCommon`, `BRLSchema`,
+`BRLSchemaList`, `BRLMinedShort`, `BRLMinedLong`, `BRLMinedPairs`) are the configurations of
+`jostle.learners.brl.options`; the shipped ChoiceMaker (stdlib brl.jst) is trained on
+`generated_rule_corpus()`, `rule_list_corpus()` holds the older public tables.
 """
 
 from __future__ import annotations
@@ -225,6 +227,14 @@ def register(builtin: Any, registry: dict[str, Any]) -> None:
         from jostle.learners.brl.corpus import rule_list_corpus
 
         return CorpusValue(rule_list_corpus(), "bundled two-class tasks", task=TASK)
+
+    @builtin("generated_rule_corpus", 0, privacy="choice",
+             doc="generated_rule_corpus(): generated two-class tasks (no benchmark table) the shipped rule-list "
+                 "ChoiceMaker trains on (offline)")
+    def _generated(interp, span):
+        from jostle.learners.brl.corpus import generated_rule_corpus
+
+        return CorpusValue(generated_rule_corpus(), "generated two-class tasks", task=TASK)
 
     kit.register_shared(registry)  # predict, accuracy: shared by every classifier family
 

@@ -33,7 +33,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from jostle.learners.brl.accounting import BudgetSplit, FitLedger
+from jostle.learners.brl.accounting import DEFAULT_SPLIT, BudgetSplit, FitLedger
 from jostle.learners.brl.bitsets import Antecedent, RowBits, capture_counts
 from jostle.learners.brl.mining import (MinedAntecedents, mine_frequent, mine_private, public_antecedents,
                                         rank_antecedents)
@@ -53,7 +53,7 @@ class BRLSettings:
 
     Attributes:
         antecedents: "mined" (private DP-FIM) or "public" (itemsets of the schema, no budget).
-        split: Weights of (mining, selection, estimates).
+        split: Weights of (mining, selection, estimates); default `accounting.DEFAULT_SPLIT`.
         min_support: Minimum support within a class, for mining.
         max_cardinality: Largest mined antecedents.
         public_cardinality: Largest schema antecedents ("public").
@@ -72,7 +72,7 @@ class BRLSettings:
     """
 
     antecedents: str = "mined"
-    split: tuple[float, float, float] = (1.0, 1.0, 1.0)
+    split: tuple[float, float, float] = DEFAULT_SPLIT
     min_support: float = 0.1
     max_cardinality: int = 2
     public_cardinality: int = 1

@@ -85,12 +85,28 @@ class BRLOption(PureEpsilonOption):
         return f"brl|{self.name}|{self.overrides!r}|{_brl_source_digest()}"
 
 
+# The choice points a ChoiceMaker chooses among, as named configurations (each one's privacy:
+# an Option run with budget e is e-DP, whatever its split, support, cardinality or prior, since
+# every one of them is a PUBLIC parameter of the pipeline of `learner.fit_private`):
+#   * the budget split between mining, the list and the estimates (BRLMined: the default
+#     split of `accounting`; BRLMinedEven: Belardo's thirds; BRLMinedList: 3/5 on the list);
+#   * the antecedents: mined (DP-FIM) or the schema's items (BRLSchema, BRLSchemaList);
+#   * mining's minimum support (BRLMinedRare 0.05, BRLMinedCommon 0.25; default 0.1) and
+#     largest cardinality (BRLMinedItems 1, BRLMinedTriples 3; default 2);
+#   * the prior: lambda and the longest list (BRLMinedShort lambda 1, lists <= 2; BRLMinedLong
+#     lambda 5, lists <= 4) and eta (BRLMinedPairs eta 2: longer antecedents a priori).
 BRL_OPTIONS: dict[str, BRLOption] = {o.name: o for o in [
-    BRLOption("BRLMined", (), "DP-FIM antecedents, eps/3 each for mining, the list and the estimates (Belardo)"),
+    BRLOption("BRLMined", (), "DP-FIM antecedents, the default split (accounting.DEFAULT_SPLIT)"),
+    BRLOption("BRLMinedEven", (("split", (1.0, 1.0, 1.0)),), "DP-FIM antecedents, eps/3 each (Belardo's split)"),
     BRLOption("BRLMinedList", (("split", (1.0, 3.0, 1.0)),), "DP-FIM antecedents, 3/5 of eps for the list"),
     BRLOption("BRLMinedItems", (("max_cardinality", 1),), "DP-FIM single items only (all mining budget on them)"),
-    BRLOption("BRLSchema", (("antecedents", "public"),), "the schema's single items (no mining), eps/2 each"),
+    BRLOption("BRLMinedTriples", (("max_cardinality", 3),), "DP-FIM itemsets of up to 3 items"),
+    BRLOption("BRLMinedRare", (("min_support", 0.05),), "DP-FIM with minimum support 0.05"),
+    BRLOption("BRLMinedCommon", (("min_support", 0.25),), "DP-FIM with minimum support 0.25"),
+    BRLOption("BRLSchema", (("antecedents", "public"),), "the schema's single items (no mining), the default split"),
     BRLOption("BRLSchemaList", (("antecedents", "public"), ("split", (0.0, 3.0, 1.0))),
               "the schema's single items, 3/4 of eps for the list"),
     BRLOption("BRLMinedShort", (("list_length", 1.0), ("max_length", 2)), "DP-FIM antecedents, lambda 1, lists <= 2"),
+    BRLOption("BRLMinedLong", (("list_length", 5.0), ("max_length", 4)), "DP-FIM antecedents, lambda 5, lists <= 4"),
+    BRLOption("BRLMinedPairs", (("antecedent_length", 2.0),), "DP-FIM antecedents, eta 2 (pairs a priori)"),
 ]}

@@ -15,8 +15,10 @@ from jostle.learnerkit.grids import SplitGrid, instances
 __all__ = ["DEFAULT_METAFEATURES", "RuleGrid", "instances"]
 
 # The rule lists' signal is per item (rows per item in units of a count's noise), not per class
-# and branch as the trees' `log_signal`.
-DEFAULT_METAFEATURES: tuple[str, ...] = ("size", "epsilon", "log_item_signal")
+# and branch as the trees' `log_signal`. Measured: the noisy size and class balance (one
+# release each, sensitivity 1); public: epsilon, the attribute and item counts.
+DEFAULT_METAFEATURES: tuple[str, ...] = ("size", "class_balance", "epsilon", "n_attributes", "n_items",
+                                         "log_item_signal")
 
 
 @dataclass(frozen=True)
