@@ -597,3 +597,37 @@ def test_selection_mode_never_runs_a_zcdp_only_family(selecting_toy: Any) -> Non
         assert charges == [], f"refused after charging {charges}"
     else:
         assert result.trace.chosen_by != "private selection"
+
+
+def test_selection_dispatch_candidates_spend_eps1_and_the_charge_is_3_eps1(selecting_toy: Any,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """What each candidate run really gets: the Option its run part, the score the rest (with the
+    hook's sensitivity), adding up to eps1 exactly, and the one charge is 3 eps1 = the budget."""
+    from jostle.choicemaker.private_dispatch import dispatch
+    from jostle.privacy import safe_noise
+    from tests.toy_family import MeanData
+
+    runs: list = []
+    scores: list = []
+    original_run = type(selecting_toy.family).run_option
+    original_scores = safe_noise.noisy_scores
+
+    def spy_run(self: Any, option: Any, data: Any, budget: Any, noise: Any, released: Any) -> Any:
+        runs.append(budget)
+        return original_run(self, option, data, budget, noise, released)
+
+    def spy_scores(noise: Any, values: Any, sensitivity: float, epsilon: Any) -> np.ndarray:
+        scores.append((sensitivity, epsilon))
+        return original_scores(noise, values, sensitivity, epsilon)
+
+    monkeypatch.setattr(type(selecting_toy.family), "run_option", spy_run)
+    monkeypatch.setattr(safe_noise, "noisy_scores", spy_scores)
+    charges: list = []
+    dispatch(selecting_toy, MeanData(np.random.default_rng(4).random(30), 30), Fraction(6, 5), noise=Randomness(9),
+             charge=lambda cost, text: charges.append(cost))
+    assert len(charges) == 1 and charges[0].epsilon == Fraction(6, 5)
+    eps1 = Fraction(6, 5) / 3
+    assert runs and len(runs) == len(scores)
+    for budget, (sensitivity, epsilon) in zip(runs, scores):
+        assert sensitivity == 1.0
+        assert budget.epsilon + Fraction(epsilon) == eps1 and budget.delta == 0
