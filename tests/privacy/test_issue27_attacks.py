@@ -251,21 +251,25 @@ def test_threshold_law_is_2eps1_dp() -> None:
     assert worst <= 2 * eps1 + 1e-9
 
 
-class _Spy:
-    """Randomness that counts the draws made through it."""
+class _NoiseSpy:
+    """Randomness that records every call (method name, arguments) made through it."""
 
     def __init__(self, seed: int) -> None:
         self.inner = Randomness(seed)
-        self.draws = 0
+        self.calls: list[tuple[str, tuple]] = []
 
     def __getattr__(self, name: str) -> Any:
         method = getattr(self.inner, name)
 
-        def counted(*args: Any, **kwargs: Any) -> Any:
-            self.draws += 1
+        def recorded(*args: Any, **kwargs: Any) -> Any:
+            self.calls.append((name, args))
             return method(*args, **kwargs)
 
-        return counted
+        return recorded
+
+    @property
+    def draws(self) -> int:
+        return len(self.calls)
 
 
 def _enumerable_candidate(noise: Any, p: tuple[float, float]) -> Any:
@@ -287,7 +291,7 @@ def test_select_private_candidate_samples_the_stated_law(threshold: float | None
     plan = plan_selection(Fraction(6, 5), gamma, Fraction(1, 2), threshold)
     assert plan.total_epsilon == Fraction(6, 5)
     assert plan.candidate_epsilon == Fraction(6, 5) / (3 if threshold is None else 2)
-    noise = _Spy(27)
+    noise = _NoiseSpy(27)
     charges: list[tuple[Any, int]] = []
     counts: dict[Any, int] = {}
     for _ in range(trials):
@@ -308,7 +312,7 @@ def test_selection_refused_over_budget_draws_nothing() -> None:
     """A refused charge (over budget) raises before the number of runs or any candidate is drawn."""
     from jostle.privacy.private_selection import plan_selection, select_private_candidate
 
-    noise = _Spy(1)
+    noise = _NoiseSpy(1)
     ran = []
 
     def refuse(cost: Any, text: str) -> None:
@@ -475,23 +479,6 @@ def test_derived_metafeature_cannot_read_private_data(leak: str) -> None:
 
 
 # ====================================================================== new metafeatures (trees, histograms)
-class _NoiseSpy:
-    """Randomness that records every call (method name, arguments) made through it."""
-
-    def __init__(self, seed: int) -> None:
-        self.inner = Randomness(seed)
-        self.calls: list[tuple[str, tuple]] = []
-
-    def __getattr__(self, name: str) -> Any:
-        method = getattr(self.inner, name)
-
-        def recorded(*args: Any, **kwargs: Any) -> Any:
-            self.calls.append((name, args))
-            return method(*args, **kwargs)
-
-        return recorded
-
-
 def _contingency_measurement(attributes: int, budget: Fraction, seed: int = 3, rows: int = 50) -> tuple:
     metafeatures = pytest.importorskip("jostle.learners.trees.metafeatures")
     if not hasattr(metafeatures, "CONTINGENCY_METAFEATURES"):
