@@ -1043,7 +1043,9 @@ class Generator:
         depend on the rows; the printed list comes after the charge."""
         table = self.some_table(True)
         categorical = [c.name for c in self.columns_of(table, ("text", "code", "mixed"))]
-        learner = self.pick(["BayesianRuleList", "BayesianRuleList", "BRLSchema", "BRLMinedItems"])
+        learner = self.pick(["BayesianRuleList", "BayesianRuleList", "BRLSchema", "BRLMinedItems", "BRLMined",
+                             "BRLMinedEven", "BRLMinedTriples", "BRLMinedRare", "BRLMinedCommon", "BRLMinedLong",
+                             "BRLMinedPairs"])
         label = self.pick(categorical) if categorical and self.chance(0.8) else self.pick(
             [c.name for c in self.columns_of(table, ("num",))] or ["nosuch"])
         data = f"select({table}, {_lit(categorical)})" if categorical and self.chance(0.9) else table
