@@ -306,7 +306,7 @@ def _whole(value: Any, name: str, span: Any, low: int = 1, high: int = 1 << 24) 
 def register(builtin: Any, registry: dict[str, Any]) -> None:
     """Add the histogram built-ins to `registry`: the algorithms as options, workloads, corpora
     and `zeros` (called once by the language's built-ins, which discover the families)."""
-    from jostle.learners.histograms.corpus import default_corpus, dpbench_corpus
+    from jostle.learners.histograms.corpus import default_corpus, dpbench_corpus, generated_corpus
     from jostle.learners.histograms.options import BUILTIN_OPTIONS
 
     for name, option in BUILTIN_OPTIONS.items():
@@ -339,11 +339,17 @@ def register(builtin: Any, registry: dict[str, Any]) -> None:
         return WorkloadValue(W.random_rectangles_2d(shape, count, seed=_whole(seed, "seed", span, 0, 2**31)),
                              f"{count} random rectangles")
 
-    @builtin("histogram_corpus", 0, 1,
-             privacy="choice", doc="histogram_corpus(dims=1): the bundled public corpus of histogram shapes (offline)")
-    def _histogram_corpus(interp, span, dims=1):
+    @builtin("histogram_corpus", 0, 2,
+             privacy="choice", doc="histogram_corpus(dims=1, generated=0): the bundled public corpus of "
+                                   "histogram shapes (offline), plus `generated` generated shapes")
+    def _histogram_corpus(interp, span, dims=1, generated=0):
         which = _whole(dims, "dims", span, 1, 2)
-        return CorpusValue(default_corpus(which), f"bundled {which}D shapes", task=FAMILY.task, item_name="shapes")
+        count = _whole(generated, "the number of generated shapes", span, 0, 256)
+        corpus = default_corpus(which)
+        if count:  # issue 27: shapes spanning sparsity, skew, smoothness and peaks (corpus.py)
+            corpus = corpus + generated_corpus(which, count)
+        label = f"bundled {which}D shapes" + (f" and {count} generated ones" if count else "")
+        return CorpusValue(corpus, label, task=FAMILY.task, item_name="shapes")
 
     @builtin("dpbench_corpus", 1, 2, privacy="choice", doc="dpbench_corpus(dir, dims=1): DPBench .npy shapes under dir")
     def _dpbench_corpus(interp, span, directory, dims=1):
