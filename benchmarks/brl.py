@@ -1,9 +1,11 @@
-"""Benchmark of DP-BRL (issue 15): test AUC, rule-list length, antecedent length and time of the
-private rule lists (WITH private antecedent mining) at epsilon 0.9, 0.5, 0.1, 0.01, against the
-non-private BRL of this package and imodels' BayesianRuleListClassifier on the same splits; a
-plot of the log score against the MCMC step; and the time of 3,000 MCMC steps on 30,000 rows.
+"""Benchmark of DP-BRL (issues 15 and 27): test AUC of the private rule lists (WITH private
+antecedent mining) at epsilon 0.9, 0.5, 0.1, 0.01 for every fixed Option of the family and for
+the rule-list ChoiceMaker (trained on the GENERATED corpus `generated_rule_corpus()` only), with
+95% intervals over at least 50 runs per cell, against Belardo's Table 6.1 (mining NOT private),
+the non-private BRL of this package and imodels' BayesianRuleListClassifier on the same splits;
+a plot of the log score against the MCMC step; and the time of 3,000 MCMC steps on 30,000 rows.
 
-    python benchmarks/brl.py [--data DIR] [--dataset FILE:TARGET ...] [--quick]
+    python benchmarks/brl.py [--data DIR] [--dataset FILE:TARGET ...] [--quick] [--runs N]
 
 `--data` defaults to $JOSTLE_DATA or ../shared/datasets (relative to the repository); datasets
 are CSV files under DIR/uci (default: titanic.csv:Survived and mushroom.csv:edibility).
@@ -12,13 +14,20 @@ Public domains, as the literature takes them: a categorical column's categories 
 column's range are READ FROM THE FILE (numeric columns with more than 12 distinct values are cut
 into 5 equal-width bins over the file's [min, max]; a missing value is its own category "?");
 identifier-like columns (one value per row, or text with more than 30 categories) are dropped.
-The private learner's row bound (`max_rows`) is the file's row count. Each run holds out a
-seeded 10% of the rows for testing; nothing is tuned here (the configurations were chosen on
-the public corpus of jostle.learners.brl.corpus).
+The private learner's row bound (`max_rows`) is the file's row count, for the fixed Options and
+the ChoiceMaker alike. Run r holds out the seeded 10% of the rows of split r for testing; its
+noise is seeded by r (the same for every Option). Nothing is tuned here: the Options, the
+default split and the ChoiceMaker come from the generated corpus of jostle.learners.brl.corpus.
 
-Writes benchmarks/results/brl.json ({"<dataset>": {"<eps>": {"auc", "auc_std", "length",
-"antecedent_length", "seconds"}, "nonprivate": {...}, "imodels": {...}, "schema": {"<eps>": ...}}},
-plus "timing") and benchmarks/results/brl.png.
+Per cell: the mean test AUC, its standard deviation and a 95% interval for the mean (Student t);
+`goal` compares the interval with Table 6.1: "met" (the interval is at or above the thesis),
+"within the interval" (the thesis lies in it), "missed by X" (the interval's top is X below).
+The baselines (non-private BRL, imodels) run on the first `baseline_runs` splits.
+
+Writes benchmarks/results/brl.json ({"<dataset>": {"options": {"<Option>": {"<eps>": cell}},
+"choicemaker": {"<eps>": cell + "choices"}, "nonprivate", "imodels", "thesis_table_6_1",
+"goal": {"choicemaker"|"<Option>": {"<eps>": verdict}}}, "timing", "settings"}),
+benchmarks/results/brl.png (AUC against epsilon with the intervals) and brl_traces.png (chains).
 """
 
 from __future__ import annotations
@@ -27,7 +36,6 @@ import argparse
 import dataclasses
 import json
 import math
-import os
 import sys
 import time
 import warnings
@@ -89,11 +97,26 @@ def auc(labels: np.ndarray, scores: np.ndarray) -> float:
 
 
 def summarise(rows: list[dict[str, float]]) -> dict[str, float]:
-    aucs = [r["auc"] for r in rows]
-    return {"auc": float(np.mean(aucs)), "auc_std": float(np.std(aucs, ddof=1)) if len(aucs) > 1 else 0.0,
+    """Mean, sd and the 95% Student-t interval of the mean AUC, and the mean sizes and time."""
+    from scipy import stats
+
+    aucs = np.array([r["auc"] for r in rows], dtype=float)
+    sd = float(np.std(aucs, ddof=1)) if len(aucs) > 1 else 0.0
+    half = float(stats.t.ppf(0.975, len(aucs) - 1) * sd / math.sqrt(len(aucs))) if len(aucs) > 1 else 0.0
+    return {"auc": float(aucs.mean()), "auc_std": sd, "ci_low": float(aucs.mean()) - half,
+            "ci_high": float(aucs.mean()) + half,
             "length": float(np.mean([r["length"] for r in rows])),
             "antecedent_length": float(np.mean([r["antecedent_length"] for r in rows])),
             "seconds": float(np.mean([r["seconds"] for r in rows])), "runs": len(rows)}
+
+
+def verdict(cell: dict[str, float], thesis: float) -> str:
+    """The goal "at or above Table 6.1" judged with the cell's 95% interval."""
+    if cell["ci_low"] >= thesis:
+        return "met"
+    if cell["ci_high"] >= thesis:
+        return "within the interval"
+    return f"missed by {thesis - cell['ci_high']:.3f}"
 
 
 def run_ours(model: Any, X: pd.DataFrame, y: pd.Series, train: np.ndarray, test: np.ndarray,
@@ -104,6 +127,15 @@ def run_ours(model: Any, X: pd.DataFrame, y: pd.Series, train: np.ndarray, test:
     column = list(model.classes_).index(positive)
     return {"auc": auc((y.iloc[test] == positive).to_numpy(), model.predict_proba(X.iloc[test])[:, column]),
             "length": model.length_, "antecedent_length": model.average_antecedent_length_, "seconds": seconds}
+
+
+def run_coded(fit: Callable[[], Any], codes: np.ndarray, labels: np.ndarray, test: np.ndarray) -> dict[str, float]:
+    """One private fit on coded rows (`fit()` returns a fitted rule list), scored on `test`."""
+    start = time.perf_counter()
+    rules = fit()
+    seconds = time.perf_counter() - start
+    return {"auc": auc(labels[test] == 1, rules.predict_proba(codes[test])[:, 1]), "length": rules.length,
+            "antecedent_length": rules.average_antecedent_length, "seconds": seconds}
 
 
 def run_imodels(X: pd.DataFrame, y: pd.Series, train: np.ndarray, test: np.ndarray, positive: str,
@@ -123,48 +155,110 @@ def run_imodels(X: pd.DataFrame, y: pd.Series, train: np.ndarray, test: np.ndarr
             "antecedent_length": float(np.mean([len(r) for r in rules])) if rules else 0.0, "seconds": seconds}
 
 
-def benchmark_dataset(name: str, X: pd.DataFrame, y: pd.Series, domains: dict, runs: int, steps: int,
-                      imodels_iterations: int, log: Callable[[str], None]) -> dict[str, Any]:
-    from jostle.learners.brl import BayesianRuleListClassifier, DPBayesianRuleListClassifier
+def trained_choicemaker(quick: bool) -> Any:
+    """The rule-list ChoiceMaker of stdlib/brl.jst, trained on the generated corpus only (the
+    shipped model when it matches, else trained here, reusing the experience cache)."""
+    from jostle.choicemaker.families import get
+    from jostle.choicemaker.pretrained import load_or_train
+    from jostle.learners.brl.corpus import generated_rule_corpus
+    from jostle.learners.brl.options import BRL_OPTIONS
+    from jostle.learners.brl.task import DEFAULT_METAFEATURES, RuleGrid
+
+    family = get("brl")
+    features = family.metafeatures()
+    return load_or_train(family, list(BRL_OPTIONS.values()), [features[n] for n in DEFAULT_METAFEATURES],
+                         generated_rule_corpus(), RuleGrid(), n_jobs=1, progress=False,
+                         corpus_name="generated_rule_corpus()")
+
+
+def choicemaker_cells(name: str, codes: np.ndarray, labels: np.ndarray, sizes: tuple, splits: list,
+                      row_bound: int, chooser: Any, log: Callable[[str], None]) -> dict[str, Any]:
+    """The ChoiceMaker's cells: per epsilon and split, one private dispatch (metafeature noise
+    seeded by the run, the chosen Option's noise as the fixed Options'), scored on the test part."""
+    from jostle.choicemaker import dispatch
+    from jostle.learners.brl.corpus import RuleData
+    from jostle.privacy.noise import Randomness
+
+    cells: dict[str, Any] = {}
+    for epsilon in EPSILONS:
+        choices: dict[str, int] = {}
+
+        def chosen(train: np.ndarray, run: int) -> Any:
+            data = RuleData(codes[train], labels[train], sizes, 2, name=name, row_bound=row_bound)
+            result = dispatch(chooser, data, float(epsilon), uncharged=True, noise=Randomness(10 * run + 2),
+                              option_noise=lambda _: Randomness(10 * run + 1))
+            choices[result.choice] = choices.get(result.choice, 0) + 1
+            return result.result.fit.rule_list
+
+        rows = [run_coded(lambda: chosen(train, run), codes, labels, test) for run, (train, test) in enumerate(splits)]
+        cell = cells[str(epsilon)] = {**summarise(rows), "choices": choices}
+        log(f"{name} ChoiceMaker eps {epsilon}: AUC {cell['auc']:.3f} [{cell['ci_low']:.3f}, {cell['ci_high']:.3f}] "
+            f"choices {choices}")
+    return cells
+
+
+def benchmark_dataset(name: str, X: pd.DataFrame, y: pd.Series, domains: dict, runs: int, baseline_runs: int,
+                      steps: int, imodels_iterations: int, chooser: Any, log: Callable[[str], None],
+                      only_choicemaker: bool = False) -> dict[str, Any]:
+    from jostle.learners.brl import BayesianRuleListClassifier
+    from jostle.learners.brl.corpus import RuleData
+    from jostle.learners.brl.options import BRL_OPTIONS
     from jostle.privacy.noise import Randomness
 
     classes = sorted(set(y))
     positive = classes[-1]
+    names = list(domains)
+    codes = np.column_stack([pd.Index(domains[n]).get_indexer(X[n]) for n in names]).astype(np.int64)
+    labels = (y == positive).to_numpy().astype(np.int64)
+    sizes = tuple(len(domains[n]) for n in names)
     splits = []
     for run in range(runs):
         order = np.random.default_rng(1000 + run).permutation(len(X))
         cut = max(len(X) // 10, 1)
         splits.append((order[cut:], order[:cut]))
-    out: dict[str, Any] = {}
-    common = dict(domains=domains, classes=classes, max_rows=len(X))
-    for label, extra in (("default", {}), ("schema", {"antecedents": "public", "split": (0.0, 3.0, 1.0)})):
+
+    def data(train: np.ndarray) -> Any:
+        return RuleData(codes[train], labels[train], sizes, 2, name=name, row_bound=len(X))
+
+    out: dict[str, Any] = {"options": {}, "choicemaker": {}}
+    for option in ([] if only_choicemaker else BRL_OPTIONS.values()):
         for epsilon in EPSILONS:
-            rows = [run_ours(DPBayesianRuleListClassifier(epsilon, noise=Randomness(10 * run + 1),
-                                                          charge=lambda e, d: None, **common, **extra),
-                             X, y, train, test, positive) for run, (train, test) in enumerate(splits)]
-            summary = summarise(rows)
-            (out if label == "default" else out.setdefault("schema", {}))[str(epsilon)] = summary
-            log(f"{name} {label} eps {epsilon}: AUC {summary['auc']:.3f} +- {summary['auc_std']:.3f}, length "
-                f"{summary['length']:.1f}, antecedent length {summary['antecedent_length']:.2f}, "
-                f"{summary['seconds']:.2f} s")
+            rows = [run_coded(lambda: option.fit(data(train), Fraction(epsilon), Randomness(10 * run + 1)).fit.rule_list,
+                              codes, labels, test) for run, (train, test) in enumerate(splits)]
+            cell = out["options"].setdefault(option.name, {})[str(epsilon)] = summarise(rows)
+            log(f"{name} {option.name} eps {epsilon}: AUC {cell['auc']:.3f} [{cell['ci_low']:.3f}, "
+                f"{cell['ci_high']:.3f}], length {cell['length']:.1f}, {cell['seconds']:.3f} s")
+    if chooser is not None:
+        out["choicemaker"] = choicemaker_cells(name, codes, labels, sizes, splits, len(X), chooser, log)
+    if only_choicemaker:
+        return out
     rows = [run_ours(BayesianRuleListClassifier(domains=domains, classes=classes, steps=steps, random_state=run),
-                     X, y, train, test, positive) for run, (train, test) in enumerate(splits)]
+                     X, y, train, test, positive) for run, (train, test) in enumerate(splits[:baseline_runs])]
     out["nonprivate"] = summarise(rows)
     log(f"{name} nonprivate: AUC {out['nonprivate']['auc']:.3f} +- {out['nonprivate']['auc_std']:.3f}")
-    rows = [run_imodels(X, y, train, test, positive, run, imodels_iterations) for run, (train, test) in enumerate(splits)]
+    rows = [run_imodels(X, y, train, test, positive, run, imodels_iterations)
+            for run, (train, test) in enumerate(splits[:baseline_runs])]
     out["imodels"] = summarise(rows)
     log(f"{name} imodels: AUC {out['imodels']['auc']:.3f} +- {out['imodels']['auc_std']:.3f}")
     return out
 
 
+def goals(result: dict[str, Any], thesis: dict[str, float]) -> dict[str, dict[str, str]]:
+    """Per row (the ChoiceMaker and every fixed Option) and epsilon, `verdict` against Table 6.1."""
+    rows = {"choicemaker": result["choicemaker"], **result["options"]}
+    return {row: {eps: verdict(cell, thesis[eps]) for eps, cell in cells.items() if eps in thesis}
+            for row, cells in rows.items() if cells}
+
+
 def chain_traces(X: pd.DataFrame, y: pd.Series, domains: dict, steps: int, epsilon: float) -> dict[str, Any]:
     """Log score per MCMC step on the whole table: the posterior chain (beta = 1) over FP-growth
     antecedents, and the chain on the exponential mechanism's distribution (beta = eps_select /
-    (2 Delta)) over the same antecedents; plus the scores of 200 exact-sampler draws. The
-    benchmark reads the data to plot them; a private fit never releases them."""
+    Delta, the default split's selection share) over the same antecedents; plus the scores of
+    200 exact-sampler draws. The benchmark reads the data to plot them; a private fit never
+    releases them."""
     from jostle.learners.brl.bitsets import RowBits
     from jostle.learners.brl.mining import mine_frequent
-    from jostle.learners.brl.scoring import UNIT, ListScorer, LogFactorials, RuleListPrior
+    from jostle.learners.brl.scoring import ListScorer, LogFactorials, RuleListPrior
     from jostle.learners.brl.search import exponential_mechanism_list, run_chain
     from jostle.privacy.noise import Randomness, SimulationNoise
 
@@ -183,13 +277,18 @@ def chain_traces(X: pd.DataFrame, y: pd.Series, domains: dict, steps: int, epsil
 
     full = scorer(mined.antecedents, 10)
     posterior = run_chain(full, steps, SimulationNoise(0), beta=1.0)
-    beta = (epsilon / 3) / (2 * full.factorials.sensitivity_units / UNIT)
+    from jostle.learners.brl.accounting import BudgetSplit
+    from jostle.learners.brl.learner import BRLSettings
+    from jostle.learners.brl.search import mechanism_beta
+
+    selection = BudgetSplit.of(Fraction(epsilon), BRLSettings().split, True).selection
+    beta = mechanism_beta(selection, full.factorials.sensitivity_units)
     tempered = run_chain(full, steps, SimulationNoise(1), beta=beta)
     from jostle.learners.brl.mining import rank_antecedents
 
     small = scorer([mined.antecedents[i] for i in rank_antecedents(mined)[:8]], 3)
     noise = Randomness(2)
-    exact = [small.nats(exponential_mechanism_list(small, noise, Fraction(epsilon / 3))) for _ in range(200)]
+    exact = [small.nats(exponential_mechanism_list(small, noise, selection)) for _ in range(200)]
     return {"posterior": posterior.scores.tolist(), "tempered": tempered.scores.tolist(), "beta": beta,
             "exact_mean": float(np.mean(exact)), "exact_best_possible": float(max(exact)),
             "diagnostics": posterior.diagnostics.windows, "geweke_z": posterior.diagnostics.geweke_z}
@@ -205,6 +304,46 @@ def timing(X: pd.DataFrame, y: pd.Series, domains: dict, rows: int = 30_000, ste
     model.fit(X.iloc[index], y.iloc[index])
     return {"rows": rows, "steps": steps, "seconds_with_mining": time.perf_counter() - start,
             "antecedents": len(model.result_.antecedent_set)}
+
+
+def plot_auc(results: dict[str, Any], path: Path) -> None:
+    """AUC against epsilon per dataset: every fixed Option (thin), the ChoiceMaker (bold) with
+    their 95% intervals, Table 6.1 and the non-private baselines."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    names = [n for n in results if isinstance(results[n], dict) and "options" in results[n]]
+    figure, axes = plt.subplots(1, len(names), figsize=(7 * len(names), 4.8), squeeze=False)
+    for axis, name in zip(axes[0], names):
+        result = results[name]
+        positions = np.arange(len(EPSILONS))
+        rows = list(result["options"].items()) + ([("ChoiceMaker", result["choicemaker"])] if result["choicemaker"]
+                                                   else [])
+        for index, (label, cells) in enumerate(rows):
+            mean = [cells[str(e)]["auc"] for e in EPSILONS]
+            low = [cells[str(e)]["auc"] - cells[str(e)]["ci_low"] for e in EPSILONS]
+            high = [cells[str(e)]["ci_high"] - cells[str(e)]["auc"] for e in EPSILONS]
+            bold = label == "ChoiceMaker"
+            shift = (index - len(rows) / 2) * 0.025
+            axis.errorbar(positions + shift, mean, yerr=[low, high], label=label, capsize=2,
+                          linewidth=2.5 if bold else 0.9, color="black" if bold else None, marker="o" if bold else ".")
+        thesis = result.get("thesis_table_6_1")
+        if thesis:
+            axis.plot(positions, [thesis[str(e)] for e in EPSILONS], "r*", markersize=12,
+                      label="Belardo 2018 Table 6.1 (mining not private)")
+        for key, style in (("nonprivate", "--"), ("imodels", ":")):
+            axis.axhline(result[key]["auc"], color="0.4", linestyle=style, label=f"{key} (not private)")
+        axis.set_xticks(positions, [str(e) for e in EPSILONS])
+        axis.set_xlabel("epsilon")
+        runs = next(iter(result["options"].values()))[str(EPSILONS[0])]["runs"] if result["options"] else ""
+        axis.set_ylabel(f"test AUC (mean and 95% interval of {runs} runs)")
+        axis.set_ylim(0.4, 1.02)
+        axis.set_title(f"{name}: private rule lists with private mining")
+        axis.legend(fontsize=6.5, loc="lower right", ncol=2)
+    figure.tight_layout()
+    figure.savefig(path, dpi=110)
 
 
 def plot(traces: dict[str, dict[str, Any]], path: Path, epsilon: float) -> None:
@@ -235,9 +374,14 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", default=None, help="data folder (default: $JOSTLE_DATA, else ../shared/datasets)")
     parser.add_argument("--dataset", action="append", help="FILE:TARGET under DIR/uci (repeatable)")
-    parser.add_argument("--quick", action="store_true", help="3 runs and shorter chains (under 10 minutes)")
+    parser.add_argument("--quick", action="store_true", help="10 runs, 3 baseline runs, shorter chains")
+    parser.add_argument("--runs", type=int, default=None, help="runs per cell (default 50; 10 with --quick)")
+    parser.add_argument("--no-choicemaker", action="store_true", help="skip the ChoiceMaker (no training)")
+    parser.add_argument("--choicemaker-only", action="store_true",
+                        help="add the ChoiceMaker's cells to the results file written before (same runs)")
     args = parser.parse_args(argv)
-    runs, steps, imodels_iterations = (3, 2000, 3000) if args.quick else (5, 3000, 10000)
+    runs, baseline_runs, steps, imodels_iterations = (10, 3, 2000, 3000) if args.quick else (50, 5, 3000, 10000)
+    runs = args.runs or runs
     RESULTS.mkdir(parents=True, exist_ok=True)
     started = time.perf_counter()
     results: dict[str, Any] = {}
@@ -250,6 +394,15 @@ def main(argv: list[str] | None = None) -> int:
             collection, what="the --dataset files",
             source="where you found them (the default tables: https://archive.ics.uci.edu)")
     folder = benchmark_data.require("brl.py", collection, args.data, [s.partition(":")[0] for s in specs])
+    suffix = "_quick" if args.quick else ""
+    previous = json.loads((RESULTS / f"brl{suffix}.json").read_text()) if args.choicemaker_only else {}
+    chooser = None
+    training_seconds = 0.0
+    if not args.no_choicemaker:
+        before = time.perf_counter()
+        chooser = trained_choicemaker(args.quick)
+        training_seconds = time.perf_counter() - before
+        print(f"ChoiceMaker ready in {training_seconds:.0f} s (modes {chooser.modes})", flush=True)
     for spec in specs:
         file, _, target = spec.partition(":")
         path = folder / file
@@ -260,20 +413,37 @@ def main(argv: list[str] | None = None) -> int:
         loaded[name] = (X, y, domains)
         print(f"{name}: {len(X)} rows, {X.shape[1]} features, {sum(len(d) for d in domains.values())} items",
               flush=True)
-        results[name] = benchmark_dataset(name, X, y, domains, runs, steps, imodels_iterations,
-                                          lambda text: print(text, flush=True))
+        if args.choicemaker_only:
+            results = previous
+            results[name]["choicemaker"] = benchmark_dataset(
+                name, X, y, domains, results["settings"]["runs"], 0, steps, imodels_iterations, chooser,
+                lambda text: print(text, flush=True), only_choicemaker=True)["choicemaker"]
+        else:
+            results[name] = benchmark_dataset(name, X, y, domains, runs, baseline_runs, steps, imodels_iterations,
+                                              chooser, lambda text: print(text, flush=True))
         if name in THESIS:
             results[name]["thesis_table_6_1"] = THESIS[name]
-        traces[name] = chain_traces(X, y, domains, steps, 0.9)
-    largest = max(loaded, key=lambda n: len(loaded[n][0]))
-    results["timing"] = {"dataset": largest, **timing(*loaded[largest])}
-    print(f"timing: {results['timing']}", flush=True)
-    results["settings"] = {"runs": runs, "steps": steps, "imodels_max_iter": imodels_iterations, "quick": args.quick,
-                           "test_share": 0.1, "seconds": time.perf_counter() - started}
-    suffix = "_quick" if args.quick else ""
+            results[name]["goal"] = goals(results[name], THESIS[name])
+            print(f"{name} goal (ChoiceMaker): {results[name]['goal'].get('choicemaker')}", flush=True)
+        if not args.choicemaker_only:
+            traces[name] = chain_traces(X, y, domains, steps, 0.9)
+    if args.choicemaker_only:
+        results["settings"]["choicemaker_training_seconds"] = training_seconds
+        results["settings"]["choicemaker_seconds"] = time.perf_counter() - started
+    else:
+        largest = max(loaded, key=lambda n: len(loaded[n][0]))
+        results["timing"] = {"dataset": largest, **timing(*loaded[largest])}
+        print(f"timing: {results['timing']}", flush=True)
+        results["settings"] = {"runs": runs, "baseline_runs": baseline_runs, "steps": steps,
+                               "imodels_max_iter": imodels_iterations, "quick": args.quick, "test_share": 0.1,
+                               "choicemaker_training_seconds": training_seconds,
+                               "choicemaker_corpus": "generated_rule_corpus() (no benchmark table)",
+                               "seconds": time.perf_counter() - started}
     (RESULTS / f"brl{suffix}.json").write_text(json.dumps(results, indent=2, default=float))
-    (RESULTS / f"brl_traces{suffix}.json").write_text(json.dumps(traces, default=float))
-    plot(traces, RESULTS / f"brl{suffix}.png", 0.9)
+    plot_auc(results, RESULTS / f"brl{suffix}.png")
+    if traces:
+        (RESULTS / f"brl_traces{suffix}.json").write_text(json.dumps(traces, default=float))
+        plot(traces, RESULTS / f"brl_traces{suffix}.png", 0.9)
     print(f"wrote {RESULTS / f'brl{suffix}.json'} and {RESULTS / f'brl{suffix}.png'} "
           f"in {time.perf_counter() - started:.0f} s")
     return 0

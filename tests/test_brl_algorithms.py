@@ -322,3 +322,12 @@ def test_each_level_gets_what_is_left_over_the_levels_that_can_still_have_candid
     assert charged[0][0] == Fraction(9, 10) / 3
     assert sum(e for e, _ in charged) <= 1
     assert not any("level 4" in d or "level 5" in d for _, d in charged)
+
+
+def test_the_memoised_prior_equals_the_prior_on_every_list() -> None:
+    """`RuleListPrior.units` is memoised by the list's cardinalities: on every list of a mixed
+    antecedent set it equals floor(2^20 log_prior) exactly."""
+    prior = RuleListPrior([1, 2, 1, 3, 2, 1], 2.5, 1.5, 3)
+    lists = [()] + [p for m in range(1, 4) for p in __import__("itertools").permutations(range(6), m)]
+    for rule_list in lists + lists[::-1]:
+        assert prior.units(rule_list) == math.floor(prior.log_prior(rule_list) * UNIT)

@@ -137,6 +137,7 @@ class RuleListPrior:
         self._by_cardinality: dict[int, int] = {}
         for c in self.cardinalities:
             self._by_cardinality[c] = self._by_cardinality.get(c, 0) + 1
+        self._units_by_cardinalities: dict[tuple[int, ...], int] = {}
         self._length_logs = [truncated_poisson_log(m, self.list_length, range(self.longest + 1))
                              for m in range(self.longest + 1)]
 
@@ -156,8 +157,19 @@ class RuleListPrior:
         return total
 
     def units(self, rule_list: Sequence[int]) -> int:
-        """The log prior in whole units (rounded down; a public function of the list)."""
-        return int(math.floor(self.log_prior(rule_list) * UNIT))
+        """The log prior in whole units (rounded down; a public function of the list).
+
+        Memoised by the list's sequence of cardinalities (for lists of distinct antecedents,
+        `log_prior` reads nothing else: the truncated Poissons and the counts left per
+        cardinality follow from that sequence), so enumerating thousands of lists computes each
+        distinct prior once; the values are exactly those of `log_prior`."""
+        if len(set(rule_list)) != len(rule_list):
+            return int(math.floor(self.log_prior(rule_list) * UNIT))
+        key = tuple(self.cardinalities[i] for i in rule_list)
+        cached = self._units_by_cardinalities.get(key)
+        if cached is None:
+            cached = self._units_by_cardinalities[key] = int(math.floor(self.log_prior(rule_list) * UNIT))
+        return cached
 
 
 def clamp_units(score: int) -> int:
