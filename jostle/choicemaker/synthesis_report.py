@@ -10,7 +10,10 @@ charged the budget its releases take (`synthesis.SynthesisData.cost_factor` / `r
     does (`model.select_model_kind` on inner folds), kept only if it beats measuring nothing on
     the inner folds (the engine's pay-off decision, judged here by the same cost-counted regret);
   * "synthesised": the expressions `synthesis.select_expressions` finds, then the same;
+  * "augmented": the current metafeatures plus up to two expressions the search adds to them;
   * "predict_rules": the per-Option rules of `synthesis_rules`, chosen by the same search.
+`transfer_evaluation` selects and fits on one corpus and reports on another (the shipped
+metafeatures are chosen on the bundled corpus and judged on DPBench's shapes).
 `summary` gives each chooser's mean regret with a 95% interval (a t interval over the held-out
 configurations' regrets, and the paired difference to "current").
 `winners_code` writes a final search on every group as Jostle a programmer can paste: `def`
@@ -31,7 +34,7 @@ from jostle.choicemaker.synthesis import (Expression, RowSet, Selection, Synthes
                                           select_expressions)
 from jostle.choicemaker.synthesis_rules import PredictRules, fit_rules, option_code, rules_chooser
 
-CHOOSERS = ("best_fixed", "current", "synthesised", "predict_rules")
+CHOOSERS = ("best_fixed", "current", "synthesised", "augmented", "predict_rules")
 
 
 def training_matrix_of(rows: RowSet, expressions: Sequence[Expression]) -> TrainingMatrix:
@@ -119,8 +122,10 @@ def nested_evaluation(data: SynthesisData, current: Sequence[Expression], outer_
         train_groups = np.unique(groups[~held_out])
         fold: dict[str, Any] = {"held_out": test_groups.tolist()}
         found = select_expressions(data, train_groups, max_terms, folds=inner_folds)
-        picks = {"best_fixed": [], "current": list(current), "synthesised": list(found.expressions)}
-        for name in ("current", "synthesised"):
+        augmented = select_expressions(data, train_groups, len(current) + 2, folds=inner_folds, start=current)
+        picks = {"best_fixed": [], "current": list(current), "synthesised": list(found.expressions),
+                 "augmented": list(augmented.expressions)}
+        for name in ("current", "synthesised", "augmented"):
             if not pays(data, train_groups, picks[name], engine, inner_folds):
                 picks[name] = []
         for name, expressions in picks.items():
@@ -134,6 +139,31 @@ def nested_evaluation(data: SynthesisData, current: Sequence[Expression], outer_
                                            rules_chooser).assign(chooser="predict_rules"))
         folds.append(fold)
     return Evaluation(pd.concat(frames, ignore_index=True), folds)
+
+
+def transfer_evaluation(train: SynthesisData, test: SynthesisData, current: Sequence[Expression],
+                        inner_folds: int | None = 4, max_terms: int = 3,
+                        model_kinds: Sequence[str] = MODEL_KINDS) -> Evaluation:
+    """Regrets on `test` (another corpus: nothing of it selects) of the four choosers, everything
+    selected and fitted on `train` as in `nested_evaluation`."""
+    engine = engine_chooser(model_kinds, inner_folds)
+    groups = np.unique(train.measured.groups)
+    found = select_expressions(train, groups, max_terms, folds=inner_folds)
+    augmented = select_expressions(train, groups, len(current) + 2, folds=inner_folds, start=current)
+    rule_selection = select_expressions(train, groups, max_terms, chooser=rules_chooser, folds=inner_folds)
+    picks = {"best_fixed": [], "current": list(current), "synthesised": list(found.expressions),
+             "augmented": list(augmented.expressions)}
+    for name in ("current", "synthesised", "augmented"):
+        if not pays(train, groups, picks[name], engine, inner_folds):
+            picks[name] = []
+    frames, fold = [], {"held_out": "the test corpus"}
+    for name, expressions, chooser in [*((n, e, engine) for n, e in picks.items()),
+                                       ("predict_rules", list(rule_selection.expressions), rules_chooser)]:
+        rows = test.rows_for(expressions)
+        chosen = chooser(train.rows_for(expressions), rows, expressions)
+        frames.append(choice_regrets(test, rows, chosen, test.cost_factor(expressions)).assign(chooser=name))
+        fold[name] = [e.name for e in expressions]
+    return Evaluation(pd.concat(frames, ignore_index=True), [fold])
 
 
 # ---------------------------------------------------------------- the winners as code
@@ -174,7 +204,8 @@ def choicemaker_code(name: str, options: Sequence[str], features: Sequence[str],
 
 
 def winners_code(data: SynthesisData, params: Sequence[str], corpus: str, name: str = "synthesised",
-                 max_terms: int = 3, inner_folds: int | None = 4, share: float | None = None) -> Winners:
+                 max_terms: int = 3, inner_folds: int | None = 4, share: float | None = None,
+                 start: Sequence[Expression] = ()) -> Winners:
     """Search on every group and write the winners as Jostle (see the module docstring).
 
     Args:
@@ -184,8 +215,10 @@ def winners_code(data: SynthesisData, params: Sequence[str], corpus: str, name: 
         name: The ChoiceMaker's name in the code.
         share: The metafeature share to write (default: the share the selection's releases
             took in the experience, u * s / K).
+        start: Expressions the metafeature search starts from (the current ones, to augment
+            them with up to `max_terms` more).
     """
-    found = select_expressions(data, None, max_terms, folds=inner_folds)
+    found = select_expressions(data, None, len(start) + max_terms, folds=inner_folds, start=start)
     rule_selection = select_expressions(data, None, max_terms, chooser=rules_chooser, folds=inner_folds)
     rules = fit_rules(data.rows_for(rule_selection.expressions), rule_selection.expressions)
     options = list(data.measured.options)
@@ -212,5 +245,5 @@ def first_public(data: SynthesisData) -> list[str]:
     return free[:1] or list(data.statistics)[:1]
 
 
-__all__ = ["CHOOSERS", "nested_evaluation", "Evaluation", "engine_chooser", "training_matrix_of", "Winners",
+__all__ = ["CHOOSERS", "nested_evaluation", "transfer_evaluation", "Evaluation", "engine_chooser", "training_matrix_of", "Winners",
            "winners_code", "metafeature_code", "choicemaker_code", "informed_by", "interval"]
