@@ -24,6 +24,7 @@ metafeature columns (what earlier runs of the family's code computed; the JSON s
 
 Usage:
     python benchmarks/choicemaker_synthesis.py [--quick] [--data DIR] [--source fresh|cache]
+                                               [--trees-source fresh|cache] [--transfer]
                                                [--families histograms,trees]
 Results: benchmarks/results/choicemaker_synthesis.json, .png and _code.jst (the winners).
 """
@@ -120,7 +121,7 @@ def tree_experience(args: argparse.Namespace) -> tuple[pd.DataFrame, list, str]:
     family = families.get("trees")
     registry = family.metafeatures()
     features = [registry[n] for n in family.default_metafeatures]
-    if args.source == "cache":
+    if (args.trees_source or args.source) == "cache":
         table = cached_pieces("trees", [f.name for f in features if f.name in ("size", "epsilon", "log_signal")])
         present = [f for f in features if "mf_" + f.name in table.columns]
         return table, present, "newest cached pieces"
@@ -219,6 +220,8 @@ def main(argv: list[str] | None = None) -> list[dict]:
     parser.add_argument("--quick", action="store_true", help="the histogram benchmark's quick grid; fewer "
                                                              "meta-model kinds")
     parser.add_argument("--source", choices=["fresh", "cache"], default="fresh")
+    parser.add_argument("--trees-source", choices=["fresh", "cache"], default=None,
+                        help="the trees' experience source (default: --source)")
     parser.add_argument("--families", default="histograms,trees")
     parser.add_argument("--transfer", action="store_true",
                         help="histograms: also select on the bundled corpus and judge on DPBench")

@@ -204,3 +204,15 @@ def test_a_derived_metafeature_trains_and_dispatches(tmp_path, monkeypatch):
         charges = _charges(session)
         assert all(m in ("metafeature profile",) or m.startswith("option ") for m, _ in charges)
         assert sum(e for _, e in charges) == pytest.approx(1.0)
+
+
+def test_transfer_selects_on_one_corpus_and_reports_on_another():
+    from jostle.choicemaker.synthesis_report import transfer_evaluation
+
+    train = synthesis_data(planted_experience(seed=1), STATISTICS, CONFIG, share=0.05)
+    test = synthesis_data(planted_experience(seed=2), STATISTICS, CONFIG, share=0.05)
+    evaluation = transfer_evaluation(train, test, [Expression("x", ("epsilon",))], inner_folds=2, max_terms=1,
+                                     model_kinds=("forest_regret",))
+    summary = evaluation.summary()
+    assert evaluation.folds[0]["synthesised"] and summary["synthesised"]["configurations"] == 16
+    assert summary["synthesised"]["avg_regret"] < summary["best_fixed"]["avg_regret"] - 0.1
