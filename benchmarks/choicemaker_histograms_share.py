@@ -60,7 +60,8 @@ def share_matrix(experience, corpus, dims: int, share: float, features: list[str
         if (row.shape, domain) not in bases:
             bases[(row.shape, domain)] = rebin(shape.values, domain)
         x = sample_input(bases[(row.shape, domain)], shape.content_hash(), domain, row.scale, row.rep)
-        noise = FloatSimulationNoise(_seed(shape.content_hash(), domain, row.scale, row.epsilon, row.rep, "share", share))
+        tag = shape.content_hash()
+        noise = FloatSimulationNoise(_seed(tag, domain, row.scale, row.epsilon, row.rep, "share", share))
         measured = measure_features(FAMILY, metafeatures, x, float(row.epsilon), share, noise)
         for f in features:
             columns[f].append(float(measured.features[f]))
