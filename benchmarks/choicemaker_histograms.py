@@ -242,6 +242,29 @@ def bootstrap_by_dims(regret: pd.DataFrame, resamples: int = BOOTSTRAP, seed: in
     return out
 
 
+def diagnose(per_config: pd.DataFrame) -> dict:
+    """Where a results file's regret sits (its `_configurations.csv`): the ChoiceMaker's mean and
+    max regret per dimensionality and epsilon, its ten worst configurations, and what a chooser
+    that knew each configuration's epsilon, scale and domain exactly but nothing of its shape
+    could reach (the best fixed algorithm per such cell, averaged): the part of the regret only
+    shape information can remove."""
+    extra = {"shape", "dims", "domain", "domain_size", "scale", "epsilon", "ChoiceMaker",
+             "oracle_paying_metafeatures", "best", "best_error", "choices"}
+    out: dict = {}
+    for dims, frame in per_config.groupby("dims"):
+        options = [c for c in frame.columns if c not in extra and frame[c].notna().all()]
+        cells = frame.groupby(["epsilon", "scale", "domain"])[options].mean()
+        sizes = frame.groupby(["epsilon", "scale", "domain"]).size()
+        worst = frame.sort_values("ChoiceMaker", ascending=False).head(10)
+        out[f"{int(dims)}D"] = {
+            "by_epsilon": {str(e): {"mean": float(g["ChoiceMaker"].mean()), "max": float(g["ChoiceMaker"].max())}
+                           for e, g in frame.groupby("epsilon")},
+            "worst": worst[["shape", "domain", "scale", "epsilon", "ChoiceMaker", "best", "choices"]]
+            .to_dict(orient="records"),
+            "shape_blind_bound": float((cells.min(axis=1) * sizes).sum() / sizes.sum())}
+    return out
+
+
 def timing(fixed: pd.DataFrame, chosen: pd.DataFrame) -> dict:
     """Mean seconds per run of each algorithm against domain size (per dims)."""
     out = {}
@@ -404,7 +427,13 @@ def main(argv: list[str] | None = None) -> dict:
     parser.add_argument("--output", default=str(RESULTS / "choicemaker_histograms"),
                         help="path prefix of the .json and .png results")
     parser.add_argument("--replot", metavar="JSON", help="only redraw the PNG of a results file")
+    parser.add_argument("--diagnose", metavar="CSV", help="only print where the regret of a results "
+                        "file's _configurations.csv sits (`diagnose`)")
     args = parser.parse_args(argv)
+    if args.diagnose:
+        found = diagnose(pd.read_csv(args.diagnose))
+        print(json.dumps(found, indent=2, default=str))
+        return found
     if args.replot:
         summary = json.loads(Path(args.replot).read_text())
         plot(summary, summary["timing_seconds_per_run"], Path(args.replot).with_suffix(".png"))
@@ -461,6 +490,7 @@ def main(argv: list[str] | None = None) -> dict:
     output.parent.mkdir(parents=True, exist_ok=True)
     summary = summarise(fixed, chosen, paying, args.mf_share,
                         output.with_name(output.name + "_configurations.csv"))
+    summary["diagnosis"] = diagnose(pd.read_csv(output.with_name(output.name + "_configurations.csv")))
     times = timing(fixed, chosen)
     summary.update({"protocol": "leave-one-dataset-out" if lodo else "train/test",
                     "train_corpus": args.train_corpus, "model_kinds": list(model_kinds),
