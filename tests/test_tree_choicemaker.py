@@ -111,7 +111,7 @@ class RecordingNoise:
 def trained(tmp_path_factory):
     """A ChoiceMaker that measures noisy metafeatures (mf_share 0.1) on the tiny corpus."""
     corpus = synthetic_tree_corpus(sizes=(150, 600), seeds=1)
-    names = list(TREE_METAFEATURES)  # all of them: two noisy ones (size, class_balance)
+    names = list(TREE_METAFEATURES)  # all of them: three noisy units (size, class_balance, contingency)
     result = train(metafeatures=names, corpus=corpus, grid=TINY_GRID, family="trees",
                    cache_dir=tmp_path_factory.mktemp("cache"), n_jobs=1, progress=False)
     # force the measured mode so that dispatch measures noisy metafeatures
@@ -139,9 +139,10 @@ def test_dispatch_charges_before_every_draw_and_stays_within_epsilon(trained):
         assert sum(v.epsilon for v in result.budget_split.values()) <= Fraction(epsilon)
         assert result.choice in trained.options
         assert set(result.predictions) == set(trained.options)
-        # the metafeature share is split equally among the two noisy metafeatures
-        assert result.budget_split["metafeature size"].epsilon == pytest.approx(0.05 * epsilon)
-        assert result.budget_split["metafeature class_balance"].epsilon == pytest.approx(0.05 * epsilon)
+        # the metafeature share is split equally among the three noisy budget units (the five
+        # contingency_* metafeatures post-process one release: one unit, charged once)
+        for unit in ("size", "class_balance", "contingency"):
+            assert result.budget_split[f"metafeature {unit}"].epsilon == pytest.approx(0.1 / 3 * epsilon)
         # the chosen learner is charged its whole part once, before it runs (its own ledger keeps
         # it within that part), so the charges are exactly the plan
         assert [c for _, c in events if _ == "charge"][-1] == f"option {result.choice}"

@@ -85,7 +85,8 @@ RHOS = ["0.125", "0.5", "2"]
 EPSILONS = ["0.5", "1", "2", "0.25"]
 HISTOGRAM_ALGORITHMS = ["Identity", "Uniform", "HB", "Privelet", "MWEM", "DAWA", "DAWA10", "AHP"]
 TREE_LEARNERS = ["FriedmanSchuster", "Mohammed", "RandomTrees", "PatilSingh", "FletcherIslam", "OneRule",
-                 "BinaryTree", "Majority"]
+                 "BinaryTree", "Majority", "Mohammed2", "Mohammed6", "MohammedLeafHeavy", "RandomTrees10",
+                 "BinaryTree2", "FriedmanSchusterLeanStop"]  # the last six: issue 27's choice-point variants
 CELLS = 8                   # the histograms the learners get: x binned into 8 cells
 # The public names neighbour_fuzz.Generator's statements use, bound in every session.
 PUBLIC_VALUES = {"v": [0, 1, 2, 5], "flags": [True, False, True], "k": 3, "cfg": {"lim": 5, "name": "a"}}

@@ -3,7 +3,8 @@ ChoiceMaker dispatch, and the private decision-tree learners.
 
 Same contract as cases.py (test_audits.py runs both registries): neighbours one row apart,
 chosen to be a worst case, and the epsilon the component claims. Every algorithm registered in
-jostle.learners.histograms and every named tree configuration gets an audit automatically.
+jostle.learners.histograms and every named tree configuration (the published learners and the
+issue-27 variants) gets an audit automatically; the tree metafeatures' contingency release has its own.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from jostle.audit import AuditCase, Categories, Orthants, Projection, session_ru
 from jostle.learners.histograms import ALGORITHMS, prefix_1d
 from jostle.privacy.noise import Randomness
 from jostle.learners.trees import CONFIGURATIONS, make_learner
+from jostle.learners.trees.configurations import VARIANTS
 
 HISTOGRAM_SAMPLES = 3_000
 SLOW_HISTOGRAM_SAMPLES = 1_500  # algorithms that take ~1 ms or more per run
@@ -165,8 +167,11 @@ def tree_runner(configuration: str, epsilon: float) -> Any:
     return run
 
 
+# The issue-27 variants (configurations.VARIANTS) change one number of an audited learner: half
+# the samples each keeps their share of the suite's time small.
+VARIANT_SAMPLES = TREE_SAMPLES // 2
 TREE_CASES = [AuditCase(f"tree learner {name}", tree_runner(name, 1.0), TREE_D, TREE_D_PRIME, epsilon=1.0,
-                        samples=TREE_SAMPLES) for name in CONFIGURATIONS]
+                        samples=VARIANT_SAMPLES if name in VARIANTS else TREE_SAMPLES) for name in CONFIGURATIONS]
 
 # Binary splits ("attribute == value, or not") need an attribute with three values to differ
 # from multiway ones. f1 = "c" marks class "p" in D except for one row; the added row makes
@@ -192,14 +197,41 @@ def binary_tree_runner(configuration: str, epsilon: float) -> Any:
 
 
 TREE_CASES += [AuditCase(f"binary tree learner {name}", binary_tree_runner(name, 1.0), TREE_D_3, TREE_D_3_PRIME,
-                         epsilon=1.0, samples=TREE_SAMPLES)
+                         epsilon=1.0, samples=VARIANT_SAMPLES if name in VARIANTS else TREE_SAMPLES)
                for name, settings in CONFIGURATIONS.items() if settings.get("split_kind") == "binary"]
+
+def contingency_runner(epsilon: float) -> Any:
+    """`count` contingency releases of the tree metafeatures (issue 27), each in a fresh
+    measurement context. The output is the sum, over the k attribute tables, of the noisy count
+    of the cell the added row falls in (f1 = a, f2 = x, class p): the statistic one row moves
+    most (by k, the release's L1 sensitivity)."""
+    from jostle.choicemaker.family import MetafeatureContext
+    from jostle.learnerkit.tables import ClassificationData
+    from jostle.learners.trees.metafeatures import contingency_release
+
+    def run(frame: pd.DataFrame, count: int, seed: int) -> np.ndarray:
+        codes = np.column_stack([frame["f1"].map({"a": 0, "b": 1}), frame["f2"].map({"x": 0, "y": 1})])
+        data = ClassificationData(codes, frame["label"].map({"p": 0, "n": 1}).to_numpy(), (2, 2), 2)
+        noise = Randomness(seed)
+        outputs = np.empty(count)
+        for i in range(count):
+            tables = contingency_release(data, epsilon, noise, MetafeatureContext(epsilon, epsilon))
+            outputs[i] = sum(table[0, 0] for table in tables)
+        return outputs
+    return run
+
+
+# The one release the contingency_* metafeatures post-process (jostle.learners.trees.metafeatures)
+TREE_CASES.append(AuditCase("tree metafeatures' contingency release", contingency_runner(1.0), TREE_D, TREE_D_PRIME,
+                            epsilon=1.0, samples=TREE_SAMPLES))
 
 LEARNER_CASES = HISTOGRAM_CASES + TREE_CASES  # OPTION_CASES are listed apart
 
 LEARNER_NEGATIVE_CONTROLS = [
     # A learner run with 8 times the budget it claims: its realised epsilon is far above 1.
     AuditCase("tree learner given 8x its claimed epsilon", tree_runner("friedman_schuster", 8.0), TREE_D,
+              TREE_D_PRIME, epsilon=1.0, samples=TREE_SAMPLES, expect_violation=True),
+    AuditCase("tree contingency release given 8x its claimed epsilon", contingency_runner(8.0), TREE_D,
               TREE_D_PRIME, epsilon=1.0, samples=TREE_SAMPLES, expect_violation=True),
 ]
 

@@ -1028,7 +1028,8 @@ class Generator:
         table = self.some_table(True)
         categorical = [c.name for c in self.columns_of(table, ("text", "code", "mixed"))]
         numeric = [c.name for c in self.columns_of(table, ("num",))]
-        learner = self.pick(["OneRule", "Majority", "FriedmanSchuster", "BinaryTree", "Mohammed"])
+        learner = self.pick(["OneRule", "Majority", "FriedmanSchuster", "BinaryTree", "Mohammed", "Mohammed6",
+                             "RandomTrees10", "BinaryTree2", "MohammedLeafHeavy", "FriedmanSchusterLeanStop"])
         if categorical and self.chance(0.8):
             label = self.pick(categorical)
             data = f"select({table}, {_lit(categorical)})" if self.chance(0.7) else table

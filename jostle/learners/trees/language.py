@@ -39,6 +39,7 @@ from jostle.language.calls import (BUDGET_KEYWORDS, ChoiceCall, budget_of as _bu
                                    check_keywords as _check_keywords, check_learnable as _check_learnable)
 from jostle.language.values import CorpusValue
 from jostle.learnerkit import language as kit
+from jostle.learners.trees.options import TREE_OPTIONS
 from jostle.privacy.subledger import option_guard
 from jostle.learnerkit.language import (TRAINING_TARGET, ClassifierModel, CodedModel, TaskData, task_data,
                                        training_arguments)
@@ -48,17 +49,9 @@ from jostle.privacy.measures import AnyBudget, RhoZCDPBudget
 __all__ = ["TRAINING_TARGET", "TREE_LEARNERS", "CodedPredictions", "TaskData", "TreeModel", "TreeOptionValue",
            "choice_call", "register", "task_data", "training_arguments", "training_result"]
 
-# Language name -> jostle.learners.trees configuration.
-TREE_LEARNERS = {
-    "FriedmanSchuster": "friedman_schuster",
-    "Mohammed": "mohammed",
-    "RandomTrees": "jagannathan",
-    "PatilSingh": "patil_singh",
-    "FletcherIslam": "fletcher_islam",
-    "OneRule": "one_rule",
-    "BinaryTree": "binary_joint",
-    "Majority": "majority",
-}
+# Language name -> jostle.learners.trees configuration: every Option of the family
+# (`options.TREE_OPTIONS`: the published learners, the low-budget ones and the variants).
+TREE_LEARNERS = {name: option.configuration for name, option in TREE_OPTIONS.items()}
 
 
 @dataclass(eq=False)

@@ -1,8 +1,8 @@
 """Options of the tree family: named configurations of the private tree learners.
 
 `TREE_OPTIONS` are the published learners of `jostle.learners.trees` (Friedman & Schuster,
-Mohammed et al., Jagannathan et al.'s random trees, Patil & Singh, Fletcher & Islam) and three
-simple ones, run on a `ClassificationData` (integer codes, public domain sizes and class count).
+Mohammed et al., Jagannathan et al.'s random trees, Patil & Singh, Fletcher & Islam), three
+simple ones and configurations varying one choice point (depth, trees, budget split, stopping), run on a `ClassificationData` (integer codes, public domain sizes and class count).
 An Option run with budget e is e-DP: its learner's own ledger refuses any measurement that would
 take it past e (`jostle.learners.trees.accounting`).
 """
@@ -87,7 +87,17 @@ TREE_OPTIONS: dict[str, TreeOption] = {o.name: o for o in [
     TreeOption("OneRule", "one_rule", description="one labelled binary split, joint exponential mechanism"),
     TreeOption("BinaryTree", "binary_joint", description="binary splits, last level and labels chosen jointly"),
     TreeOption("Majority", "majority", description="the noisy majority class"),
+    # choice points beyond the named learners (configurations.VARIANTS)
+    TreeOption("Mohammed2", "mohammed_2", description="Mohammed et al., depth 2 (the former default)"),
+    TreeOption("Mohammed6", "mohammed_6", description="Mohammed et al., depth 6"),
+    TreeOption("MohammedLeafHeavy", "mohammed_leaves_75", description="Mohammed et al., 3/4 of the budget to the leaves"),
+    TreeOption("RandomTrees10", "jagannathan_10", description="Jagannathan et al., ten random trees"),
+    TreeOption("BinaryTree2", "binary_joint_2", description="binary tree of depth 2, last level and labels jointly"),
+    TreeOption("FriedmanSchusterLeanStop", "friedman_schuster_lean_stop",
+               description="Friedman & Schuster, a quarter of each level on the stopping query"),
 ]}
+"""Every tree Option, by language name. The first eight are the published learners and the
+low-budget configurations; the rest vary one choice point each (`configurations.VARIANTS`)."""
 
 
 def learner_budget(option_epsilon: float) -> float:
