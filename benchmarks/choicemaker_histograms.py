@@ -374,7 +374,8 @@ def plot(summary: dict, times: dict, path: Path) -> None:
     for ax, (label, block) in zip(axes[0], panels):
         _regret_panel(ax, block, label, share, axis_end)
     names = sorted({o for table in times.values() for o in table if not o.startswith("ChoiceMaker")})
-    colours = dict(zip(names, plt.cm.tab10(np.linspace(0, 1, 10))[:len(names)]))
+    palette = plt.cm.tab10(np.linspace(0, 1, 10)) if len(names) <= 10 else plt.cm.tab20(np.linspace(0, 1, 20))
+    colours = dict(zip(names, palette[:len(names)]))
     colours.update({o: "black" for table in times.values() for o in table if o.startswith("ChoiceMaker")})
     for ax, (label, _) in zip(axes[1], panels):
         if label in times:
