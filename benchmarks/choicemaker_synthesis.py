@@ -35,6 +35,7 @@ import argparse
 import glob
 import json
 import os
+import re
 import sys
 import time
 from pathlib import Path
@@ -106,7 +107,7 @@ def transfer_segment(label: str, family: object, train_rows: pd.DataFrame, test_
     evaluation = transfer_evaluation(train, test, current_expressions, model_kinds=args.model_kinds)
     summary = evaluation.summary()
     augment = summary["augmented"]["avg_regret"] < summary["synthesised"]["avg_regret"]
-    winners = winners_code(train, ["h", "q"], corpus, name=label.replace(" ", "_").lower(),
+    winners = winners_code(train, ["h", "q"], corpus, name=re.sub(r"\W+", "_", label.lower()).strip("_"),
                            max_terms=2 if augment else 3, start=current_expressions if augment else ())
     return {"segment": label, "groups": int(len(np.unique(test.measured.groups))), "code_augments_current": augment,
             "training_groups": int(len(np.unique(train.measured.groups))), "summary": summary,
@@ -175,7 +176,7 @@ def run_segment(label: str, family: object, rows: pd.DataFrame, features: list, 
                                    max_terms=3, model_kinds=args.model_kinds)
     summary = evaluation.summary()
     augment = summary["augmented"]["avg_regret"] < summary["synthesised"]["avg_regret"]
-    winners = winners_code(data, params, corpus, name=label.replace(" ", "_").lower(),
+    winners = winners_code(data, params, corpus, name=re.sub(r"\W+", "_", label.lower()).strip("_"),
                            max_terms=2 if augment else 3, start=current_expressions if augment else ())
     return {"segment": label, "groups": groups, "code_augments_current": bool(augment), "outer_folds": outer or groups,
             "rows": int(len(data.measured.errors)), "options": data.measured.options,

@@ -216,3 +216,18 @@ def test_transfer_selects_on_one_corpus_and_reports_on_another():
     summary = evaluation.summary()
     assert evaluation.folds[0]["synthesised"] and summary["synthesised"]["configurations"] == 16
     assert summary["synthesised"]["avg_regret"] < summary["best_fixed"]["avg_regret"] - 0.1
+
+
+def test_the_shipped_synthesised_tree_rules_run_and_charge_only_the_option():
+    """stdlib/synthesised.jst: its rules read only the public epsilon, so the chosen learner
+    gets the whole budget; below epsilon 0.475 they pick OneRule, above FriedmanSchusterLeanStop."""
+    rng = np.random.default_rng(0)
+    a, b = rng.integers(0, 3, 400), rng.integers(0, 2, 400)
+    frame = pd.DataFrame({"a": a.astype(str), "b": b.astype(str), "class": np.where((a == 1) | (b == 1), "y", "n")})
+    schema = {"a": ("categorical", ["0", "1", "2"]), "b": ("categorical", ["0", "1"]),
+              "class": ("categorical", ["n", "y"])}
+    with Session(budget=10, seed=1, ledger_path=":memory:") as session:
+        session.bind_private("t", frame, schema)
+        session.run('import synthesised\nm1 = synthesised.learn_tree(t, "class", 0.2)\n'
+                    'm2 = synthesised.learn_tree(t, "class", 1)\n')
+        assert _charges(session) == [("option OneRule", 0.2), ("option FriedmanSchusterLeanStop", 1.0)]

@@ -233,7 +233,8 @@ def winners_code(data: SynthesisData, params: Sequence[str], corpus: str, name: 
     rule_parts = ["# Synthesised predict rules: each Option's predicted error (a ChoiceMaker trained on none",
                   "# chooses the lowest).\n"]
     rule_parts += [option_code(rules, option, params) for option in options]
-    rule_parts.append(choicemaker_code(f"{name}_rules", [f"{o}Rule" for o in options],
+    # the first built-in Option has no prior, so it is never chosen: it names the Options' task
+    rule_parts.append(choicemaker_code(f"{name}_rules", [options[0], *(f"{o}Rule" for o in options)],
                                        informed_by(rule_selection.expressions) or first_public(data), "none",
                                        rule_spend if rule_selection.units else 0))
     return Winners(found, rules, rule_selection, definitions, maker, "\n".join(rule_parts))
