@@ -85,7 +85,8 @@ def load_shipped(family: Family, key: str, options: list[Any], metafeatures: lis
         return None  # trained by other code or another scikit-learn: do not trust its pickles
     return engine.TrainedChoiceMaker(family, {o.name: o for o in options}, list(metafeatures), float(mf_share),
                                      stored["models"], stored["modes"], stored["experience_summary"],
-                                     stored["report"], True, True, origin="shipped")
+                                     stored["report"], True, True, origin="shipped",
+                                     intervals=stored.get("intervals"), selection=stored.get("selection"))
 
 
 def save_shipped(trained: engine.TrainedChoiceMaker, key: str, corpus_name: str, seconds: float) -> Path:
@@ -100,6 +101,7 @@ def save_shipped(trained: engine.TrainedChoiceMaker, key: str, corpus_name: str,
         "options": list(trained.options), "metafeatures": [m.name for m in trained.metafeatures],
         "mf_share": trained.mf_share, "corpus": corpus_name, "training_seconds": round(seconds, 1),
         "models": trained.models, "modes": trained.modes, "report": trained.report,
+        "intervals": trained.intervals, "selection": trained.selection,
         "experience_summary": summarise_experience(trained.experience, trained.family),
     }
     temporary = path.with_suffix(f".tmp{os.getpid()}")

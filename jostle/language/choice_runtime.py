@@ -17,7 +17,10 @@ accountant counts it as epsilon^2 / 2, at most the part) before its noise is dra
 parts run under a cap of their part (in the session's measure) and charge their own releases
 within it. By sequential composition the dispatch spends at most E; the choice, the predicted
 errors, the families named and the trace are post-processing of released values and of the
-program's text.
+program's text. `trace(H)` and `explain(H)` show, for each call, the metafeatures measured with
+their parts of the budget, each Option's predicted error with its 95% interval (held-out
+residuals on the public corpus) and how the choice was made: by measuring, by public facts
+alone, or by private selection (where training kept it; `jostle.choicemaker.selection`).
 """
 
 from __future__ import annotations
@@ -250,9 +253,20 @@ class ChoiceMaker:
             "prior": Record.of(dict(trace.prior)),
             "choice": trace.choice, **amounts,
             "measuring": trace.measuring,
+            "chosen_by": trace.chosen_by,
+            "intervals": Record.of({k: Record.of({"low": low, "high": high}) for k, (low, high) in trace.intervals}),
+            **self._selection_record(trace),
             **self._families_record(trace),
         }))
         return calls[trace.choice_family].wrap(result.result, result.choice, budget)
+
+    @staticmethod
+    def _selection_record(trace: Any) -> dict[str, Any]:
+        """For a choice made by private selection, its plan and the chosen output's released noisy
+        score (never the number of runs); nothing otherwise."""
+        if not trace.selection:
+            return {}
+        return {"selection": trace.selection, "selection_score": float(trace.selection_score)}
 
     @staticmethod
     def _families_record(trace: Any) -> dict[str, Any]:
