@@ -344,7 +344,7 @@ def train(family: Family, options: Any = None, metafeatures: Any = None, corpus:
     key = "|".join([MODEL_VERSION, family.fingerprint, experience_digest(experience),
                     ",".join(m.name for m in features), ",".join(model_kinds), str(selection_folds),
                     repr(float(mf_share)), "intervals1"])
-    selecting = selection and family.private_score is not None
+    selecting = selection and family.private_score is not None and "pure" in family.measures
     if selecting:
         key += f"|selection1|{stop_probability}|{run_share}"
         corpus = list(corpus)

@@ -21,8 +21,8 @@ private choice goes through (the language's `H(...)` calls, the Python API, the 
      metafeatures with their parts, each Option's predicted error with its 95% interval
      (`intervals`), and how the choice was made ("measuring", "public facts" or "private selection").
 Where training kept private selection for the input's segment (`TrainedChoiceMaker.selects_privately`,
-a public decision; only families with the `Family.private_score` hook, on row data, with
-built-in Options), steps 2-4 are replaced by `selection.run_selection`: the whole budget (the
+a public decision; only families with the `Family.private_score` hook that take pure budgets,
+on row data, with built-in Options), steps 2-4 are replaced by `selection.run_selection`: the whole budget (the
 pure epsilon within it) is charged once, before anything is drawn, and Liu and Talwar's
 random-stopping selection runs and releases the best-scored candidate's output; the trace
 shows the choice, its noisy score and the plan, never the number of runs.
@@ -352,8 +352,10 @@ def _selects(choicemaker: Any, segment: Hashable, unit: PrivacyUnit, available: 
     has the hook, the data is row data (the score's sensitivity is stated per row) and no
     available Option charges itself (a Jostle-defined one). Public facts only."""
     selects = getattr(choicemaker, "selects_privately", None)
-    return bool(selects is not None and selects(segment) and choicemaker.family.private_score is not None
-                and unit.kind == "row" and not any(runtime.charges_itself(o) for o in available.values()))
+    family = choicemaker.family  # Liu and Talwar's theorem is a pure-DP one: its candidates run at pure budgets
+    return bool(selects is not None and selects(segment) and family.private_score is not None
+                and "pure" in family.measures and unit.kind == "row"
+                and not any(runtime.charges_itself(o) for o in available.values()))
 
 
 def _dispatch_selection(choicemaker: Any, data: Any, total: AnyBudget, runtime: Runtime, segment: Hashable,
