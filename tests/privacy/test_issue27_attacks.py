@@ -506,11 +506,6 @@ def test_contingency_metafeatures_are_one_release_charged_once_before_its_draw()
     assert len(measured.features) == 5
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "trees: jostle/learners/trees/metafeatures.py contingency_release draws two_sided_geometric(eps / k) with "
-    "eps / k a FLOAT division, rounded to nearest: with a part of 1/2 and k = 5 it runs at 5 * fl(0.5 / 5) = "
-    "0.5000000000000000278 > the 1/2 charged (issue 11 hole 9: a release must never run above its charge; "
-    "use Fraction(eps) / k)"))
 def test_contingency_release_never_runs_above_its_charge() -> None:
     """The noise parameter actually drawn, times the sensitivity k, is at most the charged epsilon,
     exactly (on parts and attribute counts where float division rounds up)."""
@@ -548,13 +543,6 @@ def test_histogram_profile_readings_are_post_processing_of_the_profile(monkeypat
             assert values == reference
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "selection: jostle/choicemaker/private_dispatch.py _selects/_dispatch_selection do not require the family to "
-    "take pure budgets (Family.measures): a zCDP-only family with the private_score hook (as clustering and the "
-    "SuLQ classifiers are zCDP-only) is run by Liu and Talwar's PURE theorem with pure Budget parts its Options "
-    "refuse: the whole budget is charged, then the first run fails (a failure must spend nothing), and an Option "
-    "that accepted the part would be rho-zCDP, outside the 3 eps1 theorem. Latent: no zCDP-only family opts in "
-    "yet; require 'pure' in family.measures (or a zCDP selection theorem, Papernot and Steinke 2022)"))
 def test_selection_mode_never_runs_a_zcdp_only_family(selecting_toy: Any) -> None:
     """A family whose Options are only zCDP (measures = ("zcdp",)) is never run by the pure-DP
     selection: the dispatch either measures-then-chooses or refuses before any charge."""
