@@ -35,6 +35,7 @@ DATA_BENCHMARKS = {
     "brl.py": ("the UCI tables", "archive.ics.uci.edu", ["titanic.csv", "mushroom.csv"]),
     "sulq.py": ("the UCI tables", "archive.ics.uci.edu", ["nursery.csv", "mushroom.csv"]),
     "choicemaker_histograms.py": ("the DPBench shapes", "github.com/dpcomp-org/dpcomp_core", ["1D/*.npy"]),
+    "choicemaker_synthesis.py": ("the DPBench shapes", "github.com/dpcomp-org/dpcomp_core", ["1D/*.npy"]),
 }
 
 

@@ -35,7 +35,6 @@ Their fingerprints hash the source of everything they call (`code_digest`).
 from __future__ import annotations
 
 import math
-from fractions import Fraction
 from typing import Any
 
 import numpy as np
@@ -86,7 +85,7 @@ def contingency_release(data: ClassificationData, eps: float, noise: Any,
         exact = [np.bincount(data.X[:, j] * n_classes + data.y, minlength=size * n_classes)
                  for j, size in enumerate(data.domain_sizes)]
         flat = np.concatenate(exact)
-        draws = np.asarray(noise.two_sided_geometric(Fraction(eps) / k, flat.size), dtype=np.int64).ravel()
+        draws = np.asarray(noise.two_sided_geometric(eps / k, flat.size), dtype=np.int64).ravel()
         noisy = np.asarray(replay.released(noise, "contingency tables", flat, flat + draws, "l1", k, 1), dtype=float)
         tables, start = [], 0
         for size in data.domain_sizes:
