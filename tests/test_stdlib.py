@@ -109,8 +109,9 @@ def test_the_trees_module_defines_a_tree_choicemaker_without_training_on_import(
     session = Session(budget=1)
     session.run("import trees\nmaker = trees.chooser\n")
     maker = session.interpreter.globals.lookup("maker")  # the object itself (eval returns data only)
-    assert [o.name for o in maker.options] == ["FriedmanSchuster", "Mohammed", "RandomTrees", "PatilSingh",
-                                              "FletcherIslam", "OneRule", "BinaryTree", "Majority"]
+    assert [o.name for o in maker.options] == ["FriedmanSchuster", "Mohammed", "RandomTrees", "PatilSingh", "FletcherIslam",
+                                              "OneRule", "BinaryTree", "Majority", "Mohammed2", "Mohammed6",
+                                              "MohammedLeafHeavy", "RandomTrees10", "BinaryTree2", "FriedmanSchusterLeanStop"]
     assert maker.trained is None and maker.task == "classification"
     assert len(session.ledger) == 0
 

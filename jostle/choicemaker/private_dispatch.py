@@ -45,7 +45,6 @@ import textwrap
 from dataclasses import dataclass, field
 from typing import Any, Callable, Hashable, Mapping
 
-from jostle.choicemaker import selection as private_selection
 from jostle.choicemaker.budgets import as_budget, budget_float, is_positive, measure_of, pure_cost, pure_epsilon_within
 from jostle.choicemaker.family import Family
 from jostle.choicemaker.measurement import (ChargeFunction, budget_unit, checked_cost, default_measure,
@@ -364,6 +363,8 @@ def _dispatch_selection(choicemaker: Any, data: Any, total: AnyBudget, runtime: 
     budget, before anything is drawn; Liu and Talwar's random stopping (3 * eps1 = that epsilon)."""
     family = choicemaker.family
     decision = choicemaker.selection_decision(segment)
+    from jostle.choicemaker import selection as private_selection  # training's pandas/sklearn stay out of start-up
+
     plan = private_selection.selection_plan(total, decision.stop_probability, decision.run_share)
     run_part = pure_cost(as_budget(plan.run_epsilon))
     for option_name, candidate in available.items():  # every candidate states its cost first
