@@ -506,11 +506,6 @@ def test_contingency_metafeatures_are_one_release_charged_once_before_its_draw()
     assert len(measured.features) == 5
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "trees: jostle/learners/trees/metafeatures.py contingency_release draws two_sided_geometric(eps / k) with "
-    "eps / k a FLOAT division, rounded to nearest: with a part of 1/2 and k = 5 it runs at 5 * fl(0.5 / 5) = "
-    "0.5000000000000000278 > the 1/2 charged (issue 11 hole 9: a release must never run above its charge; "
-    "use Fraction(eps) / k; not fixed in issue 27: the fix changes the tree family's fingerprint and the shipped tree ChoiceMaker took about an hour to train, more than the session had left)"))
 def test_contingency_release_never_runs_above_its_charge() -> None:
     """The noise parameter actually drawn, times the sensitivity k, is at most the charged epsilon,
     exactly (on parts and attribute counts where float division rounds up)."""

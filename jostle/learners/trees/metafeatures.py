@@ -37,6 +37,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from fractions import Fraction
+
 import numpy as np
 
 from jostle.choicemaker.family import MetafeatureContext
@@ -68,7 +70,8 @@ def contingency_release(data: ClassificationData, eps: float, noise: Any,
 
     Sensitivity: one row added or removed changes exactly one cell of each of the k attribute
     tables by 1, so the L1 sensitivity of the concatenated tables is k (public: the schema);
-    two-sided geometric noise with parameter eps / k on every cell is eps-DP. Memoised in
+    two-sided geometric noise with parameter eps / k on every cell is eps-DP (eps / k computed as an exact
+    Fraction: a float division can round up and run above the charge, issue 11 hole 9). Memoised in
     `context.releases` so the `contingency_*` metafeatures of one measurement share one release,
     charged once by the engine (their common `release`); a context without that memo is refused
     (a second draw would be an uncharged release).
@@ -85,7 +88,7 @@ def contingency_release(data: ClassificationData, eps: float, noise: Any,
         exact = [np.bincount(data.X[:, j] * n_classes + data.y, minlength=size * n_classes)
                  for j, size in enumerate(data.domain_sizes)]
         flat = np.concatenate(exact)
-        draws = np.asarray(noise.two_sided_geometric(eps / k, flat.size), dtype=np.int64).ravel()
+        draws = np.asarray(noise.two_sided_geometric(Fraction(eps) / k, flat.size), dtype=np.int64).ravel()
         noisy = np.asarray(replay.released(noise, "contingency tables", flat, flat + draws, "l1", k, 1), dtype=float)
         tables, start = [], 0
         for size in data.domain_sizes:
