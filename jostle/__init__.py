@@ -21,6 +21,13 @@ from jostle.session import Ledger, Session
 
 __version__ = "0.1.0"
 
+# The errors a user meets are named by the package they import them from: a traceback ends with
+# "jostle.PrivacyError: prog.jst:2:7: ..." rather than the module that defines them.
+for _error in (JostleError, JostleSyntaxError, CheckError, PrivacyError, BudgetExceeded, JostleRuntimeError,
+               DataError, UsageError):
+    _error.__module__ = "jostle"
+del _error
+
 __all__ = [
     "Session", "Ledger", "Budget", "Schema", "Numeric", "Categorical",
     "JostleError", "JostleSyntaxError", "CheckError", "PrivacyError", "BudgetExceeded",

@@ -33,6 +33,7 @@ from jostle.privacy.budget import Accountant, AnyBudget, Budget, Charge, Dataset
 from jostle.privacy.ledger_text import render_ledger
 from jostle.language.builtins import infer_public_schema, make_private_table
 from jostle.language.checker import check
+from jostle.diagnostics.boundary import short_errors
 from jostle.diagnostics.errors import DataError, JostleRuntimeError, JostleWarning, PrivacyError, UsageError
 from jostle.language.evaluator import Interpreter
 from jostle.privacy.ledger_store import LedgerStore, resolve_ledger_path
@@ -123,6 +124,7 @@ def session_total(budget: float | None, delta: float | None, accounting: str | N
         raise UsageError(f"invalid budget: {error.message}", hint=error.hint) from None
 
 
+@short_errors  # a JostleError reaches Python short: message, location, hint (jostle.diagnostics.boundary)
 class Session:
     """A Jostle session: a budget, a source of randomness and a global scope.
 
