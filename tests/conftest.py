@@ -10,6 +10,26 @@ import numpy as np
 import pandas as pd
 import pytest
 
+_WORKERS_SET = "JOSTLE_PYTEST_WORKERS_SET"
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_cmdline_main(config: pytest.Config) -> None:
+    """Run on every core (`-n auto`) when pytest-xdist is loaded and no `-n` was given.
+
+    Not in `addopts`: there it breaks `python -m pytest -p no:xdist` (an unknown option). This
+    initial conftest's hook runs before xdist's own (both tryfirst; the later-registered first),
+    so xdist sees the number of workers as if it had been typed.
+    """
+    import os
+
+    if hasattr(config, "workerinput") or os.environ.get("PYTEST_XDIST_WORKER") or os.environ.get(_WORKERS_SET):
+        return  # a worker (or a pytest a test started) never starts workers of its own
+    if config.pluginmanager.hasplugin("xdist") and getattr(config.option, "numprocesses", 0) is None:
+        os.environ[_WORKERS_SET] = "1"  # inherited by the workers: the guard above
+        config.option.numprocesses = "auto"
+
+
 PATIENT_SCHEMA = {
     "age": {"type": "numeric", "bounds": [0, 100]},
     "sex": {"type": "categorical", "values": ["F", "M"]},
