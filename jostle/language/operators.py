@@ -230,6 +230,13 @@ def category_warning(op: str, left: Any, right: Any, span: Span) -> JostleWarnin
     if op not in ("==", "!=", "in", "not in"):
         return None
     column, other = (left, right) if isinstance(left, RowValues) else (right, left)
+    if op in ("==", "!=") and isinstance(column, RowValues) and isinstance(other, str) \
+            and _probe_kind(column) == "number":
+        _, _, hint = kind_mismatch(op, left, right, span)  # type: ignore[misc]
+        effect = "false" if op == "==" else "true"
+        return JostleWarning(f"column '{column.column}' is numeric and {_literal(other)} is a string: "
+                             f"the comparison is {effect} on every row", span, hint,
+                             [("this comes from the table's public schema, not from its rows", None)])
     if not isinstance(column, RowValues) or column.categories is None or column is other:
         return None
     if op in ("in", "not in"):
@@ -312,8 +319,83 @@ def _row_compare(op: str, left: Any, right: Any, span: Span) -> RowValues:
     for side in (left, right):
         if not (isinstance(side, (RowValues, str)) or public_number(side)):
             raise JostleRuntimeError(f"cannot compare a column with a {type_name(side)} using '{op}'", span)
+    mismatch = kind_mismatch(op, left, right, span)
+    if mismatch is not None:
+        raise JostleRuntimeError(*mismatch)
     return row_apply(lambda a, b: np.asarray(arith(op, a, b), dtype=bool), [left, right], span, f"'{op}'",
                      op=(op,))
+
+
+def _probe_kind(column: RowValues) -> str | None:
+    """"number" or "text" when every public probe value of a column is one (None: mixed or other).
+
+    The probe holds the column's public domain (every category, the numeric bounds and points
+    between them), so the kind is the schema's, never the rows'.
+    """
+    probe = np.asarray(column.probe)
+    if probe.dtype.kind in "iuf":
+        return "number"
+    values = probe.tolist()
+    if values and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values):
+        return "number"
+    if values and all(isinstance(v, str) for v in values):
+        return "text"
+    return None
+
+
+def _number_text(text: str) -> str | None:
+    """The number a string spells (`"30"` -> `30`), as a program writes it, or None."""
+    try:
+        number = float(text)
+    except ValueError:
+        return None
+    if not math.isfinite(number):
+        return None
+    return str(int(number)) if number.is_integer() and abs(number) < 1e15 else repr(number)
+
+
+def kind_mismatch(op: str, left: Any, right: Any, span: Span) -> tuple[str, Span, str] | None:
+    """The message, location and hint for a column compared with a value of the other kind.
+
+    `r.age > "30"` (a numeric column and a string) and `r.sex < 3` (a text column and a number)
+    cannot be ordered. Decided on the column's public domain (its probe) and the program's own
+    literal, so the error is the same whatever the rows hold. The hint rewrites the comparison as
+    written (`r.age > 30`) when the string spells a number.
+    """
+    column, other = (left, right) if isinstance(left, RowValues) else (right, left)
+    if not isinstance(column, RowValues) or isinstance(other, RowValues):
+        return None
+    kind = _probe_kind(column)
+    name = f"column '{column.column}'"
+    if kind == "number" and isinstance(other, str):
+        shown = _literal(other)
+        number = _number_text(other)
+        written = span.text()
+        if number is not None:
+            fixed = _replace_literal(written, other, number, last=other is right)
+            hint = f"compare with a number: `{fixed}`" if fixed else f"compare with the number {number}"
+        else:
+            example = f"r.{column.column} {op} 0" if column is left else f"0 {op} r.{column.column}"
+            hint = f"compare with a number, e.g. `{example}`"
+        return (f"{name} is numeric and {shown} is a string: '{op}' cannot compare them", span, hint)
+    if kind == "text" and public_number(other):
+        return (f"{name} holds text (its categories are strings) and {_literal(other)} is a number: '{op}' "
+                "cannot compare them", span,
+                f"compare with one of its categories with == or in, e.g. `r.{column.column} == "
+                f"{_literal(column.probe[0])}`")
+    return None
+
+
+def _replace_literal(written: str, text: str, number: str, last: bool) -> str | None:
+    """`written` (a comparison's source) with the string literal spelling `text` replaced by `number`."""
+    import re
+
+    matches = [m for m in re.finditer(r"\"(?:[^\"\\]|\\.)*\"|'(?:[^'\\]|\\.)*'", written)
+               if m.group(0)[1:-1] == text]
+    if not matches:
+        return None
+    match = matches[-1] if last else matches[0]
+    return written[:match.start()] + number + written[match.end():]
 
 
 def row_logic(op: str, left: Any, right: Any, span: Span) -> RowValues:

@@ -7,6 +7,8 @@ Also here: the language's keywords (`KEYWORDS`), which the hints and `Session` n
 
 from __future__ import annotations
 
+import re
+
 from lark import Token
 from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
 
@@ -171,6 +173,46 @@ def _slicing(source: Source, stop: int) -> bool:
     return bool(before) and (before[-1].isalnum() or before[-1] in "_)]}\"'")
 
 
+def _open_header(source: Source, line: int | None) -> tuple[int, str] | None:
+    """The block header (`def f(x):`, `if c:`, ...) whose body should start at `line` but does not.
+
+    Returns the header's line number and its text when the last code line before `line` (the
+    end of the input when `line` is None) is such a header and `line` is not indented under it,
+    so the block it opens has no body. Comment and blank lines do not count as a body.
+    """
+    lines = source.text.split("\n")
+    stop = len(lines) if line is None else line - 1
+    for number in range(stop, 0, -1):
+        text = lines[number - 1].rstrip("\r")
+        code = text[:_code_length(text)]
+        if not code.strip():
+            continue
+        if not (code.endswith(":") and _HEADER.match(code.lstrip())):
+            return None
+        if line is not None:
+            body = lines[line - 1]
+            if len(body) - len(body.lstrip(" ")) > len(code) - len(code.lstrip(" ")):
+                return None  # indented under the header: some other mistake
+        return number, code.strip()
+    return None
+
+
+_HEADER = re.compile(r"(if|elif|else|while|for|def|with)\b")
+
+
+def _empty_body(source: Source, header: tuple[int, str], where: Span, at_end: bool = False) -> JostleSyntaxError:
+    """The error for a block header followed by no indented body (`def f(x):` then a dedented line)."""
+    number, text = header
+    kind = "function" if text.startswith("def") else "block"
+    indent = len(source_line(source, number)) - len(source_line(source, number).lstrip(" "))
+    return JostleSyntaxError(
+        f"the body of `{text}` is empty: " + ("the input ends after it" if at_end else
+                                              "the next line is not indented under it"), where,
+        f"indent the {kind}'s statements under it (for example {indent + 4} spaces, 4 more than the header); "
+        f"a {kind} that does nothing is written with the body `pass`",
+        [(f"the {kind} starts here", Span(source, number, indent + 1, number, indent + 1 + len(text)))])
+
+
 def syntax_error(error: UnexpectedInput, source: Source) -> JostleSyntaxError:
     if isinstance(error, UnexpectedCharacters):
         char = source.text[error.pos_in_stream] if error.pos_in_stream < len(source.text) else ""
@@ -187,6 +229,9 @@ def syntax_error(error: UnexpectedInput, source: Source) -> JostleSyntaxError:
         if opened is not None:
             return JostleSyntaxError("a bracket is not closed", span_at(source, *opened),
                                      "close it before the end of the input")
+        header = _open_header(source, None)
+        if header is not None:
+            return _empty_body(source, header, span_at(source, None, None), at_end=True)
         return JostleSyntaxError(
             "unexpected end of input",
             span_at(source, None, None),
@@ -213,6 +258,12 @@ def syntax_error(error: UnexpectedInput, source: Source) -> JostleSyntaxError:
             "Jostle has no slicing: `x[a:b]` is not an expression",
             span_at(source, line, token.column, 1),
             "take one item with x[i]; for the items a to b-1 write map(lambda i: x[i], range(a, b))")
+    empty = _open_header(source, None if at_end else line) if token.type not in ("_INDENT", "_NL") else None
+    if empty is not None:
+        where = span_at(source, None, None) if at_end else span_at(source, line, token.column, len(str(token)))
+        if token.type == "_DEDENT" and not at_end and getattr(token, "start_pos", None) is not None:
+            where = span_at(source, *_next_code_line(source, token.start_pos, line))
+        return _empty_body(source, empty, where, at_end)
     hint = None
     header = source_line(source, line).lstrip() if line is not None else ""
     if token.type == "_INDENT":
