@@ -7,7 +7,9 @@ Registered into the same registry as every other built-in (`jostle.language.buil
     families are discovered (`jostle.choicemaker.families`), so a new family needs no line here;
   * one `BuiltinMetafeature` per metafeature name, holding each family's version of it
     (`size` is a histogram's noisy total and a table's noisy row count);
-  * `trace(H)` (the list of dispatch records) and `explain(H)` (the same, as text).
+  * `trace(H)` (the list of dispatch records) and `explain(H)` (the same, as text);
+  * (imported from here, registered in the core) the private evaluation of any classifier
+    family's model and `split` (jostle.language.evaluation).
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from typing import Any
 
 from jostle.choicemaker import families
 from jostle.diagnostics.errors import JostleRuntimeError
+from jostle.language import evaluation  # noqa: F401 (registers the evaluation built-ins and split in CORE)
 from jostle.language.choice import BuiltinMetafeature, ChoiceMaker, explain, family_language
 from jostle.language.values import type_name
 

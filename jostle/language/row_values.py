@@ -129,6 +129,15 @@ class RowView:
         return RowValues(values, self.span, name, probe, self.table.private, self.scope, ((name, probe),),
                          categories=categories)
 
+    def apply(self, function: Any, names: list[str], span: Span, what: str) -> RowValues:
+        """A PUBLIC function of this row's columns `names` (a released model's prediction), as one
+        row operation (`jostle.language.row_apply.row_apply`: decided on the public probe first,
+        each row's failure its own missing value). `function(*arrays)` gives one value per row
+        and must be total (the learner kit's models give none on a category they never saw)."""
+        from jostle.language.row_apply import row_apply
+
+        return row_apply(function, [self.column(name) for name in names], span, what, op=("public function",))
+
 
 def _is_numeric_spec(spec: Any) -> bool:
     from jostle.data.schema import Numeric

@@ -13,7 +13,9 @@ values on this one:
     gets the task's codes as a private table, and the engine scores its answer on codes;
   * `choice_call`: the engine's input of a ChoiceMaker call over a classifier family, and the
     closures that measure, run and wrap;
-  * `register_shared`: the built-ins every classifier family shares, `predict`, `accuracy` and
+  * `register_shared`: the built-ins every classifier family shares, `predict` (on a public
+    table, or on the row of a row function, private tables included: a released model is a
+    public row-local function), `predict_proba`, `accuracy` and
     `classification_corpus`,
     one object each (made here once, so the registry takes them from every family without a
     clash), working on any family's model.
@@ -41,7 +43,8 @@ from jostle.data.schema import Categorical
 from jostle.diagnostics.errors import JostleRuntimeError, PrivacyError
 from jostle.diagnostics.source import Span
 from jostle.language.calls import ChoiceCall, check_learnable
-from jostle.language.values import Builtin, CorpusValue, Table, type_name
+from jostle.language.values import Builtin, CorpusValue, RowValues, RowView, Table, is_private, type_name
+from jostle.learnerkit.evaluation import row_labels, row_scores
 from jostle.learnerkit.tables import ClassificationData
 from jostle.privacy.budget import floor_float
 from jostle.privacy.measures import AnyBudget, RhoZCDPBudget
@@ -146,9 +149,16 @@ class ClassifierModel:
         return np.asarray(self.predict_proba_codes(X, columns)).argmax(axis=1)
 
     def labels_for(self, frame: Any) -> list:
-        """The class labels of the rows of a public frame (its attribute columns checked)."""
+        """The class labels of the rows of a frame of the model's categories (attribute columns
+        by name, every value in the model's domains)."""
         codes = encode_columns(frame, self.attributes, self.domains)
         return [self.classes[int(c)] for c in self.predict_codes(codes)]
+
+    def proba_for(self, frame: Any) -> np.ndarray:
+        """The class probabilities (columns in `classes` order) of the rows of a frame of the
+        model's categories, as `labels_for` reads them (a family whose model does not predict on
+        the kit's codes overrides both)."""
+        return np.asarray(self.predict_proba_codes(encode_columns(frame, self.attributes, self.domains)))
 
     def predict_labels(self, table: Any, span: Span, who: str) -> list:
         """The class each row of a PUBLIC table gets, under the public-table prediction rules."""
@@ -251,10 +261,68 @@ def _model_and_table(model: Any, table: Any, span: Span, who: str) -> tuple[Clas
     return model, table
 
 
-def predict(interp: Any, span: Span, model: Any, table: Any, who: str = "predict()") -> tuple:
-    """`predict(model, t)`: a trained classifier's labels for a public table."""
+def _refuse_columns(values: Sequence[Any], span: Span, who: str) -> None:
+    """A column or a row view anywhere but a row view in second place is refused (on its type
+    alone, as the language refuses a column passed to any other built-in)."""
+    for value in values:
+        if isinstance(value, (RowValues, RowView)):
+            raise PrivacyError(f"a column inside a row function cannot be passed to {who} here", span,
+                               f"pass the whole row: {who[:-2]}(model, r) inside `lambda r: ...`; the model "
+                               "reads the columns it was trained on")
+
+
+def _row_model(model: Any, view: RowView, span: Span, who: str) -> ClassifierModel:
+    """The model applied inside a row function: its attribute columns must exist and be
+    categorical (a numeric one must be binned as for training). Checked on the public schema
+    only; a category the model never saw is no error (that row gets no label: `evaluation`)."""
+    if not isinstance(model, ClassifierModel):
+        raise JostleRuntimeError(f"{who} needs a trained model (a tree or a rule list), got a {type_name(model)}",
+                                 span, 'train one with e.g. FriedmanSchuster(t, "class", epsilon=0.5)')
+    schema = view.table.schema
+    for name, domain in zip(model.attributes, model.domains):
+        if name not in schema:
+            raise JostleRuntimeError(f"{who}: the rows have no column '{name}' the {model.noun} was trained on",
+                                     span, f"its columns are {list(model.attributes)}")
+        if not isinstance(schema[name], Categorical):
+            raise JostleRuntimeError(f"{who}: column '{name}' is numeric; the {model.noun} was trained on its "
+                                     "public bins", span, f"bin it first as for training: declare it as "
+                                     f"categorical({list(domain)[:4]}...) or t.bin(\"{name}\", [edges...])")
+    return model
+
+
+def predict(interp: Any, span: Span, model: Any, table: Any, who: str = "predict()") -> Any:
+    """`predict(model, t)`: a trained classifier's labels for a public table; `predict(model, r)`
+    inside a row function: each row's label (a released model is public, so this is a row-local
+    function; a row holding a category the model never saw gets none)."""
+    _refuse_columns([model], span, who)
+    if isinstance(table, RowView):
+        model = _row_model(model, table, span, who)
+        return table.apply(lambda *columns: row_labels(model, columns), list(model.attributes), span, who)
+    _refuse_columns([table], span, who)
     model, table = _model_and_table(model, table, span, who)
     return tuple(model.predict_labels(table, span, who))
+
+
+def predict_proba(interp: Any, span: Span, model: Any, rows: Any, label: Any) -> Any:
+    """`predict_proba(model, r, "yes")` inside a row function: the probability the model gives
+    the class "yes" on each row (none on a row holding a category the model never saw); on a
+    public table, the list of them."""
+    who = "predict_proba()"
+    _refuse_columns([model, label], span, who)
+    if isinstance(rows, RowView):
+        model = _row_model(model, rows, span, who)
+    else:
+        _refuse_columns([rows], span, who)
+        model, rows = _model_and_table(model, rows, span, who)
+    if is_private(label) or label not in model.classes:
+        raise JostleRuntimeError(f"{who}: {label!r} is not a class of the {model.noun}", span,
+                                 f"its classes are {list(model.classes)}")
+    if isinstance(rows, RowView):
+        return rows.apply(lambda *columns: row_scores(model, label, columns), list(model.attributes), span, who)
+    model.predict_labels(rows, span, who)  # the public-table rules (a private table is refused)
+    frame = rows.frame[list(model.attributes)]
+    return tuple(float(p) for p in row_scores(model, label, [frame[name].to_numpy(dtype=object)
+                                                             for name in model.attributes]))
 
 
 def accuracy(interp: Any, span: Span, model: Any, table: Any, target: Any) -> float:
@@ -262,6 +330,9 @@ def accuracy(interp: Any, span: Span, model: Any, table: Any, target: Any) -> fl
     model, table = _model_and_table(model, table, span, "accuracy()")
     if not isinstance(target, str) or target not in table.schema:
         raise JostleRuntimeError(f"accuracy(): the table has no column {target!r}", span)
+    if table.private:
+        raise PrivacyError("accuracy() would publish an exact statistic of a private table", span,
+                           f'release a noisy one: private_accuracy(model, {table.name}, "{target}", epsilon=E)')
     predicted = model.predict_labels(table, span, "accuracy()")
     if len(predicted) == 0:
         raise JostleRuntimeError("accuracy() of an empty table", span)
@@ -269,10 +340,15 @@ def accuracy(interp: Any, span: Span, model: Any, table: Any, target: Any) -> fl
     return float(np.mean([p == t for p, t in zip(predicted, truth)]))
 
 
-PREDICT = Builtin("predict", predict, 2, 2, (), "choice",
-                  "predict(model, t): a trained classifier's labels for a public table (a tree, a rule list)")
+PREDICT = Builtin("predict", predict, 2, 2, (), "row",
+                  "predict(model, t): a trained classifier's labels for a public table (a tree, a rule list); "
+                  "predict(model, r) inside a row function: each row's label, on a private table too")
+PREDICT_PROBA = Builtin("predict_proba", predict_proba, 3, 3, (), "row",
+                        'predict_proba(model, r, "yes") inside a row function: the probability of class "yes" on '
+                        "each row; on a public table the list of them")
 ACCURACY = Builtin("accuracy", accuracy, 3, 3, (), "choice",
-                   'accuracy(model, t, "class"): the share of rows of a public table a classifier labels right')
+                   'accuracy(model, t, "class"): the share of rows of a public table a classifier labels right '
+                   '(on a private table: private_accuracy)')
 
 
 def _classification_corpus(interp: Any, span: Span) -> Any:
@@ -285,13 +361,13 @@ CLASSIFICATION_CORPUS = Builtin(
     "classification_corpus", _classification_corpus, 0, 0, (), "choice",
     "classification_corpus(): the public classification corpus (R and scikit-learn tables, offline) that every "
     "classifier family's corpus is a selection of; a ChoiceMaker over Options of several families trains on it")
-SHARED_BUILTINS: tuple[Builtin, ...] = (PREDICT, ACCURACY, CLASSIFICATION_CORPUS)
+SHARED_BUILTINS: tuple[Builtin, ...] = (PREDICT, PREDICT_PROBA, ACCURACY, CLASSIFICATION_CORPUS)
 """Made once here: every classifier family's `register` puts the same objects in the registry,
 which accepts the same object again and refuses another under a taken name."""
 
 
 def register_shared(registry: dict[str, Any]) -> None:
-    """Add `predict`, `accuracy` and `classification_corpus` to the built-in registry (every
+    """Add `predict`, `predict_proba`, `accuracy` and `classification_corpus` to the built-in registry (every
     classifier family calls it)."""
     for shared in SHARED_BUILTINS:
         registry[shared.name] = shared

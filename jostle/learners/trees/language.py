@@ -90,6 +90,11 @@ class TreeModel(ClassifierModel):
             return list(self.estimator.predict(frame))
         return super().labels_for(frame)
 
+    def proba_for(self, frame: Any) -> np.ndarray:
+        if not self.coded:  # fitted on the table's own categories: it encodes them itself
+            return np.asarray(self.estimator.predict_proba(frame))
+        return super().proba_for(frame)
+
     def predict_codes(self, X: np.ndarray, columns: Sequence[str] = ()) -> np.ndarray:
         import pandas as pd
 
