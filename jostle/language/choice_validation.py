@@ -145,8 +145,22 @@ def make_choicemaker(interp: Any, expr: A.ChoiceMakerExpr, options: list[Any], m
 
 
 def source_text(span: Span) -> str:
-    """Every line a (multi-line) span covers: what a fingerprint of user code hashes."""
-    return "\n".join(span.source.line(i) for i in range(span.line, span.end_line + 1))
+    """Every line a (multi-line) span covers: what a fingerprint of user code hashes.
+
+    A block's span ends where the next statement starts (the parser closes a block at the
+    dedent), so trailing lines indented no deeper than the first line (and blank ones) are the
+    next statement's and are dropped, unless the line before ends a backslash continuation: a
+    fingerprint depends on the definition alone, not on what follows it in the file.
+    """
+    lines = [span.source.line(i) for i in range(span.line, span.end_line + 1)]
+
+    def indent(line: str) -> int:
+        return len(line) - len(line.lstrip())
+
+    while len(lines) > 1 and (not lines[-1].strip() or (indent(lines[-1]) <= indent(lines[0])
+                                                        and not lines[-2].rstrip().endswith("\\"))):
+        lines.pop()
+    return "\n".join(lines)
 
 
 def _source_of(closure: Closure) -> str:
