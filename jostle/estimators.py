@@ -23,8 +23,10 @@ that base and are exported by name. `ESTIMATORS` maps
 each name to its class and `PRIVATE_ESTIMATORS` names the differentially private ones (the
 others are the non-private baselines, for public data).
 
-Next to them: the declared domains (`NumericBins`) and the budget shared by fits
-(`PrivacyBudget`, `default_budget`, `BudgetExceededError`, `PrivacyBudgetWarning`).
+Next to them: the declared domains (`NumericBins`), the budget shared by fits
+(`PrivacyBudget`, `default_budget`, `BudgetExceededError`, `PrivacyBudgetWarning`), and
+`private_accuracy(estimator, X, y, epsilon, budget)`, a noisy accuracy on private rows charged
+to that budget before its noise is drawn.
 """
 
 from __future__ import annotations
@@ -36,6 +38,8 @@ from typing import Any
 from jostle.choicemaker.families import discover
 from jostle.learnerkit.encoding import NumericBins  # noqa: F401 (re-exported)
 from jostle.learnerkit.estimators import DeclaredDomainClassifier
+# A noisy accuracy on private rows for any family's fitted estimator, charged to a PrivacyBudget (issue 28).
+from jostle.learnerkit.evaluation import private_accuracy  # noqa: F401 (re-exported)
 from jostle.privacy.shared_budget import PrivacyBudget, PrivacyBudgetWarning, default_budget  # noqa: F401
 from jostle.privacy.subledger import BudgetExceededError  # noqa: F401 (re-exported, as these above)
 
@@ -80,7 +84,7 @@ globals().update(ESTIMATORS)
 
 __all__ = sorted([*ESTIMATORS, "DPILPClassifier", "DPRedescriptionMiner", "DPLloydKMeans", "SuLQKMeans",
                   "ESTIMATORS", "PRIVATE_ESTIMATORS", "NumericBins", "PrivacyBudget", "PrivacyBudgetWarning",
-                  "BudgetExceededError", "default_budget", "family_estimators"])
+                  "BudgetExceededError", "default_budget", "family_estimators", "private_accuracy"])
 
 
 def __getattr__(name: str) -> Any:

@@ -473,6 +473,52 @@ class Session:
         `PrivacyBudget(account=session)` calls (jostle.privacy.shared_budget.BudgetAccount)."""
         self.accountant.charge_fit(amount, description)
 
+    def score(self, model: Any, table: str, target: str, *, epsilon: float | None = None,
+              rho: float | None = None) -> float:
+        """A noisy accuracy of a model on a PRIVATE table of this session, charged to it.
+
+        `model` is the name of a model the session's programs trained (any classifier family):
+        this is the program `private_accuracy(model, table, "target", epsilon=E)` (docs/language.md,
+        "Private evaluation"), so a part of `split(t, ...)` composes in parallel with the fit on
+        another part. Or a fitted scikit-learn estimator of any family (`jostle.estimators`): its
+        predictions on the table's rows (columns by the estimator's feature names), released by
+        `jostle.learnerkit.evaluation.private_accuracy` through `PrivacyBudget(account=session)`
+        (charged to the session's data as a whole; a row table of stability 1 only).
+
+        Raises:
+            BudgetExceeded / BudgetExceededError: The budget refuses; nothing is drawn or spent.
+        """
+        _check_name(table)
+        if (epsilon is None) == (rho is None):
+            raise UsageError("score() takes epsilon= or rho= (one of them)")
+        if isinstance(model, str):
+            _check_name(model)
+            amount = f"epsilon={float(epsilon)!r}" if epsilon is not None else f"rho={float(rho)!r}"  # type: ignore[arg-type]
+            return self.eval(f"private_accuracy({model}, {table}, {_jostle_text(target)}, {amount})")
+        return self._score_estimator(model, table, target, epsilon, rho)
+
+    def _score_estimator(self, estimator: Any, table: str, target: str, epsilon: float | None,
+                         rho: float | None) -> float:
+        from jostle.learnerkit.evaluation import private_accuracy
+        from jostle.privacy.shared_budget import PrivacyBudget
+
+        if rho is not None or epsilon is None:
+            raise UsageError("score() of an estimator takes epsilon= (a pure release)")
+        value = self.interpreter.globals.lookup(table)
+        if not isinstance(value, Table) or not value.private:
+            raise UsageError(f"score(): '{table}' is not a private table of this session")
+        if not value.unit.is_row or value.stability != 1:
+            raise UsageError(f"score(): '{table}' is not a row table of stability 1; score an estimator on one, "
+                             "or train a model in a program and score it by name")
+        names = getattr(estimator, "feature_names_in_", None)
+        names = list(names) if names is not None else list(estimator.domains_.names)
+        frame = value.frame
+        missing = [name for name in [*names, target] if name not in value.schema]
+        if missing:
+            raise UsageError(f"score(): table '{table}' has no column(s) {missing}")
+        return private_accuracy(estimator, frame[names], frame[target], epsilon, PrivacyBudget(account=self),
+                                noise=self.randomness)
+
     def describe(self, name: str) -> str:
         """What is public about a global: its value if public, else its description."""
         value = self.interpreter.globals.lookup(name)
@@ -526,6 +572,13 @@ def _check_name(name: str) -> None:
 
     if not isinstance(name, str) or not name.isidentifier() or name in KEYWORDS:
         raise UsageError(f"{name!r} is not a valid Jostle name")
+
+
+def _jostle_text(text: str) -> str:
+    """A Python string as a Jostle string literal."""
+    if not isinstance(text, str):
+        raise UsageError(f"a column is named by a string, got {type(text).__name__}")
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
 def _from_python(value: Any) -> Any:
