@@ -3,7 +3,7 @@
 Inputs run in one Session, so names and spent budget persist between them. A line ending
 in ':' opens a block that ends at an empty line; open brackets continue onto the next line.
 Errors are shown with carets and the session survives them. Commands: :budget, :ledger,
-:help, :quit. History is kept in ~/.jostle_history (or $JOSTLE_HISTORY).
+:help, :quit; the built-in `help()` lists the built-ins (jostle.language.builtin_help). History is kept in ~/.jostle_history (or $JOSTLE_HISTORY).
 
 Spending is recorded in the session's durable budget ledger (jostle.privacy.ledger_store) as it
 happens, so a restarted REPL on the same data continues from what was spent; the banner names
@@ -32,6 +32,9 @@ A line ending in ':' starts a block; finish it with an empty line.
   :ledger   every charge of this session: where, mechanism, epsilon, delta, data
   :help     this text
   :quit     leave (or Ctrl-D)
+
+help() lists the built-in functions by kind, one line each; help(count) or help("count")
+shows one of them.
 
 Private values are shown only by what is public about them; release them with
 laplace(x, eps), geometric(x, eps), gaussian(x, eps, delta) or {{ x }} inside `with budget E:`."""
