@@ -104,7 +104,7 @@ class JostleConsole(code.InteractiveConsole):
             check(program, interp.builtins.values, session._known(), interp.bindings)
             value = interp.run_program(program)
             if value is not None and type(program.body[-1]).__name__ == "ExprStmt":
-                interp.write(format_value(value) + "\n")
+                interp.write((interp.vector_labels.text(value) or format_value(value)) + "\n")
         except JostleError as error:
             sys.stdout.flush()
             self.write(error.render() + "\n")

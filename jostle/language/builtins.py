@@ -65,13 +65,13 @@ TABLE_METHODS = {
 @builtin("print", 0, VARIADIC, doc="print(values...) writes public values on one line")
 def _print(interp, span, *args):
     _refuse_private("print", args, span, "a private value cannot be printed")
-    interp.write(" ".join(format_value(a) for a in args) + "\n")
+    interp.write(" ".join(interp.vector_labels.text(a) or format_value(a) for a in args) + "\n")
 
 
 @builtin("str", 1, doc="str(x) is the text of a public value")
 def _str(interp, span, value):
     _refuse_private("str", (value,), span, "a private value cannot be turned into text")
-    return format_value(value)
+    return interp.vector_labels.text(value) or format_value(value)
 
 
 # ---------------------------------------------------------------- numbers

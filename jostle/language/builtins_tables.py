@@ -135,13 +135,17 @@ def _bin(interp, span, table, column, edges, name=None):
 @builtin("partition", 2, privacy="table",
          doc='partition(t, "col"): one part per public value; parts compose in parallel')
 def _partition(interp, span, table, columns):
-    return tables.partition(table, columns, span)
+    parts = tables.partition(table, columns, span)
+    interp.vector_labels.remember_parts(parts, columns)  # a release over the parts is labelled by their keys
+    return parts
 
 
 @builtin("groupby", 2, VARIADIC, privacy="table", doc='groupby(t, "a", "b", ...) like partition over several columns')
 def _groupby(interp, span, table, *columns):
     names = columns[0] if len(columns) == 1 else tuple(columns)
-    return tables.partition(table, names, span)
+    parts = tables.partition(table, names, span)
+    interp.vector_labels.remember_parts(parts, names)
+    return parts
 
 
 @builtin("join", 2, 3, keywords=("on",), privacy="table",

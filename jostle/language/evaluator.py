@@ -394,6 +394,9 @@ class Interpreter:
         target, index = self.eval(expr.target, env), self.eval(expr.index, env)
         if is_private(index):
             raise refuse("a private value cannot be used as an index", index, expr.index.span)
+        if isinstance(target, (Private, np.ndarray)) and isinstance(index, (str, tuple)):
+            # a cell's public label: a histogram's category, a grouped release's key (conversion.py)
+            index = self.vector_labels.index_of(target, index, expr.index.span)
         if isinstance(target, Private):
             if not target.is_vector:
                 raise JostleRuntimeError("a private scalar cannot be indexed", expr.span)
@@ -459,6 +462,8 @@ class Interpreter:
                                      "tables have " + ", ".join(sorted(TABLE_METHODS)) + ", key, columns")
         if isinstance(target, Private) and name == "labels":
             return target.labels
+        if isinstance(target, np.ndarray) and name == "labels" and self.vector_labels.of(target) is not None:
+            return self.vector_labels.of(target).jostle_labels()  # a labelled release's cells (public)
         if isinstance(target, (Private, PrivateMean)):
             raise refuse(f"a private value has no public attribute '{name}'", target, expr.span)
         raise JostleRuntimeError(f"a {type_name(target)} has no attribute '{name}'", expr.span)

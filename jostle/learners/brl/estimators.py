@@ -36,6 +36,7 @@ from fractions import Fraction
 from typing import Any, Sequence
 
 import numpy as np
+import pandas as pd
 from sklearn.utils.validation import check_is_fitted
 
 from jostle.learnerkit.estimators import ChargeCallback, DeclaredDomainClassifier, Domains
@@ -75,9 +76,27 @@ class _RuleListBase(DeclaredDomainClassifier):
         check_is_fitted(self, "result_")
         return self.result_.rule_list.average_antecedent_length
 
-    def to_text(self, target: str = "class", digits: int = 2) -> str:
-        """The rule list as "if ... then probability ... else if ... else ..."."""
+    def fit(self, X: Any, y: Any) -> "_RuleListBase":
+        """The kit's fit (`DeclaredDomainClassifier.fit`); a named `y` (a pandas Series, or a
+        one-column DataFrame) also names the target in the printout (`target_name_`)."""
+        name = getattr(y, "name", None)
+        if name is None and isinstance(y, pd.DataFrame) and y.shape[1] == 1:
+            name = y.columns[0]
+        super().fit(X, y)
+        self.target_name_ = None if name is None else str(name)  # a column name: public, like the domains
+        return self
+
+    def to_text(self, target: str | None = None, digits: int = 2) -> str:
+        """The rule list as "if ... then probability ... else if ... else ...".
+
+        Args:
+            target: The class column's name in the printout; by default the name of the `y`
+                the estimator was fitted on (a pandas Series' name), else "class".
+            digits: Decimals of the probabilities.
+        """
         check_is_fitted(self, "result_")
+        if target is None:
+            target = getattr(self, "target_name_", None) or "class"
         return self.result_.rule_list.to_text(self.domains_.names, self.domains_.labels, list(self.classes_), target,
                                               self._title(), digits)
 

@@ -49,7 +49,7 @@ from jostle.learnerkit.encoding import EncodedDomains
 from jostle.learnerkit.estimators import ChargeCallback, DeclaredDomainClassifier, Domains
 from jostle.learners.trees.accounting import PrivacyLedger, floor_float, plan_tree_budget
 from jostle.learners.trees.builder import LEAF_MECHANISMS, SPLIT_KINDS, STOPPING_RULES, GrowthRules, grow_tree
-from jostle.learners.trees.printing import tree_title, tree_to_text
+from jostle.learners.trees.printing import FitFacts, root_reason, tree_title, tree_to_text
 from jostle.learners.trees.pruning import prune_pessimistic
 from jostle.learners.trees.releases import noisy_counts
 from jostle.learners.trees.structure import TreeArrays, distributions_from_counts
@@ -82,16 +82,29 @@ class _TreeClassifierBase(DeclaredDomainClassifier):
         """
         check_is_fitted(self, "trees_")
         parts = []
+        facts = self._fit_facts()
+        labels = classes if classes is not None else self.classes_
         for index, tree in enumerate(self.trees_[:max_trees]):
-            title = tree_title(self._title(), index, len(self.trees_), tree, self._private)
+            title = tree_title(self._title(), index, len(self.trees_), tree, self._private, facts)
+            reason = None if facts is None else root_reason(tree, facts, self._tree_charges(index), labels)
+            title += f"\n{reason}" if reason else ""  # why a private tree stopped at its root
             parts.append(tree_to_text(tree, domains if domains is not None else self.domains_,
-                                      classes if classes is not None else self.classes_, title, max_depth, max_lines))
+                                      labels, title, max_depth, max_lines))
         if len(self.trees_) > max_trees:
             parts.append(f"({len(self.trees_) - max_trees} more trees not shown)")
         return "\n\n".join(parts)
 
     def _title(self) -> str:
         return type(self).__name__
+
+    def _fit_facts(self) -> FitFacts | None:
+        """The fit's budget and configuration for the printout (None: not private)."""
+        return None
+
+    def _tree_charges(self, index: int) -> list[str]:
+        """The descriptions of tree `index`'s charges, without the "tree i/n: " prefix."""
+        prefix = f"tree {index + 1}/{len(self.trees_)}: "
+        return [d[len(prefix):] for _, d in getattr(self, "charges_", []) if d.startswith(prefix)]
 
 
 class DPDecisionTreeClassifier(_TreeClassifierBase):
@@ -164,6 +177,13 @@ class DPDecisionTreeClassifier(_TreeClassifierBase):
 
     def _title(self) -> str:
         return self.name or "DP decision tree"
+
+    def _fit_facts(self) -> FitFacts:
+        budget = self.budget_
+        return FitFacts(budget["epsilon"], budget["table_size_query"], budget["per_tree"], len(self.trees_),
+                        bool(self.disjoint_trees and self.n_trees > 1), self.stopping, self.split_kind,
+                        self.leaf_mechanism, self.levels_, budget["leaf_planned"],
+                        tuple(int(v) for v in self.domains_.sizes), len(self.classes_), self.max_nodes)
 
     def _charge_label(self) -> str:
         return self._title()

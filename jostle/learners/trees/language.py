@@ -77,6 +77,9 @@ class TreeModel(ClassifierModel):
             head += f" (epsilon {self.epsilon:g})" if self.epsilon is not None else " (not private)"
         if not self.coded:
             return head + "\n" + self.estimator.to_text(max_trees=1)
+        if self.epsilon is not None:  # the ChoiceMaker's answer: its budget was split before the fit
+            head += ("; chosen by a ChoiceMaker: the fit below was given the chosen Option's part of it, "
+                     "explain() shows where the rest went")
         # fitted on integer codes (the ChoiceMaker's path): print the table's own names and labels
         from jostle.learners.trees.encoding import EncodedDomains
 
