@@ -135,6 +135,12 @@ def _truth(table: Table, target: str) -> np.ndarray:
     return table.frame[target].to_numpy(dtype=object)
 
 
+def release_stability(table: Table) -> int:
+    """How many rows of `table` one individual adds or removes (bounded: `_budget` refused an
+    unbounded table before): the L1 and L2 sensitivity of its cell counts."""
+    return int(table.stability or 1)
+
+
 def _release(interp: Any, counts: np.ndarray, table: Table, budget: AnyBudget | None, what: str, span: Span,
              mechanism: str, labels: CellLabels) -> np.ndarray:
     """The cell counts released: exact on a public table; else one histogram of sensitivity s
@@ -143,7 +149,7 @@ def _release(interp: Any, counts: np.ndarray, table: Table, budget: AnyBudget | 
     if budget is None:
         released = np.asarray(counts, dtype=np.int64)
     else:
-        stability = float(table.stability or 1)
+        stability = float(release_stability(table))
         private = Private(np.asarray(counts, dtype=np.int64), stability, stability, span, what, table.node,
                           integer=True, labels=labels.labels, direction=1, shape=labels.shape, axes=labels.axes)
         if isinstance(budget, RhoZCDPBudget):
@@ -255,29 +261,36 @@ def _shares(value: Any, span: Span) -> list[float]:
     return shares
 
 
-def split(interp: Any, span: Span, table: Any, shares: Any) -> tuple[Table, ...]:
-    """Disjoint parts of `table`, one per share (see the module docstring for the argument)."""
+def assign_parts(frame: Any, fractions: list[float], key_column: str | None, randomness: Any) -> np.ndarray:
+    """The part (an index into `fractions`) of each row of `frame`: a function of the row alone
+    (of its key's value, given `key_column`) under a secret key drawn from `randomness` (the
+    module docstring has the argument)."""
     import pandas as pd
 
+    words = randomness.integers_below(1 << 32, 4)  # the secret key: 128 bits, never shown
+    key = "".join(f"{int(w):08x}" for w in words)[:16]
+    if not len(frame):
+        return np.zeros(0, dtype=np.int64)
+    hashed = frame[[key_column]] if key_column is not None else frame
+    content = pd.util.hash_pandas_object(hashed, index=False, hash_key=key).to_numpy()
+    # the rank of a row among identical rows (0 for an entity's key: all its rows go together)
+    rank = np.zeros(len(content), dtype=np.uint64) if key_column is not None else \
+        pd.Series(content).groupby(content, sort=False).cumcount().to_numpy().astype(np.uint64)
+    mixed = pd.util.hash_pandas_object(pd.DataFrame({"row": content, "rank": rank}), index=False,
+                                       hash_key=key).to_numpy()
+    uniform = (mixed >> np.uint64(11)).astype(np.float64) / float(1 << 53)
+    return np.minimum(np.searchsorted(np.cumsum(fractions), uniform, side="right"), len(fractions) - 1)
+
+
+def split(interp: Any, span: Span, table: Any, shares: Any) -> tuple[Table, ...]:
+    """Disjoint parts of `table`, one per share (see the module docstring for the argument)."""
     if not isinstance(table, Table):
         raise JostleRuntimeError(f"split() needs a table, got a {type_name(table)}", span)
     fractions = _shares(shares, span)
     entity = table.private and table.unit.is_entity
     parallel = table.private and partition_is_parallel(table, [table.unit.key] if entity else [])
-    words = interp.randomness.integers_below(1 << 32, 4)  # the secret key: 128 bits, never shown
-    key = "".join(f"{int(w):08x}" for w in words)[:16]
     frame = table.frame
-    if len(frame):
-        hashed = frame[[table.unit.key]] if entity else frame
-        content = pd.util.hash_pandas_object(hashed, index=False, hash_key=key).to_numpy()
-        rank = np.zeros(len(content), dtype=np.uint64) if entity else \
-            pd.Series(content).groupby(content, sort=False).cumcount().to_numpy().astype(np.uint64)
-        mixed = pd.util.hash_pandas_object(pd.DataFrame({"row": content, "rank": rank}), index=False,
-                                           hash_key=key).to_numpy()
-        uniform = (mixed >> np.uint64(11)).astype(np.float64) / float(1 << 53)
-        part_of = np.minimum(np.searchsorted(np.cumsum(fractions), uniform, side="right"), len(fractions) - 1)
-    else:
-        part_of = np.zeros(0, dtype=np.int64)
+    part_of = assign_parts(frame, fractions, table.unit.key if entity else None, interp.randomness)
     group = None
     if parallel:
         from jostle.privacy.budget import ParallelGroup

@@ -67,6 +67,7 @@ import pandas as pd
 from jostle import Session
 from jostle.diagnostics.errors import JostleError
 from jostle.privacy.replay import Comparison, Record, Recorder, compare
+from tests.privacy.fuzz_evaluation import replay_evaluation_call
 from tests.privacy.fuzz_ilp import replay_ilp_call
 from tests.privacy.fuzz_redescription import replay_redescription_call
 from tests.privacy.neighbour_fuzz import (
@@ -101,7 +102,8 @@ DATABASE_RATE = 0.4
 # runs (seconds each), so it is left to its own test (`forms`); so is DP ILP (issue 24,
 # fuzz_ilp.py: entity units only), which keeps the other tests' fixed-seed programs as they were.
 LEARNER_FORMS = {"histogram": 40.0, "tree": 30.0, "rules": 20.0, "choicemaker": 0.0, "ilp": 0.0,
-                 "redescription": 0.0}  # issue 25 (fuzz_redescription.py): entity units, its own test
+                 "redescription": 0.0,  # issue 25 (fuzz_redescription.py): entity units, its own test
+                 "evaluation": 0.0}  # issue 28 (fuzz_evaluation.py): split, fit, private evaluation; its own test
 PUBLIC_IDS = PublicTable(TableSpec("ids", (Column("id", "num", 0.0, 10.0, integer=True),
                                            Column("w", "num", 0.0, 5.0)), ((1, 2.5), (4, 0.5), (7, 3.0))), "bind")
 # The learners compute some utilities in floating point and state their sensitivities for exact
@@ -426,6 +428,8 @@ class ReplayGenerator(Generator):
             chunks.append(replay_ilp_call(self))
         elif form == "redescription":  # DP redescription mining (issue 25; tests/privacy/fuzz_redescription.py)
             chunks.append(replay_redescription_call(self))
+        elif form == "evaluation":  # private evaluation of a model (issue 28; tests/privacy/fuzz_evaluation.py)
+            chunks.append(replay_evaluation_call(self))
         elif form == "histogram":
             edges = [round(i * 10 / CELLS, 4) for i in range(CELLS + 1)]
             name = self.fresh("h")
