@@ -46,7 +46,7 @@ class SchemaFile:
     privacy_unit: str | dict | None = None
 
 
-SCHEMA_FILE_KEYS = ("columns", "public_rows", "dataset", "lifetime", "privacy_unit")
+SCHEMA_FILE_KEYS = ("columns", "public_rows", "dataset", "lifetime", "privacy_unit", "comment")
 
 
 def read_schema_file(path: Path) -> tuple[Schema, bool]:
@@ -63,7 +63,9 @@ def read_schema_declaration(path: Path) -> SchemaFile:
     "public_rows": true (the row count is public, e.g. survey respondents; only the curator
     can declare it, see docs/threat_model.md), "dataset": "NAME" (the data's name in the
     budget ledger), "lifetime": E, {"epsilon": E, "delta": D} or {"rho": R} (its lifetime budget) and
-    "privacy_unit": "row", "replace_one" or {"entity": "KEY"} (its privacy unit).
+    "privacy_unit": "row", "replace_one" or {"entity": "KEY"} (its privacy unit), and "comment": a
+    text or a list of texts, ignored (the curator's notes; `jostle schema draft` writes its
+    review notes there).
     """
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
@@ -87,6 +89,10 @@ def read_schema_declaration(path: Path) -> SchemaFile:
     if extra:
         raise DataError(f"schema file {path}: unknown key {extra[0]!r} beside \"columns\"",
                         hint='the keys are ' + ", ".join(f'"{k}"' for k in SCHEMA_FILE_KEYS))
+    comment = data.get("comment") if "columns" in data else None  # the curator's notes (JSON has no comments)
+    if comment is not None and not isinstance(comment, str) and not (
+            isinstance(comment, list) and all(isinstance(line, str) for line in comment)):
+        raise DataError(f"schema file {path}: \"comment\" must be a text or a list of texts, got {comment!r}")
     dataset = data.get("dataset") if "columns" in data else None
     if dataset is not None and (not isinstance(dataset, str) or not dataset.strip()):
         raise DataError(f"schema file {path}: \"dataset\" must be a non-empty name, got {dataset!r}")
