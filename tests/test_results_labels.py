@@ -142,3 +142,22 @@ def test_grouped_labels_survive_inside_a_list_returned_to_python(session):
     session.run('with budget 1:\n    both = [{{ map(count, p.partition("sex")) }}, 3]')
     value = session.eval("both")
     assert isinstance(value[0], pd.DataFrame) and value[1] == 3
+
+
+def test_labels_and_refusals_are_the_same_on_neighbouring_tables():
+    """The labels come from the declared domain, never the rows: removing the only 'M' row
+    changes no label, no column of the DataFrame and no refusal's text."""
+    frame = pd.DataFrame({"sex": ["F"] * 30 + ["M"], "smoker": ["yes", "no"] * 15 + ["no"], "age": [40] * 31})
+    seen = []
+    for rows in (frame, frame.iloc[:-1]):
+        with Session(budget=2.0, ledger_path=":memory:", seed=1, output=io.StringIO()) as s:
+            s.bind_private("p", rows, SCHEMA)
+            s.run('with budget 1:\n    g = {{ map(count, p.groupby("sex", "smoker")) }}\n'
+                  'with budget 1:\n    h = {{ histogram(p, "sex") }}\nlabels = [g.labels, h.labels]')
+            with pytest.raises(jostle.JostleRuntimeError) as caught:
+                s.eval('g[["M", "maybe"]]')
+            released = s.eval("g")
+            seen.append((s.eval("labels"), caught.value.message, caught.value.hint, list(released.columns),
+                         released[["sex", "smoker"]].values.tolist(), list(s.eval("h").index)))
+    assert seen[0] == seen[1]
+    assert seen[0][0][1] == ["F", "M"]
