@@ -161,3 +161,10 @@ def test_labels_and_refusals_are_the_same_on_neighbouring_tables():
                          released[["sex", "smoker"]].values.tolist(), list(s.eval("h").index)))
     assert seen[0] == seen[1]
     assert seen[0][0][1] == ["F", "M"]
+
+
+def test_a_list_over_the_parts_is_indexed_by_key_before_its_release(session):
+    session.run('counts = map(count, p.partition("sex"))\nwith budget 1:\n    men = {{ counts["M"] }}')
+    assert isinstance(session.eval("men"), int)
+    with pytest.raises(jostle.JostleRuntimeError, match="an index must be a whole number"):
+        session.eval('[1, 2]["M"]')

@@ -185,12 +185,13 @@ class VectorLabels:
         return None
 
     def index_of(self, target: Any, label: Any, span: Span | None) -> int:
-        """The position of `label` in a labelled vector (private or released), for `x["F"]`.
+        """The position of `label` in a labelled vector (private or released) or in a list of
+        private numbers over the parts of one partition, for `x["F"]`.
 
         Raises:
             JostleRuntimeError: the vector has no labels, or no cell with that label.
         """
-        cells = self.of(target) if not isinstance(target, tuple) else None
+        cells = self.of(target)
         if cells is None:
             from jostle.diagnostics.errors import JostleRuntimeError
 

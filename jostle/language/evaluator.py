@@ -394,7 +394,8 @@ class Interpreter:
         target, index = self.eval(expr.target, env), self.eval(expr.index, env)
         if is_private(index):
             raise refuse("a private value cannot be used as an index", index, expr.index.span)
-        if isinstance(target, (Private, np.ndarray)) and isinstance(index, (str, tuple)):
+        if isinstance(target, (Private, np.ndarray)) and isinstance(index, (str, tuple)) or (
+                isinstance(target, tuple) and isinstance(index, (str, tuple)) and self.vector_labels.of(target)):
             # a cell's public label: a histogram's category, a grouped release's key (conversion.py)
             index = self.vector_labels.index_of(target, index, expr.index.span)
         if isinstance(target, Private):
