@@ -1,6 +1,15 @@
-"""The replay fuzzer's calls of private evaluation (issue 28): `split`, a released model inside a
-row function (`predict(model, r)`, `predict_proba`), and the charged releases `private_accuracy`,
+"""The fuzzers' calls of private evaluation (issue 28): `split`, a released model inside a row
+function (`predict(model, r)`, `predict_proba`), and the charged releases `private_accuracy`,
 `confusion_matrix`, `auc` and `calibration` (jostle.language.evaluation).
+
+`evaluation_statements(generator)` (neighbour_fuzz.py, family "evaluation"): on ANY of a case's
+tables, private and public, with arguments drawn valid and invalid: a model trained by the
+non-private C45 on a public table (free) or privately on the private table (a charge), or a value
+that is no model; then the model applied in row functions of the private table (whose columns
+and domains may differ from the model's: a category the model never saw gives none, a missing or
+numeric column is refused on the schema), splits with valid and invalid shares, and the four
+releases with valid and invalid targets, classes, bins and budgets. Before the first charge,
+everything the program shows must be the same on both neighbours.
 
 `replay_evaluation_call(generator)` (fuzz_replay.py, learner form "evaluation"): the case's base
 table (`t`, or `b` bounded per key) is split into parts with `split`; a tree is trained on one part
@@ -22,6 +31,57 @@ from typing import Any
 
 TREES = ["FriedmanSchuster", "Mohammed", "OneRule", "Majority", "BinaryTree"]
 SHARES = ["0.5", "0.7", "[0.4, 0.3, 0.3]"]
+
+
+BAD_SHARES = ["0", "1", "1.5", "[0.5, 0.6]", '"half"', "[]", "none", "count(t)"]
+EPSILONS = ["1", "0.5", "0", "-1", '"a"', "count(t)"]
+
+
+def evaluation_statements(generator: Any) -> list[str]:
+    """A model, then one to three uses of it (module docstring)."""
+    from tests.privacy.neighbour_fuzz import _lit
+
+    pick, chance = generator.pick, generator.chance
+    private = generator.some_table(True)
+    publics = generator.table_names(False)
+    model = generator.fresh("mdl")
+    statements = []
+    categorical = [c.name for c in generator.columns_of(private, ("text", "code", "mixed"))]
+    if publics and chance(0.5):
+        public = pick(publics)
+        target = generator.column_name(public, ("text", "code", "mixed")) if chance(0.9) else "nosuch"
+        statements.append(f'{model} = C45({public}, "{target}")')
+    elif categorical and chance(0.7):
+        statements.append(f'{model} = {pick(TREES)}({private}, "{pick(categorical)}", epsilon={pick(EPSILONS)})')
+    else:
+        statements.append(f"{model} = {pick(['3', '[1, 2]', private, 'none'])}")
+    target = pick(categorical) if categorical and chance(0.8) else generator.column_name(private)
+    label = _lit(pick(list(generator.columns_of(private, ("text", "code", "mixed"))[0].values))) \
+        if categorical and chance(0.7) else pick(['"yes"', "1", "none"])
+    table = pick([private, private, generator.some_table(None)])
+    for _ in range(pick([1, 2, 3])):
+        form = pick(["predict", "proba", "where", "split", "release", "column"])
+        if form == "predict":
+            statements.append(f'print(count({table}.derive("p_", lambda r: predict({model}, r), '
+                              f'categorical([{label}, "zz"], default="zz"))))')
+        elif form == "proba":
+            statements.append(f'print(count({table}.derive("q_", lambda r: predict_proba({model}, r, {label}), '
+                              f"numeric(0, 1))))")
+        elif form == "where":
+            statements.append(f"print(count({table}.where(lambda r: predict({model}, r) == r.{target})))")
+        elif form == "column":  # a column passed where the whole row belongs: refused on its type
+            statements.append(f"print(count({table}.where(lambda r: predict({model}, r.{target}) == 1)))")
+        elif form == "split":
+            parts = generator.fresh("sp")
+            shares = pick(SHARES + BAD_SHARES)
+            statements.append(f"{parts} = split({table}, {shares})\nprint(len({parts}), {parts}[0])")
+        else:
+            call = pick(["private_accuracy", "confusion_matrix", "auc", "calibration"])
+            positive = f", {label}" if call in ("auc", "calibration") else ""
+            bins = f", bins={pick(['3', '0', '1001', '2.5'])}" if positive and chance(0.5) else ""
+            budget = f", epsilon={pick(EPSILONS)}" if chance(0.8) else ""
+            statements.append(f'print({call}({model}, {table}, "{target}"{positive}{bins}{budget}))')
+    return statements
 
 
 def replay_evaluation_call(generator: Any) -> str:
@@ -71,4 +131,4 @@ def replay_evaluation_call(generator: Any) -> str:
     return "\n".join(lines)
 
 
-__all__ = ["replay_evaluation_call"]
+__all__ = ["evaluation_statements", "replay_evaluation_call"]

@@ -1172,6 +1172,13 @@ class Generator:
 
         chunks.extend(perturbation_statements(self))
 
+    def family_evaluation(self, chunks: list[str]) -> None:
+        """Private evaluation (issue 28; tests/privacy/fuzz_evaluation.py): models in row functions,
+        split and the evaluation releases, on any tables, arguments valid and not."""
+        from tests.privacy.fuzz_evaluation import evaluation_statements
+
+        chunks.extend(evaluation_statements(self))
+
     def family_public(self, chunks: list[str]) -> None:
         """Ordinary public computation, errors included."""
         chunks.append(self.pick([
@@ -1206,6 +1213,7 @@ FAMILIES: dict[str, float] = {
     "redescription": 0,
     "sulq": 0,  # issue 26 (tests/privacy/fuzz_sulq.py): drawn by test_sulq_calls_are_fuzzed in test_sulq_audits.py
     "perturbation": 0,  # issue 26 (fuzz_perturbation.py): drawn by test_perturbation_audits.py
+    "evaluation": 0,  # issue 28 (fuzz_evaluation.py): drawn by test_evaluation_audits.py
 }
 
 
