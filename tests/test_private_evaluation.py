@@ -267,3 +267,36 @@ def test_the_estimators_private_accuracy_charges_first_and_refuses_over_budget()
     assert len(budget.charges) == 1
     unseen = X.assign(a=["w"] + list(X["a"][1:]))  # a value outside the declared domain: that row is wrong
     assert 0 <= private_accuracy(tree, unseen, y, 0.25, budget) <= 1
+
+
+# ---------------------------------------------------------------- every family, every engine
+@pytest.mark.parametrize("fit", ['BayesianRuleList(train, "c", epsilon=1, max_rows=64)',
+                                 'SuLQID3(train, "c", rho=0.25)'])
+def test_every_classifier_family_is_evaluated_alike(fit: str) -> None:
+    """A rule list and a SuLQ tree (zCDP) go through the same row function and releases."""
+    s = Session(rho=5, seed=2, ledger_path=":memory:", output=io.StringIO())
+    s.bind_private("t", frame(300), SCHEMA)
+    s.run(f"parts = split(t, 0.6)\ntrain = parts[0]\ntest = parts[1]\nm = {fit}\n"
+          'x = private_accuracy(m, test, "c", rho=0.5)\n'
+          'y = auc(m, test, "c", "yes", bins=4, rho=0.5)\n'
+          'scored = test.derive("pred", lambda r: predict(m, r), categorical(["yes", "no"], default="no"))')
+    model = s.interpreter.globals.lookup("m")
+    test = s.interpreter.globals.lookup("test").frame
+    assert list(s.interpreter.globals.lookup("scored").frame["pred"]) == model.labels_for(test[["a", "b"]])
+    fit_rho = s.ledger[0].cost.rho
+    assert s.spent.rho == max(fit_rho, Fraction(1))  # the fit's part and the test part: in parallel
+
+
+def test_an_engine_table_gives_the_same_split_and_evaluation() -> None:
+    pytest.importorskip("duckdb")
+    program = ('parts = split(t, 0.7)\nm = FriedmanSchuster(parts[0], "c", epsilon=1)\n'
+               'scored = t.derive("pred", lambda r: predict(m, r), categorical(["yes", "no"], default="no"))\n'
+               'print(geometric(histogram(scored, "pred", "c"), 1), private_accuracy(m, parts[1], "c", epsilon=1))')
+    shown = []
+    for engine in ("pandas", "duckdb"):
+        out = io.StringIO()
+        s = Session(budget=5, seed=3, ledger_path=":memory:", output=out, engine=engine)
+        s.bind_private("t", frame(300), SCHEMA)
+        s.run(program)
+        shown.append(out.getvalue())
+    assert shown[0] == shown[1]
