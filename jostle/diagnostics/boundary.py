@@ -7,15 +7,17 @@ interpreter, it would reach Python with a traceback of twenty internal frames ab
 `JostleError` leaving them is raised again from the boundary, with its traceback cleared and its
 context dropped: Python prints the caller's line, one frame of the boundary and the error.
 
-For developers, the full traceback is kept as text in `error.internal_traceback` (source lines
-and file positions of Jostle's own code, no frame objects), and `JOSTLE_TRACEBACK=1` in the
-environment turns the shortening off (the error then propagates untouched, frames and all).
+For developers of Jostle, `JOSTLE_TRACEBACK=1` in the environment turns the shortening off: the
+error then propagates untouched, frames and all.
 
 Privacy. The shortened exception holds no frame of the interpreter: before, the traceback's
 frames reached the interpreter, its scopes, the private tables and the source of randomness
 through their local variables. The one frame left, the boundary's wrapper, has dropped its
-arguments (the session) before it raises. Errors other than `JostleError` (a bug in Jostle)
-propagate untouched, with their traceback, as bugs should.
+arguments (the session) before it raises. The internal frames are not kept even as text: which
+internal route a run took (an engine chosen by the table's size, say) is not the author's to
+see, and the error's message, location and hint are the same on neighbouring inputs by the
+rules every error follows. Errors other than `JostleError` (a bug in Jostle) propagate
+untouched, with their traceback, as bugs should.
 """
 
 from __future__ import annotations
@@ -23,7 +25,6 @@ from __future__ import annotations
 import functools
 import inspect
 import os
-import traceback
 from typing import Any, Callable, TypeVar
 
 from jostle.diagnostics.errors import JostleError
@@ -40,11 +41,8 @@ def full_tracebacks() -> bool:
 
 
 def shortened(error: JostleError) -> JostleError:
-    """`error` ready to be raised from the boundary: its traceback kept as text in
-    `internal_traceback` (the first, innermost, boundary to see it keeps it), then cleared, and
-    its context dropped."""
-    if error.__dict__.get("internal_traceback") is None:
-        error.internal_traceback = "".join(traceback.format_exception(error))
+    """`error` ready to be raised from the boundary: its traceback cleared and its context and
+    cause dropped."""
     error.__context__ = None
     error.__cause__ = None
     return error.with_traceback(None)
