@@ -499,25 +499,16 @@ class Session:
 
     def _score_estimator(self, estimator: Any, table: str, target: str, epsilon: float | None,
                          rho: float | None) -> float:
-        from jostle.learnerkit.evaluation import private_accuracy
+        from jostle.learnerkit.evaluation import private_accuracy_of_table
         from jostle.privacy.shared_budget import PrivacyBudget
 
-        if rho is not None or epsilon is None:
-            raise UsageError("score() of an estimator takes epsilon= (a pure release)")
         value = self.interpreter.globals.lookup(table)
-        if not isinstance(value, Table) or not value.private:
-            raise UsageError(f"score(): '{table}' is not a private table of this session")
-        if not value.unit.is_row or value.stability != 1:
-            raise UsageError(f"score(): '{table}' is not a row table of stability 1; score an estimator on one, "
-                             "or train a model in a program and score it by name")
-        names = getattr(estimator, "feature_names_in_", None)
-        names = list(names) if names is not None else list(estimator.domains_.names)
-        frame = value.frame
-        missing = [name for name in [*names, target] if name not in value.schema]
-        if missing:
-            raise UsageError(f"score(): table '{table}' has no column(s) {missing}")
-        return private_accuracy(estimator, frame[names], frame[target], epsilon, PrivacyBudget(account=self),
-                                noise=self.randomness)
+        if rho is not None or not isinstance(value, Table) or not value.private or not value.unit.is_row \
+                or value.stability != 1:
+            raise UsageError(f"score() of an estimator takes epsilon= and a private row table of stability 1; "
+                             f"'{table}' is {format_value(value)}")
+        return private_accuracy_of_table(estimator, value.frame, target, epsilon, PrivacyBudget(account=self),
+                                         self.randomness)
 
     def describe(self, name: str) -> str:
         """What is public about a global: its value if public, else its description."""

@@ -230,6 +230,18 @@ def private_accuracy(estimator: Any, X: Any, y: Any, epsilon: float, budget: Any
     return accuracy_from_counts(noisy[0], noisy[1])
 
 
+def private_accuracy_of_table(estimator: Any, frame: Any, target: str, epsilon: float, budget: Any,
+                              noise: Any = None) -> float:
+    """`private_accuracy` of a fitted estimator on the rows of a private table's frame: its features
+    are the columns the estimator was fitted on (by name), the labels the column `target`."""
+    names = getattr(estimator, "feature_names_in_", None)
+    names = list(names) if names is not None else list(estimator.domains_.names)
+    missing = [name for name in [*names, target] if name not in frame.columns]
+    if missing:
+        raise ValueError(f"the table has no column(s) {missing} the estimator reads")
+    return private_accuracy(estimator, frame[names], frame[target], epsilon, budget, noise)
+
+
 def _estimator_cells(estimator: Any, X: Any, y: Any) -> np.ndarray:
     """[correct, wrong] of an estimator's predictions; a row it cannot encode is wrong."""
     import pandas as pd
