@@ -36,7 +36,8 @@ release at epsilon, each row in exactly one of them).
 
 **The split.** A row's part is a function of the row alone: a keyed hash (pandas'
 `hash_pandas_object`, SipHash under a 128-bit key drawn from the session's randomness and never
-shown) of its content and of its rank among identical rows (so k copies of one row spread over the
+shown) of its content (categories as their positions in the public domains, numbers as doubles:
+one notion of equal rows for the hash and the rank) and of its rank among equal rows (so k copies of one row spread over the
 parts as k independent rows would). Adding or removing one row therefore adds or removes one row
 of exactly one part, whatever the key: parallel composition (McSherry 2009, Thm 4) holds even for
 an author who knew the key (a seeded session), and the parts are `ParallelGroup` parts of the
@@ -261,7 +262,8 @@ def _shares(value: Any, span: Span) -> list[float]:
     return shares
 
 
-def assign_parts(frame: Any, fractions: list[float], key_column: str | None, randomness: Any) -> np.ndarray:
+def assign_parts(frame: Any, schema: Any, fractions: list[float], key_column: str | None,
+                 randomness: Any) -> np.ndarray:
     """The part (an index into `fractions`) of each row of `frame`: a function of the row alone
     (of its key's value, given `key_column`) under a secret key drawn from `randomness` (the
     module docstring has the argument)."""
@@ -271,15 +273,45 @@ def assign_parts(frame: Any, fractions: list[float], key_column: str | None, ran
     key = "".join(f"{int(w):08x}" for w in words)[:16]
     if not len(frame):
         return np.zeros(0, dtype=np.int64)
-    hashed = frame[[key_column]] if key_column is not None else frame
-    content = pd.util.hash_pandas_object(hashed, index=False, hash_key=key).to_numpy()
-    # the rank of a row among identical rows (0 for an entity's key: all its rows go together)
+    coded = _canonical(frame, schema, [key_column] if key_column is not None else list(frame.columns))
+    content = pd.util.hash_pandas_object(coded, index=False, hash_key=key).to_numpy()
+    # the rank of a row among EQUAL rows (0 for an entity's key: all its rows go together)
     rank = np.zeros(len(content), dtype=np.uint64) if key_column is not None else \
-        pd.Series(content).groupby(content, sort=False).cumcount().to_numpy().astype(np.uint64)
+        coded.groupby(list(coded.columns), sort=False, dropna=False).cumcount().to_numpy().astype(np.uint64)
     mixed = pd.util.hash_pandas_object(pd.DataFrame({"row": content, "rank": rank}), index=False,
                                        hash_key=key).to_numpy()
     uniform = (mixed >> np.uint64(11)).astype(np.float64) / float(1 << 53)
     return np.minimum(np.searchsorted(np.cumsum(fractions), uniform, side="right"), len(fractions) - 1)
+
+
+def _canonical(frame: Any, schema: Any, names: list[str]) -> Any:
+    """The columns `names` as numbers that equal rows share and unequal rows do not, in ONE sense
+    for both the hash and the ranking (a text hash would make 1 and "1" collide while grouping
+    keeps them apart, and a row's rank would then depend on the order of other rows): a category
+    is its position in the public domain (a dictionary's equality, as histograms count), a
+    number its float64 value (-0.0 as 0.0)."""
+    import pandas as pd
+
+    columns = {}
+    for name in names:
+        spec = schema[name]
+        if isinstance(spec, Categorical):
+            position = {value: i for i, value in enumerate(spec.values)}
+            codes, uniques = pd.factorize(frame[name], use_na_sentinel=False)
+            lookup = np.fromiter((position.get(v, -1) if _hashable(v) else -1 for v in uniques), dtype=np.int64,
+                                 count=len(uniques))
+            columns[name] = lookup[codes] if len(codes) else np.zeros(0, dtype=np.int64)
+        else:
+            columns[name] = pd.to_numeric(frame[name], errors="coerce").to_numpy(dtype=float) + 0.0
+    return pd.DataFrame(columns)
+
+
+def _hashable(value: Any) -> bool:
+    try:
+        hash(value)
+    except TypeError:
+        return False
+    return True
 
 
 def split(interp: Any, span: Span, table: Any, shares: Any) -> tuple[Table, ...]:
@@ -290,7 +322,8 @@ def split(interp: Any, span: Span, table: Any, shares: Any) -> tuple[Table, ...]
     entity = table.private and table.unit.is_entity
     parallel = table.private and partition_is_parallel(table, [table.unit.key] if entity else [])
     frame = table.frame
-    part_of = assign_parts(frame, fractions, table.unit.key if entity else None, interp.randomness)
+    part_of = assign_parts(frame, table.schema, fractions, table.unit.key if entity else None,
+                           interp.randomness)
     group = None
     if parallel:
         from jostle.privacy.budget import ParallelGroup

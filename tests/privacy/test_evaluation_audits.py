@@ -58,7 +58,8 @@ def _found(monkeypatch: pytest.MonkeyPatch, unit: str, name: str, hole: Callable
 def test_a_split_by_row_position_is_found(monkeypatch: pytest.MonkeyPatch) -> None:
     """Coins drawn in row order: removing a row shifts every later row's coin, so a part's
     counts move by more than one row between neighbours (with the session's one seed)."""
-    def positional(frame: Any, fractions: list[float], key_column: str | None, randomness: Any) -> np.ndarray:
+    def positional(frame: Any, schema: Any, fractions: list[float], key_column: str | None,
+                   randomness: Any) -> np.ndarray:
         draws = randomness.integers_below(1 << 30, len(frame)) / float(1 << 30) if len(frame) else np.zeros(0)
         return np.minimum(np.searchsorted(np.cumsum(fractions), draws, side="right"), len(fractions) - 1)
 
