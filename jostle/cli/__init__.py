@@ -6,7 +6,8 @@
     jostle check FILE [--data NAME=PATH]...
     jostle repl [--budget E] ...        (also: bare `jostle`)
     jostle -c CODE [--budget E] ...
-    jostle ledger [--db PATH] [show [--dataset FP] | export [--format csv|json] [--output FILE]
+    jostle schema draft DATA [--output FILE|-] [--max-categories N] [--force]   (the curator's tool)
+    jostle ledger [--db PATH] [show [--dataset FP] [--summary] | export [--format csv|json] [--output FILE]
                                | reset --dataset NAME --yes [--reason TEXT] | verify
                                | lifetime --dataset NAME (E [--delta D] | --rho R) --reason TEXT [--yes]]
 
@@ -34,6 +35,7 @@ from pathlib import Path
 from typing import Sequence
 
 from jostle.cli.ledger import ledger_command
+from jostle.cli.schema_draft import add_schema_parser, schema_command
 from jostle.cli.session_options import (  # noqa: F401 (SESSION_OPTIONS and SEED_WARNING re-exported)
     _BEFORE, SEED_WARNING, SESSION_OPTIONS, _finish, _merge_options, _session, _session_options,
 )
@@ -88,6 +90,9 @@ def build_parser() -> argparse.ArgumentParser:
     actions = ledger.add_subparsers(dest="action", parser_class=_Parser)
     show = actions.add_parser("show", help="each dataset's balance and history (the default)", allow_abbrev=False)
     show.add_argument("--dataset", metavar="NAME", help="only this dataset (its name, or its fingerprint's start)")
+    show.add_argument("--summary", action="store_true",
+                      help="one line per dataset (releases, spent per measure, lifetime, left) and totals "
+                           "per mechanism, instead of every event")
     export = actions.add_parser("export", help="every event, as CSV or JSON", allow_abbrev=False)
     export.add_argument("--format", choices=("csv", "json"), default="csv")
     export.add_argument("--output", "-o", metavar="FILE", help="write to FILE instead of stdout")
@@ -111,6 +116,7 @@ def build_parser() -> argparse.ArgumentParser:
     lifetime.add_argument("--yes", action="store_true", help="confirm a raise")
     for action in (show, export, reset, verify, lifetime):
         _db_option(action)
+    add_schema_parser(commands, _Parser)
     train = commands.add_parser("train", help="train the standard ChoiceMakers on public data and ship them "
                                 "with the package (for Jostle's developers)", allow_abbrev=False)
     train.add_argument("--all", action="store_true", required=True,
@@ -251,6 +257,8 @@ def _main(argv: Sequence[str] | None = None) -> int:
             return check_command(args)
         if args.command == "ledger":
             return ledger_command(args)
+        if args.command == "schema":
+            return schema_command(args)
         if args.command == "train":
             from jostle.build import build_all
 

@@ -17,10 +17,10 @@ def _open_ledger(args: argparse.Namespace, create: bool):
     return LedgerStore(resolve_ledger_path(getattr(args, "db", None)), create=create)
 
 
-def _show(store, dataset: str | None) -> str:
-    from jostle.privacy.ledger_text import render_store
+def _show(store, dataset: str | None, summary: bool = False) -> str:
+    from jostle.privacy.ledger_text import render_store, render_summary
 
-    return render_store(store, dataset)
+    return render_summary(store, dataset) if summary else render_store(store, dataset)
 
 
 def _lifetime_json(lifetime) -> list[str] | dict[str, str] | None:
@@ -81,7 +81,7 @@ def ledger_command(args: argparse.Namespace) -> int:
         store = LedgerStore(MEMORY)
     with store:
         if action == "show":
-            print(_show(store, getattr(args, "dataset", None)))
+            print(_show(store, getattr(args, "dataset", None), getattr(args, "summary", False)))
         elif action == "export":
             text = _export(store, args.format)
             if args.output:

@@ -79,6 +79,9 @@ def _merge_options(args: argparse.Namespace) -> None:
         if hasattr(args, _BEFORE + name):
             delattr(args, _BEFORE + name)
     flags = ", ".join("--" + name.replace("_", "-") for name in before)
+    if args.command == "schema" and before:
+        raise UsageError(f"`jostle schema draft` does not take {flags}",
+                         hint="it reads the data file you name and writes a draft schema; it runs no program")
     if args.command == "train" and before:
         raise UsageError("`jostle train` takes only --all and --jobs N",
                          hint="it trains on public corpora and touches no private data")

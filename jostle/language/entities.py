@@ -392,7 +392,9 @@ def count_keys(table: Any, span: Span) -> Private:
         n = table.relation.engine.count_distinct(table.relation, key)
     else:
         n = int(table.frame[key].nunique(dropna=False))
-    return Private(n, 1.0, 1.0, span, f"count_keys({table.name})", table.node, integer=True, direction=1)
+    from jostle.language.release_names import table_text
+
+    return Private(n, 1.0, 1.0, span, f"count_keys({table_text(table)})", table.node, integer=True, direction=1)
 
 
 __all__ = ["table_unit", "initial_stability", "check_entity_key", "conform_schema", "keep_keys_in_domain",

@@ -24,6 +24,7 @@ from jostle.language import operators as ops
 from jostle.privacy.accounting import Accounting, zcdp_total
 from jostle.privacy.budget import Accountant, AnyBudget, Budget, RhoZCDPBudget
 from jostle.diagnostics.errors import BudgetExceeded, JostleError, JostleRuntimeError, JostleWarning, PrivacyError
+from jostle.language.release_names import assigned
 from jostle.language.mechanisms import release_default
 from jostle.privacy.noise import Randomness
 from jostle.language.sensitivity import (
@@ -186,7 +187,8 @@ class Interpreter:
         return self.eval(stmt.expr, env)
 
     def _exec_Assign(self, stmt: A.Assign, env: Environment) -> None:
-        env.define(stmt.name, self.eval(stmt.value, env))
+        # A table remembers the variable it was assigned to, for the ledger's `what` (program text).
+        env.define(stmt.name, assigned(self.eval(stmt.value, env), stmt.name))
 
     def _exec_AugAssign(self, stmt: A.AugAssign, env: Environment) -> None:
         try:

@@ -33,6 +33,7 @@ import numpy as np
 from jostle.diagnostics.errors import JostleRuntimeError, PrivacyError
 from jostle.data.schema import Categorical, ColumnSpec, Numeric, Schema
 from jostle.language.entities import guard_key_column, need_bounded, partition_is_parallel
+from jostle.language.release_names import function_text, part_text, quoted, table_text, with_step
 from jostle.language.sensitivity import _normal, exact_sum, refuse, up
 from jostle.diagnostics.source import Span
 from jostle.language.values import (
@@ -311,6 +312,30 @@ def bin_column(table: Any, column: Any, edges: Any, span: Span, name: Any = None
     return table.derived(frame, table.schema.with_column(target, Categorical(labels)))
 
 
+# Each row-by-row step writes itself into the result's description (jostle.language.release_names:
+# program text and column names only), from the table it was applied to.
+def _where_step(predicate: Any, *_: Any) -> str:
+    return f"where({function_text(predicate)})"
+
+
+def _derive_step(name: Any, function: Any, *_: Any) -> str:
+    return f"derive({quoted(name)}, {function_text(function)})"
+
+
+def _described(operation: Callable, step: Callable[..., str]) -> Callable:
+    def run(table: Any, *args: Any, **kwargs: Any) -> Any:
+        return with_step(operation(table, *args, **kwargs), table, step(*args, **kwargs))
+
+    run.__name__, run.__doc__, run.__wrapped__ = operation.__name__, operation.__doc__, operation  # type: ignore[attr-defined]
+    return run
+
+
+where = _described(where, _where_step)
+select = _described(select, lambda columns, *_: f"select({quoted(columns)})")
+derive = _described(derive, _derive_step)
+bin_column = _described(bin_column, lambda column, *_, **__: f"bin({quoted(column)})")
+
+
 def partition(table: Any, columns: Any, span: Span) -> tuple[Table, ...]:
     """Split a table into disjoint parts, one per value of the columns' public domains.
 
@@ -344,7 +369,7 @@ def partition(table: Any, columns: Any, span: Span) -> tuple[Table, ...]:
             label = ", ".join(f"{n}={format_value(k)}" for n, k in zip(names, key))
             parts.append(Table(table.relation.then(("part", codes)), table.schema, table.private,
                                f"{table.name}[{label}]", node, span, public_key, table.stability,
-                               unit=table.unit))
+                               unit=table.unit, written=part_text(table, label)))
         return tuple(parts)
     if len(names) == 1:
         groups = table.frame.groupby(names[0], sort=False).indices
@@ -359,7 +384,7 @@ def partition(table: Any, columns: Any, span: Span) -> tuple[Table, ...]:
         node = group_node.part(format_value(public_key)) if group_node is not None else table.node
         label = ", ".join(f"{n}={format_value(k)}" for n, k in zip(names, key))
         parts.append(Table(frame, table.schema, table.private, f"{table.name}[{label}]", node, span,
-                           public_key, table.stability, unit=table.unit))
+                           public_key, table.stability, unit=table.unit, written=part_text(table, label)))
     return tuple(parts)
 
 
@@ -373,7 +398,7 @@ def count(table: Any, span: Span) -> Private | int:
         # still all the bound rows (no where, no part), so their number is public.
         return n
     return Private(n, float(stability), float(stability), span,
-                   f"count({table.name})", table.node, integer=True, direction=1)
+                   f"count({table_text(table)})", table.node, integer=True, direction=1)
 
 
 def total(table: Any, column: Any, span: Span) -> Private | float:
@@ -393,7 +418,7 @@ def total(table: Any, column: Any, span: Span) -> Private | float:
     # et al. 2022); the bound, rounded up, is then the exact sum's sensitivity.
     sensitivity = up(stability * Fraction(spec.magnitude))
     direction = 1 if spec.lo >= 0 else -1 if spec.hi <= 0 else 0
-    return Private(exact, sensitivity, sensitivity, span, f"sum({table.name}, '{column}')",
+    return Private(exact, sensitivity, sensitivity, span, f"sum({table_text(table)}, '{column}')",
                    table.node, integer=spec.integer, direction=direction)
 
 
@@ -414,7 +439,7 @@ def mean(table: Any, column: Any, span: Span) -> PrivateMean | float | None:
     # sum of (x - midpoint), exactly (see total); jostle.language.mechanisms bounds each term by
     # max(hi - midpoint, midpoint - lo) in exact rationals.
     return PrivateMean(exact - n * Fraction(midpoint), n, spec.lo, spec.hi,
-                       span, f"mean({table.name}, '{column}')", table.node, stability)
+                       span, f"mean({table_text(table)}, '{column}')", table.node, stability)
 
 
 def _bounded_exact_sum(values: np.ndarray, spec: Numeric) -> Any:
@@ -488,7 +513,7 @@ def histogram(table: Any, columns: Any, span: Span) -> Private | np.ndarray:
     if not table.private:
         return counts
     return Private(counts, float(stability), float(stability), span,
-                   f"histogram({table.name}, {names})", table.node, integer=True, labels=_cell_labels(specs),
+                   f"histogram({table_text(table)}, {names})", table.node, integer=True, labels=_cell_labels(specs),
                    direction=1, shape=tuple(sizes) if len(sizes) == 2 else None, axes=tuple(names))
 
 

@@ -251,6 +251,11 @@ class Table:
             exact count of jostle.language.tables).
         unit: The privacy unit the curator bound the table under (jostle.privacy.units); the
             table's `node` lies under the accountant's root for it.
+        written: The table as the program wrote it, for the ledger's `what` column: the variable
+            its root was assigned to (else `name`) and the where/derive/select/bin steps of its
+            plan, each shortened (jostle.language.release_names). "" for a table as bound or
+            loaded. Program text and public names only, never a value of the rows.
+        alias: The variable the program last assigned this table to ("" if none).
     """
 
     data: Any = field(repr=False)
@@ -263,6 +268,8 @@ class Table:
     stability: int | None = 1
     public_rows: bool = False
     unit: PrivacyUnit = ROW
+    written: str = ""
+    alias: str = ""
 
     @property
     def relation(self) -> Any:
@@ -288,7 +295,8 @@ class Table:
             same_rows: False when rows were dropped (where): a public row count is then lost.
         """
         return Table(frame, schema or self.schema, self.private, self.name, self.node,
-                     self.origin, self.key, self.stability, self.public_rows and same_rows, self.unit)
+                     self.origin, self.key, self.stability, self.public_rows and same_rows, self.unit,
+                     self.written, self.alias)
 
     def __repr__(self) -> str:  # never the rows
         return self.describe()

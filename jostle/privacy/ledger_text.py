@@ -175,6 +175,53 @@ def render_store(store: Any, dataset: str | None = None) -> str:
     return "\n".join(lines)
 
 
+def render_summary(store: Any, dataset: str | None = None) -> str:
+    """`jostle ledger show --summary`: per dataset, its releases, what they spent in each measure
+    ((epsilon, delta) and rho), its lifetime budget and what is left; then per dataset and
+    mechanism, how many releases and what they charged. Read from the ledger alone (public
+    facts: the ledger is the curator's record of what was released)."""
+    from jostle.privacy.ledger_store import summarise
+
+    wanted = [store.resolve(dataset).fingerprint] if dataset else None
+    problems = store.verify()
+    state = "hash chain intact" if not problems else f"{len(problems)} PROBLEMS (run `jostle ledger verify`)"
+    entries = summarise(store, wanted)
+    count = len(entries)
+    lines = [f"ledger {store.path}: {count} dataset{'s' * (count != 1)}, {state}"]
+    if not entries:
+        lines.append("(no datasets: nothing has been spent with this ledger)")
+        return "\n".join(lines)
+    rows, by_mechanism = [], []
+    for entry in entries:
+        info = entry["dataset"]
+        status = DatasetStatus(info, entry["balance"], entry["lifetime"])
+        balance = entry["balance"]
+        rows.append((info.shown, str(info.privacy_unit), str(entry["charges"]), str(entry["resets"]),
+                     fmt(balance.dp.epsilon), fmt(balance.dp.delta) if balance.dp.delta else "0",
+                     fmt(balance.rho) if balance.rho else "0",
+                     str(status.lifetime) if status.lifetime is not None else "none",
+                     remaining_text(status.lifetime, status.spent, status.left) if status.lifetime is not None
+                     else "(no lifetime)"))
+        totals: dict[str, list] = {}
+        for event in entry["events"]:
+            if event["kind"] != "charge":
+                continue
+            total = totals.setdefault(event["mechanism"] or "?", [0, Fraction(0), Fraction(0), Fraction(0)])
+            total[0] += 1
+            for k, name in enumerate(("epsilon", "delta", "rho"), start=1):
+                total[k] += Fraction(event.get(name) or 0)
+        for mechanism, (n, epsilon, delta, rho) in sorted(totals.items()):
+            by_mechanism.append((info.shown, mechanism, str(n), fmt(epsilon), fmt(delta) if delta else "0",
+                                 fmt(rho) if rho else "0"))
+    lines += _table(("dataset", "unit", "releases", "resets", "spent epsilon", "spent delta", "spent rho",
+                     "lifetime", "left"), rows)
+    lines += ["", "by mechanism (every release, also those before a reset; charged to the dataset's balance):"]
+    lines += _table(("dataset", "mechanism", "releases", "epsilon", "delta", "rho"), by_mechanism)
+    lines.append("(spent: since the dataset's last reset; rho is spent in zCDP, counted against an (epsilon, "
+                 "delta) lifetime at its delta; `jostle ledger show` lists every event)")
+    return "\n".join(lines)
+
+
 def written_off(event: dict[str, Any]) -> str:
     """What a reset event wrote off: `epsilon E[, delta D][ and rho R]`."""
     epsilon, delta, rho = (Fraction(event[name] or 0) for name in ("epsilon", "delta", "rho"))
