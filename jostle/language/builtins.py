@@ -57,7 +57,7 @@ TABLE_METHODS = {
     "partition": "partition", "groupby": "groupby", "count": "count", "sum": "sum",
     "mean": "mean", "histogram": "histogram", "randomized_response": "randomized_response",
     "join": "join",
-    "bound_per_key": "bound_per_key", "count_keys": "count_keys",
+    "bound_per_key": "bound_per_key", "count_keys": "count_keys", "split": "split",
 }
 
 
