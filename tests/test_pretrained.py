@@ -84,7 +84,8 @@ def test_first_learn_answers_from_the_shipped_model_without_training(module, tmp
 
 
 def test_a_program_s_own_choicemaker_is_trained_with_an_announcement(tmp_path):
-    """Not shipped: trained once, after a message saying what, how long and where it is cached."""
+    """Not shipped: trained once, after a message saying what and where it is cached, and a second
+    with the time left measured on the first piece."""
     from jostle.learners.histograms.corpus import Corpus, default_corpus
     from jostle.learners.histograms.family import FAMILY
     from jostle.learners.histograms.metafeatures import BUILTIN_METAFEATURES
@@ -99,7 +100,9 @@ def test_a_program_s_own_choicemaker_is_trained_with_an_announcement(tmp_path):
     trained = pretrained.load_or_train(FAMILY, options, features, corpus, grid, 0.1, n_jobs=1, progress=False,
                                        cache_dir=tmp_path, out=said.append)
     assert trained.origin == "trained" and set(trained.options) == {"Identity", "Uniform"}
-    assert len(said) == 1 and "3 pieces" in said[0] and str(tmp_path) in said[0] and "minute" in said[0] and "core" in said[0]
+    assert len(said) == 2 and "3 pieces" in said[0] and str(tmp_path) in said[0] and "core" in said[0]
+    # the estimate is measured on the first piece, then stated for the 2 pieces left
+    assert "first piece took" in said[1] and "2 left" in said[1] and "minute" in said[1]
     said.clear()
     again = pretrained.load_or_train(FAMILY, options, features, corpus, grid, 0.1, n_jobs=1, progress=False,
                                      cache_dir=tmp_path, out=said.append)

@@ -308,6 +308,7 @@ def train(family: Family, options: Any = None, metafeatures: Any = None, corpus:
           progress: bool = True, model_kinds: tuple[str, ...] = MODEL_KINDS,
           selection_folds: int | None = None,
           before_training: Callable[[int], None] | None = None, selection: bool = True,
+          after_first: Callable[[float, float, list[float]], None] | None = None,
           stop_probability: Any = None,
           run_share: Any = private_selection.DEFAULT_RUN_SHARE) -> TrainedChoiceMaker:
     """Train a ChoiceMaker of `family` (reusing cached experience and models when nothing changed).
@@ -328,6 +329,8 @@ def train(family: Family, options: Any = None, metafeatures: Any = None, corpus:
             them (not called when everything is cached).
         selection: Compare private selection with measure-then-choose (families with the
             `private_score` hook only; the others never select privately).
+        after_first: Called after the first piece ran, with its seconds, its cost and the other
+            pieces' costs (`experience.experience_table`), to state a measured estimate.
         stop_probability: The selection's gamma (default 1 / (2 K) for K Options).
         run_share: The share of each selection candidate's epsilon its Option runs with.
     """
@@ -338,7 +341,7 @@ def train(family: Family, options: Any = None, metafeatures: Any = None, corpus:
     grid = grid or family.default_grid()
     computed_before = RUN_STATS["pieces_computed"]
     experience = experience_table(family, option_list, features, corpus, grid, mf_share, cache_dir, n_jobs,
-                                  progress, before_training)
+                                  progress, before_training, after_first)
     experience_from_cache = RUN_STATS["pieces_computed"] == computed_before
     folder = (Path(cache_dir) if cache_dir is not None else default_cache_dir()) / "models" / family.name
     key = "|".join([MODEL_VERSION, family.fingerprint, experience_digest(experience),

@@ -104,8 +104,14 @@ def _picklable(objects: list[Any]) -> bool:
 def experience_table(family: Family, options: list[Any], metafeatures: list[Any], corpus: Any,
                      grid: Any, mf_share: float = 0.1, cache_dir: str | Path | None = None,
                      n_jobs: int = -1, progress: bool = True,
-                     before_training: Callable[[int], None] | None = None) -> pd.DataFrame:
+                     before_training: Callable[[int], None] | None = None,
+                     after_first: Callable[[float, float, list[float]], None] | None = None) -> pd.DataFrame:
     """Build (or load from the cache) the experience table of `options` on `corpus`.
+
+    `before_training(pieces)` is called before any piece runs; `after_first(seconds, cost,
+    remaining_costs)`, when given and more than one piece is to run, after the first (largest)
+    piece ran in this process, with its time and the family's `piece_cost` of it and of the
+    others, so that a caller can state a measured estimate of the rest.
 
     Returns:
         One row per (instance, mode, Option) with the instance's columns, mode,
@@ -141,21 +147,25 @@ def experience_table(family: Family, options: list[Any], metafeatures: list[Any]
         from tqdm.auto import tqdm
 
         todo.sort(key=lambda item: -family.piece_cost(item[1], item[2]))  # big pieces first
-        jobs = (delayed(run_piece)(family, task, piece, piece_options, metafeatures, grid, mf_share)
-                for _, task, piece, piece_options in todo)
         bar = tqdm(total=len(todo), desc=f"{family.name} ChoiceMaker training", unit="piece",
                    disable=not progress)
+        if after_first is not None and len(todo) > 1:  # time one piece here, then estimate the rest
+            (path, task, piece, piece_options), todo = todo[0], todo[1:]
+            start = time.perf_counter()
+            frame = run_piece(family, task, piece, piece_options, metafeatures, grid, mf_share)
+            _store(path, frame, pieces)
+            bar.update(1)
+            after_first(time.perf_counter() - start, float(family.piece_cost(task, piece)),
+                        [float(family.piece_cost(item[1], item[2])) for item in todo])
+        jobs = (delayed(run_piece)(family, task, piece, piece_options, metafeatures, grid, mf_share)
+                for _, task, piece, piece_options in todo)
         # The active joblib backend runs the pieces (`with joblib.parallel_config(backend="spark")`
         # with joblib-spark puts them on a cluster); one that cannot yield them as they finish
         # (joblib-spark's, multiprocessing) gives them all at the end.
         one_by_one = get_active_backend()[0].supports_return_generator
         results = Parallel(n_jobs=n_jobs, return_as="generator" if one_by_one else "list")(jobs)
         for (path, *_), frame in zip(todo, results):
-            temporary = path.with_suffix(f".tmp{os.getpid()}")
-            frame.to_pickle(temporary)
-            temporary.replace(path)  # atomic: a crash never leaves half a piece
-            pieces.append(frame)
-            RUN_STATS["pieces_computed"] += 1
+            _store(path, frame, pieces)
             bar.update(1)
         bar.close()
     if not pieces:
@@ -164,6 +174,15 @@ def experience_table(family: Family, options: list[Any], metafeatures: list[Any]
     keys = [c for c in (*family.config_columns, family.segment_column, "rep", "mode", "option")
             if c is not None and c in table.columns]
     return table.sort_values(keys, kind="stable").reset_index(drop=True)
+
+
+def _store(path: Path, frame: pd.DataFrame, pieces: list[pd.DataFrame]) -> None:
+    """Cache one computed piece (atomically: a crash never leaves half a piece) and keep it."""
+    temporary = path.with_suffix(f".tmp{os.getpid()}")
+    frame.to_pickle(temporary)
+    temporary.replace(path)
+    pieces.append(frame)
+    RUN_STATS["pieces_computed"] += 1
 
 
 def with_measure(piece: pd.DataFrame) -> pd.DataFrame:

@@ -110,15 +110,34 @@ def save_shipped(trained: engine.TrainedChoiceMaker, key: str, corpus_name: str,
     return path
 
 
+def _cores(n_jobs: int | None) -> int:
+    return (os.cpu_count() or 1) if n_jobs in (-1, None) else max(int(n_jobs), 1)
+
+
+def _duration(seconds: float) -> str:
+    minutes = seconds / 60.0
+    return "under a minute" if minutes < 1 else "about a minute" if minutes < 1.5 else f"about {minutes:.0f} minutes"
+
+
 def announce(family: Family, pieces: int, n_jobs: int, cache: Path, out: Callable[[str], None]) -> None:
-    """Tell the user, before training starts, what is trained, how long it may take, where it goes."""
-    cores = (os.cpu_count() or 1) if n_jobs in (-1, None) else max(int(n_jobs), 1)
-    minutes = pieces * family.seconds_per_piece / max(cores, 1) / 60.0
-    duration = "under a minute" if minutes < 1 else "about a minute" if minutes < 1.5 else \
-        f"about {minutes:.0f} minutes"
-    out(f"jostle: training a {family.name} ChoiceMaker on its public corpus ({pieces} pieces to run, {duration} "
-        f"on {cores} core{'s' if cores > 1 else ''}); no shipped model matches this ChoiceMaker. "
-        f"The experience is cached in {cache}, so this happens once.")
+    """Tell the user, before training starts, what is trained, where it goes, and that the time
+    will be measured on the first piece (a family's rough time per piece depends on the number of
+    Options and the corpus, so it is not quoted as an estimate)."""
+    cores = _cores(n_jobs)
+    out(f"jostle: training a {family.name} ChoiceMaker on its public corpus ({pieces} pieces to run on {cores} "
+        f"core{'s' if cores > 1 else ''}); no shipped model matches this ChoiceMaker. The experience is cached "
+        f"in {cache}, so this happens once. The time left is measured on the first piece.")
+
+
+def measured_estimate(first_seconds: float, first_cost: float, remaining_costs: list[float], cores: int,
+                      out: Callable[[str], None]) -> float:
+    """Estimate the time left from the first piece's time, scaled by the family's relative
+    `piece_cost` of the other pieces and spread over `cores`; say it; return it in seconds."""
+    per_cost = first_seconds / max(first_cost, 1e-9)
+    seconds = per_cost * sum(remaining_costs) / max(cores, 1)
+    out(f"jostle: the first piece took {first_seconds:.1f} s (measured); the {len(remaining_costs)} left should "
+        f"take {_duration(seconds)} on {cores} core{'s' if cores > 1 else ''}.")
+    return seconds
 
 
 def load_or_train(family: Family, options: list[Any], metafeatures: list[Any], corpus: Any, grid: Any = None,
@@ -137,5 +156,8 @@ def load_or_train(family: Family, options: list[Any], metafeatures: list[Any], c
         cache = Path(cache_dir) if cache_dir is not None else experience.default_cache_dir()
         announce(family, pieces, n_jobs, cache, say)
 
+    def after_first(seconds: float, cost: float, remaining: list[float]) -> None:
+        measured_estimate(seconds, cost, remaining, min(_cores(n_jobs), max(len(remaining), 1)), say)
+
     return engine.train(family, options, metafeatures, corpus, grid, mf_share, cache_dir, n_jobs, progress,
-                        before_training=before)
+                        before_training=before, after_first=after_first)
