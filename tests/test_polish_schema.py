@@ -109,3 +109,14 @@ def test_the_tool_is_not_reachable_from_a_program() -> None:
     for source in [*root.joinpath("language").rglob("*.py"), root / "session.py", root / "__init__.py",
                    *root.joinpath("data").rglob("*.py")]:
         assert "schema_draft" not in source.read_text(encoding="utf-8"), source
+
+
+def test_text_cells_read_as_jostle_reads_them(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    data = tmp_path / "m.csv"
+    data.write_text("a,b,c\n1, ?,x\n2,NA, y \n, ?,null\n3.5, blue,x\n", encoding="utf-8")
+    assert main(["schema", "draft", str(data), "--output", "-"]) == 0
+    document = json.loads(capsys.readouterr().out)
+    assert document["columns"]["a"] == {"type": "numeric", "bounds": [0, 4]}
+    assert document["columns"]["b"] == {"type": "categorical", "values": ["?", "blue"]}
+    assert document["columns"]["c"] == {"type": "categorical", "values": ["x", "y"]}
+    assert {line.split("'")[1] for line in document["comment"] if "missing cells" in line} == {"a", "b", "c"}

@@ -7,8 +7,9 @@ rows' extremes (a bound set by one person's value reveals it). So the draft is m
 in the file's "comment" (jostle.data.schema_files reads it and ignores it) and in what the
 command prints, and it is written beside the data as `DATA.schema.draft.json`, which nothing
 reads until the curator renames it `DATA.schema.json` (or passes it on purpose). The bounds are
-the data's smallest and largest values rounded outward to a round number, never the extremes
-themselves; the curator should replace them with the domain's public bounds.
+the data's smallest and largest values rounded outward to a power of ten (from 0 when the range
+starts near it), so a bound is a data extreme only when that extreme is itself round (an age of
+90 gives 90); the curator should replace them with the domain's public bounds.
 
 This is the curator's tool only: it lives in the command line (the interfaces layer), which the
 language cannot import (the layers of docs/architecture.md); no built-in, Session method or
@@ -62,23 +63,31 @@ def read_curator_file(path: Path) -> Any:
     return read_csv(path)
 
 
-def _missing(series: Any) -> Any:
-    """Which cells are missing as Jostle reads them: None/NaN, or a blank, na, nan or null text."""
+def _present_values(series: Any) -> tuple[Any, bool]:
+    """The distinct present values of a column, as Jostle reads them, and whether any cell is missing.
+
+    Computed on the column's distinct cells (pandas' hash-based `unique`), not on every row, so a column of millions of rows with few distinct values costs one pass: a cell
+    is missing when it is None/NaN or a text that is blank, na, nan or null; a text is read with
+    its surrounding spaces stripped (as a category matches it and a number parses it).
+    """
     import pandas as pd
 
-    text = series.map(lambda cell: cell.strip().lower() if isinstance(cell, str) else None)
-    return pd.isna(series) | text.isin(MISSING_TEXTS)
+    uniques = pd.Series(pd.unique(series), dtype=object)
+    stripped = uniques.map(lambda cell: cell.strip() if isinstance(cell, str) else None)
+    is_text = stripped.notna()
+    missing = uniques.isna() | stripped.map(lambda text: text is not None and text.lower() in MISSING_TEXTS)
+    values = stripped.where(is_text, uniques)[~missing.astype(bool)]
+    return pd.Series(pd.unique(values), dtype=object), bool(missing.any())
 
 
 def round_outward(lo: float, hi: float) -> tuple[float, float]:
-    """[lo, hi] widened to round numbers: a grid of 10^k (or half of it when the range is under
-    three steps), so the draft never holds the data's own extremes unless they are round."""
+    """[lo, hi] widened to round numbers: a grid of 10^k, the largest power of ten within the
+    range (from 0 for a non-negative range that starts near it), so the draft holds the data's
+    own extremes only when they are round: 17..90 -> [0, 90], 12285..1484705 -> [0, 2000000]."""
     span = hi - lo
     if span <= 0:
         span = max(abs(lo), 1.0)
     step = 10.0 ** math.floor(math.log10(span))
-    if span / step < 3:
-        step /= 2
     low, high = math.floor(lo / step) * step, math.ceil(hi / step) * step
     if 0 <= lo <= span:  # a non-negative quantity near zero (ages, counts, amounts): from 0
         low = 0.0
@@ -94,23 +103,26 @@ def _tidy(number: float) -> float | int:
 
 def draft_column(name: str, series: Any, max_categories: int = MAX_CATEGORIES) -> ColumnDraft:
     """Draft one column: numeric when every present cell is a number, else categorical."""
+    import numpy as np
     import pandas as pd
 
-    missing = _missing(series)
-    present = series[~missing]
+    if series.dtype.kind in "iuf":  # typed numbers (Parquet): nothing to read as text
+        has_missing = bool(series.isna().any())
+        present = pd.Series(pd.unique(series.dropna()), dtype=object)
+    else:
+        present, has_missing = _present_values(series)
     draft = ColumnDraft(name, None)
-    if missing.any():
+    if has_missing:
         draft.notes.append(f"'{name}' has missing cells: binding refuses them unless you declare a \"default\" "
                            "(or clean the data)")
     if present.empty:
         draft.notes.append(f"'{name}' has no values at all: declare it yourself, or leave it out")
         return draft
-    as_text = present.map(lambda cell: cell.strip() if isinstance(cell, str) else cell)
-    is_bool = as_text.map(lambda cell: isinstance(cell, bool)).all()
-    numbers = pd.to_numeric(as_text, errors="coerce") if not is_bool else None
+    has_bool = series.dtype.kind == "b" or any(isinstance(v, (bool, np.bool_)) for v in present.tolist())
+    numbers = None if has_bool else pd.to_numeric(present, errors="coerce")
     if numbers is not None and not numbers.isna().any():
         values = numbers.to_numpy(dtype=float)
-        finite = values[pd.notna(values) & (abs(values) != float("inf"))]
+        finite = values[np.isfinite(values)]
         if len(finite) < len(values):
             draft.notes.append(f"'{name}' holds infinite values: they are clamped to the bounds")
         if len(finite) == 0:
@@ -118,12 +130,12 @@ def draft_column(name: str, series: Any, max_categories: int = MAX_CATEGORIES) -
             return draft
         lo, hi = round_outward(float(finite.min()), float(finite.max()))
         draft.spec = {"type": "numeric", "bounds": [lo, hi]}
-        if all(float(v).is_integer() for v in finite):
+        if bool(np.all(finite == np.floor(finite))):
             draft.spec["integer"] = True
         draft.notes.append(f"'{name}': bounds [{lo}, {hi}] were read from the data (rounded outward): "
                            "replace them with the domain's public bounds")
         return draft
-    categories = sorted({cell for cell in as_text.tolist()}, key=lambda v: (type(v).__name__, str(v)))
+    categories = sorted(set(present.tolist()), key=lambda v: (type(v).__name__, str(v)))
     if len(categories) > max_categories:
         draft.notes.append(f"'{name}' has more than {max_categories} distinct values (an identifier or free "
                            "text?): left out of the draft; bin it, list its categories yourself, or drop it")
