@@ -215,7 +215,7 @@ def add_schema_parser(commands: Any, parser_class: type) -> None:
     """`jostle schema draft ...` in the command's parser."""
     schema = commands.add_parser("schema", help="the curator's schema tools (never callable from a program)",
                                  allow_abbrev=False)
-    actions = schema.add_subparsers(dest="schema_action", parser_class=parser_class, required=True)
+    actions = schema.add_subparsers(dest="schema_action", metavar="draft", parser_class=parser_class, required=True)
     draft = actions.add_parser("draft", help="draft a schema file from a data file you own, for you to review",
                                allow_abbrev=False)
     draft.add_argument("file", metavar="DATA", help="the data file (CSV, or Parquet)")
