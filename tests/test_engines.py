@@ -152,6 +152,7 @@ def test_the_staged_fingerprint_query_gives_each_cell_the_canonical_text_of_cell
     expression per cell, is the module's definition: both give each row the same text, so the
     same digest, on text, numeric and boolean cells of every kind."""
     from jostle.data.engine.fingerprint import _md5_halves, cell_text, finish
+    from jostle.data.engine.fingerprint import engine_digest_v2 as engine_digest
     from jostle.data.engine.expressions import quote
 
     texts = ["", " ", "na", "NaN", "null", "None", "true", "FALSE", "3", "3.00", " 3 ", "-0", "0", "1e308", "1e400",

@@ -27,7 +27,7 @@ from tests.conftest import local_spark  # noqa: E402
 from jostle.data.engine.duckdb_engine import DuckDBEngine  # noqa: E402
 from jostle.data.engine.expressions import quote  # noqa: E402
 from jostle.data.engine.fingerprint import (  # noqa: E402
-    _md5_halves, cell_text, engine_digest, finish, float32_rough, float32_value, frame_digest)
+    _md5_halves, cell_text, engine_digest, engine_digest_v2, finish, float32_rough, float32_value, frame_digest)
 from jostle.data.engine.spark_engine import spark_unavailable  # noqa: E402
 from jostle.data.schema import read_csv_file  # noqa: E402
 from jostle.language.binding import csv_header, read_parquet_frame  # noqa: E402
@@ -106,7 +106,9 @@ def digests_by_route(frame: pd.DataFrame, folder: Path, parquet: bool) -> dict[s
     files = []
     if parquet:
         files.append(("duckdb's parquet", write_parquet(frame, folder / "export.parquet")))
-        if PYARROW:
+        # pyarrow writes a duration as a whole number of its unit (no Parquet logical type for it),
+        # which every reader reads back as that number: another value, so another digest
+        if PYARROW and not pd.api.types.is_timedelta64_dtype(frame["cell"]):
             frame.to_parquet(folder / "pandas.parquet", index=False)
             files.append(("pandas' parquet", folder / "pandas.parquet"))
     for name, path in files:
@@ -193,7 +195,7 @@ def test_the_staged_query_gives_cell_texts_definition_for_the_new_kinds() -> Non
     upper, lower = _md5_halves("r", "duckdb")
     query = f"SELECT count(*), sum({upper}), sum({lower}) FROM (SELECT {cells} AS r FROM {raw})"
     rows, high, low = engine.query(query)[0]
-    assert engine_digest(engine, raw, UNIT) == finish(columns, int(rows), int(high), int(low), UNIT)
+    assert engine_digest_v2(engine, raw, UNIT) == finish(columns, int(rows), int(high), int(low), UNIT)
 
 
 # ---------------------------------------------------------------- Spark

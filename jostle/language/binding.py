@@ -154,17 +154,33 @@ def frame_source(interp: Any, frame: Any, engine_name: str) -> EngineSource:
 
 
 def dataset_digest(interp: Any, raw: Any, name: str, columns: list[str]) -> bytes:
-    """The content digest the durable ledger keys on; a public stand-in with an in-memory ledger."""
+    """The content digest the durable ledger keys on; a public stand-in with an in-memory ledger.
+
+    Shown as progress on stderr when it runs past two seconds (jostle.data.progress: one step
+    per column and one for the rows, public steps)."""
     store = interp.accountant.store
     if store is None or not store.persistent:
         return hashlib.sha256(("jostle-in-memory/1\n" + name + "\n" + "\x1f".join(columns)).encode()).digest()
+    from jostle.data.engine.content_digest import digest_steps
     from jostle.data.engine.fingerprint import engine_digest, frame_digest
+    from jostle.data.progress import Steps
+
+    with Steps(f"fingerprint of '{name}'", total=digest_steps(columns), unit="column") as steps:
+        if isinstance(raw, EngineSource) and raw.frame is None:
+            return engine_digest(raw.engine, raw.view, PRIVACY_UNIT, progress=steps)
+        # A DataFrame is digested by frame_digest on every route, which canonicalises its typed
+        # columns (dates, mixed objects) as its CSV file would hold them.
+        return frame_digest(raw.frame if isinstance(raw, EngineSource) else raw, PRIVACY_UNIT, progress=steps)
+
+
+def legacy_digest(raw: Any) -> bytes:
+    """The version-2 content digest of the same rows (`dataset_digest`'s), for ledgers that hold
+    contents recorded before version 3 (jostle.privacy.ledger_store.LedgerStore.needs_legacy_content)."""
+    from jostle.data.engine.fingerprint import engine_digest_v2, frame_digest_v2
 
     if isinstance(raw, EngineSource) and raw.frame is None:
-        return engine_digest(raw.engine, raw.view, PRIVACY_UNIT)
-    # A DataFrame is digested by frame_digest on every route, which canonicalises its typed
-    # columns (dates, mixed objects) as its CSV file would hold them.
-    return frame_digest(raw.frame if isinstance(raw, EngineSource) else raw, PRIVACY_UNIT)
+        return engine_digest_v2(raw.engine, raw.view, PRIVACY_UNIT)
+    return frame_digest_v2(raw.frame if isinstance(raw, EngineSource) else raw, PRIVACY_UNIT)
 
 
 def read_parquet_frame(path: Path) -> Any:

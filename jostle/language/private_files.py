@@ -148,7 +148,8 @@ def register_private_rows(interp: Any, name: str, rows: PrivateRows, *, by_curat
     # durable ledger).
     digest = binding.dataset_digest(interp, rows.raw, name, rows.columns)
     interp.accountant.register_dataset(digest, name, rows.columns, path=rows.path, name=dataset or name,
-                                       lifetime=lifetime, unit=unit)
+                                       lifetime=lifetime, unit=unit,
+                                       legacy_digest=lambda: binding.legacy_digest(rows.raw))
 
 
 def refuse_registered_private_file(interp, span: Span, file: Path, frame: pd.DataFrame | None,

@@ -66,7 +66,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from fractions import Fraction
 from pathlib import Path
-from typing import Iterator
+from typing import Callable, Iterator
 
 from jostle.diagnostics.errors import BudgetExceeded, JostleRuntimeError
 from jostle.privacy.accounting import ZCDP, Accounting, MeasureMismatch
@@ -241,7 +241,8 @@ class Accountant:
     def register_dataset(self, digest: bytes, label: str, columns: list[str] | tuple[str, ...] = (),
                          path: Path | None = None, *, name: str | None = None,
                          lifetime: AnyBudget | None = None, by_curator: bool = True,
-                         unit: PrivacyUnit | None = None) -> str | None:
+                         unit: PrivacyUnit | None = None,
+                         legacy_digest: Callable[[], bytes] | None = None) -> str | None:
         """Make a private table's data known: from now on every charge made under its unit is
         also recorded against it in the store (see `_commit`), and no program of the session may
         read it as public. Returns its key in the store (None without a store).
@@ -261,6 +262,8 @@ class Accountant:
                 re-export under a new name cannot restart a lifetime); a program's `load` is
                 identified by its path alone, so that nothing the program sees depends on
                 whether its rows equal data in the ledger.
+            legacy_digest: Computes the data's version-2 content digest; called only while the
+                ledger holds contents known by that version alone (LedgerStore.needs_legacy_content).
             unit: The privacy unit it is bound under in this session (default row): its tables
                 live under `root_for(unit)`. A new dataset is kept under it in the ledger; one the
                 ledger knows keeps the unit it was first bound under (its identity does not include
@@ -275,10 +278,13 @@ class Accountant:
         unit = ROW if unit is None else unit
         if self.store is not None:
             compare = by_curator and self.store.persistent and not digest.startswith(UNIDENTIFIED_DATA)
+            # the version-2 digest only while the ledger holds contents known by it alone
+            legacy = (legacy_digest() if compare and legacy_digest is not None and self.store.needs_legacy_content()
+                      else None)
             try:
                 info = self.store.open_dataset(
                     name or label, label, columns, content=digest if compare else None,
-                    lifetime=lifetime, default_lifetime=self.default_lifetime, unit=unit)
+                    lifetime=lifetime, default_lifetime=self.default_lifetime, unit=unit, legacy_content=legacy)
             except EqualData as refusal:
                 # Told to the curator (the error at bind time, and the curator's log), before
                 # any program runs; a program never sees which rows equal which.

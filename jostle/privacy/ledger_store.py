@@ -16,9 +16,10 @@ Design:
     by its content, so a program that loaded its own guess of a row saw the curator's balance
     exactly when the guess was right: a membership oracle. See docs/threat_model.md.)
   * **Re-exports cannot escape a lifetime budget.** The content fingerprint of the data a
-    *curator* binds (jostle.data.engine.fingerprint, version 2: an order-independent hash
+    *curator* binds (jostle.data.engine.content_digest, version 3: an order-independent hash
     aggregate over canonical cells, so the same rows from a CSV, a DataFrame or a Parquet file
-    agree) is kept as an HMAC under a random key held in the database (never the digest
+    agree; version 2's keys, which ledgers recorded before issue 28, are kept and still compared:
+    `needs_legacy_content`) is kept as an HMAC under a random key held in the database (never the digest
     itself: with all rows but one known, a plain hash would reveal the last row), in the
     `contents` table. When a curator binds, under a new name, data equal to content bound
     before under another name, the binding is refused (`EqualData`, a DataError to the
@@ -124,6 +125,8 @@ CURATOR_LOG = "jostle.ledger"
 logging.getLogger(CURATOR_LOG).addHandler(logging.NullHandler())
 # The prefix of the identity of data a program loads itself: its file's resolved path.
 FILE_DATASET = "file:"
+# The prefix of a version-3 content key in `contents` (`LedgerStore.content_key`).
+CONTENT_V3 = "v3:"
 
 
 # ---------------------------------------------------------------- the store
@@ -216,8 +219,27 @@ class LedgerStore:
                 time.sleep(random.uniform(0.005, 0.05))
 
     def fingerprint(self, digest: bytes) -> str:
-        """The store's key for content: HMAC-SHA256 of its content digest under the store's key."""
+        """The store's key for content: HMAC-SHA256 of its content digest under the store's key
+        (a version-2 digest's key; `content_key` is the key the store records today)."""
         return hmac.new(self._key, digest, hashlib.sha256).hexdigest()
+
+    def content_key(self, digest: bytes) -> str:
+        """The key recorded in `contents` for a version-3 content digest: CONTENT_V3 and its HMAC.
+
+        Keys recorded before version 3 (jostle.data.engine.fingerprint, version 2) are bare
+        HMACs; the prefix tells them apart without a change of the ledger's format."""
+        return CONTENT_V3 + self.fingerprint(digest)
+
+    def needs_legacy_content(self) -> bool:
+        """Whether some dataset's content is known only by its version-2 key (bound before version
+        3 and not since): only then must a curator's binding also compute the version-2 digest
+        (about ten times slower) to compare with it. Once each such dataset has been bound
+        again, under its name, it has a version-3 key too, and the old digest is never needed."""
+        row = self._db.execute(
+            "SELECT 1 FROM contents AS old WHERE old.content NOT LIKE ? AND NOT EXISTS (SELECT 1 FROM contents "
+            "AS new WHERE new.dataset = old.dataset AND new.content LIKE ?) LIMIT 1",
+            (CONTENT_V3 + "%", CONTENT_V3 + "%")).fetchone()
+        return row is not None
 
     def name_key(self, name: str) -> str:
         """The key of the dataset named `name`: HMAC-SHA256 of the name under the store's key."""
@@ -226,15 +248,18 @@ class LedgerStore:
     def open_dataset(self, name: str, label: str, columns: Sequence[str] = (), content: bytes | None = None,
                      lifetime: AnyBudget | tuple[Fraction, Fraction] | None = None,
                      default_lifetime: AnyBudget | tuple[Fraction, Fraction] | None = None,
-                     unit: PrivacyUnit = ROW) -> DatasetInfo:
+                     unit: PrivacyUnit = ROW, legacy_content: bytes | None = None) -> DatasetInfo:
         """The dataset named `name`, made if it is new (refused if its rows are another dataset's).
 
         Args:
             name: The dataset's name in the ledger (the curator's, or "file:PATH").
             label: The table's name, kept for people reading the ledger.
             columns: Its column names (public).
-            content: The content digest of the data a *curator* binds, compared with every
-                content bound before (None for a program's load: it is never compared).
+            content: The content digest of the data a *curator* binds (version 3), compared with
+                every content bound before (None for a program's load: it is never compared).
+            legacy_content: The same data's version-2 digest, compared with the keys recorded
+                before version 3, when `needs_legacy_content()` says some dataset has only those
+                (the caller computes it then only); never recorded.
             lifetime: The lifetime budget the curator declares. A dataset without one takes it;
                 one that has another is refused (only `set_lifetime` changes it).
             default_lifetime: The lifetime a dataset without one takes when none is declared
@@ -264,10 +289,10 @@ class LedgerStore:
         with self._transaction(durable=lifetime is not None or default_lifetime is not None):
             row = self._db.execute("SELECT fingerprint FROM datasets WHERE name = ?", (name,)).fetchone()
             if content is not None:
-                content_key = self.fingerprint(content)
-                others = [fp for (fp,) in self._db.execute(
-                    "SELECT DISTINCT dataset FROM contents WHERE content = ?", (content_key,))
-                    if row is None or fp != row[0]]
+                keys = [self.content_key(content)] + ([self.fingerprint(legacy_content)] if legacy_content else [])
+                others = sorted({fp for key in keys for (fp,) in self._db.execute(
+                    "SELECT DISTINCT dataset FROM contents WHERE content = ?", (key,))
+                    if row is None or fp != row[0]})
                 if others:
                     raise EqualData(name, [self.dataset(fp) for fp in sorted(others)], self.path)
             if row is None:
@@ -292,7 +317,7 @@ class LedgerStore:
                                       else "the budget of the session that first bound the data", who=True)
             if content is not None:
                 self._db.execute("INSERT OR IGNORE INTO contents VALUES (?, ?, ?)",
-                                 (self.fingerprint(content), key, now_text()))
+                                 (self.content_key(content), key, now_text()))
         return self.dataset(key)
 
     def dataset(self, fingerprint: str) -> DatasetInfo:

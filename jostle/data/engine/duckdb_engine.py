@@ -15,10 +15,12 @@ the histogram counts, and the driver's exact samplers add the noise.
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import itertools
 import math
 import threading
+from collections.abc import Callable, Iterator
 from fractions import Fraction
 from pathlib import Path
 from typing import Any
@@ -77,6 +79,8 @@ class DuckDBEngine(SqlAggregates):
         self._columns: dict[str, list[str]] = {}
         self._frames: dict[str, Any] = {}  # raw views of a DataFrame: the frame itself
         self._registered: set[str] = set()  # those registered with DuckDB (`raw_frame`)
+        self._columnar: set[str] = set()  # raw views of a Parquet file: cheap to scan column by column
+        self._stored: dict[str, str] = {}  # a CSV view's rows stored by `digest_scope`, until `bind`
         self._group_cache: dict[tuple, dict[tuple[int, ...], int]] = {}
         self._lock = threading.Lock()
 
@@ -90,6 +94,17 @@ class DuckDBEngine(SqlAggregates):
     def query(self, sql: str, parameters: list | None = None) -> list[tuple]:
         with self._lock:
             return self.connection.execute(sql, parameters or []).fetchall()
+
+    def chunks(self, sql: str, vectors: int = 1024) -> Iterator[Any]:
+        """A query's rows as pandas frames of about `vectors` * 2048 rows each, read in turn (the
+        whole result is never held at once)."""
+        with self._lock:
+            cursor = self.connection.execute(sql)
+            while True:
+                chunk = cursor.fetch_df_chunk(vectors)
+                if not len(chunk):
+                    return
+                yield chunk
 
     def _fresh(self, prefix: str) -> str:
         return f"jostle_{prefix}_{next(_counter)}"
@@ -177,7 +192,41 @@ class DuckDBEngine(SqlAggregates):
         view = self._fresh("raw")
         self.query(f"CREATE VIEW {view} AS SELECT * FROM read_parquet('{_path(path)}')")
         self._columns[view] = [row[0] for row in self.query(f"DESCRIBE {view}")]
+        self._columnar.add(view)
         return view
+
+    @contextlib.contextmanager
+    def digest_scope(self, raw: str) -> Iterator[tuple[str, Callable[[str], str]]]:
+        """(a source with the rows of `raw`, a function storing a query's rows as a temporary table
+        and naming it), for the content digest (jostle.data.engine.content_digest), which scans
+        each column once and then the rows: a Parquet view is scanned as it is; a CSV view or a
+        DataFrame is first stored (spilled beyond the memory limit), so the file is parsed once,
+        not once per column. The stored rows of a CSV view are kept for `bind`, which conforms
+        them instead of parsing the file again (so the bound rows are the fingerprinted rows);
+        everything else stored is dropped on exit."""
+        self._register(raw)
+        made: list[str] = []
+
+        def keep(sql: str) -> str:
+            name = self._fresh("digest")
+            self.query(f"CREATE TEMP TABLE {name} AS {sql}")
+            made.append(name)
+            return name
+
+        if raw in self._columnar:
+            source = raw
+        elif raw in self._frames:
+            source = keep(f"SELECT * FROM {raw}")
+        else:
+            if raw not in self._stored:
+                self._stored[raw] = self._fresh("stored")
+                self.query(f"CREATE TEMP TABLE {self._stored[raw]} AS SELECT * FROM {raw}")
+            source = self._stored[raw]
+        try:
+            yield source, keep
+        finally:
+            for name in made:
+                self.query(f"DROP TABLE IF EXISTS {name}")
 
     def raw_frame(self, frame: Any) -> str:
         """A pandas DataFrame as a raw view. `bind` conforms it in memory, cell by cell, and the
@@ -241,6 +290,13 @@ class DuckDBEngine(SqlAggregates):
                             "quotes must be closed, and the text must be UTF-8") from None
 
     def _bind(self, raw: str, schema: Schema, table: str, strict: bool, materialise: bool) -> Relation:
+        stored = self._stored.pop(raw, None)
+        if stored is not None:  # the rows the fingerprint read (`digest_scope`), conformed once, then dropped
+            self._columns[stored] = self._columns[raw]
+            try:
+                return self._bind(stored, schema, table, strict, materialise=True)
+            finally:
+                self.query(f"DROP TABLE IF EXISTS {stored}")
         if raw in self._frames:
             # A DataFrame is conformed by the in-memory rules (jostle.data.schema.conform), cell by
             # cell as Python values, and the result stored here. Not in SQL: DuckDB types an object

@@ -304,8 +304,11 @@ def digest_query(raw: str, columns: list[str], types: dict[str, str], dialect: s
     return _staged_digest_query(raw, ordered, types, dialect)
 
 
-def _staged_digest_query(raw: str, ordered: list[str], types: dict[str, str], dialect: str) -> str:
-    """`digest_query`: the canonical cells of `cell_text`, computed in stages.
+def staged_cells(raw: str, ordered: list[str], types: dict[str, str], dialect: str,
+                 keep: tuple[str, ...] = ()) -> tuple[str, list[str]]:
+    """The canonical cells of `cell_text`, computed in stages: (a query over `raw`, and the SQL of
+    each column's canonical text over that query's columns), the query carrying the columns
+    `keep` of `raw` as they are (the content digest's dictionaries: jostle.data.engine.content_digest).
 
     Written out as one expression (`cell_text`), each cell's text is read some thirty times:
     Spark's optimizer spent minutes on the tree, and DuckDB computed log2 and pow several times
@@ -352,7 +355,7 @@ def _staged_digest_query(raw: str, ordered: list[str], types: dict[str, str], di
                          f"WHEN lower(t{i}) = 'true' THEN 'n:1' WHEN lower(t{i}) = 'false' THEN 'n:0' "
                          f"WHEN x{i} IS NOT NULL THEN (CASE WHEN isnan(x{i}) THEN 'm' ELSE {{n{i}}} END) "
                          f"ELSE {other} END)")
-    query = f"SELECT {', '.join(first)} FROM {raw}"
+    query = f"SELECT {', '.join([*keep, *first])} FROM {raw}"
     if floats:
         query = f"SELECT *, {', '.join(floats)} FROM ({query}) AS s"
     if parsed:
@@ -374,7 +377,14 @@ def _staged_digest_query(raw: str, ordered: list[str], types: dict[str, str], di
         texts_of_numbers[f"n{i}"] = (f"(CASE WHEN x{i} = 0 THEN 'n:0' WHEN {is_infinite(f'x{i}', d)} THEN "
                                      f"(CASE WHEN x{i} > 0 THEN 'n:inf' ELSE 'n:-inf' END) ELSE 'n:' || "
                                      f"{as_text(mantissa, d)} || 'p' || {as_text(f'e{i}', d)} END)")
-    row = " || chr(31) || ".join(cell.format(**texts_of_numbers) for cell in cells)
+    return query, [cell.format(**texts_of_numbers) for cell in cells]
+
+
+def _staged_digest_query(raw: str, ordered: list[str], types: dict[str, str], dialect: str) -> str:
+    """`digest_query` (version 2): one MD5 per row of its canonical cells (`staged_cells`)."""
+    d = dialect
+    query, cells = staged_cells(raw, ordered, types, dialect)
+    row = " || chr(31) || ".join(cells)
     if d == "spark":
         query = f"SELECT md5({row}) AS h FROM ({query}) AS s"
         upper, lower = _md5_halves("h", d, hexadecimal=True)
@@ -418,17 +428,32 @@ def finish(columns: list[str], rows: int, upper: int, lower: int, unit: str) -> 
     return hashlib.sha256(text.encode("utf-8", "surrogateescape")).digest()
 
 
-def engine_digest(engine: Any, raw: str, unit: str) -> bytes:
-    """The digest of a raw source held by an engine."""
+def engine_digest_v2(engine: Any, raw: str, unit: str, progress: Any = None) -> bytes:
+    """The version-2 digest of a raw source held by an engine (one MD5 per row of its canonical
+    cells: about ten times slower than version 3; computed only to compare with contents a
+    ledger recorded before version 3, `jostle.privacy.ledger_store`)."""
     columns = engine.source_columns(raw)
     types = engine.raw_types(raw)
     rows, upper, lower = engine.query(digest_query(raw, columns, types, engine.dialect))[0]
     return finish(columns, int(rows), int(upper), int(lower), unit)
 
 
-def frame_digest(frame: Any, unit: str) -> bytes:
+def engine_digest(engine: Any, raw: str, unit: str, progress: Any = None) -> bytes:
+    """The digest of a raw source held by an engine: version 3 (jostle.data.engine.content_digest)."""
+    from jostle.data.engine.content_digest import engine_digest_v3
+
+    return engine_digest_v3(engine, raw, unit, progress=progress)
+
+
+def frame_digest_v2(frame: Any, unit: str) -> bytes:
+    """`frame_digest` of version 2 (see `engine_digest_v2`)."""
+    return frame_digest(frame, unit, digest=engine_digest_v2)
+
+
+def frame_digest(frame: Any, unit: str, digest: Callable[..., bytes] | None = None, progress: Any = None) -> bytes:
     """The digest of a raw pandas frame (a CSV read as text, or a user's DataFrame), computed by
-    an in-process DuckDB so that it equals what an engine computes on the same data.
+    an in-process DuckDB so that it equals what an engine computes on the same data (`digest`:
+    `engine_digest`, or `engine_digest_v2`).
 
     Numeric and boolean columns go to DuckDB typed (their canonical cells do not depend on how
     numbers are printed; a float32 column as FLOAT, whose cells `float32_value` reads as their
@@ -460,7 +485,7 @@ def frame_digest(frame: Any, unit: str) -> bytes:
             continue
         frame[name] = _as_csv_text(column).to_numpy(dtype=object)  # by position: the index may be any
     engine = DuckDBEngine()
-    return engine_digest(engine, engine.raw_frame(frame), unit)
+    return (digest or engine_digest)(engine, engine.raw_frame(frame), unit, progress=progress)
 
 
 def _typed_for_duckdb(dtype: Any) -> bool:

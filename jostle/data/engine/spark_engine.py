@@ -69,12 +69,14 @@ yield results one by one (joblib-spark, multiprocessing) get them as a list at t
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import itertools
 import os
 import shutil
 import threading
 import warnings
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -184,6 +186,27 @@ class SparkEngine(SqlAggregates):
 
     def source_columns(self, source: str) -> list[str]:
         return self._columns[source]
+
+    @contextlib.contextmanager
+    def digest_scope(self, raw: str) -> Iterator[tuple[str, Callable[[str], str]]]:
+        """(the raw rows, cached, and a function caching a query's rows as a table and naming it)
+        for the content digest (jostle.data.engine.content_digest), which reads each column once
+        and then the rows: cached, the source is read (a CSV file parsed) once. Everything cached
+        is dropped on exit."""
+        made: list[str] = []
+
+        def keep(sql: str) -> str:
+            name = self._fresh("digest")
+            self.query(f"CACHE TABLE {name} AS {sql}")
+            made.append(name)
+            return name
+
+        try:
+            yield keep(f"SELECT * FROM {raw}"), keep
+        finally:
+            for name in reversed(made):  # the dictionaries read the cached source
+                self.query(f"UNCACHE TABLE IF EXISTS {name}")
+                self.query(f"DROP VIEW IF EXISTS {name}")
 
     # ------------------------------------------------------------ raw sources
     def raw_csv(self, path: Path, header: list[str], strict: bool = False,
