@@ -27,7 +27,7 @@ import pandas as pd
 import pytest
 
 from jostle import Session
-from jostle.data.schema import Categorical, Numeric
+from jostle.data.schema import Categorical
 from jostle.diagnostics.errors import JostleError
 
 SCHEMA = {"a": Categorical(["x", "y", "z"]), "b": Categorical(["u", "v"]), "c": Categorical(["yes", "no"])}
@@ -84,16 +84,15 @@ SPLIT_ZERO = ('z = t.derive("z", lambda r: 0.0 * (1 - 2 * (r.b == "u")), numeric
               'parts = split(z, 0.5)\n')
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError, reason=(
-    "HIGH. split's parts are not disjoint-by-row on neighbours: jostle/language/evaluation.py "
-    "_canonical hashes and ranks numbers as doubles with `+ 0.0`, so -0.0 and 0.0 are ONE row for "
-    "the hash and the rank, while a row function tells them apart (1 / r.z < 0). The author makes "
-    "every row canonically equal (derive z = 0.0 * (1 - 2 * (r.b == 'u')), select z): the rank of "
-    "each row is then its position in the table, and removing the first row shifts every rank, "
-    "moving many rows (and which of them are 'u') from part to part; parallel credit is given for "
-    "a count whose parts move by dozens. Fix: hash and rank the exact bits of a number "
-    "(values.view(np.uint64), keeping the sign of zero), and/or make Numeric.conform and derive "
-    "store -0.0 as 0.0 so no table holds a value that equals another but behaves differently."))
+# FIXED (was a strict xfail):  HIGH. split's parts are not disjoint-by-row on neighbours:
+# jostle/language/evaluation.py  _canonical hashes and ranks numbers as doubles with `+ 0.0`, so -0.0
+# and 0.0 are ONE row for  the hash and the rank, while a row function tells them apart (1 / r.z < 0).
+# The author makes  every row canonically equal (derive z = 0.0 * (1 - 2 * (r.b == 'u')), select z):
+# the rank of  each row is then its position in the table, and removing the first row shifts every
+# rank,  moving many rows (and which of them are 'u') from part to part; parallel credit is given for
+# a count whose parts move by dozens. Fix: hash and rank the exact bits of a number
+# (values.view(np.uint64), keeping the sign of zero), and/or make Numeric.conform and derive  store
+# -0.0 as 0.0 so no table holds a value that equals another but behaves differently.
 def test_split_parts_change_by_one_row_when_a_row_is_removed_even_with_negative_zero() -> None:
     data = pd.DataFrame({"a": ["x"] * 200, "b": ["u", "v"] * 100, "c": ["yes"] * 200})
     worst = 0
@@ -141,12 +140,12 @@ def test_split_under_an_entity_unit_keeps_an_entitys_rows_in_one_part() -> None:
         assert sorted(moved)[:-1] == [0] and max(moved) == int((data.pid == pid).sum())
 
 
-@pytest.mark.xfail(strict=True, raises=KeyError, reason=(
-    "LOW (robustness; the error is the same on neighbours). split() of an entity table whose key "
-    "column was selected away raises a bare KeyError from jostle/language/evaluation.py _canonical "
-    "(not a JostleError), so Session does not shorten it and its traceback's frames hold the private "
-    "frame (boundary.py's stated rationale). Fix: split() refuses, on the schema, an entity table "
-    "without its key column (as joins._refuse_a_key_from_the_lookup does), with a JostleError."))
+# FIXED (was a strict xfail):  LOW (robustness; the error is the same on neighbours). split() of an
+# entity table whose key  column was selected away raises a bare KeyError from
+# jostle/language/evaluation.py _canonical  (not a JostleError), so Session does not shorten it and
+# its traceback's frames hold the private  frame (boundary.py's stated rationale). Fix: split()
+# refuses, on the schema, an entity table  without its key column (as
+# joins._refuse_a_key_from_the_lookup does), with a JostleError.
 def test_split_of_an_entity_table_without_its_key_is_a_jostle_error() -> None:
     data = frame(30).assign(pid=np.arange(30) % 6)
     s = session(data, {**SCHEMA, "pid": Categorical(list(range(6)))}, unit="entity:pid")
@@ -252,7 +251,7 @@ def test_evaluation_counts_move_by_at_most_their_stated_sensitivity(monkeypatch:
         s = session(rows.reset_index(drop=True), wider, unit=unit)
         s.bind_public("look", lookup, {"b": Categorical(["u", "v"]), "k": Categorical(["p", "q"])})
         seen.clear()
-        s.run(prefix + "\n" + release.replace("T", "T"))
+        s.run(prefix + "\n" + release)
         counts, l1, l2 = seen[-1]
         stated = l1
         assert l2 == l1
