@@ -36,8 +36,9 @@ release at epsilon, each row in exactly one of them).
 
 **The split.** A row's part is a function of the row alone: a keyed hash (pandas'
 `hash_pandas_object`, SipHash under a 128-bit key drawn from the session's randomness and never
-shown) of its content (categories as their positions in the public domains, numbers as doubles:
-one notion of equal rows for the hash and the rank) and of its rank among equal rows (so k copies of one row spread over the
+shown) of its exact content (numbers by their bits, other cells by type and repr: one notion of
+equal rows, finer than anything a row function can tell apart, for the hash and the rank alike)
+and of its rank among equal rows (so k copies of one row spread over the
 parts as k independent rows would). Adding or removing one row therefore adds or removes one row
 of exactly one part, whatever the key: parallel composition (McSherry 2009, Thm 4) holds even for
 an author who knew the key (a seeded session), and the parts are `ParallelGroup` parts of the
@@ -273,7 +274,7 @@ def assign_parts(frame: Any, schema: Any, fractions: list[float], key_column: st
     key = "".join(f"{int(w):08x}" for w in words)[:16]
     if not len(frame):
         return np.zeros(0, dtype=np.int64)
-    coded = _canonical(frame, schema, [key_column] if key_column is not None else list(frame.columns))
+    coded = _canonical(frame, schema, [key_column]) if key_column is not None else _exact(frame)
     content = pd.util.hash_pandas_object(coded, index=False, hash_key=key).to_numpy()
     # the rank of a row among EQUAL rows (0 for an entity's key: all its rows go together)
     rank = np.zeros(len(content), dtype=np.uint64) if key_column is not None else \
@@ -284,12 +285,41 @@ def assign_parts(frame: Any, schema: Any, fractions: list[float], key_column: st
     return np.minimum(np.searchsorted(np.cumsum(fractions), uniform, side="right"), len(fractions) - 1)
 
 
+def _exact(frame: Any) -> Any:
+    """Every cell as what tells it apart from every other cell a row function could tell it apart
+    from, in ONE sense for both the hash and the ranking: a number column's values by their bits
+    (0.0 and -0.0 differ: 1 / x tells them apart), any other cell by its type and repr (1, 1.0,
+    True, "1" and b"1" differ). Rows equal in this sense are indistinguishable, so which of them
+    has which rank does not matter; with a coarser sense (a text hash making 1 and "1" collide,
+    a float making -0.0 and 0.0 one value) a row's rank, hence its part, would depend on the
+    order of other rows (found by the adversarial review of issue 28)."""
+    import pandas as pd
+
+    columns = {}
+    for index, name in enumerate(frame.columns):
+        values = frame[name].to_numpy()
+        if values.dtype.kind in "iub":
+            columns[index] = values.astype(np.int64).view(np.uint64)
+        elif values.dtype.kind == "f":
+            columns[index] = values.astype(np.float64).view(np.uint64)
+        else:
+            columns[index] = pd.Series([_cell_key(v) for v in frame[name].tolist()], dtype=object)
+    return pd.DataFrame(columns, index=range(len(frame)))
+
+
+def _cell_key(value: Any) -> str:
+    """A cell's type and value as text (a whole number in hexadecimal: Python refuses decimal text
+    beyond 4,300 digits, which would make one row's cell raise)."""
+    if type(value) is int:
+        return f"int:{value:x}"
+    return f"{type(value).__name__}:{value!r}"
+
+
 def _canonical(frame: Any, schema: Any, names: list[str]) -> Any:
-    """The columns `names` as numbers that equal rows share and unequal rows do not, in ONE sense
-    for both the hash and the ranking (a text hash would make 1 and "1" collide while grouping
-    keeps them apart, and a row's rank would then depend on the order of other rows): a category
-    is its position in the public domain (a dictionary's equality, as histograms count), a
-    number its float64 value (-0.0 as 0.0)."""
+    """An entity key's column as numbers that depend only on the key's class under ==, the
+    equality that makes rows one entity's (`bound_per_key` groups by it): a category is its
+    position in the public domain (a dictionary's equality), a number its float64 value (-0.0 as
+    0.0). Any function of that class keeps each entity in one part (no rank is used)."""
     import pandas as pd
 
     columns = {}
@@ -320,6 +350,11 @@ def split(interp: Any, span: Span, table: Any, shares: Any) -> tuple[Table, ...]
         raise JostleRuntimeError(f"split() needs a table, got a {type_name(table)}", span)
     fractions = _shares(shares, span)
     entity = table.private and table.unit.is_entity
+    if entity and table.unit.key not in table.schema:
+        raise JostleRuntimeError(f"split() of '{table.name}' needs its entity key '{table.unit.key}' (unit "
+                                 f"{table.unit}), which was selected away", span,
+                                 "split the table before selecting its columns: an entity's rows stay together "
+                                 "by their key")
     parallel = table.private and partition_is_parallel(table, [table.unit.key] if entity else [])
     frame = table.frame
     part_of = assign_parts(frame, table.schema, fractions, table.unit.key if entity else None,
