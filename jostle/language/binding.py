@@ -18,7 +18,9 @@ on every route (`file_source`): an engine's reader reads the curator's file only
 exactly those records, and the curator's binding reads strictly on every route, at bind time (an
 unusable record is an error to the curator before any program runs), so a file binds to the same
 rows on both sides of the threshold or to none. A program's `load` reads totally (unusable
-records dropped) with Jostle's reader, and its route never depends on the file's size.
+records dropped) with Jostle's reader's records, on the engine the session names (its route
+never depends on the file's size); the engine's own reader reads it when it gives exactly those
+records and none is unusable (`_engine_view_for_program`), so a big file stays out of core.
 
 The durable ledger's fingerprint (`jostle.data.engine.fingerprint`) is computed here, once,
 by the engine holding the data (an in-process DuckDB for the in-memory route), and not at all
@@ -139,13 +141,40 @@ def file_source(interp: Any, path: Path, engine_name: str, strict: bool) -> Engi
                       scanned.problem or "a record it reads otherwise or not at all")
         frame = read_csv_file(path).checked()
     else:
-        # A program's load reads with Jostle's reader on every route, whose dropping of unusable
-        # records is 1-stable. DuckDB's reader with ignore_errors is not: a carriage return
-        # ending one record of a file of newlines stops it with an error naming a line, and a
-        # closed quote followed by text (`1,"a"b`) makes it drop every record after it
-        # (tests/privacy/test_engine_audits.py).
+        # A program's load keeps Jostle's reader's records on every route, whose dropping of
+        # unusable records is 1-stable. DuckDB's reader with ignore_errors is not: a carriage
+        # return ending one record of a file of newlines stops it with an error naming a line,
+        # and a closed quote followed by text (`1,"a"b`) makes it drop every record after it
+        # (tests/privacy/test_engine_audits.py). But where the engine's reader gives exactly
+        # Jostle's records and none of them is unusable (the strict check above: nothing would
+        # be dropped), it reads the file itself, out of core (issue 28: a program's load of 2
+        # million rows held 3.9 GB in pandas where the curator's binding held 313 MB). The rows,
+        # the errors and the ledger are the same either way; which reader ran shows in the
+        # curator's log and in time and memory only.
+        view = _engine_view_for_program(engine, path)
+        if view is not None:
+            return EngineSource(engine, view, path)
         frame = read_csv_file(path).rows_for_program(path.stem)
     return EngineSource(engine, engine.raw_frame(frame), path, frame=frame)
+
+
+def _engine_view_for_program(engine: Any, path: Path) -> str | None:
+    """The engine's strict view of a CSV file a program loads (`file_source`), or None when
+    Jostle's reader must read it (a construct the readers read otherwise, an unusable record, a
+    file without a header: its error is then Jostle's reader's, as on every route)."""
+    from jostle.data.engine import csv_dialect
+    from jostle.data.schema import DATA_LOG
+
+    try:
+        header = csv_header(path)
+    except DataError:
+        return None
+    scanned = csv_dialect.scan(path)
+    view = engine.raw_csv(path, header, strict=True, scanned=scanned) if scanned.problem is None else None
+    if view is None:
+        DATA_LOG.info("data file %s: a program's load read by Jostle's CSV reader, not %s's (%s)", path,
+                      engine.name, scanned.problem or "a record it reads otherwise, or an unusable one")
+    return view
 
 
 def frame_source(interp: Any, frame: Any, engine_name: str) -> EngineSource:

@@ -80,7 +80,6 @@ class DuckDBEngine(SqlAggregates):
         self._frames: dict[str, Any] = {}  # raw views of a DataFrame: the frame itself
         self._registered: set[str] = set()  # those registered with DuckDB (`raw_frame`)
         self._columnar: set[str] = set()  # raw views of a Parquet file: cheap to scan column by column
-        self._stored: dict[str, str] = {}  # a CSV view's rows stored by `digest_scope`, until `bind`
         self._group_cache: dict[tuple, dict[tuple[int, ...], int]] = {}
         self._lock = threading.Lock()
 
@@ -201,9 +200,8 @@ class DuckDBEngine(SqlAggregates):
         and naming it), for the content digest (jostle.data.engine.content_digest), which scans
         each column once and then the rows: a Parquet view is scanned as it is; a CSV view or a
         DataFrame is first stored (spilled beyond the memory limit), so the file is parsed once,
-        not once per column. The stored rows of a CSV view are kept for `bind`, which conforms
-        them instead of parsing the file again (so the bound rows are the fingerprinted rows);
-        everything else stored is dropped on exit."""
+        not once per column. Everything stored is dropped on exit (a curator's binding conforms
+        the rows before it fingerprints them: jostle.session.Session.bind_private)."""
         self._register(raw)
         made: list[str] = []
 
@@ -213,17 +211,8 @@ class DuckDBEngine(SqlAggregates):
             made.append(name)
             return name
 
-        if raw in self._columnar:
-            source = raw
-        elif raw in self._frames:
-            source = keep(f"SELECT * FROM {raw}")
-        else:
-            if raw not in self._stored:
-                self._stored[raw] = self._fresh("stored")
-                self.query(f"CREATE TEMP TABLE {self._stored[raw]} AS SELECT * FROM {raw}")
-            source = self._stored[raw]
         try:
-            yield source, keep
+            yield (raw if raw in self._columnar else keep(f"SELECT * FROM {raw}")), keep
         finally:
             for name in made:
                 self.query(f"DROP TABLE IF EXISTS {name}")
@@ -290,13 +279,6 @@ class DuckDBEngine(SqlAggregates):
                             "quotes must be closed, and the text must be UTF-8") from None
 
     def _bind(self, raw: str, schema: Schema, table: str, strict: bool, materialise: bool) -> Relation:
-        stored = self._stored.pop(raw, None)
-        if stored is not None:  # the rows the fingerprint read (`digest_scope`), conformed once, then dropped
-            self._columns[stored] = self._columns[raw]
-            try:
-                return self._bind(stored, schema, table, strict, materialise=True)
-            finally:
-                self.query(f"DROP TABLE IF EXISTS {stored}")
         if raw in self._frames:
             # A DataFrame is conformed by the in-memory rules (jostle.data.schema.conform), cell by
             # cell as Python values, and the result stored here. Not in SQL: DuckDB types an object
