@@ -13,6 +13,7 @@ import pytest
 
 from jostle.cli import main
 from jostle.cli.schema_draft import draft_path, round_outward
+from jostle.diagnostics.errors import DataError
 from jostle.data.schema import Categorical, Numeric, conform, read_csv, read_schema_declaration, schema_file_for
 
 EDUCATION = ["Bachelors", "Some-college", "11th", "HS-grad", "Prof-school", "Assoc-acdm", "Assoc-voc", "9th",
@@ -40,6 +41,11 @@ def test_a_draft_round_trips_and_admits_every_row(tmp_path: Path, capsys: pytest
     assert target.name == "adult.schema.draft.json" and target.exists()
     assert not schema_file_for(data).exists()  # nothing binds a draft until the curator renames it
     assert "DRAFT" in out and "NOT public" in out
+    with pytest.raises(DataError, match="still the draft"):  # read from the rows: refused until reviewed
+        read_schema_declaration(target)
+    reviewed = json.loads(target.read_text(encoding="utf-8"))
+    reviewed["comment"] = reviewed["comment"][1:]  # the curator reviewed it and deleted the DRAFT line
+    target.write_text(json.dumps(reviewed), encoding="utf-8")
     declared = read_schema_declaration(target)
     schema = declared.schema
     assert schema.names == ["age", "workclass", "education", "education-num", "fnlwgt", "hours-per-week", "income"]
@@ -56,7 +62,7 @@ def test_a_draft_round_trips_and_admits_every_row(tmp_path: Path, capsys: pytest
     conformed = conform(frame, schema, "adult", strict=True)  # the curator's strict route: no row refused
     assert len(conformed) == len(frame)
     comment = json.loads(target.read_text(encoding="utf-8"))["comment"]
-    assert comment[0].startswith("DRAFT")
+    assert comment[0].startswith("Replace") or comment[0].startswith("A schema")  # the DRAFT line was deleted
     assert any("not" in line and "public" in line for line in comment)
     assert any(line.startswith("'age': bounds") for line in comment)
 
@@ -88,7 +94,7 @@ def test_missing_cells_identifiers_and_parquet(tmp_path: Path, capsys: pytest.Ca
     assert columns["score"]["type"] == "numeric" and "integer" not in columns["score"]
     assert any("'score' has missing cells" in line for line in document["comment"])
     assert columns["even"] == {"type": "categorical", "values": [False, True]}
-    read_schema_declaration(tmp_path / "d.json")
+    read_schema_declaration(tmp_path / "d.json", allow_draft=True)  # the draft itself, as the command checks it
 
 
 @pytest.mark.parametrize("lo, hi", [(17, 90), (12285, 1484705), (-3.2, 7.9), (0.5, 3), (1, 16), (-90, -17), (5, 5)])

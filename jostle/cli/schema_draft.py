@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from jostle.diagnostics.errors import UsageError
+from jostle.data.schema_files import DRAFT_MARKER
 
 # A text column with more distinct values than this is left out of the draft (an identifier or
 # free text, rarely a category); --max-categories changes it.
@@ -33,13 +34,14 @@ MAX_CATEGORIES = 200
 MISSING_TEXTS = ("", "na", "nan", "null")
 
 DRAFT_WARNING = [
-    "DRAFT written by `jostle schema draft` from the private data itself: review every line before use.",
+    f"{DRAFT_MARKER} from the private data itself: review every line before use; the schema reader "
+    "refuses this file while this line is here.",
     "A schema is public, and this draft is not: its categories are the values the rows hold and its numeric "
     "bounds were read from the rows' smallest and largest values (rounded outward).",
     "Replace each bound with the domain's public bound (e.g. age 0 to 120), and each category list with the "
     "domain's public list; drop any category that only a few people have, or that names someone.",
     "When it is right, rename this file DATA.schema.json (beside the data) or pass it to --data, and delete "
-    "this comment.",
+    "this comment (at least its first line).",
 ]
 
 
@@ -198,7 +200,7 @@ def schema_command(args: argparse.Namespace) -> int:
         target.write_text(text, encoding="utf-8")
     except OSError as error:
         raise UsageError(f"cannot write {target}: {error.strerror}") from None
-    read_schema_declaration(target)  # the draft reads back as a schema file, or this is a bug
+    read_schema_declaration(target, allow_draft=True)  # the draft reads back as a schema file, or this is a bug
     kept = sum(d.spec is not None for d in drafts)
     print(f"wrote a DRAFT schema of {kept} of {len(drafts)} columns to {target}")
     print("It was read from the private data: its bounds and categories are NOT public until you have "

@@ -46,6 +46,9 @@ class SchemaFile:
     privacy_unit: str | dict | None = None
 
 
+# The first words of the comment `jostle schema draft` writes: a file still holding them is refused.
+DRAFT_MARKER = "DRAFT written by `jostle schema draft`"
+
 SCHEMA_FILE_KEYS = ("columns", "public_rows", "dataset", "lifetime", "privacy_unit", "comment")
 
 
@@ -56,7 +59,7 @@ def read_schema_file(path: Path) -> tuple[Schema, bool]:
     return declared.schema, declared.public_rows
 
 
-def read_schema_declaration(path: Path) -> SchemaFile:
+def read_schema_declaration(path: Path, allow_draft: bool = False) -> SchemaFile:
     """Read a curator's JSON schema file.
 
     The file is the curator's: {"column": {...}, ...}, or {"columns": {...}} optionally with
@@ -65,7 +68,9 @@ def read_schema_declaration(path: Path) -> SchemaFile:
     budget ledger), "lifetime": E, {"epsilon": E, "delta": D} or {"rho": R} (its lifetime budget) and
     "privacy_unit": "row", "replace_one" or {"entity": "KEY"} (its privacy unit), and "comment": a
     text or a list of texts, ignored (the curator's notes; `jostle schema draft` writes its
-    review notes there).
+    review notes there). A file whose comment still holds the DRAFT line of `jostle schema draft`
+    is refused (its bounds and categories were read from the rows) unless `allow_draft` (only
+    the draft command, checking what it wrote).
     """
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
@@ -93,6 +98,12 @@ def read_schema_declaration(path: Path) -> SchemaFile:
     if comment is not None and not isinstance(comment, str) and not (
             isinstance(comment, list) and all(isinstance(line, str) for line in comment)):
         raise DataError(f"schema file {path}: \"comment\" must be a text or a list of texts, got {comment!r}")
+    lines = [comment] if isinstance(comment, str) else comment or []
+    if not allow_draft and any(line.startswith(DRAFT_MARKER) for line in lines):  # read from the rows: not public until reviewed
+        raise DataError(f"schema file {path} is still the draft `jostle schema draft` wrote: its bounds and "
+                        "categories were read from the private rows, so they are not public",
+                        hint="review every bound and category list as its \"comment\" says, then delete the "
+                             "comment's DRAFT line")
     dataset = data.get("dataset") if "columns" in data else None
     if dataset is not None and (not isinstance(dataset, str) or not dataset.strip()):
         raise DataError(f"schema file {path}: \"dataset\" must be a non-empty name, got {dataset!r}")

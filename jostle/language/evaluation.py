@@ -35,8 +35,8 @@ entity units it is private, and releasing it costs nothing more here (the two ce
 release at epsilon, each row in exactly one of them).
 
 **The split.** A row's part is a function of the row alone: a keyed hash (pandas'
-`hash_pandas_object`, SipHash under a 128-bit key drawn from the session's randomness and never
-shown) of its exact content (numbers by their bits, other cells by type and repr: one notion of
+`hash_pandas_object`, SipHash under a key of 16 hex digits, 64 bits, drawn from the session's
+randomness and never shown; parallel composition does not rest on its secrecy) of its exact content (numbers by their bits, other cells by type and repr: one notion of
 equal rows, finer than anything a row function can tell apart, for the hash and the rank alike)
 and of its rank among equal rows (so k copies of one row spread over the
 parts as k independent rows would). Adding or removing one row therefore adds or removes one row
@@ -270,7 +270,7 @@ def assign_parts(frame: Any, schema: Any, fractions: list[float], key_column: st
     module docstring has the argument)."""
     import pandas as pd
 
-    words = randomness.integers_below(1 << 32, 4)  # the secret key: 128 bits, never shown
+    words = randomness.integers_below(1 << 32, 4)  # the secret key: 16 hex digits (64 bits; pandas takes 16 characters), never shown
     key = "".join(f"{int(w):08x}" for w in words)[:16]
     if not len(frame):
         return np.zeros(0, dtype=np.int64)

@@ -166,7 +166,9 @@ class ClassifierModel:
             raise JostleRuntimeError(f"{who} needs a table, got a {type_name(table)}", span)
         if table.private:
             raise PrivacyError(f"{who} would publish one prediction per row of a private table", span,
-                               "use a public test table (load_public), or release aggregates of the private one")
+                               "evaluate it privately: private_accuracy(model, test, target, epsilon=E), confusion_matrix, auc "
+                               "or calibration release noisy counts; split(t, 0.7) makes train and test parts that "
+                               "compose in parallel; predict(model, r) works inside a row function")
         for name, domain in zip(self.attributes, self.domains):
             if name not in table.schema:
                 raise JostleRuntimeError(f"{who}: the table has no column '{name}' the {self.noun} was trained on",
