@@ -201,3 +201,22 @@ def test_progress_shows_only_for_slow_steps_and_only_when_allowed(monkeypatch, c
     monkeypatch.delenv("JOSTLE_PROGRESS")
     assert not Steps("not a terminal", total=1).shown  # pytest's stderr is not a terminal
     assert capsys.readouterr().err == ""
+
+
+def test_a_new_spark_driver_is_quiet_unless_its_logs_are_asked_for(monkeypatch) -> None:
+    """The settings given to a new driver JVM (no JVM is started here): a log4j2 configuration
+    of errors only, also for the shell's logger that printed "Setting default log level"."""
+    from jostle.data.engine.spark_engine import quiet_jvm_settings, spark_logs_wanted
+
+    monkeypatch.delenv("SPARK_LOCAL_IP", raising=False)
+    settings = quiet_jvm_settings()
+    option = settings["spark.driver.extraJavaOptions"]
+    config = Path(option.split("file:", 1)[1]).read_text()
+    assert "rootLogger.level = error" in config and "PythonGatewayServer" in config
+    import os
+
+    assert os.environ["SPARK_LOCAL_IP"] == "127.0.0.1"
+    monkeypatch.setenv("JOSTLE_SPARK_LOGS", "1")
+    assert spark_logs_wanted()
+    monkeypatch.setenv("JOSTLE_SPARK_LOGS", "0")
+    assert not spark_logs_wanted()
