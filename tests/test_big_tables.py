@@ -194,6 +194,11 @@ def test_progress_shows_only_for_slow_steps_and_only_when_allowed(monkeypatch, c
         steps.advance(note="next")
         steps.advance(2)
     assert "slow job" in capsys.readouterr().err
+    with Steps("one long step", total=1, delay=0.05) as steps:  # redrawn while it runs, before it ends
+        time.sleep(0.7)
+        assert "one long step" in capsys.readouterr().err
+        steps.advance()
+    capsys.readouterr()  # the bar's last drawing and its clearing
     monkeypatch.setenv("JOSTLE_PROGRESS", "0")
     with Steps("off", total=1, delay=0.0) as steps:
         assert not steps.shown

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import os
 import sys
+import threading
 from typing import Any
 
 ENV_VAR = "JOSTLE_PROGRESS"
@@ -45,10 +46,24 @@ class Steps:
 
     def __init__(self, description: str, total: int | None, unit: str = "step", delay: float = DELAY) -> None:
         self._bar: Any = None
+        self._done = threading.Event()
+        self._ticker: threading.Thread | None = None
         if enabled():
             from tqdm.auto import tqdm
 
             self._bar = tqdm(total=total, desc=description, unit=unit, delay=delay, file=sys.stderr, leave=False)
+            # One step may be one long query (a CSV parsed, a table conformed): once the delay has
+            # passed, the bar is redrawn twice a second so its elapsed time moves meanwhile.
+            self._ticker = threading.Thread(target=self._tick, args=(delay,), daemon=True)
+            self._ticker.start()
+
+    def _tick(self, delay: float) -> None:
+        if self._done.wait(delay):
+            return
+        while not self._done.wait(0.5):
+            bar = self._bar
+            if bar is not None:
+                bar.refresh()
 
     @property
     def shown(self) -> bool:
@@ -63,6 +78,10 @@ class Steps:
             self._bar.update(steps)
 
     def close(self) -> None:
+        self._done.set()
+        if self._ticker is not None:
+            self._ticker.join()
+            self._ticker = None
         if self._bar is not None:
             self._bar.close()
             self._bar = None

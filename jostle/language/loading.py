@@ -79,7 +79,6 @@ def make_private_table(interp, name: str, frame: Any, schema: Schema, span: Span
     """
     from jostle.diagnostics.errors import UsageError
     from jostle.language import entities
-    from jostle.language.binding import EngineSource
     from jostle.privacy.units import parse_unit
 
     try:
@@ -94,16 +93,12 @@ def make_private_table(interp, name: str, frame: Any, schema: Schema, span: Span
         refuse_dropping_public_rows(name, schema, span)
     declared_schema, schema = schema, entities.conform_schema(schema, unit)
     frame = entities.canonical_key_rows(frame, declared_schema, unit, strict)
+    from jostle.data.progress import Steps
+
     try:
-        if isinstance(frame, EngineSource):
-            # Every source is conformed once and stored on the engine (DuckDB's buffer manager
-            # spills beyond its memory limit, so this stays out of core). A Parquet file was kept
-            # as a view, conformed again by every query: a noisy count per region of 10^7 rows
-            # took 1.7 s against 0.03 s for the same GROUP BY on the file, and a view would see
-            # the file change after its fingerprint was taken.
-            conformed = frame.engine.bind(frame.view, schema, name, strict=strict, materialise=True)
-        else:
-            conformed = conform(frame, schema, name, strict=strict)
+        with Steps(f"binding '{name}' (reading, conforming to its schema)", total=1) as steps:
+            conformed = _conformed(frame, schema, name, strict)
+            steps.advance()
         conformed = entities.keep_keys_in_domain(conformed, declared_schema, unit, name, strict, span)
     except DataError as error:
         error.span = error.span or span
@@ -111,6 +106,20 @@ def make_private_table(interp, name: str, frame: Any, schema: Schema, span: Span
         raise
     return Table(conformed, declared_schema, True, name, interp.accountant.root_for(unit), span,
                  stability=entities.initial_stability(unit), public_rows=public_rows, unit=unit)
+
+
+def _conformed(frame: Any, schema: Schema, name: str, strict: bool) -> Any:
+    """Raw rows conformed to `schema`: on their engine, or in memory (`make_private_table`)."""
+    from jostle.language.binding import EngineSource
+
+    if isinstance(frame, EngineSource):
+        # Every source is conformed once and stored on the engine (DuckDB's buffer manager
+        # spills beyond its memory limit, so this stays out of core). A Parquet file was kept
+        # as a view, conformed again by every query: a noisy count per region of 10^7 rows
+        # took 1.7 s against 0.03 s for the same GROUP BY on the file, and a view would see
+        # the file change after its fingerprint was taken.
+        return frame.engine.bind(frame.view, schema, name, strict=strict, materialise=True)
+    return conform(frame, schema, name, strict=strict)
 
 
 def refuse_dropping_public_rows(name: str, schema: Schema, span: Span) -> None:
