@@ -152,8 +152,14 @@ def dictionary_query(source: str, column: str, sql_type: str, dialect: str) -> s
                     f"GROUP BY {key}")
     staged, cells = staged_cells(f"({distinct}) AS distinct_values", ["c"], {"c": sql_type}, dialect, keep=("k",))
     text = f"{_literal(column + chr(31), dialect)} || {cells[0]}"
-    a, b = _halves(text, dialect)
-    return f"SELECT k, {a} AS a, {b} AS b FROM ({staged}) AS canonical"
+    if dialect == "spark":
+        a, b = _halves(text, dialect)
+        return f"SELECT k, {a} AS a, {b} AS b FROM ({staged}) AS canonical"
+    # One MD5 per value: md5_number is the digest as one 128-bit number whose low 64 bits are
+    # md5_number_upper and high 64 bits md5_number_lower (each of which computes the MD5 again;
+    # fingerprint._staged_digest_query, checked against them by tests/test_engines.py).
+    return (f"SELECT k, CAST(n & CAST({MODULUS - 1} AS UHUGEINT) AS HUGEINT) AS a, CAST(n >> 64 AS HUGEINT) AS b "
+            f"FROM (SELECT k, md5_number({text}) AS n FROM ({staged}) AS canonical) AS coded")
 
 
 def row_sums_query(source: str, columns: list[str], types: dict[str, str], dictionaries: list[str],
