@@ -153,14 +153,28 @@ def refuse_load_without_budget(interp: Any, span: Span, file: Path) -> None:
     if store is not None and store.persistent and _curator_source(interp, file) is None:
         name = FILE_DATASET + str(file.resolve())
         info = store.dataset_named(name)
-        if info is None:
-            if accountant.default_lifetime is None:
-                left, reason = accountant.accounting.zero(), f"the ledger would hold '{name}' without a lifetime budget"
-        else:
+        if info is None and accountant.default_lifetime is None:
+            raise BudgetExceeded(
+                f"load() refused before reading {file}: the data '{name}' has no lifetime budget in the durable "
+                "ledger, so no release on it could be charged", span,
+                f"nothing was read, released or spent (ledger {store.path}). A dataset's lifetime budget is its "
+                "curator's to declare, when binding it (Session.bind_private(..., lifetime=E), `jostle run "
+                "--lifetime E` or `--lifetime rho:R`, or \"lifetime\": E in its schema file) or with `jostle ledger "
+                f"lifetime --dataset {name} E --reason TEXT --yes`; a program's `budget` is only a cap for that program",
+                remaining=Fraction(0))
+        if info is not None:
             status = DatasetStatus(info, store.spent(info.fingerprint), store.lifetime(info.fingerprint))
             data_left = status.left_in(accountant.accounting)
             if data_left is None or not _positive(data_left):
-                left, reason = accountant.accounting.zero(), f"the data '{name}' has spent its lifetime budget"
+                left = accountant.accounting.zero()
+                reason = f"the data '{name}' has spent its lifetime budget"
+                if status.lifetime is not None:
+                    from jostle.privacy.measures import fmt_exact
+
+                    quantity, total = status.lifetime.quantities()[0]
+                    spent = dict(status.spent.quantities()).get(quantity, Fraction(0))
+                    reason = (f"the data '{name}' has only 0 left of its lifetime budget: lifetime {fmt_exact(total)}, "
+                              f"spent {fmt_exact(spent)} (by earlier runs)")
     if left is not None and not _positive(left):
         quantity = left.quantities()[0][0]
         raise BudgetExceeded(
