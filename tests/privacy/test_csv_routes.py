@@ -99,7 +99,8 @@ def write(path: Path, lines: list[str] | bytes, header: str = "age,sex,smoker") 
 
 
 def histogram_line(outcome: Outcome, line: int = 0) -> list[float]:
-    return [float(v) for v in outcome.output.splitlines()[line].strip("[]").split(",")]
+    # a released histogram prints with its labels since issue 28: [F: 26.5, M: 31.0]
+    return [float(v.rsplit(":", 1)[-1]) for v in outcome.output.splitlines()[line].strip("[]").split(",")]
 
 
 # ---------------------------------------------------------------- the reproducers
