@@ -211,7 +211,7 @@ def test_progress_shows_only_for_slow_steps_and_only_when_allowed(monkeypatch, c
 def test_a_new_spark_driver_is_quiet_unless_its_logs_are_asked_for(monkeypatch) -> None:
     """The settings given to a new driver JVM (no JVM is started here): a log4j2 configuration
     of errors only, also for the shell's logger that printed "Setting default log level"."""
-    from jostle.data.engine.spark_engine import quiet_jvm_settings, spark_logs_wanted
+    from jostle.data.engine.spark_logs import quiet_jvm_settings, spark_logs_wanted
 
     monkeypatch.delenv("SPARK_LOCAL_IP", raising=False)
     settings = quiet_jvm_settings()

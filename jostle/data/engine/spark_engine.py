@@ -82,6 +82,7 @@ from typing import Any
 
 import numpy as np
 
+from jostle.data.engine.spark_logs import quiet_jvm_settings, spark_logs_wanted
 from jostle.data.engine.frames import frame_rows_matching
 from jostle.data.engine import csv_dialect, holds_quote
 from jostle.data.engine.aggregates import SqlAggregates
@@ -557,49 +558,6 @@ def _start_session(master: str, app_name: str, conf: dict[str, Any]) -> Any:
     if started:
         session.sparkContext.setLogLevel("ERROR")
     return session
-
-
-LOGS_VARIABLE = "JOSTLE_SPARK_LOGS"
-# Only errors, on stderr: the JVM's start-up lines (log4j's profile, "Setting default log level"
-# (printed when the shell's logger, repl.Main or PySpark's gateway, differs from the root's),
-# "Your hostname ... resolves to a loopback address", "Unable to load native-hadoop library")
-# are warnings and information, printed before `setLogLevel` could run.
-_QUIET_LOG4J2 = """status = error
-appender.console.type = Console
-appender.console.name = console
-appender.console.target = SYSTEM_ERR
-appender.console.layout.type = PatternLayout
-appender.console.layout.pattern = %d{yy/MM/dd HH:mm:ss} %p %c{1}: %m%n
-rootLogger.level = error
-rootLogger.appenderRef.console.ref = console
-logger.repl.name = org.apache.spark.repl.Main
-logger.repl.level = error
-logger.gateway.name = org.apache.spark.api.python.PythonGatewayServer
-logger.gateway.level = error
-"""
-
-
-def spark_logs_wanted() -> bool:
-    """Whether the JVM's own log lines were asked for (`JOSTLE_SPARK_LOGS=1`)."""
-    return os.environ.get(LOGS_VARIABLE, "").strip() not in ("", "0", "false", "no", "off")
-
-
-def quiet_jvm_settings() -> dict[str, str]:
-    """Spark settings, and the environment, that keep a new driver JVM quiet from its first line
-    (issue 28: `jostle run --engine spark` printed log4j's profile, the loopback warning and the
-    native-hadoop warning): a log4j2 configuration of errors only, given to the JVM as it starts,
-    and SPARK_LOCAL_IP (unless set) so Spark does not look up, and warn about, the host's address.
-    Settings the caller passes win; `JOSTLE_SPARK_LOGS=1` keeps Spark's own logging."""
-    import tempfile
-
-    folder = Path(tempfile.gettempdir()) / f"jostle-spark-{os.getuid() if hasattr(os, 'getuid') else 'user'}"
-    folder.mkdir(mode=0o700, exist_ok=True)
-    config = folder / "log4j2-quiet.properties"
-    if not config.exists() or config.read_text() != _QUIET_LOG4J2:
-        config.write_text(_QUIET_LOG4J2)
-    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
-    option = f"-Dlog4j2.configurationFile=file:{config}"
-    return {"spark.driver.extraJavaOptions": option, "spark.executor.extraJavaOptions": option}
 
 
 def _own_session(session: Any) -> Any:
