@@ -315,3 +315,19 @@ def test_an_engine_table_gives_the_same_split_and_evaluation() -> None:
         s.run(program)
         shown.append(out.getvalue())
     assert shown[0] == shown[1]
+
+
+@pytest.mark.parametrize("call", ['private_accuracy(m, t, "c", epsilon=20)', 'confusion_matrix(m, t, "c", epsilon=20)',
+                                  'auc(m, t, "c", "yes", epsilon=20)', 'calibration(m, t, "c", "yes", epsilon=20)'])
+def test_an_over_budget_evaluation_is_refused_before_the_model_reads_a_row(monkeypatch: pytest.MonkeyPatch,
+                                                                          call: str) -> None:
+    """The refusal comes before any row is read (its time cannot grow with the table)."""
+    def no_rows(*args: object, **kwargs: object) -> None:
+        raise AssertionError("the model read rows before the budget check")
+
+    monkeypatch.setattr(kit, "row_labels", no_rows)
+    monkeypatch.setattr(kit, "row_scores", no_rows)
+    s = session()
+    with pytest.raises(BudgetExceeded):
+        s.run(f"x = {call}")
+    assert len(s.ledger) == 0

@@ -63,6 +63,7 @@ from jostle.language import mechanisms
 from jostle.language.builtin_registry import builtin
 from jostle.language.calls import budget_of, check_keywords
 from jostle.language.entities import need_bounded, partition_is_parallel
+from jostle.language.joins import hashable
 from jostle.language.sensitivity import refuse
 from jostle.language.values import CellLabels, Private, Record, Table, is_private, type_name
 from jostle.privacy.measures import AnyBudget, RhoZCDPBudget
@@ -125,6 +126,9 @@ def _budget(interp: Any, table: Table, kwargs: dict[str, Any], span: Span, who: 
         return None
     budget = budget_of(interp, {k: v for k, v in kwargs.items() if k != "bins"}, span, who)
     need_bounded(table, who.rstrip("()"), span)
+    # Over budget: refused here, before the model reads any row (the mechanism checks again when
+    # it charges), so a refusal takes no longer on a bigger table.
+    interp.accountant.check(interp.accountant.accounting.cost(budget, span), table.node, span)
     return budget
 
 
@@ -328,20 +332,12 @@ def _canonical(frame: Any, schema: Any, names: list[str]) -> Any:
         if isinstance(spec, Categorical):
             position = {value: i for i, value in enumerate(spec.values)}
             codes, uniques = pd.factorize(frame[name], use_na_sentinel=False)
-            lookup = np.fromiter((position.get(v, -1) if _hashable(v) else -1 for v in uniques), dtype=np.int64,
+            lookup = np.fromiter((position.get(v, -1) if hashable(v) else -1 for v in uniques), dtype=np.int64,
                                  count=len(uniques))
             columns[name] = lookup[codes] if len(codes) else np.zeros(0, dtype=np.int64)
         else:
             columns[name] = pd.to_numeric(frame[name], errors="coerce").to_numpy(dtype=float) + 0.0
     return pd.DataFrame(columns)
-
-
-def _hashable(value: Any) -> bool:
-    try:
-        hash(value)
-    except TypeError:
-        return False
-    return True
 
 
 def split(interp: Any, span: Span, table: Any, shares: Any) -> tuple[Table, ...]:

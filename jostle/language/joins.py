@@ -191,12 +191,13 @@ def key_positions(values: Any, spec: Any, target: Any) -> tuple[np.ndarray, np.n
     position: dict = {}
     for i, value in enumerate(target.values):
         position.setdefault(value, i)
-    codes = np.fromiter((position.get(v, -1) if _hashable(v) else -1 for v in list(values)),
+    codes = np.fromiter((position.get(v, -1) if hashable(v) else -1 for v in list(values)),
                         dtype=np.int64, count=len(values))
     return codes, codes >= 0
 
 
-def _hashable(value: Any) -> bool:
+def hashable(value: Any) -> bool:
+    """Whether `value` can be a dictionary key (a public lookup's or a domain's value)."""
     try:
         hash(value)
     except TypeError:
