@@ -111,6 +111,12 @@ class Charge:
     # What the release costs in the session's accounting (`budget` converted, e.g. a pure
     # epsilon as epsilon^2/2 in a zCDP session); equal to `budget` when no conversion applies.
     cost: AnyBudget | None = field(default=None, compare=False)
+    # Public facts about the release that the code making it adds right after the charge, for
+    # the cost report and `accuracy` (issue 29): "law" (its noise law, a
+    # jostle.privacy.error_bounds.NoiseLaw, from the calibration: public inputs only) or
+    # "estimate" (a learner's or ChoiceMaker's predicted error, from public training data).
+    # Never anything read from private rows; not part of the durable ledger.
+    details: dict = field(default_factory=dict, repr=False, compare=False)
 
     @property
     def unit(self) -> PrivacyUnit:
