@@ -242,6 +242,37 @@ def gaussian_variance_plan(variance: Fraction, l1: float, l2: float, length: int
     return GaussianPlan(grid, sigma2, t, None, shift), shift * shift / (2 * sigma2)
 
 
+def geometric_plan(l1: int, epsilon: Fraction) -> LaplacePlan:
+    """The two-sided geometric release of an integer value of integer L1 sensitivity `l1` > 0: grid 1,
+    P(k) ~ exp(-|k| eps / l1) (shifting by at most l1 changes each probability by at most e^eps)."""
+    return LaplacePlan(Fraction(1), int(l1), Fraction(int(l1)) / epsilon)
+
+
+def release_plan(mechanism: str, budget: Any, l1: float, l2: float, length: int, integer_valued: bool,
+                 is_vector: bool) -> LaplacePlan | GaussianPlan:
+    """The plan of a release, from public inputs only: the ONE place that says which grid and scale
+    each mechanism uses (jostle.language.mechanisms releases with it, and
+    jostle.privacy.error_bounds.law_for states the error of what it would release).
+
+    Args:
+        mechanism: "laplace", "geometric", "gaussian" (a Budget with a delta) or "gaussian_rho"
+            (a RhoZCDPBudget; `budget` may be the rho itself).
+        budget: The budget the noise is calibrated to.
+        l1, l2: The value's sensitivities (> 0 for the one the mechanism uses).
+        length, integer_valued, is_vector: The value's shape and type.
+    """
+    if mechanism == "laplace":
+        return laplace_plan(l1, budget.epsilon, length, integer_valued, is_vector)
+    if mechanism == "geometric":
+        return geometric_plan(int(float(l1)), budget.epsilon)
+    if mechanism == "gaussian":
+        return gaussian_plan(l1, l2, budget.epsilon, budget.delta, length, integer_valued, is_vector)
+    if mechanism == "gaussian_rho":
+        rho = budget.rho if hasattr(budget, "rho") else Fraction(budget)
+        return gaussian_rho_plan(l1, l2, rho, length, integer_valued, is_vector)
+    raise ValueError(f"no plan for mechanism {mechanism!r}")
+
+
 # ---------------------------------------------------------------- snapping and adding
 def snap(values: Any, grid: Fraction) -> np.ndarray:
     """round(values / grid), half up, exactly, as int64 (or Python ints when huge).
