@@ -252,6 +252,17 @@ class WithBudget(Stmt):
 
 
 @dataclass(frozen=True)
+class WithAccuracy(Stmt):
+    """`with accuracy E at C:`: each release in the body spends the smallest budget whose stated
+    error (half-width at confidence C, in the value's units) is at most E
+    (jostle.language.accuracy_first)."""
+
+    error: Expr
+    confidence: Expr
+    body: tuple[Stmt, ...]
+
+
+@dataclass(frozen=True)
 class OptionDef(Stmt):
     """`option NAME(params):` with an `answer:` body and an optional `predict(F):` prior."""
 
@@ -283,7 +294,7 @@ class Program(Node):
 
 def count_releases(body: tuple[Stmt, ...] | Expr | Stmt) -> int:
     """Count the `{{ }}` blocks lexically in `body`, not looking into nested
-    `def`, `lambda` or `with budget` bodies (those have budgets of their own).
+    `def`, `lambda`, `with budget` or `with accuracy` bodies (those have budgets of their own).
 
     This is how a budget context divides itself among its releases: each `{{ }}` that is
     written directly in a `with budget E:` body (or at the top of a program with a `budget E`
@@ -294,7 +305,7 @@ def count_releases(body: tuple[Stmt, ...] | Expr | Stmt) -> int:
     def walk(node: object) -> int:
         if isinstance(node, Release):
             return 1 + walk(node.expr)
-        if isinstance(node, (Def, Lambda, WithBudget, OptionDef, ChoiceMakerExpr)):
+        if isinstance(node, (Def, Lambda, WithBudget, WithAccuracy, OptionDef, ChoiceMakerExpr)):
             return 0
         if isinstance(node, tuple):
             return sum(walk(item) for item in node)
@@ -322,7 +333,7 @@ def assigned_names(body: Iterable[Stmt]) -> set[str]:
             names |= assigned_names(stmt.body)
         elif isinstance(stmt, While):
             names |= assigned_names(stmt.body)
-        elif isinstance(stmt, WithBudget):
+        elif isinstance(stmt, (WithBudget, WithAccuracy)):
             names |= assigned_names(stmt.body)
         elif isinstance(stmt, If):
             for _, body_ in stmt.branches:

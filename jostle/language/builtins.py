@@ -316,6 +316,7 @@ def _keys(interp, span, record):
 # ChoiceMaker's and every learner family's (discovered, not listed here).
 from jostle.language import builtins_tables  # noqa: E402,F401 (in this order: the registry's order)
 from jostle.language import builtins_releases  # noqa: E402,F401
+from jostle.language import accuracy_first  # noqa: E402,F401 (release(x, error=E, confidence=C))
 from jostle.language import sulq_builtins  # noqa: E402,F401
 from jostle.language import perturbation  # noqa: E402,F401 (operators, randomise, reconstruct)
 from jostle.language import builtin_help  # noqa: E402,F401 (help() and help(name))

@@ -5,7 +5,9 @@ They catch what can be known from the text alone:
   * calls of built-ins with the wrong number of arguments or unknown keywords;
   * `return` outside a function, `break`/`continue` outside a loop;
   * a `budget` statement anywhere but first in the program, `private` declarations inside
-    functions, duplicate parameters.
+    functions, duplicate parameters;
+  * a `with accuracy E at C:` block with a constant E <= 0 or C outside (0, 1), with nothing
+    to release, with a `with budget` inside, or calling a mechanism that states its own budget.
 Scoping follows Python: a function's locals are its parameters and every name it assigns;
 other names resolve in the enclosing scopes (a function may use a global defined later).
 """
@@ -72,6 +74,7 @@ class Checker:
 
     builtins: dict
     pending: dict[str, str | None] = field(default_factory=dict)  # table -> its CSV path, None if not a file
+    accuracy_blocks: int = 0  # how many `with accuracy` blocks enclose what is being checked
 
     def fail(self, message: str, span: Span, hint: str | None = None) -> None:
         raise CheckError(message, span, hint)
@@ -144,6 +147,8 @@ class Checker:
                 self.expr(stmt.delta, scope)
             self.accounting(stmt.accounting, stmt.delta)
             self.block(stmt.body, scope)
+        elif isinstance(stmt, A.WithAccuracy):
+            self.with_accuracy(stmt, scope)
         elif isinstance(stmt, A.Def):
             self.function(stmt.params, stmt.body, scope, stmt.span)
         elif isinstance(stmt, A.OptionDef):
@@ -153,6 +158,27 @@ class Checker:
             if stmt.predict is not None:
                 self.function((A.Param(stmt.span, stmt.predict_param or "F", None),), stmt.predict, scope,
                               stmt.span)
+
+    def with_accuracy(self, stmt: A.WithAccuracy, scope: _Scope) -> None:
+        """`with accuracy E at C:`: E and C when written as constants, something to release in the
+        body, and no `with budget` directly inside (jostle.language.accuracy_first)."""
+        from jostle.language.accuracy_first import releases_nothing, static_problems
+
+        def is_builtin(name: str) -> bool:
+            return name in self.builtins and not scope.knows(name)
+
+        self.expr(stmt.error, scope)
+        self.expr(stmt.confidence, scope)
+        for message, span, hint in static_problems(stmt, is_builtin):
+            self.fail(message, span, hint)
+        self.accuracy_blocks += 1
+        try:
+            self.block(stmt.body, scope)
+        finally:
+            self.accuracy_blocks -= 1
+        problem = releases_nothing(stmt, is_builtin)
+        if problem is not None:
+            self.fail(*problem)
 
     def loop(self, body: tuple[A.Stmt, ...], scope: _Scope) -> None:
         scope.loops += 1
@@ -238,6 +264,10 @@ class Checker:
         builtin = self.builtins.get(call.func.id)
         if not isinstance(builtin, Builtin):  # not a built-in function (e.g. a built-in option)
             return
+        if self.accuracy_blocks and builtin.privacy == "release" and builtin.name != "release":
+            self.fail(f"{builtin.name}() states its own budget; inside `with accuracy` the budget is chosen "
+                      "for the error", call.span, "release with {{ x }} or release(x, error=E, confidence=C) "
+                      "in the block, or call it outside the block; nothing was spent")
         problem = builtin.arity_problem(len(call.args))
         if problem is not None:
             self.fail(problem, call.span, builtin.doc)

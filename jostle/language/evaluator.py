@@ -26,6 +26,7 @@ from jostle.privacy.budget import Accountant, AnyBudget, Budget, RhoZCDPBudget
 from jostle.diagnostics.errors import BudgetExceeded, JostleError, JostleRuntimeError, JostleWarning, PrivacyError
 from jostle.language.release_names import assigned
 from jostle.language.mechanisms import release_default
+from jostle.language.accuracy_first import active_target, exec_with_accuracy, release_for
 from jostle.privacy.noise import Randomness
 from jostle.language.sensitivity import (
     made_at,
@@ -310,6 +311,8 @@ class Interpreter:
         with self.accountant.context(budget, "the `with budget` block", stmt.span, releases):
             self.exec_block(stmt.body, env)
 
+    _exec_WithAccuracy = exec_with_accuracy  # `with accuracy E at C:` (jostle.language.accuracy_first)
+
     def _exec_Import(self, stmt: A.Import, env: Environment) -> None:
         env.define(stmt.module, self.import_module(stmt.module, stmt.span))
 
@@ -570,6 +573,8 @@ class Interpreter:
         if isinstance(value, (Table, RowValues, RowView)):
             raise PrivacyError("{{ }} releases numbers and vectors, not tables or columns", expr.span,
                                "release an aggregate, e.g. {{ count(t) }} or {{ histogram(t, \"col\") }}")
+        if (target := active_target(self)) is not None:  # inside `with accuracy E at C:`
+            return release_for(self, value, target, expr.span)
         context = self.accountant.innermost
         if context is None:
             raise BudgetExceeded(

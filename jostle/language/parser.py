@@ -218,6 +218,10 @@ class _ToAst(Transformer_NonRecursive):
         epsilon, delta, accounting, body = children
         return A.WithBudget(self._span(meta), epsilon, delta, body, accounting)
 
+    def with_accuracy(self, meta, children):
+        error, confidence, body = children
+        return A.WithAccuracy(self._span(meta), error, confidence, body)
+
     def params(self, meta, children):
         return tuple(c for c in children if c is not None)
 

@@ -32,7 +32,7 @@ KEYWORDS = frozenset(
     "continue and or not true false none option choicemaker".split()
 )
 # Words that are keywords only where the grammar expects them (they remain usable as names):
-# answer, predict (inside an option), among, informed, by, trained, on, measured, spending,
+# accuracy, at (after `with`: `with accuracy E at C:`), answer, predict (inside an option), among, informed, by, trained, on, measured, spending,
 # metafeatures (inside a choicemaker).
 
 # What a person most likely meant when lark expected one of these and found something else.
@@ -268,6 +268,9 @@ def syntax_error(error: UnexpectedInput, source: Source) -> JostleSyntaxError:
     header = source_line(source, line).lstrip() if line is not None else ""
     if token.type == "_INDENT":
         hint = "this line is indented more than the block it is in"
+    elif header.startswith("with accuracy") and token.type not in ("_NL", "$END"):
+        hint = ("an accuracy block reads `with accuracy E at C:`: E the target error (a half-width in the "
+                "value's units), C the confidence in (0, 1), e.g. `with accuracy 10 at 0.95:`")
     elif str(token) in KEYWORDS and token.type not in ("_NL", "$END"):
         hint = f"'{token}' is a keyword: it cannot name a variable, function or parameter, nor stand for a value"
     elif token.type == "EQUAL":
