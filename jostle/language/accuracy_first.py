@@ -54,17 +54,10 @@ from jostle.language.builtin_registry import builtin
 from jostle.language.mechanisms import _as_private, release_default
 from jostle.language.sensitivity import refuse, up
 from jostle.language.values import Private, PrivateMean, RowValues, RowView, Table, is_private, type_name
-from jostle.privacy import gradual_release, grid_release
+from jostle.privacy import error_bounds, gradual_release, grid_release
 from jostle.privacy.accounting import epsilon_within_rho
 from jostle.privacy.budget import Accountant, AnyBudget, Budget, BudgetContext, DataNode, RhoZCDPBudget
 from jostle.privacy.refusals import no_total_refusal
-
-def _error_bounds() -> Any:
-    """jostle.privacy.error_bounds (the errors helper's closed forms and their inverses)."""
-    from jostle.privacy import error_bounds
-
-    return error_bounds
-
 
 __all__ = ["Target", "active_target", "exec_with_accuracy", "release_for", "releases_nothing", "static_problems"]
 
@@ -321,8 +314,9 @@ def release_for(interp: Any, value: Any, target: Target, span: Span) -> Any:
     integer = value.integer and float(value.l1).is_integer()
     mechanism = "gaussian_rho" if zcdp else ("geometric" if integer else "laplace")
     sensitivity = value.l2 if zcdp else value.l1
-    budget = _error_bounds().smallest_budget_for(mechanism, sensitivity, target.error, target.confidence,
-                                              integer=value.integer, cap=None, length=value.length)
+    budget = error_bounds.smallest_budget_for(mechanism, sensitivity, target.error, target.confidence,
+                                              integer=value.integer, cap=None, length=value.length,
+                                              l1=value.l1 if zcdp else None)
     cap_amount = _largest(interp.accountant, value.node, span, zcdp)
     cap = RhoZCDPBudget(cap_amount) if zcdp else Budget(cap_amount)
     amount = budget.rho if zcdp else budget.epsilon
@@ -343,7 +337,8 @@ def _unreachable(mechanism: str, sensitivity: float, value: Private, target: Tar
     """The refusal of a target the cap cannot meet, with the smallest error the cap can reach."""
     measure = "rho" if zcdp else "epsilon"
     if amount > 0:
-        law = _error_bounds().law_for(mechanism, sensitivity, cap, integer=value.integer, length=value.length)
+        law = error_bounds.law_for(mechanism, sensitivity, cap, integer=value.integer, length=value.length,
+                                   l1=value.l1 if zcdp else None, is_vector=value.is_vector)
         best = law.half_width(target.confidence)
         hint = (f"the most this release may spend here is {measure} {float(amount):.6g}, which reaches an error "
                 f"of {best:.6g} at {100 * target.confidence:g}%: ask for an error of at least {best:.6g}, a "
@@ -402,9 +397,8 @@ def _gradual_mean(interp: Any, value: PrivateMean, target: Target, span: Span) -
     for step, epsilon in enumerate(epsilons, start=1):
         budget: AnyBudget = RhoZCDPBudget(epsilon * epsilon / 2) if zcdp else Budget(epsilon)
         increment = budget if previous is None else budget - previous
-        note = (f"{base} step {step} of {len(epsilons)}: epsilon {float(epsilon):.6g} in all so far (ex-post: "
-                f"the values revealed so far lose at most that; a-priori worst case the cap "
-                f"{float(cap_epsilon):.6g})")
+        note = (f"{base} step {step}/{len(epsilons)}: epsilon {float(epsilon):.6g} in all so far, an ex-post "
+                f"bound (a-priori worst case: the cap {float(cap_epsilon):.6g})")
         target.charging = True
         try:
             accountant.charge(increment, value.node, "gradual laplace", note, span)  # before revealing
@@ -438,5 +432,5 @@ def _gradual_mean(interp: Any, value: PrivateMean, target: Target, span: Span) -
 def _half_width(plan: grid_release.LaplacePlan, epsilon: Fraction, confidence: float) -> float:
     """The half-width at `confidence` of the discrete Laplace noise of `plan`'s grid and sensitivity at
     `epsilon`, in value units (jostle.privacy.error_bounds)."""
-    law = _error_bounds().NoiseLaw("discrete_laplace", float(Fraction(plan.sensitivity) / epsilon), float(plan.grid))
+    law = error_bounds.NoiseLaw("discrete_laplace", float(Fraction(plan.sensitivity) / epsilon), float(plan.grid))
     return law.half_width(confidence)
