@@ -222,6 +222,21 @@ def _check_accountant(accountant: Accountant, cost: AnyBudget) -> None:
                               accountant.spent, None)
 
 
+def _returning_entries(charge: Callable[[Any, str], None],
+                       behind: Accountant | None) -> Callable[[Any, str], Any]:
+    """`charge`, returning the ledger entry it recorded when the account is an `Accountant` (or a
+    `Session`'s), so that the dispatch can add the predicted error to its details."""
+    if behind is None:
+        return charge
+
+    def charge_and_return(cost: Any, description: str) -> Any:
+        before = len(behind.ledger)
+        charge(cost, description)
+        return behind.ledger[-1] if len(behind.ledger) > before else None
+
+    return charge_and_return
+
+
 def check_account(accountant: Any, budget: Any) -> None:
     """Refuse, before anything is measured, a dispatch of `budget` that `accountant` cannot pay
     in whole (the engine charges the metafeatures' part first, so an account refusing only the
@@ -329,7 +344,7 @@ def dispatch(trained: Any, data: Any, budget: Any, *, charge: Callable[[Any, str
     if accountant is not None:
         if charge is not None:
             raise ValueError("give dispatch either charge= or accountant=, not both")
-        charge = account_charge(accountant)
+        charge = _returning_entries(account_charge(accountant), _accountant_behind(accountant))
     if uncharged and charge is not None:
         raise ValueError("dispatch was asked to run uncharged and given something to charge: choose one")
     if charge is None and not uncharged:

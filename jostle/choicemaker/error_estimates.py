@@ -32,7 +32,7 @@ an estimate is the same on neighbouring inputs whenever the released metafeature
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from statistics import NormalDist
 from typing import Any, Hashable
 
@@ -120,6 +120,18 @@ def dispatch_estimate(trace: Any, measure: str) -> ErrorEstimate | None:
     if priors.get(trace.choice) == value and not math.isfinite(low):  # an Option training could not predict
         source = f"the option's predict(F) prior (no training behind it): {LABEL}"
     return ErrorEstimate(measure, value, float(low), float(high), LEVEL, source, trace.choice)
+
+
+def selection_estimate(trained: Any, option_name: str, budget: Any, segment: Hashable,
+                       name: str) -> ErrorEstimate | None:
+    """For a choice made by private selection (nothing measured, nothing predicted): the chosen
+    Option's expected error at the call's budget from the experience table (`estimate_error`),
+    said to be that; None without experience."""
+    try:
+        found = estimate_error(trained, option_name, budget, None, LEVEL, segment, name)
+    except (ValueError, KeyError):
+        return None
+    return replace(found, source=f"chosen by private selection (no metafeatures measured); {found.source}")
 
 
 # ------------------------------------------------------------------------------ before measuring
@@ -265,4 +277,4 @@ def summary_quantiles(errors: pd.Series) -> pd.Series:
 EstimatedError = ErrorEstimate  # the name the released values' laws use (jostle.language.noisy_values)
 
 __all__ = ["ErrorEstimate", "EstimatedError", "LABEL", "check_confidence", "dispatch_estimate", "estimate_error",
-           "size_column", "summary_quantiles"]
+           "selection_estimate", "size_column", "summary_quantiles"]

@@ -19,7 +19,11 @@ private choice goes through (the language's `H(...)` calls, the Python API, the 
      within r and costs that epsilon, epsilon^2 / 2 <= r), then it runs with its part;
   5. a `Trace` records what was released and why (post-processing of released values): the
      metafeatures with their parts, each Option's predicted error with its 95% interval
-     (`intervals`), and how the choice was made ("measuring", "public facts" or "private selection").
+     (`intervals`), and how the choice was made ("measuring", "public facts" or "private selection");
+  6. the chosen Option's predicted error and interval (`error_estimates.ErrorEstimate`, labelled an
+     estimate) is returned (`DispatchResult.estimate`) and added to the details of the charge of its
+     run (`Runtime.annotate`), for the cost report and `accuracy`: post-processing of the released
+     metafeatures and of public training data, so it costs nothing.
 Where training kept private selection for the input's segment (`TrainedChoiceMaker.selects_privately`,
 a public decision; only families with the `Family.private_score` hook that take pure budgets,
 on row data, with built-in Options), steps 2-4 are replaced by `selection.run_selection`: the whole budget (the
@@ -46,6 +50,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Hashable, Mapping
 
 from jostle.choicemaker.budgets import as_budget, budget_float, is_positive, measure_of, pure_cost, pure_epsilon_within
+from jostle.choicemaker.error_estimates import ErrorEstimate, dispatch_estimate, selection_estimate
 from jostle.choicemaker.family import Family
 from jostle.choicemaker.measurement import (ChargeFunction, budget_unit, checked_cost, default_measure,
                                             measure_features, plan_budget)
@@ -90,10 +95,23 @@ class Runtime:
         self.noise = noise
         self.callback = charge
         self.option_noise = option_noise
+        self.entries: dict[str, Any] = {}  # description -> the ledger entry a charge returned (if any)
 
     def charge(self, amount: AnyBudget, description: str) -> None:
         if self.callback is not None:
-            self.callback(amount, description)
+            self.keep(description, self.callback(amount, description))
+
+    def keep(self, description: str, entry: Any) -> None:
+        """Remember the ledger entry a charge returned (one with `details`), for `annotate`."""
+        if hasattr(entry, "details"):
+            self.entries[description] = entry
+
+    def annotate(self, description: str, details: Mapping[str, Any]) -> None:
+        """Add public facts (e.g. the predicted error) to the details of the ledger entry of the
+        charge `description`, when the charge returned one (`jostle.privacy.composition.Charge`)."""
+        entry = self.entries.get(description)
+        if entry is not None:
+            entry.details.update(details)
 
     def measure(self, metafeature: Any, data: Any, amount: AnyBudget, noise: Any, context: Any) -> float:
         return default_measure(metafeature, data, amount, noise, context)
@@ -166,6 +184,7 @@ class Trace:
     metafeature_parts: tuple[tuple[str, AnyBudget], ...] = ()  # each noisy metafeature's part of the budget
     selection: str = ""  # the private selection's plan, in words (public)
     selection_score: float | None = None  # the chosen candidate's released noisy score
+    error_name: str = ""  # what the predicted errors measure (the family's `error_name`)
 
     @property
     def choice_family(self) -> str:
@@ -201,7 +220,7 @@ class Trace:
             "option_families": dict(self.option_families), "choice_family": self.choice_family,
             "intervals": {k: tuple(v) for k, v in self.intervals}, "chosen_by": self.chosen_by,
             "metafeature_parts": {k: str(v) for k, v in self.metafeature_parts},
-            "selection": self.selection, "selection_score": self.selection_score,
+            "selection": self.selection, "selection_score": self.selection_score, "error_name": self.error_name,
         }
         if isinstance(self.budget, RhoZCDPBudget):
             plain.update(rho=budget_float(self.budget), metafeature_rho=budget_float(self.metafeature_budget),
@@ -227,6 +246,8 @@ class DispatchResult:
         costs: Description -> the planned cost charged for each part (equal to its part for
             a pure budget; the pure epsilon within it for a rho); parts that charge their own
             releases (Jostle-defined ones in the language) are not listed.
+        estimate: The chosen Option's predicted error and interval (`error_estimates`), an
+            estimate (None when nothing could predict it).
     """
 
     result: Any
@@ -236,6 +257,7 @@ class DispatchResult:
     budget_split: dict[str, AnyBudget]
     trace: Trace
     costs: dict[str, AnyBudget] = field(default_factory=dict)
+    estimate: ErrorEstimate | None = None
 
     @property
     def answer(self) -> Any:  # histogram families call their result an answer
@@ -329,11 +351,15 @@ def dispatch(choicemaker: Any, data: Any, budget: Any, noise: Any = None, charge
                   noisy, _training_found(choicemaker, segment, decision) if trained else "",
                   data_unit.text, tuple((n, family.option_family(o)) for n, o in available.items()),
                   tuple(intervals.items()), "measuring" if noisy else "public facts",
-                  tuple((m.name, measured.plan[f"metafeature {budget_unit(m)}"]) for m in metafeatures if m.cost))
+                  tuple((m.name, measured.plan[f"metafeature {budget_unit(m)}"]) for m in metafeatures if m.cost),
+                  error_name=family.error_name)
     split = {k: v for k, v in measured.budget_split.items() if k != "option"}
     split[f"option {choice}"] = option_part
     costs = {record.description: record.cost for record in guard.records}
-    return DispatchResult(result, choice, dict(measured.features), predictions, split, trace, costs)
+    estimate = dispatch_estimate(trace, family.error_measure)  # post-processing: released values, public training
+    if estimate is not None:
+        runtime.annotate(f"option {choice}", {"estimate": estimate})
+    return DispatchResult(result, choice, dict(measured.features), predictions, split, trace, costs, estimate)
 
 
 def _training_found(choicemaker: Any, segment: Hashable, decision: Any) -> str:
@@ -386,7 +412,25 @@ def _dispatch_selection(choicemaker: Any, data: Any, total: AnyBudget, runtime: 
                   tuple((n, family.option_family(o)) for n, o in available.items()),
                   (), "private selection", (), plan.describe(), chosen.score)
     costs = {record.description: record.cost for record in guard.records}
-    return DispatchResult(chosen.output, chosen.candidate, {}, {}, {"private selection": total}, trace, costs)
+    estimate = selection_estimate(choicemaker, chosen.candidate, total, segment, name)  # public training only
+    if estimate is not None:
+        for description in list(runtime.entries):  # its one charge, whatever the selection calls it
+            runtime.annotate(description, {"estimate": estimate})
+    return DispatchResult(chosen.output, chosen.candidate, {}, {}, {"private selection": total}, trace, costs,
+                          estimate)
+
+
+def _wrapped(head: str, items: list[str], width: int = 100, indent: int = 4) -> list[str]:
+    """`head` and the comma-separated `items` in lines of at most `width`, never breaking an item."""
+    lines, line = [], head
+    for index, item in enumerate(items):
+        text = item + ("," if index < len(items) - 1 else "")
+        if line.strip() and not line.endswith(": ") and len(line) + 1 + len(text) > width:
+            lines.append(line)
+            line = " " * indent + text
+        else:
+            line += ("" if line.endswith(": ") else " ") + text
+    return [*lines, line]
 
 
 def explain(traces: list[Mapping[str, Any]], name: str = "the ChoiceMaker") -> str:
@@ -433,11 +477,14 @@ def explain(traces: list[Mapping[str, Any]], name: str = "the ChoiceMaker") -> s
 
         def shown(option: str, value: float) -> str:
             low_high = intervals.get(option)
-            return f"{label(option)}={value:.4g}" + (f" [{low_high[0]:.3g}, {low_high[1]:.3g}]" if low_high else "")
+            return (f"{label(option)}={value:.4g}" + (f" [{low_high[0]:.3g}, {low_high[1]:.3g}]" if low_high else "")
+                    + (" (chosen)" if option == get("choice") else ""))
 
-        if predicted:
-            lines.append(("  predicted error (95% interval): " if intervals else "  predicted error:      ")
-                         + ", ".join(shown(k, v) for k, v in predicted))
+        if predicted:  # estimates from the released metafeatures and public training (issue 27, 29)
+            if get("error_name"):
+                lines.append(f"  error measure:        {get('error_name')}")
+            head = "  predicted error (95% interval, an estimate): " if intervals else "  predicted error (an estimate): "
+            lines.extend(_wrapped(head, [shown(k, v) for k, v in predicted]))
         if get("selection"):
             whole = f"rho {get('rho'):.6g}" if get("rho") is not None else f"epsilon {get('epsilon'):.6g}"
             lines.append(f"  budget: {whole}, all to the private selection (charged once, before any draw)")

@@ -34,6 +34,7 @@ import numpy as np
 
 from jostle.choicemaker import families
 from jostle.choicemaker.budgets import pure_epsilon_within
+from jostle.choicemaker.error_estimates import ErrorEstimate, estimate_error
 from jostle.choicemaker.private_dispatch import ChoiceSpec, Runtime, dispatch, explain as explain_traces
 from jostle.diagnostics.errors import JostleRuntimeError
 from jostle.diagnostics.source import Span
@@ -71,7 +72,7 @@ class LanguageRuntime(Runtime):
         first = self.args[0] if self.args else None
         data = getattr(first, "what", None) or (getattr(first, "name", None) if hasattr(first, "schema") else None)
         what = f"{self.maker.name}({data})" if data else self.maker.name
-        self.interp.accountant.charge(amount, self.call.node, description, what, self.span)
+        self.keep(description, self.interp.accountant.charge(amount, self.call.node, description, what, self.span))
 
     def charges_itself(self, part: Any) -> bool:
         own = self.metafeatures.get(part.name) if hasattr(part, "cost") else self.options.get(part.name)
@@ -125,6 +126,7 @@ class ChoiceMaker:
     trained: Any = None
     traces: list[Record] = field(default_factory=list)
     dispatches: list[Any] = field(default_factory=list)  # the engine's Trace of each call
+    estimates: list[Any] = field(default_factory=list)  # each call's ErrorEstimate (None: none predicted)
     grid: Any = None  # the engine's training grid (None: its default); tests set a small one
     task: str = ""  # the task its options share ("": the one `options_task` finds)
     serving: Any = field(default=None, repr=False)  # the family, once found (`family`)
@@ -257,8 +259,23 @@ class ChoiceMaker:
             "intervals": Record.of({k: Record.of({"low": low, "high": high}) for k, (low, high) in trace.intervals}),
             **self._selection_record(trace),
             **self._families_record(trace),
+            **({"estimate": estimate_record(result.estimate)} if result.estimate is not None else {}),
         }))
-        return calls[trace.choice_family].wrap(result.result, result.choice, budget)
+        self.estimates.append(result.estimate)
+        value = calls[trace.choice_family].wrap(result.result, result.choice, budget)
+        return carry_estimate(value, result.estimate)
+
+    def error_estimate(self, interp: Any, budget: Any, size_bound: int | None = None, option: str | None = None,
+                       confidence: float = 0.95, segment: Any = None) -> ErrorEstimate | None:
+        """The expected error of a call of this ChoiceMaker at `budget` and a public size bound,
+        before anything is measured (for the cost report): from the experience table of its
+        trained (or shipped) model, of `option`, or of the Option it would pick from public facts
+        only (`error_estimates.estimate_error`); None without a corpus to train on. Public: it
+        reads the program's text and the public corpus only."""
+        trained = self.ensure_trained(interp)
+        if trained is None:
+            return None
+        return estimate_error(trained, option, budget, size_bound, confidence, segment, self.name)
 
     @staticmethod
     def _selection_record(trace: Any) -> dict[str, Any]:
@@ -338,9 +355,29 @@ def serving_family(options: list[Any], task: str, error: str | None) -> Any:
     return families.serving(option_families(options, task), error)
 
 
+def estimate_record(estimate: ErrorEstimate) -> Record:
+    """A predicted error as the program sees it: a record labelled a prediction (public)."""
+    return Record.of({"measure": estimate.measure, "predicted_error": estimate.value, "low": estimate.low,
+                      "high": estimate.high, "confidence": estimate.confidence, "option": estimate.option,
+                      "source": estimate.source})
+
+
+def carry_estimate(value: Any, estimate: ErrorEstimate | None) -> Any:
+    """The released value carrying its predicted error (`jostle.language.noisy_values.attach`,
+    once that module exists; `law_of(value)` then gives the `ErrorEstimate` to `accuracy`).
+    Post-processing of released values and public training: it costs nothing."""
+    if estimate is None:
+        return value
+    try:
+        from jostle.language import noisy_values
+    except ImportError:  # not there yet: `predicted_error(H)` still reads it from the ChoiceMaker
+        return value
+    return noisy_values.attach(value, estimate)
+
+
 def explain(maker: ChoiceMaker) -> str:
     """A readable account of every dispatch of `maker` (post-processing of released values)."""
     return explain_traces([t.as_dict() for t in maker.dispatches], maker.name)
 
 
-__all__ = ["LanguageRuntime", "ChoiceMaker", "explain", "options_task", "option_families", "serving_family"]
+__all__ = ["LanguageRuntime", "ChoiceMaker", "carry_estimate", "estimate_record", "explain", "options_task", "option_families", "serving_family"]
