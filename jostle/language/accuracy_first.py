@@ -319,8 +319,8 @@ def release_for(interp: Any, value: Any, target: Target, span: Span) -> Any:
                                               l1=value.l1 if zcdp else None)
     cap_amount = _largest(interp.accountant, value.node, span, zcdp)
     cap = RhoZCDPBudget(cap_amount) if zcdp else Budget(cap_amount)
-    amount = budget.rho if zcdp else budget.epsilon
-    if cap_amount <= 0 or amount > cap_amount:
+    amount = None if budget is None else budget.rho if zcdp else budget.epsilon  # None: no budget can
+    if cap_amount <= 0 or amount is None or amount > cap_amount:
         raise _unreachable(mechanism, sensitivity, value, target, cap, cap_amount, span, zcdp)
     described = replace(value, what=f"{value.what}, {target.describe()}")
     target.charging = True
