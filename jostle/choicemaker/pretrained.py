@@ -32,7 +32,7 @@ from typing import Any, Callable
 
 import pandas as pd
 
-from jostle.choicemaker import engine, experience
+from jostle.choicemaker import engine, error_estimates, experience
 from jostle.choicemaker.family import Family, fingerprint
 from jostle.choicemaker.model import MODEL_KINDS
 
@@ -66,9 +66,15 @@ def _sklearn_version() -> str:
 
 
 def summarise_experience(table: pd.DataFrame, family: Family) -> pd.DataFrame:
-    """Mean, spread and count of each Option's error per segment, mode and epsilon."""
-    keys = [c for c in (family.segment_column, "mode", "epsilon", "option") if c and c in table.columns]
-    summary = table.groupby(keys, observed=True)["error"].agg(["mean", "std", "count"]).reset_index()
+    """Mean, spread, count and quantiles of each Option's error per segment, mode, epsilon and
+    size (the experience's size column, `error_estimates.size_column`): what
+    `error_estimates.estimate_error` reads from a shipped model (public training data)."""
+    sizes = error_estimates.size_column(family, table)
+    keys = [c for c in (family.segment_column, "mode", "epsilon", sizes, "option") if c and c in table.columns]
+    grouped = table.groupby(keys, observed=True)["error"]
+    summary = grouped.agg(["mean", "std", "count"]).reset_index()
+    quantiles = grouped.apply(error_estimates.summary_quantiles).unstack().reset_index()
+    summary = summary.merge(quantiles, on=keys)
     return summary.rename(columns={"mean": "mean_error", "std": "std_error", "count": "runs"})
 
 
