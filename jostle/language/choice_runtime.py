@@ -372,7 +372,12 @@ def carry_estimate(value: Any, estimate: ErrorEstimate | None) -> Any:
         from jostle.language import noisy_values
     except ImportError:  # not there yet: `predicted_error(H)` still reads it from the ChoiceMaker
         return value
-    return noisy_values.attach(value, estimate)
+    carried = getattr(noisy_values, "EstimatedError", None)
+    try:  # the released value's carrier: the errors helper's EstimatedError stating this estimate
+        law = carried(estimate.source, estimate=estimate) if carried is not None else estimate
+    except TypeError:
+        law = estimate
+    return noisy_values.attach(value, law)
 
 
 def explain(maker: ChoiceMaker) -> str:
