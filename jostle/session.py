@@ -35,6 +35,8 @@ from jostle.language.builtins import infer_public_schema, make_private_table
 from jostle.language.checker import check
 from jostle.diagnostics.boundary import short_errors
 from jostle.diagnostics.errors import DataError, JostleRuntimeError, JostleWarning, PrivacyError, UsageError
+from jostle.language.cost_report import cost_report
+from jostle.language.dry_run import before_run
 from jostle.language.evaluator import Interpreter
 from jostle.privacy.ledger_store import LedgerStore, resolve_ledger_path
 from jostle.privacy.noise import Randomness
@@ -153,6 +155,8 @@ class Session:
             gives the same answers on each.
         engine_options: Options per engine, e.g. {"duckdb": {"memory_limit": "4GB"}} or
             {"spark": {"master": "spark://host:7077"}} (see jostle.data.engine).
+        dry_run: Run each program once on public stand-ins of its private tables before
+            anything is charged (jostle.language.dry_run), so that its own mistakes cost nothing.
     """
 
     def __init__(self, budget: float | None = None, delta: float = 0.0, seed: int | None = None,
@@ -160,7 +164,7 @@ class Session:
                  ledger_path: str | Path | None = None, engine: str = "auto",
                  engine_options: Mapping[str, Mapping[str, Any]] | None = None,
                  lifetime: float | tuple[float, float] | None = None, *,
-                 accounting: str | None = None, rho: float | None = None) -> None:
+                 accounting: str | None = None, rho: float | None = None, dry_run: bool = True) -> None:
         from jostle.data.engine import ENGINE_NAMES
 
         if engine not in ENGINE_NAMES:
@@ -179,6 +183,7 @@ class Session:
         self.interpreter = Interpreter(self.accountant, self.randomness, output,
                                        [Path(p) for p in search_path or []])
         self.interpreter.engine_name = engine
+        self.dry_run = dry_run
         self.interpreter.engine_options = {k: dict(v) for k, v in (engine_options or {}).items()}
 
     def close(self) -> None:
@@ -379,15 +384,21 @@ class Session:
         self.interpreter.globals.define(name, value)
 
     # ---------------------------------------------------------- running
-    def check(self, source: str, filename: str = "<string>") -> None:
-        """Parse and statically check a program without running it (no data is touched)."""
+    def check(self, source: str, filename: str = "<string>") -> pd.DataFrame:
+        """Check a program and return its cost report, from a dry run on public stand-ins (no data
+        is read, nothing is spent): one row per release (where, mechanism, sensitivity, budget,
+        error at 95%, determined); `.attrs["total"]` is the total (or its upper bound when
+        `.attrs["determined"]` is false, with `.attrs["depends"]`). jostle.language.cost_report."""
         program = parse(source, filename)
         check(program, self.interpreter.builtins.values, self._known(), self.interpreter.bindings)
+        return cost_report(self, program).to_frame()
 
     def run(self, source: str, filename: str = "<string>") -> None:
-        """Run a program in this session; its top-level names stay defined afterwards."""
+        """Run a program in this session (after its dry run on public stand-ins, unless
+        `dry_run=False`: jostle.language.dry_run); its top-level names stay defined afterwards."""
         program = parse(source, filename)
         check(program, self.interpreter.builtins.values, self._known(), self.interpreter.bindings)
+        before_run(self, program)
         self.interpreter.run_program(program)
 
     def run_file(self, path: str | Path) -> None:

@@ -3,7 +3,7 @@
     jostle run FILE [--budget E] [--delta D] [--accounting pure|approximate|zcdp] [--rho R]
                     [--data NAME=PATH]... [--lifetime E[,D]] [--seed N]
                     [--ledger] [--ledger-db PATH] [--trace]
-    jostle check FILE [--data NAME=PATH]...
+    jostle check FILE [--data NAME=PATH]... [--cost [--budget E] [--delta D] [--accounting A] [--rho R]]
     jostle repl [--budget E] ...        (also: bare `jostle`)
     jostle -c CODE [--budget E] ...
     jostle schema draft DATA [--output FILE|-] [--max-categories N] [--force]   (the curator's tool)
@@ -34,6 +34,7 @@ import traceback
 from pathlib import Path
 from typing import Sequence
 
+from jostle.cli.cost import COST_OPTIONS, add_cost_options, cost_command
 from jostle.cli.ledger import ledger_command
 from jostle.cli.schema_draft import add_schema_parser, schema_command
 from jostle.cli.session_options import (  # noqa: F401 (SESSION_OPTIONS and SEED_WARNING re-exported)
@@ -82,6 +83,7 @@ def build_parser() -> argparse.ArgumentParser:
                        help="a private table the run will bind with --data NAME=PATH: check reads "
                             "only its schema file (PATH.schema.json beside a CSV, or PATH itself "
                             "if it is a .json schema file), never its rows")
+    add_cost_options(check)
     repl = commands.add_parser("repl", help="the interactive prompt", allow_abbrev=False)
     _session_options(repl)
     ledger = commands.add_parser("ledger", help="show, export, verify or reset the durable budget ledger",
@@ -192,7 +194,7 @@ def check_command(args: argparse.Namespace) -> int:
     or PATH itself when it is a .json file), never its rows. Without a schema file the name is
     pending, as in a run: the program must declare it (`private NAME: {...}`). Returns 0.
     """
-    from jostle.data.schema import read_schema_file, schema_file_for
+    from jostle.data.schema import read_schema_declaration, schema_file_for
     from jostle.diagnostics.errors import CheckError
     from jostle.language.checker import check
     from jostle.language.parser import parse
@@ -200,7 +202,7 @@ def check_command(args: argparse.Namespace) -> int:
 
     path = Path(args.file)
     text = _read_program(path)
-    known: set[str] = set()
+    known: dict[str, object] = {}
     pending: dict[str, tuple] = {}
     for binding in args.data:
         name, sep, data = binding.partition("=")
@@ -212,13 +214,16 @@ def check_command(args: argparse.Namespace) -> int:
                              hint="give each table one --data NAME=PATH")
         schema_file = Path(data) if data.endswith(".json") else schema_file_for(Path(data))
         if schema_file.is_file():
-            read_schema_file(schema_file)  # a broken schema file is the same DataError a run gives
-            known.add(name)
+            # a broken schema file is the same DataError a run gives
+            known[name] = read_schema_declaration(schema_file)
         else:  # the shape of Interpreter.bindings: (frame, schema, public_rows, path)
             pending[name] = (None, None, False, data)
     session = Session(ledger_path=":memory:")  # touches no data, no ledger
     program = parse(text, str(path))
-    names = set(session.interpreter.globals.values) | known
+    given = [f"--{option}" for option in COST_OPTIONS if getattr(args, option, None) is not None]
+    if given and not args.cost:
+        raise UsageError(f"{', '.join(given)} is read only with --cost", hint=f"jostle check {path} --cost {given[0]} ...")
+    names = set(session.interpreter.globals.values) | set(known)
     try:
         check(program, session.interpreter.builtins.values, names, pending)
     except CheckError as error:
@@ -230,6 +235,8 @@ def check_command(args: argparse.Namespace) -> int:
                 f"{name}=PATH`), give `jostle check` the same --data: it reads only the table's "
                 "schema file, never its rows", None))
         raise
+    if args.cost:
+        return cost_command(args, program, known, pending)
     print(f"{path}: ok")
     return 0
 

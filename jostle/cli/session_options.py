@@ -21,7 +21,7 @@ SEED_WARNING = ("warning: --seed makes the noise reproducible; anyone who knows 
 SESSION_OPTIONS = {"budget": None, "delta": 0.0, "accounting": None, "rho": None, "data": [], "dataset_names": [], "key": None, "lifetime": None, "seed": None,
                    "ledger": False,
                    "ledger_db": None,
-                   "trace": False, "engine": "auto", "master": None}
+                   "trace": False, "engine": "auto", "master": None, "no_dry_run": False}
 _BEFORE = "before_"  # dest prefix of the options given before the command
 
 
@@ -67,6 +67,9 @@ def _session_options(parser: argparse.ArgumentParser, prefix: str = "") -> None:
     add("--ledger", action="store_true", help="print this session's budget ledger at the end")
     add("--trace", action="store_true",
         help="print every ChoiceMaker dispatch at the end (noisy metafeatures, predictions, choice, budget split)")
+    add("--no-dry-run", action="store_true",
+        help="skip the dry run on public stand-ins of the private tables that runs a program once "
+             "before anything is charged (docs/language.md, \"Before spending\")")
     add("--ledger-db", metavar="PATH",
         help="the durable budget ledger (default $JOSTLE_LEDGER, else "
              "~/.local/share/jostle/ledger.sqlite; :memory: keeps nothing)")
@@ -131,7 +134,7 @@ def _session(args: argparse.Namespace):
     options = {"spark": {"master": args.master}} if args.master is not None else None
     session = Session(budget=args.budget, delta=args.delta, seed=args.seed, ledger_path=args.ledger_db,
                       engine=args.engine, engine_options=options, lifetime=_lifetime_option(args.lifetime),
-                      accounting=args.accounting, rho=args.rho)
+                      accounting=args.accounting, rho=args.rho, dry_run=not args.no_dry_run)
     datasets = _dataset_names(args.dataset_names, args.data)
     units = _unit_options(getattr(args, "units", []), args.data)
     seen: set[str] = set()
