@@ -129,7 +129,7 @@ def test_a_programs_choicemaker_reports_its_prediction(program_session) -> None:
     record = session.eval("p")
     maker = session.interpreter.globals.lookup("H")
     trace = maker.dispatches[-1]
-    assert record["option"] == trace.choice and record["measure"] == "scaled_l1"
+    assert record["chosen"] == trace.choice and record["measure"] == "scaled_l1"
     assert record["predicted_error"] == trace.predicted_error[trace.choice]
     assert (record["low"], record["high"]) == dict(trace.intervals)[trace.choice]
     assert record["confidence"] == 0.95 and "an estimate" in record["source"]

@@ -358,7 +358,7 @@ def serving_family(options: list[Any], task: str, error: str | None) -> Any:
 def estimate_record(estimate: ErrorEstimate) -> Record:
     """A predicted error as the program sees it: a record labelled a prediction (public)."""
     return Record.of({"measure": estimate.measure, "predicted_error": estimate.value, "low": estimate.low,
-                      "high": estimate.high, "confidence": estimate.confidence, "option": estimate.option,
+                      "high": estimate.high, "confidence": estimate.confidence, "chosen": estimate.option,
                       "source": estimate.source})
 
 
