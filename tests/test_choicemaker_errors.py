@@ -158,3 +158,12 @@ def test_predicted_error_before_any_call_is_refused() -> None:
         session.run("p = predicted_error(G)\n")
     with pytest.raises(JostleRuntimeError, match="needs a ChoiceMaker"):
         session.run("p = predicted_error(3)\n")
+
+
+def test_a_choicemakers_estimate_before_measuring_for_the_cost_report(program_session) -> None:
+    maker = program_session.interpreter.globals.lookup("H")
+    found = maker.error_estimate(program_session.interpreter, 1.0, size_bound=400)
+    assert found.measure == "scaled_l1" and found.option in ("DAWA", "MWEM")
+    assert found.low <= found.value <= found.high and found.confidence == 0.95
+    assert "public facts alone" in found.source and found.source.endswith("an estimate, not a bound")
+    assert maker.error_estimate(program_session.interpreter, 1.0, option="MWEM").option == "MWEM"
