@@ -44,7 +44,7 @@ def test_the_whole_language_starts_with_every_name_once() -> None:
         family_names |= set(own)  # a built-in shared by several families (one object) counts once
         metafeatures |= set(family.metafeatures())
     assert not family_names & metafeatures
-    assert len(builtin_registry.CORE) + 2 + len(family_names) + len(metafeatures) == len(REGISTRY)  # + trace, explain
+    assert len(builtin_registry.CORE) + 3 + len(family_names) + len(metafeatures) == len(REGISTRY)  # + trace, explain, predicted_error
 
 
 def test_a_planted_clash_fails_at_start_up(monkeypatch: pytest.MonkeyPatch) -> None:
