@@ -274,7 +274,5 @@ def summary_quantiles(errors: pd.Series) -> pd.Series:
     return pd.Series(out)
 
 
-EstimatedError = ErrorEstimate  # the name the released values' laws use (jostle.language.noisy_values)
-
-__all__ = ["ErrorEstimate", "EstimatedError", "LABEL", "check_confidence", "dispatch_estimate", "estimate_error",
+__all__ = ["ErrorEstimate", "LABEL", "check_confidence", "dispatch_estimate", "estimate_error",
            "selection_estimate", "size_column", "summary_quantiles"]
