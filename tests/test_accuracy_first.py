@@ -171,3 +171,23 @@ def test_a_function_called_in_the_block_releases_for_accuracy() -> None:
 def test_public_values_are_free_in_the_block() -> None:
     session, out = _run("with accuracy 1 at 0.9:\n    print({{ 6 * 7 }}, release(3, error=1))\n")
     assert out.split() == ["42", "3"] and len(session.ledger) == 0
+
+
+def test_a_learner_in_the_block_is_refused_before_it_charges() -> None:
+    session, _ = _session(5.0)
+    with pytest.raises(PrivacyError) as caught:
+        session.run('h = histogram(t.bin("age", [0, 25, 50, 75, 100]), "age")\nwith accuracy 10 at 0.9:\n'
+                    "    print(Identity(h, all_ranges(4), epsilon=1))\n    n = {{ count(t) }}\n")
+    assert "no closed-form error and no gradual release" in caught.value.message
+    assert len(session.ledger) == 0
+
+
+def test_releases_in_an_accuracy_block_take_no_share_of_an_enclosing_budget() -> None:
+    """The one `{{ }}` written directly in `with budget 1:` is allotted all of it; the accuracy
+    block's release then finds nothing left under that cap and is refused, spending nothing."""
+    session, _ = _session(2.0)
+    with pytest.raises(BudgetExceeded) as caught:
+        session.run("with budget 1:\n    a = {{ count(t) }}\n    with accuracy 500 at 0.5:\n        b = {{ count(t) }}\n")
+    assert "nothing is left" in caught.value.hint
+    # (the dry run on a public stand-in, when on, refuses the whole program before `a` is spent)
+    assert all("for error" not in entry.description for entry in session.ledger)
