@@ -16,9 +16,9 @@ What the dry interpreter is:
     and every table it loads (`load(path, schema)`: the file is neither opened nor statted for
     rows; the same refusals as the real `load` on the path and the unit) is a stand-in made
     from its schema, under the same privacy unit, with the same `public_rows`;
-  * its accountant: the session's caps (what the session's total and the data's lifetime
-    budgets leave, `Accountant.remaining`, or, without a total, the program's `budget`
-    statement; every `budget`/`with budget` block as written) and NO durable ledger store;
+  * its accountant (`DryAccountant`): the session's caps (what the session's total leaves, or,
+    without a total, the program's `budget` statement; every `budget`/`with budget` block as
+    written; what each dataset's lifetime budget leaves) and NO durable ledger store;
   * its randomness: its own fixed seed (`DRY_RUN_SEED`); the session's source of randomness is
     not touched, so a seeded session prints the same numbers with and without the dry run;
   * printing goes nowhere, warnings are kept (not shown), nothing is registered with the
@@ -47,6 +47,7 @@ from __future__ import annotations
 
 import io
 import time
+from fractions import Fraction
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -184,13 +185,47 @@ def make_dry_interpreter(session: Any) -> DryRunInterpreter:
     return dry
 
 
-def _dry_accountant(real: Accountant) -> Accountant:
-    """The session's caps without its durable ledger: what its total and the data's lifetime
-    budgets leave (or no total yet: the program's `budget` sets one)."""
-    left = real.remaining
-    accountant = Accountant(left, None, accounting=real.accounting)
-    if accountant.total is not None and left != real.cap:
-        accountant.total.label = "what this session's budget (and its data's lifetime budgets) leave"
+class DryAccountant(Accountant):
+    """An accountant without a store that also holds the dry run to what each dataset's lifetime
+    budget leaves (`lifetimes`: (its status, what it leaves in the session's measure)), refusing
+    as the durable ledger would when the real run commits its charges, in the same words."""
+
+    lifetimes: list[tuple[Any, AnyBudget | None]] = []
+    ledger_path: str = ""
+
+    def check(self, budget: AnyBudget, node: Any, span: Span | None = None) -> None:
+        from types import SimpleNamespace
+
+        from jostle.privacy.ledger_records import LedgerRefusal
+        from jostle.privacy.refusals import lifetime_refusal
+
+        super().check(budget, node, span)
+        before = dict(self._tree.total.quantities())
+        rise = dict(self._tree.rise(budget, node).quantities())
+        entry = SimpleNamespace(budget=budget, span=span, library_span=None)
+        for status, left in self.lifetimes:
+            if left is None:
+                raise lifetime_refusal(LedgerRefusal(status.dataset, "epsilon", Fraction(0), Fraction(0),
+                                                     Fraction(0), True, kind="missing"), entry, self.ledger_path)
+            totals = dict(status.lifetime.quantities()) if type(status.lifetime) is type(left) else {}
+            for quantity, cap in left.quantities():
+                if before.get(quantity, 0) + rise.get(quantity, 0) > cap:
+                    total = totals.get(quantity, cap)
+                    raise lifetime_refusal(LedgerRefusal(status.dataset, quantity, total - cap + before.get(quantity, 0),
+                                                         rise.get(quantity, 0), total), entry, self.ledger_path)
+
+
+def _dry_accountant(real: Accountant) -> DryAccountant:
+    """The session's caps without its durable ledger: what its total leaves (or no total yet: the
+    program's `budget` sets one), and what each dataset's lifetime budget leaves."""
+    left = None if real.total is None else (real.total.cap - real.spent).floor_at_zero()
+    accountant = DryAccountant(left, None, accounting=real.accounting)
+    if accountant.total is not None and not real.spent.is_zero():
+        accountant.total.label = "what is left of the session budget"
+    persistent = real.store is not None and real.store.persistent
+    accountant.lifetimes = [(status, status.left_in(real.accounting)) for status in real.datasets_status()
+                            if status.lifetime is not None or persistent]
+    accountant.ledger_path = str(real.store.path) if real.store is not None else ""
     accountant.private_sources = list(real.private_sources)
     return accountant
 
@@ -206,28 +241,13 @@ def dry_run(session: Any, program: A.Program) -> DryRun:
     dry = make_dry_interpreter(session)
     try:
         dry.run_program(program)
-        _check_lifetimes(session.interpreter.accountant, dry.accountant, program)
     except JostleError as error:
-        error.notes.append((DRY_RUN_NOTE, None))
+        if dry.accountant.ledger:  # the real run would have spent something before this error
+            error.notes.append((DRY_RUN_NOTE, None))
         raise
     accountant = dry.accountant
     return DryRun(list(accountant.ledger), accountant.spent, accountant.cap, time.perf_counter() - started,
                   dry, list(dry.warnings))
-
-
-def _check_lifetimes(real: Accountant, dry: Accountant, program: A.Program) -> None:
-    """Without a session total, the program's own `budget` capped the dry run: its total must
-    also fit what the data's lifetime budgets leave (with a total, `_dry_accountant` held it to that)."""
-    if real.total is not None or not dry.ledger:
-        return
-    for status in real.datasets_status():
-        left = status.left_in(dry.accounting)
-        caps = dict(left.quantities()) if left is not None else {}
-        if any(amount > caps.get(quantity, amount) for quantity, amount in dry.spent.quantities()):
-            raise BudgetExceeded(
-                f"this program would spend {dry.spent}, but the data '{status.dataset.shown}' has only {left} "
-                "left of its lifetime budget", program.body[0].span if program.body else None,
-                "nothing was read or spent; `jostle ledger show` lists what each dataset has left")
 
 
 def before_run(session: Any, program: A.Program) -> DryRun | None:
