@@ -22,7 +22,7 @@ import pytest
 from scipy import stats
 
 from jostle import Session
-from jostle.diagnostics.errors import BudgetExceeded
+from jostle.diagnostics.errors import BudgetExceeded, PrivacyError
 from jostle.privacy.gradual_release import RATIO, draw_chain, schedule, stay_probability
 from jostle.privacy.noise import Randomness
 
@@ -133,3 +133,12 @@ def test_the_gradual_mean_meets_its_target_at_the_stated_confidence() -> None:
     values = np.array(out.getvalue().split(), dtype=float)
     share = float(np.mean(np.abs(values - FRAME["age"].mean()) <= 3))
     assert share >= 0.9 - 3 * math.sqrt(0.09 / runs)
+
+
+def test_a_pure_session_over_a_rho_lifetime_refuses_a_gradual_release(tmp_path) -> None:
+    """The store would charge each step its own epsilon^2/2 (less than the prefix's eps_k^2/2)."""
+    session = Session(budget=1.0, seed=9, ledger_path=str(tmp_path / "ledger.db"), output=io.StringIO())
+    session.bind_private("t", FRAME, schema=SCHEMA, lifetime={"rho": 2})
+    with pytest.raises(PrivacyError) as caught:
+        session.run('with accuracy 4 at 0.9:\n    m = {{ mean(t, "age") }}\n')
+    assert "lifetime kept in rho" in caught.value.message and len(session.ledger) == 0

@@ -27,7 +27,9 @@ partition included (`accountant.check`), and the data's lifetime left (`remainin
 without the partition's slack, a conservative guide). A target the cap cannot meet is refused
 BEFORE anything is spent, with the smallest error the cap can reach at C in the hint.
 
-**Refused, nothing spent**: an error target <= 0, a confidence outside (0, 1), a private or
+**Refused, nothing spent**: a gradual release in a pure-DP session over data whose lifetime is
+kept in rho (the store would charge each step its own epsilon^2/2, less than the prefix's
+eps_k^2/2), an error target <= 0, a confidence outside (0, 1), a private or
 non-numeric target, and, inside the block, any other charge (a learner, a ChoiceMaker, a
 mechanism that states its own epsilon: their error has no closed form here and no gradual
 release); the checker refuses, statically, a block with nothing to release, a `with budget`
@@ -373,6 +375,14 @@ def _gradual_mean(interp: Any, value: PrivateMean, target: Target, span: Span) -
     eps_k / 2 on its own grid, each a correlated chain (jostle.privacy.gradual_release)."""
     accountant, noise = interp.accountant, interp.randomness
     zcdp = accountant.accounting.is_zcdp
+    if not zcdp and any(isinstance(s.lifetime, RhoZCDPBudget) for s in accountant.datasets_status()):
+        # A pure session records each charge against a rho lifetime as its own epsilon^2 / 2: the
+        # increments' squares would add up to less than eps_k^2 / 2, which is what the revealed
+        # prefix costs in rho (it is a function of y_k alone, not a composition of the steps).
+        raise PrivacyError(f"{value.what} would be revealed gradually, which a data lifetime kept in rho "
+                           "cannot be charged for step by step", span,
+                           "run the program in zCDP (`budget rho(R)`), or release the mean at a stated "
+                           "epsilon; nothing was spent")
     cap_amount = _largest(accountant, value.node, span, zcdp)
     cap_epsilon = epsilon_within_rho(cap_amount) if zcdp else cap_amount
     if cap_epsilon <= 0:
