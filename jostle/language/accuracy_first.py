@@ -427,8 +427,8 @@ def _gradual_mean(interp: Any, value: PrivateMean, target: Target, span: Span) -
             noisy_sum = float(grid_release.to_floats(sum_chain.reveal(noise, step, sum_units, "gradual sum"),
                                                       sum_plan.grid)[0])
             sum_half = _half_width(sum_plan, epsilon / 2, 1 - alpha) + float(sum_plan.grid) / 2
-        else:
-            noisy_sum, sum_half = float(value.total), 0.0
+        else:  # lo == hi: every x - mid is 0, so the sum is 0 on every dataset (public)
+            noisy_sum, sum_half = 0.0, 0.0
         result, bound = _mean_bound(noisy_sum, noisy_count, sum_half, count_half, value.lo, value.hi, midpoint)
         if bound <= target.error:
             return result
