@@ -83,6 +83,13 @@ def test_a_release_under_data_dependent_control_flow_is_flagged(program, origin)
     assert f"depends on {shifted}" in set(frame["determined"])
 
 
+def test_the_bound_is_the_enclosing_with_budget_cap_when_it_can_be():
+    frame = _report("budget 1\nwith budget 0.2:\n    n = {{ count(patients) }}\nwith budget 0.3:\n    if n > 10:\n"
+                    "        x = laplace(count(patients), 0.1)\n")
+    assert not frame.attrs["determined"] and frame.attrs["depends"] == "n (line 3)"
+    assert str(frame.attrs["total"]) == "epsilon=0.5"  # 0.2 spent, plus the block's cap 0.3
+
+
 def test_public_loops_and_functions_called_with_public_arguments_are_determined():
     frame = _report("budget 1\nk = 3\ndef f(e):\n    return laplace(count(patients), e)\n"
                     "for i in range(k):\n    a = f(0.1)\nwhile k > 0:\n    k = k - 1\n    b = f(0.05)\n")

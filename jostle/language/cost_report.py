@@ -389,11 +389,35 @@ def build_report(program: A.Program, run: DryRun) -> CostReport:
         rows.append(CostRow(_short(span), f"in {_short(charge.library_span)}" if charge.library_span else "",
                             charge.node.label, charge.mechanism, _sensitivity(charge.details.get("law")), str(charge.unit),
                             str(charge.budget), error, kind, determined))
+    places = [span for charge, row in zip(run.charges, rows) if row.determined != DETERMINED
+              for span in [charge.span]]
     for node, origin in dependence.undetermined_sites():
-        undetermined.append(f"{origin}, at line {node.span.line}" if str(node.span.line) not in origin else origin)
+        undetermined.append(origin)
+        places.append(node.span)
     if not undetermined:
         return CostReport(rows, run.spent if run.charges else None, True, seconds=run.seconds)
-    return CostReport(rows, run.cap, False, undetermined[0], seconds=run.seconds)
+    return CostReport(rows, _bound(program, run, places), False, undetermined[0], seconds=run.seconds)
+
+
+def _bound(program: A.Program, run: DryRun, places: list[Any]) -> AnyBudget | None:
+    """An upper bound on what the real run may spend when some releases are not determined: the
+    cap the program runs under, lowered, when every undetermined place lies in a top-level `with
+    budget E:` block with a literal E, to the dry run's composed cost outside those blocks plus
+    their caps (sequential composition; a top-level block runs once)."""
+    from jostle.privacy.budget import Budget
+    from jostle.privacy.composition import cost
+
+    blocks = [stmt for stmt in program.body if isinstance(stmt, A.WithBudget) and isinstance(stmt.epsilon, A.Number)
+              and (stmt.delta is None or isinstance(stmt.delta, A.Number)) and stmt.accounting is None]
+    chosen = {id(b): b for span in places for b in blocks if _inside(span, b.span)}
+    if run.cap is None or not isinstance(run.cap, Budget) or len(places) != sum(
+            any(_inside(span, b.span) for b in blocks) for span in places):
+        return run.cap
+    outside = [c for c in run.charges if not any(_inside(c.span, b.span) for b in chosen.values())]
+    bound = cost(outside) if outside else Budget.zero()
+    for block in chosen.values():
+        bound = bound + Budget.of(block.epsilon.value, block.delta.value if block.delta is not None else 0)
+    return bound.meet(run.cap)
 
 
 def cost_report(session: Any, program: A.Program) -> CostReport:
