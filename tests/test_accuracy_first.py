@@ -191,3 +191,11 @@ def test_releases_in_an_accuracy_block_take_no_share_of_an_enclosing_budget() ->
     assert "nothing is left" in caught.value.hint
     # (the dry run on a public stand-in, when on, refuses the whole program before `a` is spent)
     assert all("for error" not in entry.description for entry in session.ledger)
+
+
+def test_the_charges_carry_the_target_for_the_cost_report() -> None:
+    session, _ = _run('with accuracy 10 at 0.95:\n    c = {{ count(t) }}\n    m = {{ mean(t, "age") }}\n')
+    entries = list(session.ledger)
+    assert all(e.details["accuracy_target"] == (10.0, 0.95) for e in entries)
+    gradual = [e for e in entries if "gradual" in e.details]
+    assert gradual and [e.details["gradual"]["step"] for e in gradual] == list(range(1, len(gradual) + 1))

@@ -325,11 +325,14 @@ def release_for(interp: Any, value: Any, target: Target, span: Span) -> Any:
     if cap_amount <= 0 or amount is None or amount > cap_amount:
         raise _unreachable(mechanism, sensitivity, value, target, cap, cap_amount, span, zcdp)
     described = replace(value, what=f"{value.what}, {target.describe()}")
+    charges = len(interp.accountant.ledger)
     target.charging = True
     try:
         released = release_default(interp, described, budget, span)
     finally:
         target.charging = False
+    for entry in interp.accountant.ledger[charges:]:  # a public fact for the cost report
+        entry.details["accuracy_target"] = (target.error, target.confidence)
     interp.vector_labels.carry(released, value)
     return released
 
@@ -411,9 +414,13 @@ def _gradual_mean(interp: Any, value: PrivateMean, target: Target, span: Span) -
                 f"bound (a-priori worst case: the cap {float(cap_epsilon):.6g})")
         target.charging = True
         try:
-            accountant.charge(increment, value.node, "gradual laplace", note, span)  # before revealing
+            entry = accountant.charge(increment, value.node, "gradual laplace", note, span)  # before revealing
         finally:
             target.charging = False
+        # Public facts for the cost report: the run's total is data-dependent, at most the cap.
+        entry.details["accuracy_target"] = (target.error, target.confidence)
+        entry.details["gradual"] = {"step": step, "steps": len(epsilons), "cap": RhoZCDPBudget(
+            cap_epsilon * cap_epsilon / 2) if zcdp else Budget(cap_epsilon)}
         previous = budget
         if count_chain is None:  # drawn once, after the first charge: nothing revealed yet
             count_chain = gradual_release.draw_chain(noise, count_units, count_plan.sensitivity, halves,
