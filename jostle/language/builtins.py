@@ -318,6 +318,7 @@ from jostle.language import builtins_tables  # noqa: E402,F401 (in this order: t
 from jostle.language import builtins_releases  # noqa: E402,F401
 from jostle.language import accuracy_first  # noqa: E402,F401 (release(x, error=E, confidence=C))
 from jostle.language import sulq_builtins  # noqa: E402,F401
+from jostle.language import builtins_accuracy  # noqa: E402,F401 (interval; accuracy(x, c) is the kit's)
 from jostle.language import perturbation  # noqa: E402,F401 (operators, randomise, reconstruct)
 from jostle.language import builtin_help  # noqa: E402,F401 (help() and help(name))
 from jostle.language.builtins_choice import register as _register_choicemaker  # noqa: E402

@@ -139,3 +139,11 @@ class ChoiceCall:
     wrap: Callable[..., Any] = field(default=lambda result, choice, budget: result)
     segment_hint: str = ""
     unit: PrivacyUnit = ROW
+
+
+def value_error_bound(interp: Any, span: Any, value: Any, confidence: Any) -> Any:
+    """`accuracy(x, c)` on a released value: its noise's half-width (jostle.language.builtins_accuracy).
+    Here so that the one `accuracy` built-in, registered by the learner kit, can serve both uses."""
+    from jostle.language.builtins_accuracy import value_accuracy
+
+    return value_accuracy(interp, span, value, confidence)

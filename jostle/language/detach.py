@@ -278,6 +278,9 @@ def _convert(value: Any, span: Span | None, labels: Any) -> Any:
         return value.copy()
     if isinstance(value, np.generic):
         return value.item()
+    from jostle.language.noisy_values import plain
+
+    value = plain(value)  # a released number without its noise law (jostle.language.noisy_values)
     if isinstance(value, DATA_TYPES):
         return value
     if getattr(type(value), "public_result", False):  # a released model (e.g. a trained tree)

@@ -20,7 +20,7 @@ from typing import Any, Callable, TextIO
 import numpy as np
 
 from jostle.language import ast_nodes as A
-from jostle.language import operators as ops
+from jostle.language import noisy_values, operators as ops
 from jostle.privacy.accounting import Accounting, zcdp_total
 from jostle.privacy.budget import Accountant, AnyBudget, Budget, RhoZCDPBudget
 from jostle.diagnostics.errors import BudgetExceeded, JostleError, JostleRuntimeError, JostleWarning, PrivacyError
@@ -431,7 +431,7 @@ class Interpreter:
                 raise JostleRuntimeError(f"index {index} is outside a list of length {len(target)}",
                                          expr.index.span)
             item = target[index]
-            return item.item() if isinstance(item, np.generic) else item
+            return noisy_values.cell(target, index, item.item() if isinstance(item, np.generic) else item)
         raise JostleRuntimeError(f"a {type_name(target)} cannot be indexed", expr.span)
 
     def _eval_Attribute(self, expr: A.Attribute, env: Environment) -> Any:

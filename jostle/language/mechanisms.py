@@ -91,12 +91,15 @@ from typing import Any, Protocol
 import numpy as np
 
 from jostle.privacy import grid_release, replay
+from jostle.privacy.error_bounds import NoiseLaw, law_of_plan
 from jostle.privacy.accounting import epsilon_within_rho
-from jostle.privacy.budget import Accountant, AnyBudget, Budget, Charge, DataNode, RhoZCDPBudget, common_node
+from jostle.privacy.budget import Accountant, AnyBudget, Budget, Charge, DataNode, RhoZCDPBudget
 from jostle.diagnostics.errors import JostleRuntimeError, MeasureMismatch, PrivacyError
 from jostle.privacy.noise import NoiseSource, power_of_two_at_most
 from jostle.language.sensitivity import Exact, as_floats, exact_number, exact_value, private_vector, refuse, up
 from jostle.diagnostics.source import Span
+from jostle.language.noisy_values import EstimatedError, NoLaw, Noise, attach
+from jostle.language.selection_scores import scores as scores_of
 from jostle.language.values import Private, PrivateMean, Table, type_name
 
 
@@ -138,6 +141,23 @@ def _charge(ctx: ReleaseContext, budget: Budget, node: DataNode, mechanism: str,
     return ctx.accountant.charge(budget, node, mechanism, what, span)
 
 
+def _with_law(entry: Charge, released: Any, plan: Any, value: Private, norm: str, mechanism: str,
+              budget: Any) -> Any:
+    """The released value carrying its public noise law, which the ledger entry records too
+    (computed from the plan, the sensitivity and the budget only: jostle.privacy.error_bounds)."""
+    if plan is None:  # exact sensitivity 0: no noise
+        return attach(released, Noise(()))
+    sensitivity = value.l1 if norm == "l1" else value.l2
+    if plan is not None and getattr(plan, "one_axis_shift", None) is not None:
+        norm = "one_axis"
+    try:  # never fails after the charge: a law beyond the doubles is stated as missing instead
+        law: Any = law_of_plan(plan, sensitivity, norm, mechanism, budget, getattr(value, "clipping", None))
+    except (ValueError, OverflowError, ZeroDivisionError):
+        return attach(released, NoLaw("its noise law is beyond floating point (a grid or scale outside the doubles)"))
+    entry.details["law"] = law
+    return attach(released, law)
+
+
 def _shape_like(value: Private, released: np.ndarray) -> Any:
     """A vector release stays a vector; a scalar one becomes a Python number."""
     if value.is_vector:
@@ -156,11 +176,13 @@ def laplace(ctx: ReleaseContext, value: Any, epsilon: Any, span: Span, mechanism
         return _public_passthrough(value, span, mechanism)
     plan = None
     if value.l1 > 0:
-        plan = grid_release.laplace_plan(value.l1, budget.epsilon, value.length, value.integer, value.is_vector)
-    _charge(ctx, budget, value.node, mechanism, value.what, span)
+        plan = grid_release.release_plan("laplace", budget, value.l1, value.l2, value.length, value.integer,
+                                         value.is_vector)
+    entry = _charge(ctx, budget, value.node, mechanism, value.what, span)
     if plan is None:  # exact sensitivity 0: the exact value is the same on every neighbour
-        return as_floats(exact_value(value.value))
-    return _shape_like(value, grid_release.release_laplace(ctx.randomness, value.value, plan))
+        return _with_law(entry, as_floats(exact_value(value.value)), None, value, "l1", mechanism, budget)
+    released = _shape_like(value, grid_release.release_laplace(ctx.randomness, value.value, plan))
+    return _with_law(entry, released, plan, value, "l1", mechanism, budget)
 
 
 def _release_mean(ctx: ReleaseContext, value: PrivateMean, budget: Budget, span: Span, mechanism: str) -> float:
@@ -180,11 +202,36 @@ def _release_mean(ctx: ReleaseContext, value: PrivateMean, budget: Budget, span:
     half_range = up(stability * max(Fraction(value.hi) - exact_mid, exact_mid - Fraction(value.lo)))
     sum_plan = grid_release.laplace_plan(half_range, half, 1, False, False) if half_range > 0 else None
     count_plan = grid_release.laplace_plan(float(stability), half, 1, True, False)
-    _charge(ctx, budget, value.node, mechanism, value.what, span)
+    entry = _charge(ctx, budget, value.node, mechanism, value.what, span)
     noisy_sum = float(grid_release.release_laplace(ctx.randomness, value.total, sum_plan)[0]) if sum_plan \
         else as_floats(value.total)
     noisy_count = float(grid_release.release_laplace(ctx.randomness, value.count, count_plan)[0])
-    return float(np.clip(midpoint + noisy_sum / max(noisy_count, 1.0), value.lo, value.hi))
+    released = float(np.clip(midpoint + noisy_sum / max(noisy_count, 1.0), value.lo, value.hi))
+    return attach(released, _mean_error(entry, sum_plan, count_plan, half_range, stability, noisy_sum, noisy_count,
+                                        mechanism, budget, value))
+
+
+def _mean_error(entry: Charge, sum_plan: Any, count_plan: Any, half_range: Any, stability: Any, noisy_sum: float,
+                noisy_count: float, mechanism: str, budget: Budget, value: PrivateMean) -> EstimatedError | NoLaw:
+    """The mean's error, estimated from its two RELEASED numbers only (public): the linearisation
+    of mid + S / C at the released S and C, noise(S) / C - S noise(C) / C^2. Not a bound: the
+    error of a ratio depends on the true count, which is private."""
+    note = f"the mean is clamped to [{value.lo:g}, {value.hi:g}] and each value to that range; " \
+           "the bias this causes is not in the interval"
+    half = Budget(budget.epsilon / 2)
+    try:  # never fails after the charge
+        count_law = law_of_plan(count_plan, float(stability), "l1", mechanism + " (count)", half)
+        laws = {"count": count_law}  # the ledger entry records both laws
+        count = max(noisy_count, 1.0)
+        terms: list[tuple[float, NoiseLaw]] = [(-noisy_sum / (count * count), count_law)]
+        if sum_plan is not None:
+            laws["sum"] = law_of_plan(sum_plan, float(half_range), "l1", mechanism + " (sum)", half)
+            terms.append((1.0 / count, laws["sum"]))
+    except (ValueError, OverflowError, ZeroDivisionError):
+        return NoLaw("its noise law is beyond floating point (a grid or scale outside the doubles)")
+    entry.details["law"] = laws
+    return EstimatedError("an estimate: a mean's error depends on the data (its count); this is the "
+                          "delta-method half-width at the released sum and count", tuple(terms), clipping=note)
 
 
 def geometric(ctx: ReleaseContext, value: Any, epsilon: Any, span: Span, mechanism: str = "geometric") -> Any:
@@ -202,15 +249,15 @@ def geometric(ctx: ReleaseContext, value: Any, epsilon: Any, span: Span, mechani
             "use laplace(x, eps) for real values",
         )
     sensitivity = int(float(value.l1))
-    _charge(ctx, budget, value.node, mechanism, value.what, span)
+    plan = grid_release.release_plan("geometric", budget, sensitivity, value.l2, value.length, True,
+                                     value.is_vector) if sensitivity > 0 else None
+    entry = _charge(ctx, budget, value.node, mechanism, value.what, span)
     units = grid_release.snap(value.value, Fraction(1))  # exact integers (they are on the grid 1)
-    if sensitivity > 0:
+    if plan is not None:
         # P(k) ~ exp(-|k| eps / l1): shifting by at most l1 changes each probability by <= e^eps.
-        noisy = grid_release.add(units, ctx.randomness.discrete_laplace(sensitivity / budget.epsilon, units.size))
+        noisy = grid_release.add(units, ctx.randomness.discrete_laplace(plan.scale, units.size))
         units = replay.released(ctx.randomness, "geometric", units, noisy, "l1", sensitivity, Fraction(1))
-    if value.is_vector:
-        return units
-    return int(units[0])
+    return _with_law(entry, units if value.is_vector else int(units[0]), plan, value, "l1", mechanism, budget)
 
 
 def gaussian(ctx: ReleaseContext, value: Any, epsilon: Any, delta: Any, span: Span) -> Any:
@@ -236,12 +283,13 @@ def gaussian(ctx: ReleaseContext, value: Any, epsilon: Any, delta: Any, span: Sp
         return _public_passthrough(value, span, "gaussian")
     plan = None
     if value.l2 > 0:  # the calibration depends on public parameters only: done before charging
-        plan = grid_release.gaussian_plan(value.l1, value.l2, budget.epsilon, budget.delta, value.length,
-                                          value.integer, value.is_vector)
-    _charge(ctx, budget, value.node, "gaussian", value.what, span)
+        plan = grid_release.release_plan("gaussian", budget, value.l1, value.l2, value.length, value.integer,
+                                         value.is_vector)
+    entry = _charge(ctx, budget, value.node, "gaussian", value.what, span)
     if plan is None:  # exact sensitivity 0: the exact value is the same on every neighbour
-        return as_floats(exact_value(value.value))
-    return _shape_like(value, grid_release.release_gaussian(ctx.randomness, value.value, plan))
+        return _with_law(entry, as_floats(exact_value(value.value)), None, value, "l2", "gaussian", budget)
+    released = _shape_like(value, grid_release.release_gaussian(ctx.randomness, value.value, plan))
+    return _with_law(entry, released, plan, value, "l2", "gaussian", budget)
 
 
 def gaussian_rho(ctx: ReleaseContext, value: Any, rho: RhoZCDPBudget, span: Span,
@@ -270,12 +318,18 @@ def gaussian_rho(ctx: ReleaseContext, value: Any, rho: RhoZCDPBudget, span: Span
         return _public_passthrough(value, span, mechanism)
     plan = None
     if value.l2 > 0:  # public parameters only: planned before the charge
-        plan = grid_release.gaussian_rho_plan(value.l1, value.l2, rho.rho, value.length, value.integer,
-                                              value.is_vector)
-    _charge(ctx, rho, value.node, mechanism, value.what, span)
+        plan = grid_release.release_plan("gaussian_rho", rho, value.l1, value.l2, value.length, value.integer,
+                                         value.is_vector)
+    entry = _charge(ctx, rho, value.node, mechanism, value.what, span)
     if plan is None:
-        return as_floats(exact_value(value.value))
-    released = grid_release.release_gaussian(ctx.randomness, value.value, plan)
+        return _with_law(entry, as_floats(exact_value(value.value)), None, value, "l2", mechanism, rho)
+    return _with_law(entry, _gaussian_shape(value, plan, grid_release.release_gaussian(ctx.randomness, value.value,
+                                                                                       plan)),
+                     plan, value, "l2", mechanism, rho)
+
+
+def _gaussian_shape(value: Private, plan: Any, released: np.ndarray) -> Any:
+    """An integer scalar released on the grid 1 stays an int; otherwise `_shape_like`."""
     if value.integer and not value.is_vector and plan.grid == 1:
         return int(released[0])
     return _shape_like(value, released)
@@ -300,86 +354,9 @@ def sulq(ctx: ReleaseContext, value: Any, variance: Fraction, span: Span) -> Any
         return as_floats(exact_value(value.value))
     plan, rho = grid_release.gaussian_variance_plan(variance, value.l1, value.l2, value.length, value.integer,
                                                     value.is_vector)
-    _charge(ctx, RhoZCDPBudget(rho), value.node, "sulq", value.what, span)
-    released = grid_release.release_gaussian(ctx.randomness, value.value, plan)
-    if value.integer and not value.is_vector and plan.grid == 1:
-        return int(released[0])
-    return _shape_like(value, released)
-
-
-class _Scores:
-    """Validated scores of a selection: their exact values, the largest per-score sensitivity,
-    the data they depend on (None if all public) and whether they are monotone.
-
-    `units` is what `grid_release.snap` takes: a private vector's own array (int64, doubles or
-    exact Python numbers; snapping is exact for each), or an array of the exact numbers.
-    """
-
-    def __init__(self, units: np.ndarray, sensitivity: float, node: DataNode | None, monotone: bool) -> None:
-        self.units = units
-        self.sensitivity = sensitivity
-        self.node = node
-        self.monotone = monotone
-
-    def __len__(self) -> int:
-        return len(self.units)
-
-    def values(self) -> list[Exact]:
-        """The exact scores as Python ints and Fractions."""
-        return [exact_number(v) for v in self.units.tolist()]
-
-    def first_max(self) -> int:
-        """The first index of the largest score."""
-        values = self.values()
-        return max(range(len(values)), key=lambda i: values[i])
-
-
-_NOUNS = {"exponential": "utility", "above_threshold": "query"}
-
-
-def _public_score(item: Any, span: Span, what: str, index: int) -> Exact:
-    """A public score as an exact number; NaN and infinities are refused (before any charge)."""
-    if isinstance(item, (float, np.floating)) and not math.isfinite(float(item)):
-        noun = _NOUNS.get(what, "score")
-        raise JostleRuntimeError(
-            f"{what}: {noun} {index} is {float(item)}, not a finite number", span,
-            f"check how {noun} {index} is computed (an overflow to inf, or inf - inf, gives such a "
-            "value) and keep it finite; nothing was charged",
-        )
-    return exact_number(item)
-
-
-def _scores(values: Any, span: Span, what: str) -> _Scores:
-    """The scores of a selection (a private vector or a list of numbers and private scalars),
-    validated without looking at private data: only public inputs can be refused here."""
-    if isinstance(values, Private):
-        if not values.is_vector:
-            raise JostleRuntimeError(f"{what} needs a list of scores, got a private scalar", span)
-        return _Scores(np.asarray(values.value), values.l1, values.node, values.direction != 0)
-    if not isinstance(values, (tuple, list, np.ndarray)):
-        raise JostleRuntimeError(f"{what} needs a list of scores, got a {type_name(values)}", span)
-    numbers: list[Exact] = []
-    sensitivity, nodes, directions = 0.0, [], set()
-    for index, item in enumerate(list(values)):
-        if isinstance(item, Private):
-            if item.is_vector:
-                raise JostleRuntimeError(f"{what} needs one number per candidate, got a vector", span)
-            numbers.append(exact_number(item.value))
-            sensitivity = max(sensitivity, item.l1)
-            nodes.append(item.node)
-            directions.add(item.direction)
-        elif isinstance(item, PrivateMean):
-            raise JostleRuntimeError(f"{what} cannot score with a private mean", span)
-        elif isinstance(item, (int, float, np.integer, np.floating)) and not isinstance(item, (bool, np.bool_)):
-            numbers.append(_public_score(item, span, what, index))
-        else:
-            raise JostleRuntimeError(f"{what} scores must be numbers, got a {type_name(item)}", span)
-    units = np.empty(len(numbers), dtype=object)
-    units[:] = numbers
-    # Public scores are constants, which move in every direction at once: they do not break
-    # monotonicity; the private ones must all move the same way.
-    monotone = len(directions) == 1 and 0 not in directions
-    return _Scores(units, sensitivity, common_node(nodes) if nodes else None, monotone)
+    entry = _charge(ctx, RhoZCDPBudget(rho), value.node, "sulq", value.what, span)
+    released = _gaussian_shape(value, plan, grid_release.release_gaussian(ctx.randomness, value.value, plan))
+    return _with_law(entry, released, plan, value, "l2", "sulq", RhoZCDPBudget(rho))
 
 
 def exponential(ctx: ReleaseContext, candidates: Any, utilities: list[Any], epsilon: Any,
@@ -399,7 +376,7 @@ def exponential(ctx: ReleaseContext, candidates: Any, utilities: list[Any], epsi
             or not math.isfinite(float(sensitivity)) or not sensitivity > 0:
         raise JostleRuntimeError("exponential needs a positive finite public sensitivity", span,
                                  "the sensitivity bounds how much one row can move any utility, e.g. 1 for counts")
-    scores = _scores(list(utilities), span, "exponential")
+    scores = scores_of(list(utilities), span, "exponential")
     if len(scores) != len(candidates):
         raise JostleRuntimeError("exponential needs one utility per candidate", span)
     declared = Fraction(exact_number(sensitivity))
@@ -418,8 +395,14 @@ def exponential(ctx: ReleaseContext, candidates: Any, utilities: list[Any], epsi
     coefficient = budget.epsilon / (declared if scores.monotone else 2 * declared)
     _charge(ctx, budget, scores.node, "exponential", f"exponential over {len(candidates)} candidates", span)
     index = _exponential_index(ctx.randomness, scores.values(), coefficient)
-    return candidates[replay.released(ctx.randomness, "exponential", scores.units, index, "linf", declared,
-                                      None, scores.monotone)]
+    return _selected(candidates[replay.released(ctx.randomness, "exponential", scores.units, index, "linf",
+                                                declared, None, scores.monotone)], "exponential")
+
+
+def _selected(choice: Any, mechanism: str) -> Any:
+    """A selection's answer, marked as having no additive noise law (for `accuracy`)."""
+    return attach(choice, NoLaw(f"it is chosen by a selection ({mechanism}), which has no additive noise: "
+                                "its error is not a half-width"))
 
 
 def _exponential_index(noise: NoiseSource, utilities: list[Exact], coefficient: Fraction) -> int:
@@ -459,7 +442,7 @@ def report_noisy_max(ctx: ReleaseContext, scores: Any, epsilon: Any, span: Span)
     budget = _epsilon(epsilon, span)
     if not isinstance(scores, (Private, tuple, list, np.ndarray)):
         raise JostleRuntimeError(f"report_noisy_max needs a list of scores, got a {type_name(scores)}", span)
-    checked = _scores(scores, span, "report_noisy_max")
+    checked = scores_of(scores, span, "report_noisy_max")
     if len(checked) == 0:
         raise JostleRuntimeError("report_noisy_max needs at least one score", span)
     if checked.node is None:
@@ -474,7 +457,7 @@ def report_noisy_max(ctx: ReleaseContext, scores: Any, epsilon: Any, span: Span)
     scale = (steps if checked.monotone else 2 * steps) / budget.epsilon
     noisy = grid_release.add(units, ctx.randomness.discrete_laplace(scale, units.size))
     noisy = replay.released(ctx.randomness, "report_noisy_max", units, noisy, "linf", steps, grid, checked.monotone)
-    return _first_max(noisy)
+    return _selected(_first_max(noisy), "report_noisy_max")
 
 
 def above_threshold(ctx: ReleaseContext, queries: Any, threshold: Any, epsilon: Any, span: Span) -> int | None:
@@ -489,7 +472,7 @@ def above_threshold(ctx: ReleaseContext, queries: Any, threshold: Any, epsilon: 
         raise JostleRuntimeError("the threshold must be finite", span, "write a finite number; nothing was charged")
     if not isinstance(queries, (Private, tuple, list, np.ndarray)):
         raise JostleRuntimeError("above_threshold needs a list of queries", span)
-    checked = _scores(queries, span, "above_threshold")
+    checked = scores_of(queries, span, "above_threshold")
     limit = exact_number(threshold)
     if checked.node is None:
         return next((i for i, v in enumerate(checked.values()) if v >= limit), None)
@@ -506,7 +489,7 @@ def above_threshold(ctx: ReleaseContext, queries: Any, threshold: Any, epsilon: 
     noisy = replay.released(ctx.randomness, "above_threshold", units, noisy, "linf", steps, grid)
     for index, value in enumerate(noisy.tolist()):
         if value >= noisy_threshold:
-            return index
+            return _selected(index, "above_threshold")
     return None
 
 

@@ -28,6 +28,7 @@ from jostle.language.values import (
     MAX_WHOLE, MAX_WHOLE_DIGITS, ROW_SCALARS, Private, PrivateMean, Record, RowValues, RowView, Table, is_private,
     type_name,
 )
+from jostle.language import noisy_values
 from jostle.language.row_apply import row_apply
 
 MAX_REPEAT = 10_000_000  # items in `list * n` or characters in `text * n` (as range() is capped)
@@ -127,7 +128,7 @@ def unary(op: str, value: Any, span: Span, operand_span: Span) -> Any:
                          op=("neg" if op == "-" else "pos",))
     if not (public_number(value) or isinstance(value, np.ndarray)):
         raise JostleRuntimeError(f"cannot apply '{op}' to a {type_name(value)}", span)
-    return -value if op == "-" else value
+    return noisy_values.unary(op, value, -value if op == "-" else value)  # a release keeps its noise law
 
 
 def binary(op: str, left: Any, right: Any, span: Span) -> Any:
@@ -173,7 +174,7 @@ def binary(op: str, left: Any, right: Any, span: Span) -> Any:
     if _whole(result) and abs(result) >= MAX_WHOLE:
         raise JostleRuntimeError(f"'{op}' gives a whole number of more than {MAX_WHOLE_DIGITS} digits", span,
                                  "use floats for numbers this large")
-    return result
+    return noisy_values.binary(op, left, right, result)  # sums of releases keep an exact noise law
 
 
 def _whole(value: Any) -> bool:

@@ -419,7 +419,9 @@ def total(table: Any, column: Any, span: Span) -> Private | float:
     sensitivity = up(stability * Fraction(spec.magnitude))
     direction = 1 if spec.lo >= 0 else -1 if spec.hi <= 0 else 0
     return Private(exact, sensitivity, sensitivity, span, f"sum({table_text(table)}, '{column}')",
-                   table.node, integer=spec.integer, direction=direction)
+                   table.node, integer=spec.integer, direction=direction,
+                   clipping=f"each value of '{column}' is clamped to its declared [{spec.lo:g}, {spec.hi:g}]; "
+                            "the bias this causes is not in the interval")
 
 
 def mean(table: Any, column: Any, span: Span) -> PrivateMean | float | None:

@@ -173,6 +173,7 @@ class Private:
     shape: tuple[int, ...] | None = None  # a 2D histogram's public (rows, cols); None otherwise
     direction: int = 0
     axes: tuple[str, ...] | None = None  # a histogram's column names (public), for its labels
+    clipping: str | None = None  # a public note: its rows were clamped to declared bounds (error bounds)
 
     @property
     def is_vector(self) -> bool:

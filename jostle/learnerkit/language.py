@@ -42,7 +42,7 @@ from jostle.choicemaker.budgets import pure_epsilon_within
 from jostle.data.schema import Categorical
 from jostle.diagnostics.errors import JostleRuntimeError, PrivacyError
 from jostle.diagnostics.source import Span
-from jostle.language.calls import ChoiceCall, check_learnable
+from jostle.language.calls import ChoiceCall, check_learnable, value_error_bound
 from jostle.language.values import Builtin, CorpusValue, RowValues, RowView, Table, is_private, type_name
 from jostle.learnerkit.evaluation import row_labels, row_scores
 from jostle.learnerkit.tables import ClassificationData
@@ -327,8 +327,15 @@ def predict_proba(interp: Any, span: Span, model: Any, rows: Any, label: Any) ->
                                                              for name in model.attributes]))
 
 
-def accuracy(interp: Any, span: Span, model: Any, table: Any, target: Any) -> float:
-    """`accuracy(model, t, "class")`: the share of rows of a public table a classifier labels right."""
+def accuracy(interp: Any, span: Span, model: Any, table: Any, target: Any = None) -> Any:
+    """`accuracy(model, t, "class")`: the share of rows of a public table a classifier labels right.
+    With two arguments, `accuracy(x, 0.95)`: the half-width of a released value's noise
+    (jostle.language.builtins_accuracy; one built-in serves both)."""
+    if target is None and not isinstance(table, Table):
+        return value_error_bound(interp, span, model, table)
+    if target is None:
+        raise JostleRuntimeError("accuracy(model, t, \"class\") needs the target column", span,
+                                 'write accuracy(model, t, "class"); accuracy(x, 0.95) is a release\'s error bound')
     model, table = _model_and_table(model, table, span, "accuracy()")
     if not isinstance(target, str) or target not in table.schema:
         raise JostleRuntimeError(f"accuracy(): the table has no column {target!r}", span)
@@ -348,9 +355,10 @@ PREDICT = Builtin("predict", predict, 2, 2, (), "row",
 PREDICT_PROBA = Builtin("predict_proba", predict_proba, 3, 3, (), "row",
                         'predict_proba(model, r, "yes") inside a row function: the probability of class "yes" on '
                         "each row; on a public table the list of them")
-ACCURACY = Builtin("accuracy", accuracy, 3, 3, (), "choice",
+ACCURACY = Builtin("accuracy", accuracy, 2, 3, (), "choice",
                    'accuracy(model, t, "class"): the share of rows of a public table a classifier labels right '
-                   '(on a private table: private_accuracy)')
+                   '(on a private table: private_accuracy); accuracy(x, 0.95): the half-width of a released '
+                   "value's noise at 95% (a vector: per cell)")
 
 
 def _classification_corpus(interp: Any, span: Span) -> Any:
