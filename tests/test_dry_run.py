@@ -135,3 +135,13 @@ def test_the_command_line_dry_runs_unless_told_not_to(tmp_path, capsys):
     assert main(["run", str(program), "--ledger-db", ":memory:", "--no-dry-run"]) == JostleRuntimeError.exit_code
     printed = capsys.readouterr()
     assert "count" in printed.out and "dry run" not in printed.err  # released, then failed
+
+
+def test_an_error_on_a_path_that_depends_on_a_release_is_left_to_the_real_run():
+    """The stand-in has 120 rows, so its noisy count takes the branch; the real count (2000) does
+    not: the dry run's error there is not the program's own mistake, and the program runs."""
+    with Session(budget=2, ledger_path=":memory:", output=io.StringIO(), seed=1) as session:
+        session.bind_private("patients", EXAMPLES / "data" / "patients.csv")
+        session.run('n = laplace(count(patients), 1)\nif n < 500:\n    print(n + "x")\nprint("ok")\n')
+        assert session.interpreter.output.getvalue() == "ok\n"
+        assert ["depends on n (line 1)" in w.message for w in session.warnings] == [True]

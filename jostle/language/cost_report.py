@@ -23,6 +23,9 @@ by name and conservatively (one name in two scopes is one name). Loops over publ
 partitions over public keys and functions called with public arguments are determined: on
 those paths the real run makes the same releases at the same budgets as the dry run.
 
+A gradual release of an accuracy-first block (jostle.language.accuracy_first: `details["gradual"]`)
+spends what the data need, so it is never determined.
+
 The total: when every release (and every release the text could make on a path the dry run did
 not take) is determined, it is the dry run's composed total (the accountant's sequential and
 parallel composition), which the real run's ledger then equals; otherwise it is an upper bound,
@@ -341,6 +344,11 @@ class CostReport:
         return "\n".join(text)
 
 
+def _gradual(charge: Charge) -> bool:
+    """Whether a charge is a step of an accuracy-first gradual release (it spends what the data need)."""
+    return "gradual" in charge.details or charge.mechanism.startswith("gradual")
+
+
 def _short(span: Any) -> str:
     from pathlib import Path
 
@@ -382,6 +390,8 @@ def build_report(program: A.Program, run: DryRun) -> CostReport:
         else:
             node = dependence.node_at(span)
             origin = dependence.depends(node) if node is not None else None
+            if origin is None and _gradual(charge):  # accuracy-first: it stops when its bound is met
+                origin = f"the data: a gradual release (line {span.line}) stops when its error bound is met"
             determined = DETERMINED if origin is None else f"depends on {origin}"
         if determined != DETERMINED:
             undetermined.append(determined.removeprefix("depends on "))
@@ -428,10 +438,16 @@ def cost_report(session: Any, program: A.Program) -> CostReport:
     """
     from jostle.language.dry_run import dry_run, skip_reason
 
+    from jostle.language.dry_run import DryRunInconclusive
+
     reason = skip_reason(session)
     if reason is not None:
         return CostReport([], session.interpreter.accountant.cap, False, f"the session's scope ({reason})")
-    return build_report(program, dry_run(session, program))
+    try:
+        return build_report(program, dry_run(session, program))
+    except DryRunInconclusive as inconclusive:  # the real run decides: only the cap bounds it
+        return CostReport([], session.interpreter.accountant.cap, False, str(inconclusive),
+                          notes=[f"(the dry run stopped: {inconclusive})"])
 
 
 __all__ = ["CostReport", "CostRow", "Dependence", "build_report", "cost_report", "MISSING"]

@@ -242,12 +242,42 @@ def dry_run(session: Any, program: A.Program) -> DryRun:
     try:
         dry.run_program(program)
     except JostleError as error:
+        reason = _inconclusive(program, error, dry)
+        if reason is not None:
+            raise DryRunInconclusive(reason) from error
         if dry.accountant.ledger:  # the real run would have spent something before this error
             error.notes.append((DRY_RUN_NOTE, None))
         raise
     accountant = dry.accountant
     return DryRun(list(accountant.ledger), accountant.spent, accountant.cap, time.perf_counter() - started,
                   dry, list(dry.warnings))
+
+
+class DryRunInconclusive(Exception):
+    """The dry run failed where the real run may not: after a spend or on a path that depends on
+    released values (whose stand-in values differ from the real ones)."""
+
+
+def _inconclusive(program: A.Program, error: JostleError, dry: DryRunInterpreter) -> str | None:
+    """Why an error of the dry run says nothing about the real run, or None when it does.
+
+    A budget refusal after a gradual release (accuracy-first: it spends what the data need, more
+    on a small stand-in), and any error at a place that depends on a released value (a branch
+    the stand-in's noisy counts take and the real ones may not) are not the program's own
+    mistakes: the real run is left to decide. The decision reads the program and the dry run only.
+    """
+    from jostle.language.cost_report import Dependence, _gradual
+
+    charges = dry.accountant.ledger
+    if isinstance(error, BudgetExceeded) and any(_gradual(c) for c in charges):
+        return "a gradual release before it spends what the real data need, not what the stand-in needs"
+    span = error.span
+    if span is None or span.source.name != program.source.name:
+        return None
+    dependence = Dependence(program, [c.span for c in charges], dry.builtins.values)
+    node = dependence.node_at(span)
+    origin = dependence.depends(node) if node is not None else None
+    return None if origin is None else f"its error at line {span.line} depends on {origin}"
 
 
 def before_run(session: Any, program: A.Program) -> DryRun | None:
@@ -261,8 +291,14 @@ def before_run(session: Any, program: A.Program) -> DryRun | None:
             f"no dry run before this run: {reason}", program.span,
             "the program runs directly: an error after a release is raised after that release is spent"))
         return None
-    return dry_run(session, program)
+    try:
+        return dry_run(session, program)
+    except DryRunInconclusive as inconclusive:
+        session.interpreter.warn(JostleWarning(
+            f"the dry run on public stand-ins failed where the real run may not ({inconclusive}); running the "
+            "program on the real data", program.span))
+        return None
 
 
-__all__ = ["DryRun", "dry_run", "before_run", "skip_reason", "make_dry_interpreter", "DRY_RUN_SEED",
+__all__ = ["DryRun", "DryRunInconclusive", "dry_run", "before_run", "skip_reason", "make_dry_interpreter", "DRY_RUN_SEED",
            "DRY_RUN_NOTE", "HOW_TO_SKIP"]
