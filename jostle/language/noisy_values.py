@@ -109,32 +109,31 @@ class EstimatedError:
 Carrier = Noise | NoLaw | EstimatedError
 
 
-class NoisyInt(int):
+class _Noisy:
+    """What NoisyInt and NoisyFloat share: they print, copy and pickle as their plain number."""
+
+    carrier: Carrier
+    _plain: type
+
+    def __repr__(self) -> str:
+        return self._plain.__repr__(self)
+
+    __str__ = __repr__
+
+    def __reduce__(self) -> tuple:
+        return (self._plain, (self._plain(self),))
+
+
+class NoisyInt(_Noisy, int):
     """A released whole number: the number itself, with its noise attached (`carrier`)."""
 
-    carrier: Carrier
-
-    def __repr__(self) -> str:
-        return int.__repr__(self)
-
-    __str__ = __repr__
-
-    def __reduce__(self) -> tuple:
-        return (int, (int(self),))
+    _plain = int
 
 
-class NoisyFloat(float):
+class NoisyFloat(_Noisy, float):
     """A released real number: the number itself, with its noise attached (`carrier`)."""
 
-    carrier: Carrier
-
-    def __repr__(self) -> str:
-        return float.__repr__(self)
-
-    __str__ = __repr__
-
-    def __reduce__(self) -> tuple:
-        return (float, (float(self),))
+    _plain = float
 
 
 class _IdentityTable:
