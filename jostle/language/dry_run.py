@@ -282,7 +282,9 @@ def _inconclusive(program: A.Program, error: JostleError, dry: DryRunInterpreter
 
 def before_run(session: Any, program: A.Program) -> DryRun | None:
     """The dry run in front of `Session.run` (when `session.dry_run` is on): skipped, with a
-    warning, when the session's scope holds values a stand-in cannot stand for."""
+    warning, when the session's scope holds values a stand-in cannot stand for. Its error is
+    raised when the real run would have spent something before it, or when it is a budget
+    refusal; any other error is left to the real run, which meets it before any charge."""
     if not getattr(session, "dry_run", True):
         return None
     reason = skip_reason(session)
@@ -293,6 +295,13 @@ def before_run(session: Any, program: A.Program) -> DryRun | None:
         return None
     try:
         return dry_run(session, program)
+    except JostleError as error:
+        if isinstance(error, BudgetExceeded) or (DRY_RUN_NOTE, None) in error.notes:
+            raise
+        # Nothing would be spent before this error: the real run raises it at the same place,
+        # after printing what the program prints first (a refusal of the budget is raised now,
+        # before any private file is read).
+        return None
     except DryRunInconclusive as inconclusive:
         session.interpreter.warn(JostleWarning(
             f"the dry run on public stand-ins failed where the real run may not ({inconclusive}); running the "
