@@ -162,6 +162,8 @@ def make_dry_interpreter(session: Any) -> DryRunInterpreter:
     dry.engine_name = "pandas"
     dry.on_warning = lambda warning: None  # kept in dry.warnings, never shown
     dry.builtins.values["load"] = replace(REGISTRY["load"], function=_stand_in_load)
+    # the public cell labels of vectors earlier runs released (weak references: a copy of the map)
+    dry.vector_labels._by_id = dict(real.vector_labels._by_id)
     databases: dict[int, Any] = {}
     for name, table in real.bound_tables.items():
         key = table.unit.key if table.unit.is_entity and table.unit.key in table.schema else None
