@@ -349,6 +349,19 @@ def _gradual(charge: Charge) -> bool:
     return "gradual" in charge.details or charge.mechanism.startswith("gradual")
 
 
+def _budget_text(budget: AnyBudget) -> str:
+    """A budget as people read it: exact when short (epsilon=0.1, rho=1/30), else ~ 6 digits."""
+    from jostle.privacy.budget import fmt_exact
+
+    parts = []
+    for quantity, amount in budget.quantities():
+        if quantity == "delta" and not amount:
+            continue
+        exact_text = fmt_exact(amount)
+        parts.append(f"{quantity}={exact_text if len(exact_text) <= 10 else f'~{float(amount):.6g}'}")
+    return ", ".join(parts)
+
+
 def _short(span: Any) -> str:
     from pathlib import Path
 
@@ -398,7 +411,7 @@ def build_report(program: A.Program, run: DryRun) -> CostReport:
         error, kind = _error(charge)
         rows.append(CostRow(_short(span), f"in {_short(charge.library_span)}" if charge.library_span else "",
                             charge.node.label, charge.mechanism, _sensitivity(charge.details.get("law")), str(charge.unit),
-                            str(charge.budget), error, kind, determined))
+                            _budget_text(charge.budget), error, kind, determined))
     places = [span for charge, row in zip(run.charges, rows) if row.determined != DETERMINED
               for span in [charge.span]]
     for node, origin in dependence.undetermined_sites():
