@@ -205,3 +205,25 @@ def test_seeded_coverage_is_the_stated_one(mechanism, truth: np.ndarray, stated_
     level = float(np.mean(stated))
     assert abs(level - stated_level) < 5e-4
     assert abs(within / 3000 - level) <= 4 * math.sqrt(level * (1 - level) / 3000)
+
+
+@pytest.mark.parametrize("mechanism, budget, integer, length", [
+    ("gaussian", Budget.of(1, Fraction(1, 10**6)), True, 8),     # a histogram: one-axis certification
+    ("gaussian", Budget.of(Fraction(1, 3), Fraction(1, 10**5)), False, 1),
+    ("laplace", Budget.of(Fraction(2, 7)), False, 5),
+    ("geometric", Budget.of(Fraction(1, 2)), True, 1),
+])
+def test_law_for_is_what_the_release_uses(mechanism: str, budget: Budget, integer: bool, length: int) -> None:
+    from jostle.privacy.error_bounds import law_for
+
+    ctx = _Ctx(9)
+    value = np.arange(length, dtype=np.int64 if integer else float) if length > 1 else (7 if integer else 2.5)
+    private = _private(value, 1.0, integer, ctx)
+    if mechanism == "gaussian":
+        released = mechanisms.gaussian(ctx, private, budget.epsilon, float(budget.delta), BUILTIN_SPAN)
+    else:
+        released = getattr(mechanisms, mechanism)(ctx, private, budget.epsilon, BUILTIN_SPAN)
+    law = law_of(released)
+    law = law[0] if isinstance(law, tuple) else law
+    predicted = law_for(mechanism, 1.0, budget, integer=integer, length=length, l1=1.0)
+    assert (law.kind, law.scale, law.grid) == (predicted.kind, predicted.scale, predicted.grid)
