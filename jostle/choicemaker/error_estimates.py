@@ -34,14 +34,19 @@ from __future__ import annotations
 import math
 from dataclasses import asdict, dataclass, replace
 from statistics import NormalDist
-from typing import Any, Hashable
+from typing import TYPE_CHECKING, Any, Hashable
 
 import numpy as np
-import pandas as pd
 
 from jostle.choicemaker.budgets import as_budget, budget_float, measure_of, pure_epsilon_within
-from jostle.choicemaker.intervals import LEVEL
 from jostle.privacy.measures import RhoZCDPBudget
+
+if TYPE_CHECKING:  # pandas is imported where it is used: `import jostle` stays light
+    import pandas as pd
+
+# The confidence of a dispatch's intervals: the held-out level training keeps (jostle.choicemaker.intervals
+# imports it from here, so that this module, which the dispatch imports at start-up, stays light).
+LEVEL = 0.95
 
 LABEL = "an estimate, not a bound"
 BUDGET_COLUMNS = ("epsilon", "rho")  # the experience's budget columns (words of the language)
@@ -140,6 +145,8 @@ def size_column(family: Any, table: pd.DataFrame) -> str | None:
     one, else the numeric configuration column (not the task, its group, the segment or a budget)
     whose values span the most decades in `table` (the rows of a table, a histogram's scale);
     None when there is none."""
+    import pandas as pd
+
     declared = getattr(family, "size_column", None)
     if declared:
         return declared if declared in table.columns else None
@@ -266,6 +273,8 @@ def estimate_error(trained: Any, option_name: str | None, budget: Any, size_boun
 
 def summary_quantiles(errors: pd.Series) -> pd.Series:
     """The quantile columns a shipped summary keeps per group (`pretrained.summarise_experience`)."""
+    import pandas as pd
+
     out = {}
     for level in SUMMARY_LEVELS:
         tail = (1.0 - level) / 2.0
