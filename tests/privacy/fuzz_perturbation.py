@@ -136,7 +136,8 @@ def run_randomise(case: RandomiseCase, which: int, play: list[Record] | None = N
     from jostle import Session
 
     output = io.StringIO()
-    session = Session(budget=1000, ledger_path=":memory:", seed=case.seed, output=output, engine=engine)
+    session = Session(budget=1000, ledger_path=":memory:", seed=case.seed, output=output, engine=engine,
+                      dry_run=False)  # the real run is audited; the dry run reads no data
     session.bind_private("t", case.frame(which), case.schema, public_rows=True)
     return run_program(session, output, case.program, play, case.results)
 

@@ -517,7 +517,7 @@ def run_case(case: ReplayCase, which: int, engine: str = "pandas", play: list[Re
     options = {"spark": {"session": spark}} if engine == "spark" and spark is not None else None
     caps: dict[str, Any] = {"rho": RHO} if case.zcdp else {"budget": BUDGET, "delta": DELTA}
     session = Session(seed=case.seed, output=output, ledger_path=":memory:", engine=engine,
-                      engine_options=options, **caps)
+                      engine_options=options, dry_run=False, **caps)  # replay audits the real run
     recorder = Recorder()
     internal, timed_out = None, False
     cache = Path(tempfile.mkdtemp(prefix="jostle-replay-"))

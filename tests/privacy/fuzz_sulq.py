@@ -636,7 +636,8 @@ def run_language(case: LanguageCase, which: int, play: list[Record] | None = Non
     from jostle import Session
 
     output = io.StringIO()
-    session = Session(rho=LANGUAGE_RHO, seed=case.seed, ledger_path=":memory:", output=output, engine=engine)
+    session = Session(rho=LANGUAGE_RHO, seed=case.seed, ledger_path=":memory:", output=output, engine=engine,
+                      dry_run=False)  # the real run is audited; the dry run reads no data
     declared = case.program.startswith("private t:")
     frame = case.frame(which)
     if not declared:  # the curator's schema refuses a missing value: the curator's rows have none then
