@@ -151,6 +151,49 @@ def test_a_release_after_a_gradual_accuracy_block_is_not_refused_after_spending(
     assert error is None or spent(made) == 0
 
 
+@pytest.mark.xfail(strict=True, reason=(
+    "hole: in zCDP a gradual release is charged only the rho of the prefix it revealed, but its a-priori "
+    "cost is its cap (docs/threat_model.md says the ex-post argument is not claimed for zCDP); the rest "
+    "of the session then spends the remainder, so the session's rho total no longer holds a priori "
+    "(jostle/language/accuracy_first.py _gradual_mean charges increments in rho)"))
+def test_in_zcdp_a_gradual_release_and_later_releases_fit_the_total_a_priori():
+    frame = pd.DataFrame({"age": [50 + i % 3 for i in range(3000)], "region": ["north"] * 3000})
+    made = session(frame)
+    error = run(made, "budget rho(0.3)\nwith budget rho(0.15):\n    with accuracy 20 at 0.95:\n"
+                      "        m = {{ mean(t, \"age\") }}\ny = gaussian(count(t), rho(0.29))\n")
+    a_priori = Fraction(0)
+    for entry in made.interpreter.accountant.ledger:
+        gradual = entry.details.get("gradual")
+        if gradual is None:
+            a_priori += Fraction(entry.budget.rho)
+        elif gradual["step"] == 1:
+            a_priori += Fraction(gradual["cap"].rho)
+    assert a_priori <= Fraction(3, 10), (error, a_priori)
+
+
+def test_a_gradual_release_never_spends_more_than_its_with_budget_cap_and_stops_on_released_values():
+    frame = pd.DataFrame({"age": [50 + i % 3 for i in range(3000)], "region": ["north"] * 3000})
+    for error_target, steps in ((20, None), (0.001, 12)):
+        made = session(frame, dry_run=False)
+        assert run(made, f"budget 1\nwith budget 0.4:\n    with accuracy {error_target} at 0.95:\n"
+                         "        m = {{ mean(t, \"age\") }}\n") is None
+        ledger = made.interpreter.accountant.ledger
+        assert spent(made) <= Fraction(2, 5) and all(e.details["gradual"]["steps"] == 12 for e in ledger)
+        assert [e.details["gradual"]["step"] for e in ledger] == list(range(1, len(ledger) + 1))
+        if steps is not None:
+            assert len(ledger) == steps and spent(made) > Fraction(2, 5) * (1 - Fraction(1, 10**8))  # the cap, all spent
+
+
+def test_an_unreachable_accuracy_target_is_refused_before_anything_is_spent_and_alike_on_neighbours():
+    seen = []
+    for frame in (rows(300), rows(300).drop(index=3).reset_index(drop=True)):
+        made = session(frame)
+        error = run(made, "budget 0.01\nx = release(sum(t, \"age\"), error=3, confidence=0.99)\n")
+        assert error is not None and "nothing was spent" in error and spent(made) == 0
+        seen.append(error)
+    assert seen[0] == seen[1]
+
+
 @pytest.mark.parametrize("expression", ["count(t)", "sum(t, \"age\")", "histogram(t, \"region\")"])
 @pytest.mark.parametrize("target", [(60, 0.95), (500, 0.9), (9, 0.99)])
 def test_an_accuracy_first_release_states_at_most_its_target_and_the_same_on_neighbours(expression, target):
