@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import io
 import math
+import signal
 import warnings
 from fractions import Fraction
 
@@ -260,6 +261,35 @@ def test_the_stated_half_width_of_a_sum_of_releases_is_never_below_the_truth():
         h = half_width_of_sum(law, confidence)
         assert mass[np.abs(values) <= h + 1e-12].sum() >= confidence - 1e-12
         assert mass[np.abs(values) <= h - 0.5 + 1e-12].sum() < confidence  # and not needlessly wide
+
+
+class _TooSlow(Exception):
+    pass
+
+
+def _within(seconds: float, call):
+    """call(), or _TooSlow after `seconds` (SIGALRM: a hang fails the test instead of the suite)."""
+    def alarm(signum, frame):
+        raise _TooSlow(f"no answer within {seconds} s")
+
+    previous = signal.signal(signal.SIGALRM, alarm)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        return call()
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+@pytest.mark.xfail(strict=True, raises=_TooSlow, reason=(
+    "hole: NoiseLaw.half_width of a discrete law with a large scale (>= ~1e30 grid steps: a geometric "
+    "release at epsilon 1e-30, or a gradual release or release(error=...) searching tiny budgets) never "
+    "returns: jostle/privacy/error_bounds.py:101-106 (_steps_half_width) steps k by 1 from a guess where "
+    "k + 1 == k in the doubles' resolution of the coverage; accuracy(x, 0.95), the cost report and the "
+    "gradual release after its first charge hang"))
+def test_the_half_width_of_a_very_wide_discrete_law_is_computed_promptly():
+    width = _within(2.0, lambda: NoiseLaw("discrete_laplace", 1e30, 1.0).half_width(0.95))
+    assert width >= 2.99e30
 
 
 def test_interval_warnings_and_no_law_errors_are_identical_on_neighbouring_tables():
