@@ -138,6 +138,26 @@ def test_the_dry_run_consumes_no_session_randomness_and_laws_change_no_released_
                           "601.9514846801758 -300.9757423400879\n")
 
 
+def test_check_and_a_failed_dry_run_leave_no_trace_in_the_session_or_the_durable_ledger(tmp_path):
+    import sqlite3
+
+    program = "budget 1\nx = laplace(count(t), 0.5)\nprint(x)\nwith budget 0.4:\n    y = {{ count(t) }}\nprint(y)\n"
+    seen = []
+    for index, check_first in enumerate((False, True)):
+        path = tmp_path / f"ledger{index}.sqlite"
+        made = Session(ledger_path=str(path), seed=3, output=io.StringIO())
+        made.bind_private("t", rows(), SCHEMA, dataset="patients", lifetime=5)
+        if check_first:
+            reported(made, program)
+        failed = run(made, "budget 1\ny = {{ count(t) }}\nprint([1][4])\n")
+        assert failed is not None and "dry run" in failed and spent(made) == 0
+        assert run(made, program) is None
+        with sqlite3.connect(path) as connection:
+            events = connection.execute("select count(*) from events").fetchone()[0]
+        seen.append((made.interpreter.output.getvalue(), events, spent(made)))
+    assert seen[0] == seen[1]
+
+
 # ------------------------------------------------------------------ accuracy-first budgets
 @pytest.mark.xfail(strict=True, reason=(
     "hole: `{{ }}` shares of a `with budget` block do not count the accuracy-first releases in it "
