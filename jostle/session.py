@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import inspect
 import io
+import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
@@ -156,7 +157,8 @@ class Session:
         engine_options: Options per engine, e.g. {"duckdb": {"memory_limit": "4GB"}} or
             {"spark": {"master": "spark://host:7077"}} (see jostle.data.engine).
         dry_run: Run each program once on public stand-ins of its private tables before
-            anything is charged (jostle.language.dry_run), so that its own mistakes cost nothing.
+            anything is charged (jostle.language.dry_run), so that its own mistakes cost nothing;
+            None (the default) means on unless the environment sets JOSTLE_DRY_RUN=0.
     """
 
     def __init__(self, budget: float | None = None, delta: float = 0.0, seed: int | None = None,
@@ -164,7 +166,7 @@ class Session:
                  ledger_path: str | Path | None = None, engine: str = "auto",
                  engine_options: Mapping[str, Mapping[str, Any]] | None = None,
                  lifetime: float | tuple[float, float] | None = None, *,
-                 accounting: str | None = None, rho: float | None = None, dry_run: bool = True) -> None:
+                 accounting: str | None = None, rho: float | None = None, dry_run: bool | None = None) -> None:
         from jostle.data.engine import ENGINE_NAMES
 
         if engine not in ENGINE_NAMES:
@@ -183,7 +185,7 @@ class Session:
         self.interpreter = Interpreter(self.accountant, self.randomness, output,
                                        [Path(p) for p in search_path or []])
         self.interpreter.engine_name = engine
-        self.dry_run = dry_run
+        self.dry_run = os.environ.get("JOSTLE_DRY_RUN", "1") != "0" if dry_run is None else dry_run
         self.interpreter.engine_options = {k: dict(v) for k, v in (engine_options or {}).items()}
 
     def close(self) -> None:

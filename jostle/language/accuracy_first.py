@@ -27,7 +27,10 @@ partition included (`accountant.check`), and the data's lifetime left (`remainin
 without the partition's slack, a conservative guide). A target the cap cannot meet is refused
 BEFORE anything is spent, with the smallest error the cap can reach at C in the hint.
 
-**Refused, nothing spent**: a gradual release in a pure-DP session over data whose lifetime is
+**Refused, nothing spent**: a gradual release in a zCDP or an (epsilon, delta) program (the ex-post
+argument bounds the revealed prefix's loss pointwise; the session's total holds a priori only when
+every release's loss is pointwise bounded by its charge, i.e. in pure DP), a gradual release in a
+pure-DP session over data whose lifetime is
 kept in rho (the store would charge each step its own epsilon^2/2, less than the prefix's
 eps_k^2/2), an error target <= 0, a confidence outside (0, 1), a private or
 non-numeric target, and, inside the block, any other charge (a learner, a ChoiceMaker, a
@@ -378,7 +381,18 @@ def _gradual_mean(interp: Any, value: PrivateMean, target: Target, span: Span) -
     eps_k / 2 on its own grid, each a correlated chain (jostle.privacy.gradual_release)."""
     accountant, noise = interp.accountant, interp.randomness
     zcdp = accountant.accounting.is_zcdp
-    if not zcdp and any(isinstance(s.lifetime, RhoZCDPBudget) for s in accountant.datasets_status()):
+    cap = accountant.cap
+    if zcdp or (isinstance(cap, Budget) and cap.delta > 0):
+        # The ex-post argument (module docstring) bounds the revealed prefix's loss pointwise, by
+        # eps_k; the session's total then holds a priori only when every other release's loss is
+        # pointwise bounded by its charge too, i.e. in pure epsilon-DP. Not proved in zCDP (a charge
+        # of the steps' rho would understate the a-priori cost, the cap) nor with delta: refused.
+        raise PrivacyError(f"the error of {value.what} depends on the data, so it would be revealed gradually, "
+                           "which Jostle proves private (ex-post) only in a pure epsilon-DP program", span,
+                           "in a zCDP or (epsilon, delta) program, release the mean at a stated budget "
+                           "(`{{ }}` in a `with budget` block) and read its error with accuracy(m, 0.95); "
+                           "nothing was spent")
+    if any(isinstance(s.lifetime, RhoZCDPBudget) for s in accountant.datasets_status()):
         # A pure session records each charge against a rho lifetime as its own epsilon^2 / 2: the
         # increments' squares would add up to less than eps_k^2 / 2, which is what the revealed
         # prefix costs in rho (it is a function of y_k alone, not a composition of the steps).

@@ -52,8 +52,10 @@ if TYPE_CHECKING:
 MISSING = "—"
 CONFIDENCE = 0.95
 DETERMINED = "yes"
-# Built-ins whose result depends on a ChoiceMaker's released choice or a learner's released model.
-_RELEASED_FACTS = ("trace", "explain")
+# Built-ins whose result depends on a ChoiceMaker's released choice or a learner's released model,
+# or on the ledger: what was spent and what is left (the durable ledger's balances included, which
+# the dry run does not see) are facts of this run that a program may branch on.
+_RELEASED_FACTS = ("trace", "explain", "predicted_error", "spent", "remaining", "ledger")
 
 
 def _inside(inner: Any, outer: Any) -> bool:
@@ -94,8 +96,10 @@ def _walk(node: Any):
 class Dependence:
     """Which releases of a program depend on released values (the module docstring)."""
 
-    def __init__(self, program: A.Program, charge_spans: list[Any], builtins: dict[str, Any]) -> None:
+    def __init__(self, program: A.Program, charge_spans: list[Any], builtins: dict[str, Any],
+                 facts: tuple[str, ...] = _RELEASED_FACTS) -> None:
         self.program = program
+        self.facts = facts  # built-ins whose results count as released values
         self.charge_spans = [s for s in charge_spans if s is not None]
         self.releasing_builtins = _releasing_builtins(builtins)
         self.defs: dict[str, A.Def] = {}
@@ -155,7 +159,7 @@ class Dependence:
             if isinstance(node, A.Call):
                 func = node.func
                 if isinstance(func, A.Name) and (func.id in self.releasing_builtins or func.id in self.makers
-                                                 or func.id in self.releasing_defs or func.id in _RELEASED_FACTS):
+                                                 or func.id in self.releasing_defs or func.id in self.facts):
                     return True
                 if any(_inside(span, node.span) for span in self.charge_spans):
                     return True

@@ -194,6 +194,12 @@ class DryAccountant(Accountant):
 
     lifetimes: list[tuple[Any, AnyBudget | None]] = []
     ledger_path: str = ""
+    prior_entries: int = 0         # the session's ledger entries before this program
+    prior_spent: Any = None        # and what they cost
+
+    def new_charges(self) -> list[Any]:
+        """The charges this program made (after the session's earlier ones)."""
+        return self.ledger[self.prior_entries:]
 
     def check(self, budget: AnyBudget, node: Any, span: Span | None = None) -> None:
         from types import SimpleNamespace
@@ -220,10 +226,16 @@ class DryAccountant(Accountant):
 def _dry_accountant(real: Accountant) -> DryAccountant:
     """The session's caps without its durable ledger: what its total leaves (or no total yet: the
     program's `budget` sets one), and what each dataset's lifetime budget leaves."""
-    left = None if real.total is None else (real.total.cap - real.spent).floor_at_zero()
-    accountant = DryAccountant(left, None, accounting=real.accounting)
-    if accountant.total is not None and not real.spent.is_zero():
-        accountant.total.label = "what is left of the session budget"
+    accountant = DryAccountant(None if real.total is None else real.total.cap, None, accounting=real.accounting)
+    # What the session spent before this program, as the program sees it: `ledger()` lists the same
+    # entries and `spent()` and `remaining()` read the same (a program must not be able to tell its
+    # dry run from its real run by them). Earlier charges enter as one sequential charge at the
+    # root, which is how they compose with anything this program charges on new tables.
+    accountant.ledger = list(real.ledger)
+    accountant.prior_entries = len(real.ledger)
+    accountant.prior_spent = real.spent
+    if not real.spent.is_zero():
+        accountant._tree.add(real.spent, accountant.root)
     persistent = real.store is not None and real.store.persistent
     accountant.lifetimes = [(status, status.left_in(real.accounting)) for status in real.datasets_status()
                             if status.lifetime is not None or persistent]
@@ -247,12 +259,15 @@ def dry_run(session: Any, program: A.Program) -> DryRun:
         reason = _inconclusive(program, error, dry)
         if reason is not None:
             raise DryRunInconclusive(reason) from error
-        if dry.accountant.ledger:  # the real run would have spent something before this error
+        if dry.accountant.new_charges():  # the real run would have spent something before this error
             error.notes.append((DRY_RUN_NOTE, None))
         raise
     accountant = dry.accountant
-    return DryRun(list(accountant.ledger), accountant.spent, accountant.cap, time.perf_counter() - started,
-                  dry, list(dry.warnings))
+    prior = accountant.prior_spent
+    fresh = prior is None or prior.is_zero()  # (a program's `budget` may set the measure after it)
+    spent = accountant.spent if fresh else accountant.spent - prior
+    cap = accountant.cap if fresh or accountant.cap is None else (accountant.cap - prior).floor_at_zero()
+    return DryRun(accountant.new_charges(), spent, cap, time.perf_counter() - started, dry, list(dry.warnings))
 
 
 class DryRunInconclusive(Exception):
@@ -268,15 +283,19 @@ def _inconclusive(program: A.Program, error: JostleError, dry: DryRunInterpreter
     the stand-in's noisy counts take and the real ones may not) are not the program's own
     mistakes: the real run is left to decide. The decision reads the program and the dry run only.
     """
-    from jostle.language.cost_report import Dependence, _gradual
+    from jostle.language.cost_report import _RELEASED_FACTS, Dependence, _gradual
 
-    charges = dry.accountant.ledger
+    charges = dry.accountant.new_charges()
     if isinstance(error, BudgetExceeded) and any(_gradual(c) for c in charges):
         return "a gradual release before it spends what the real data need, not what the stand-in needs"
     span = error.span
     if span is None or span.source.name != program.source.name:
         return None
-    dependence = Dependence(program, [c.span for c in charges], dry.builtins.values)
+    # `spent()` and `ledger()` read the same in the dry run as in the real run (`_dry_accountant`),
+    # so an error under a branch on them is the program's own; `remaining()` also reads the data's
+    # lifetime balances, which the dry run does not see.
+    facts = tuple(name for name in _RELEASED_FACTS if name not in ("spent", "ledger"))
+    dependence = Dependence(program, [c.span for c in charges], dry.builtins.values, facts)
     node = dependence.node_at(span)
     origin = dependence.depends(node) if node is not None else None
     return None if origin is None else f"its error at line {span.line} depends on {origin}"

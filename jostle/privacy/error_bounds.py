@@ -98,12 +98,27 @@ def _steps_half_width(kind: str, scale: float, confidence: float) -> int:
         return int(np.searchsorted(_gaussian_table(scale), confidence, side="left"))
     else:
         guess = math.ceil(scale * math.sqrt(2.0) * _erfinv(confidence) - 0.5)
-    k = max(0, int(guess))
-    while k > 0 and _steps_coverage(kind, scale, k - 1) >= confidence:
-        k -= 1
-    while _steps_coverage(kind, scale, k) < confidence:
-        k += 1
-    return k
+    # Bracket the answer around the closed-form guess by doubling steps, then bisect: a number of
+    # coverage evaluations logarithmic in the guess's error, also where a scale of 1e30 steps makes
+    # k and k + 1 indistinguishable in doubles (stepping by one would never end there).
+    def covers(k: int) -> bool:
+        return k >= 0 and _steps_coverage(kind, scale, k) >= confidence
+
+    guess = max(0, int(guess))
+    high, step = guess, 1
+    while not covers(high):
+        high, step = guess + step, step * 2
+    low, step = high - 1, 1
+    while covers(low):
+        high, low, step = low, low - step, step * 2
+    low = max(low, -1)
+    while high - low > 1:  # covers(high) and not covers(low)
+        middle = (low + high) // 2
+        if covers(middle):
+            high = middle
+        else:
+            low = middle
+    return high
 
 
 def _erfinv(p: float) -> float:

@@ -137,6 +137,7 @@ class ReplayCase:
     seed: int
     cars: tuple[tuple[tuple, ...], tuple[tuple, ...]] | None = None  # D's and D''s second table
     zcdp: bool = False          # the session accounts in rho-zCDP (Session(rho=...))
+    pure: bool = False          # a pure epsilon-DP session (delta 0), else (epsilon, DELTA)
 
     @property
     def source(self) -> str:
@@ -515,7 +516,7 @@ def run_case(case: ReplayCase, which: int, engine: str = "pandas", play: list[Re
     """Run `case` on D (0, recording) or D' (1, playing `play`) on `engine`."""
     output, stderr = io.StringIO(), io.StringIO()
     options = {"spark": {"session": spark}} if engine == "spark" and spark is not None else None
-    caps: dict[str, Any] = {"rho": RHO} if case.zcdp else {"budget": BUDGET, "delta": DELTA}
+    caps: dict[str, Any] = {"rho": RHO} if case.zcdp else {"budget": BUDGET, "delta": 0 if case.pure else DELTA}
     session = Session(seed=case.seed, output=output, ledger_path=":memory:", engine=engine,
                       engine_options=options, dry_run=False, **caps)  # replay audits the real run
     recorder = Recorder()

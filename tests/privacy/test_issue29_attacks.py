@@ -81,10 +81,6 @@ def test_report_is_not_a_wrong_determined_total_when_the_program_branches_on_a_p
         assert Fraction(attrs["total"].epsilon) == spent(real)
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "hole: the dry accountant starts empty (jostle/language/dry_run.py: _dry_accountant copies the caps, "
-    "not the session's ledger), so spent() and ledger() read differently in the dry run of a session's "
-    "second program; a program branching on them makes the report state a wrong DETERMINED total"))
 def test_report_is_not_a_wrong_determined_total_when_the_program_branches_on_spent():
     made = session(budget=2)
     assert run(made, "x = laplace(count(t), 0.5)\n") is None
@@ -97,11 +93,6 @@ def test_report_is_not_a_wrong_determined_total_when_the_program_branches_on_spe
         assert Fraction(attrs["total"].epsilon) == spent(made) - before
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "hole: a program tells its dry run from its real run by len(ledger()) (or spent()) in a session's "
-    "second program, passes the dry run and fails after a charge (jostle/language/dry_run.py "
-    "_dry_accountant; cost_report.Dependence does not treat spent/ledger/remaining as released facts): "
-    "budget lost to the program's own mistake, which the dry run exists to prevent"))
 def test_a_program_cannot_pass_the_dry_run_by_reading_the_ledger_and_fail_after_spending():
     made = session(budget=2)
     assert run(made, "x = laplace(count(t), 0.5)\n") is None
@@ -172,11 +163,6 @@ def test_a_release_after_a_gradual_accuracy_block_is_not_refused_after_spending(
     assert error is None or spent(made) == 0
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "hole: in zCDP a gradual release is charged only the rho of the prefix it revealed, but its a-priori "
-    "cost is its cap (docs/threat_model.md says the ex-post argument is not claimed for zCDP); the rest "
-    "of the session then spends the remainder, so the session's rho total no longer holds a priori "
-    "(jostle/language/accuracy_first.py _gradual_mean charges increments in rho)"))
 def test_in_zcdp_a_gradual_release_and_later_releases_fit_the_total_a_priori():
     frame = pd.DataFrame({"age": [50 + i % 3 for i in range(3000)], "region": ["north"] * 3000})
     made = session(frame)
@@ -301,12 +287,6 @@ def _within(seconds: float, call):
         signal.signal(signal.SIGALRM, previous)
 
 
-@pytest.mark.xfail(strict=True, raises=_TooSlow, reason=(
-    "hole: NoiseLaw.half_width of a discrete law with a large scale (>= ~1e30 grid steps: a geometric "
-    "release at epsilon 1e-30, or a gradual release or release(error=...) searching tiny budgets) never "
-    "returns: jostle/privacy/error_bounds.py:101-106 (_steps_half_width) steps k by 1 from a guess where "
-    "k + 1 == k in the doubles' resolution of the coverage; accuracy(x, 0.95), the cost report and the "
-    "gradual release after its first charge hang"))
 def test_the_half_width_of_a_very_wide_discrete_law_is_computed_promptly():
     width = _within(2.0, lambda: NoiseLaw("discrete_laplace", 1e30, 1.0).half_width(0.95))
     assert width >= 2.99e30
