@@ -46,26 +46,31 @@ def stand_in_rows(schema: Schema) -> int:
     return min(MAX_STAND_IN_ROWS, max(STAND_IN_ROWS, widest))
 
 
-def stand_in_frame(schema: Schema, entity_key: str | None = None, seed: int = STAND_IN_SEED) -> pd.DataFrame:
+def stand_in_frame(schema: Schema, entity_key: str | None = None, seed: int = STAND_IN_SEED,
+                   rows: int | None = None) -> pd.DataFrame:
     """A deterministic table valid for `schema`, made from the schema alone (module docstring).
 
     Args:
         schema: The table's public schema.
         entity_key: The column naming the entity when the table is private for entity(key).
         seed: The fixed seed of the column orders.
+        rows: The number of rows when it is public (a table bound with a public row count, whose
+            `count` a program reads exactly: the stand-in must have the same, or a program branching
+            on it takes another path in the dry run); else `stand_in_rows(schema)`.
     """
     import pandas as pd
 
-    rows = stand_in_rows(schema)
-    columns: dict[str, list[Any]] = {}
+    rows = stand_in_rows(schema) if rows is None else rows
+    columns: dict[str, Any] = {}
     for name, spec in schema.columns:
         if name == entity_key:
             columns[name] = _key_column(spec, rows)
             continue
         order = np.random.default_rng([seed, zlib.crc32(name.encode("utf-8"))]).permutation(rows)
         if isinstance(spec, Categorical):
-            values = list(spec.values)
-            columns[name] = [values[int(i) % len(values)] for i in order]
+            values = np.empty(len(spec.values), dtype=object)
+            values[:] = list(spec.values)
+            columns[name] = values[order % len(values)]
         else:
             columns[name] = [_spread(spec, int(i), rows) for i in order]
     return pd.DataFrame(columns, columns=schema.names, dtype=object)

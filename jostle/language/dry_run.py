@@ -32,12 +32,15 @@ run is skipped for that call and a warning says so (`skip_reason`).
 Privacy. Everything the dry run shows (its errors and their messages, the charges and totals of
 the cost report, whether it refuses, its running time) is a function of: the program text (and
 the modules it imports); the public schemas, privacy units and public_rows flags of the bound
-tables; the public values of the session's scope; what the session's total and the data's
+tables, and the row count of a table whose `count` is public (replace_one with its bound rows:
+every neighbour has as many, and a program reads it exactly, so its stand-in has that many rows);
+the session's ledger so far (`ledger()` and `spent()` read the same as in the real run); the
+public values of the session's scope; what the session's total and the data's
 lifetime budgets leave (which a program already observes through `remaining()`); the paths the
 program names (their existence and whether the curator bound them: the real `load`'s refusals,
 decided on the path alone); and the fixed dry-run seed. The private rows enter none of these:
-stand-ins are generated from schemas, never read from files or frames (not their header, not
-their row count), and no value computed from real rows is copied in (`skip_reason`). So on
+stand-ins are generated from schemas, never read from files or frames (not their header, nor
+their row count unless it is public), and no value computed from real rows is copied in (`skip_reason`). So on
 neighbouring datasets the dry run does exactly the same thing (tests/privacy/test_dry_run_privacy.py
 checks its report and errors on neighbouring data). The dry run releases nothing: its releases
 are noisy values of stand-ins, shown to no one, charged to a throw-away accountant.
@@ -167,8 +170,11 @@ def make_dry_interpreter(session: Any) -> DryRunInterpreter:
     databases: dict[int, Any] = {}
     for name, table in real.bound_tables.items():
         key = table.unit.key if table.unit.is_entity and table.unit.key in table.schema else None
-        stand_in = make_private_table(dry, name, stand_in_frame(table.schema, key), table.schema, BUILTIN_SPAN,
-                                      table.public_rows, unit=table.unit)
+        # A table whose row count is public gets a stand-in of that many rows (public: `count` reads
+        # it exactly); any other gets the schema's stand-in size.
+        rows = _public_row_count(table) if table.unit.is_replace_one and table.public_rows else None
+        stand_in = make_private_table(dry, name, stand_in_frame(table.schema, key, rows=rows), table.schema,
+                                      BUILTIN_SPAN, table.public_rows, unit=table.unit)
         database = database_of(table.node)
         if database is not None:  # the tables of one database share one node (bind_database)
             if id(database) not in databases:
@@ -185,6 +191,13 @@ def make_dry_interpreter(session: Any) -> DryRunInterpreter:
         else:
             dry.globals.define(name, value)
     return dry
+
+
+def _public_row_count(table: Any) -> int:
+    """The row count of a table whose `count` is public (replace_one with the bound rows: every
+    neighbour has as many, jostle.language.tables.count), read as `count` reads it."""
+    relation = table.relation
+    return int(relation.engine.count(relation) if relation is not None else len(table.frame))
 
 
 class DryAccountant(Accountant):

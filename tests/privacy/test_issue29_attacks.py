@@ -65,11 +65,6 @@ def run(made: Session, program: str) -> str | None:
 
 
 # ------------------------------------------------------------------ the dry run and the report
-@pytest.mark.xfail(strict=True, reason=(
-    "hole: a table bound with public_rows=True has a public row count, and the dry run's stand-in "
-    "has 120 rows (jostle/data/stand_in.py: STAND_IN_ROWS), not the real count; a program branching "
-    "on count(t) takes another path in the dry run, and the report (jostle/language/cost_report.py, "
-    "Dependence: count of a public-rows table is not a dependence) states a wrong DETERMINED total"))
 def test_report_is_not_a_wrong_determined_total_when_the_program_branches_on_a_public_row_count():
     program = ("budget 1\nif count(t) > 200:\n    x = laplace(sum(t, \"age\"), 0.5)\n"
                "y = laplace(sum(t, \"age\"), 0.25)\n")
