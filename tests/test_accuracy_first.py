@@ -183,14 +183,15 @@ def test_a_learner_in_the_block_is_refused_before_it_charges() -> None:
 
 
 def test_releases_in_an_accuracy_block_take_no_share_of_an_enclosing_budget() -> None:
-    """The one `{{ }}` written directly in `with budget 1:` is allotted all of it; the accuracy
-    block's release then finds nothing left under that cap and is refused, spending nothing."""
-    session, _ = _session(2.0)
-    with pytest.raises(BudgetExceeded) as caught:
-        session.run("with budget 1:\n    a = {{ count(t) }}\n    with accuracy 500 at 0.5:\n        b = {{ count(t) }}\n")
-    assert "nothing is left" in caught.value.hint
-    # (the dry run on a public stand-in, when on, refuses the whole program before `a` is spent)
-    assert all("for error" not in entry.description for entry in session.ledger)
+    """The one `{{ }}` written directly in `with budget 1:` is allotted all of it, so an accuracy
+    block beside it would find nothing left (or, written first, leave the `{{ }}` too little): the
+    checker refuses the layout before anything runs (issue 29's review)."""
+    for body in ("    a = {{ count(t) }}\n    with accuracy 500 at 0.5:\n        b = {{ count(t) }}\n",
+                 "    with accuracy 5 at 0.95:\n        m = {{ mean(t, \"age\") }}\n    x = {{ count(t) }}\n"):
+        session, _ = _session(2.0)
+        with pytest.raises(CheckError) as caught:
+            session.run("with budget 1:\n" + body)
+        assert "allots its whole budget" in caught.value.message and len(session.ledger) == 0
 
 
 def test_the_charges_carry_the_target_for_the_cost_report() -> None:

@@ -147,6 +147,7 @@ class Checker:
                 self.expr(stmt.delta, scope)
             self.accounting(stmt.accounting, stmt.delta)
             self.block(stmt.body, scope)
+            self.mixed_allotment(stmt.body)
         elif isinstance(stmt, A.WithAccuracy):
             self.with_accuracy(stmt, scope)
         elif isinstance(stmt, A.Def):
@@ -179,6 +180,18 @@ class Checker:
         problem = releases_nothing(stmt, is_builtin)
         if problem is not None:
             self.fail(*problem)
+
+    def mixed_allotment(self, body: tuple[A.Stmt, ...]) -> None:
+        """A `with budget E:` body allots all of E to its `{{ }}` releases (E / their number each);
+        an accuracy block in the same body spends from E too, so whichever comes second would be
+        refused after the first has spent (a gradual release's spending is data-dependent, so no
+        dry run can tell the real run's refusal in advance). Refused here, before anything runs."""
+        accuracy = _accuracy_blocks(body)
+        if accuracy and A.count_releases(body) > 0:
+            self.fail("this `with budget` block allots its whole budget to its `{{ }}` releases, and the "
+                      "`with accuracy` block in it spends from the same budget: one of them would be refused "
+                      "after the other has spent", accuracy[0].span,
+                      "give the `{{ }}` releases their own `with budget` block beside the accuracy block")
 
     def loop(self, body: tuple[A.Stmt, ...], scope: _Scope) -> None:
         scope.loops += 1
@@ -309,3 +322,19 @@ def _pending_paths(pending: Iterable[str] | Mapping[str, object]) -> dict[str, s
         path = binding[3] if isinstance(binding, tuple) and len(binding) > 3 else None
         paths[name] = str(path) if path is not None else None
     return paths
+
+
+def _accuracy_blocks(body: object) -> list[A.WithAccuracy]:
+    """The `with accuracy` blocks written in `body` itself: not in nested functions, options or
+    `with budget` blocks, which have budgets of their own (as `ast_nodes.count_releases` counts)."""
+    from dataclasses import fields
+
+    if isinstance(body, A.WithAccuracy):
+        return [body]
+    if isinstance(body, (A.Def, A.Lambda, A.WithBudget, A.OptionDef, A.ChoiceMakerExpr)):
+        return []
+    if isinstance(body, tuple):
+        return [found for item in body for found in _accuracy_blocks(item)]
+    if isinstance(body, A.Node):
+        return [found for f in fields(body) if f.name != "span" for found in _accuracy_blocks(getattr(body, f.name))]
+    return []

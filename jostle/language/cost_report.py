@@ -384,8 +384,15 @@ def _error(charge: Charge) -> tuple[str, str]:
     estimate = charge.details.get("estimate")
     if estimate is not None:
         value = f"{estimate.value:.3g} [{estimate.low:.3g}, {estimate.high:.3g}]"
-        return f"{value} {estimate.measure}", "estimate"
+        # the dispatch ran on the stand-in: its metafeatures, hence the prediction, are the stand-in's
+        return f"{value} {estimate.measure}", "estimate (predicted on the stand-in)"
     law = charge.details.get("law")
+    if isinstance(law, dict) and {"sum", "count"} <= set(law):  # a mean: noisy sum over noisy count
+        try:
+            return (f"a mean: sum ± {law['sum'].half_width(CONFIDENCE):.4g}, "
+                    f"count ± {law['count'].half_width(CONFIDENCE):.4g}"), ""
+        except Exception:  # noqa: BLE001 - never a wrong number
+            return MISSING, ""
     if law is not None and hasattr(law, "half_width"):
         try:
             return f"± {law.half_width(CONFIDENCE):.4g}", "closed form"

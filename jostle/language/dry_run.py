@@ -221,7 +221,10 @@ class DryAccountant(Accountant):
         from jostle.privacy.refusals import lifetime_refusal
 
         super().check(budget, node, span)
-        before = dict(self._tree.total.quantities())
+        # What this program has spent so far: the lifetimes' `left` already counts the session's
+        # earlier charges, which the tree also holds (`_dry_accountant`).
+        prior = dict(self.prior_spent.quantities()) if self.prior_spent is not None else {}
+        before = {q: v - prior.get(q, 0) for q, v in self._tree.total.quantities()}
         rise = dict(self._tree.rise(budget, node).quantities())
         entry = SimpleNamespace(budget=budget, span=span, library_span=None)
         for status, left in self.lifetimes:

@@ -145,11 +145,6 @@ def test_check_and_a_failed_dry_run_leave_no_trace_in_the_session_or_the_durable
 
 
 # ------------------------------------------------------------------ accuracy-first budgets
-@pytest.mark.xfail(strict=True, reason=(
-    "hole: `{{ }}` shares of a `with budget` block do not count the accuracy-first releases in it "
-    "(count_releases skips `with accuracy` bodies), so a `{{ }}` after an accuracy block is given the "
-    "whole block and is ALWAYS refused after the accuracy-first release spent; the dry run lets it "
-    "through as 'inconclusive' (jostle/language/dry_run.py _inconclusive) and the budget is lost"))
 def test_a_release_after_a_gradual_accuracy_block_is_not_refused_after_spending():
     program = ("budget 1\nwith budget 1:\n    with accuracy 5 at 0.95:\n        m = {{ mean(t, \"age\") }}\n"
                "    x = {{ count(t) }}\n")
