@@ -153,9 +153,8 @@ def run_family(label: str, quick: bool, data: str | None, datasets: list[str] | 
     declared, kind = FAMILIES[label]
     trained, corpus = shipped(declared)
     tasks, missing = tasks_for(kind, quick, data, datasets, corpus)
-    if not tasks:
-        print(missing or f"{label}: no held-out input", file=sys.stderr)
-        return {"family": label, "skipped": missing or "no held-out input"}
+    if not tasks:  # reported by `run`: one line when no family has data
+        return {"family": label, "skipped": missing or "no held-out input", "missing_data": bool(missing)}
     family, grid = trained.family, grid_for(kind, quick)
     options = list(trained.options.values())
     runs, start = [], time.perf_counter()
@@ -284,6 +283,13 @@ def run(quick: bool = True, data: str | None = None, datasets: list[str] | None 
     for label in FAMILIES:
         print(f"{label} ...", flush=True)
         results["families"].append(run_family(label, quick, data, datasets))
+    skipped = [family for family in results["families"] if "skipped" in family]
+    if len(skipped) == len(results["families"]) and all(f.get("missing_data") for f in skipped):
+        print(skipped[0]["skipped"], file=sys.stderr)  # no data at all: one clear line, nothing written
+        raise SystemExit(benchmark_data.EXIT_NO_DATA)
+    for family in skipped:
+        print(family["skipped"] if family.get("missing_data") else f"{family['family']}: {family['skipped']}",
+              file=sys.stderr)
     results["seconds"] = round(time.perf_counter() - start, 1)
     if write:
         RESULTS.mkdir(parents=True, exist_ok=True)

@@ -94,3 +94,15 @@ def spark_jostle_session(spark: Any, budget: float = 100, seed: int = 11) -> Any
     session.printed = buffer  # type: ignore[attr-defined]
     return session
 
+
+
+@pytest.fixture(autouse=True)
+def _real_run_only(request: Any, monkeypatch: Any) -> None:
+    """Tests marked `real_run` audit what the real run draws and charges, step by step (a mechanism's
+    draws against its charge, a ledger property over refused programs): their Sessions run without
+    the dry run in front (issue 29), whose own charges and refusals would be counted with the real
+    run's. The dry run is audited by its own tests (tests/test_dry_run.py,
+    tests/privacy/test_dry_run_privacy.py, tests/privacy/test_issue29_attacks.py) and by the
+    neighbour fuzzer in one case of four."""
+    if request.node.get_closest_marker("real_run") is not None:
+        monkeypatch.setenv("JOSTLE_DRY_RUN", "0")

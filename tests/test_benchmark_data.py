@@ -36,6 +36,7 @@ DATA_BENCHMARKS = {
     "sulq.py": ("the UCI tables", "archive.ics.uci.edu", ["nursery.csv", "mushroom.csv"]),
     "choicemaker_histograms.py": ("the DPBench shapes", "github.com/dpcomp-org/dpcomp_core", ["1D/*.npy"]),
     "choicemaker_synthesis.py": ("the DPBench shapes", "github.com/dpcomp-org/dpcomp_core", ["1D/*.npy"]),
+    "accuracy_choicemaker.py": ("the DPBench shapes", "github.com/dpcomp-org/dpcomp_core", ["1D/*.npy"]),
 }
 
 

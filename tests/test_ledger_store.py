@@ -426,6 +426,7 @@ def test_hole9_a_frame_with_booleans_and_its_csv_file_share_one_key(tmp_path):
     assert content_digest(text) == content_digest(frame)  # merging values only shares a budget
 
 
+@pytest.mark.real_run  # audits the real run's draws and charges (tests/conftest.py)
 def test_hole9_a_lifetime_budget_is_never_raised_by_a_later_run_or_a_program(tmp_path):
     """Budget 1 spent, then a later `--budget 2` (Session(budget=2)) or a program's `budget 100`
     would have granted more on the same data. The lifetime budget is the curator's (here the
@@ -509,6 +510,7 @@ def test_a_declared_lifetime_that_differs_from_the_ledger_is_refused_at_bind(tmp
         assert "jostle ledger lifetime" in caught.value.hint
 
 
+@pytest.mark.real_run  # audits the real run's draws and charges (tests/conftest.py)
 def test_durable_data_without_a_lifetime_takes_no_charge(tmp_path):
     """Neither the binding nor the session declares a lifetime: the program's `budget` does not
     become one; the first release is refused, nothing spent, with how to declare one."""

@@ -105,6 +105,7 @@ with budget rho(0.001):
     assert "epsilon=" in accountant.accounting.describe(accountant.spent)
 
 
+@pytest.mark.real_run  # audits the real run's draws and charges (tests/conftest.py)
 def test_zcdp_total_in_rho_and_the_over_budget_refusal() -> None:
     s = session()
     with pytest.raises(Exception) as refused:
@@ -216,6 +217,7 @@ for part in partition(t, "c"):
     assert s.accountant.spent == RhoZCDPBudget(Fraction(3, 100))
 
 
+@pytest.mark.real_run  # audits the real run's draws and charges (tests/conftest.py)
 def test_with_budget_in_zcdp_caps_in_rho() -> None:
     s = session()
     with pytest.raises(Exception) as refused:

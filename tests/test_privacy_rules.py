@@ -159,6 +159,7 @@ def test_hole9_float_epsilon_never_runs_above_the_charged_rational():
         assert float_plan.grid == exact_plan.grid and float_plan.scale >= exact_plan.scale
 
 
+@pytest.mark.real_run  # audits the real run's draws and charges (tests/conftest.py)
 def test_hole9_quantile_declares_the_quantile_sensitivity(monkeypatch):
     """stats.private_quantile declared 1 + q. -|#(x <= c) - q n| moves by 1 - q or q per row
     (n = #(x <= c) + #(x > c)), so it declares max(q, 1 - q), and the language's tracker,

@@ -290,6 +290,7 @@ def test_a_value_mixing_units_is_refused():
 
 
 # ---------------------------------------------------------------- stability in mean
+@pytest.mark.real_run  # audits the real run's draws and charges (tests/conftest.py)
 def test_mean_scales_both_of_its_releases_by_the_stability(monkeypatch: pytest.MonkeyPatch):
     from jostle.privacy import grid_release
 

@@ -95,6 +95,7 @@ CALL = ('th = ILP(t.bound_per_key(1), cars, target="label", positive="yes", enti
         'BUDGET, method="METHOD", rounds=ROUNDS, levels=1)\nprint(th)')
 
 
+@pytest.mark.real_run  # audits the real run's draws and charges (tests/conftest.py)
 @pytest.mark.parametrize("method, rounds", [("naive", 1), ("relevance", 2), ("majority", 1)])
 @pytest.mark.parametrize("measure", ["pure", "zcdp"])
 def test_the_language_call_draws_at_most_what_it_charged(method: str, rounds: int, measure: str,

@@ -266,6 +266,7 @@ def test_a_refused_kmeans_call_reads_no_row(caps: dict[str, Any], monkeypatch: p
 
 
 # ---------------------------------------------------------------- guards: charge first, exact bounds
+@pytest.mark.real_run  # audits the real run's draws and charges (tests/conftest.py)
 def test_randomise_charges_its_epsilon_before_any_draw(monkeypatch: pytest.MonkeyPatch) -> None:
     """The charge (>= sum ln gamma_i, exactly) is in the accountant before the first sample."""
     from jostle.privacy import randomisation as rnd
@@ -313,6 +314,7 @@ def test_amplification_is_the_brute_force_maximum_ratio(seed: int) -> None:
     assert rnd.amplification(operator) == worst
 
 
+@pytest.mark.real_run  # audits the real run's draws and charges (tests/conftest.py)
 def test_sulq_builtin_charges_before_it_draws(monkeypatch: pytest.MonkeyPatch) -> None:
     from jostle.privacy import grid_release
 

@@ -229,6 +229,7 @@ totals = st.tuples(st.sampled_from(["0.5", "1", "2", "4", "8"]), st.sampled_from
 
 @settings(max_examples=int(100 * thorough_factor(False)), deadline=None, derandomize=True,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@pytest.mark.real_run  # audits the real run's draws and charges (tests/conftest.py)
 @given(program=blocks(), data=rows, total=totals, seed=st.integers(0, 2**32 - 1))
 def test_ledger_respects_the_budget_and_the_composition_rules(program: tuple, data: list, total: tuple,
                                                                seed: int) -> None:
@@ -305,6 +306,7 @@ session_plans = st.lists(
 
 @settings(max_examples=int(40 * thorough_factor(False)), deadline=None, derandomize=True,
           suppress_health_check=[HealthCheck.too_slow])
+@pytest.mark.real_run  # audits the real run's draws and charges (tests/conftest.py)
 @given(plan=session_plans)
 def test_the_lifetime_budget_of_a_dataset_is_the_curators(plan: list) -> None:
     """Sessions one after another on one durable ledger, each with its own total (from the

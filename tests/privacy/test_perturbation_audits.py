@@ -285,6 +285,7 @@ def test_a_refused_randomise_spends_nothing_draws_nothing_and_is_refused_alike(p
     assert ends[0] == ends[1]
 
 
+@pytest.mark.real_run  # audits the real run's draws and charges (tests/conftest.py)
 def test_randomise_charges_before_it_draws(monkeypatch: pytest.MonkeyPatch) -> None:
     """The charge is in the ledger when the sampler first draws."""
     from jostle.language import perturbation

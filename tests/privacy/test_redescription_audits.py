@@ -469,6 +469,7 @@ def test_an_over_budget_redescribe_spends_nothing_and_releases_nothing(caps: dic
     assert end != "ok" and "nothing was spent" in end[1] and output == "" and "(no charges)" in ledger, ends[0]
 
 
+@pytest.mark.real_run  # audits the real run's draws and charges (tests/conftest.py)
 @pytest.mark.parametrize("algorithm", algorithms.ALGORITHMS)
 def test_the_language_call_charges_once_and_its_steps_add_to_it(algorithm: str,
                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
