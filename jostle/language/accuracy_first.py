@@ -60,7 +60,6 @@ from jostle.language.mechanisms import _as_private, release_default
 from jostle.language.sensitivity import refuse, up
 from jostle.language.values import Private, PrivateMean, RowValues, RowView, Table, is_private, type_name
 from jostle.privacy import error_bounds, gradual_release, grid_release
-from jostle.privacy.accounting import epsilon_within_rho
 from jostle.privacy.budget import Accountant, AnyBudget, Budget, BudgetContext, DataNode, RhoZCDPBudget
 from jostle.privacy.refusals import no_total_refusal
 
@@ -400,8 +399,7 @@ def _gradual_mean(interp: Any, value: PrivateMean, target: Target, span: Span) -
                            "cannot be charged for step by step", span,
                            "run the program in zCDP (`budget rho(R)`), or release the mean at a stated "
                            "epsilon; nothing was spent")
-    cap_amount = _largest(accountant, value.node, span, zcdp)
-    cap_epsilon = epsilon_within_rho(cap_amount) if zcdp else cap_amount
+    cap_epsilon = _largest(accountant, value.node, span, False)  # a pure session (refused otherwise, above)
     if cap_epsilon <= 0:
         raise BudgetExceeded(f"the budget left cannot release {value.what} with an error of at most "
                              f"{target.error:g}", span, "nothing is left to spend here (see remaining()); "
@@ -422,7 +420,7 @@ def _gradual_mean(interp: Any, value: PrivateMean, target: Target, span: Span) -
     count_chain = sum_chain = None
     result = float(np.clip(midpoint, value.lo, value.hi))
     for step, epsilon in enumerate(epsilons, start=1):
-        budget: AnyBudget = RhoZCDPBudget(epsilon * epsilon / 2) if zcdp else Budget(epsilon)
+        budget: AnyBudget = Budget(epsilon)
         increment = budget if previous is None else budget - previous
         note = (f"{base} step {step}/{len(epsilons)}: epsilon {float(epsilon):.6g} in all so far, an ex-post "
                 f"bound (a-priori worst case: the cap {float(cap_epsilon):.6g})")
@@ -433,8 +431,7 @@ def _gradual_mean(interp: Any, value: PrivateMean, target: Target, span: Span) -
             target.charging = False
         # Public facts for the cost report: the run's total is data-dependent, at most the cap.
         entry.details["accuracy_target"] = (target.error, target.confidence)
-        entry.details["gradual"] = {"step": step, "steps": len(epsilons), "cap": RhoZCDPBudget(
-            cap_epsilon * cap_epsilon / 2) if zcdp else Budget(cap_epsilon)}
+        entry.details["gradual"] = {"step": step, "steps": len(epsilons), "cap": Budget(cap_epsilon)}
         previous = budget
         if count_chain is None:  # drawn once, after the first charge: nothing revealed yet
             count_chain = gradual_release.draw_chain(noise, count_units, count_plan.sensitivity, halves,
