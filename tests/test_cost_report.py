@@ -165,3 +165,27 @@ def test_the_report_agrees_with_the_run_on_every_doc_program(workdir, monkeypatc
 
 
 from tests.test_docs import workdir  # noqa: E402,F401 (the reference's work directory, a fixture)
+
+
+def test_a_learner_or_algorithm_called_directly_has_an_estimate_from_the_shipped_experience():
+    """Issue 29: a direct call's error comes from the runs of that Option in a shipped
+    ChoiceMaker's experience at the nearest budget, labelled an estimate; a histogram's
+    dimension picks the summary of its segment."""
+    from jostle.choicemaker.shipped_estimates import option_estimate
+
+    frame = _report(
+        "budget 2\n"
+        "prepare = lambda t: select(t.bin(\"age\", [0, 30, 60, 100]), [\"age\", \"sex\", \"smoker\"])\n"
+        "model = FriedmanSchuster(prepare(patients), \"smoker\", epsilon=1)\n"
+        "h = DAWA(histogram(patients, \"region\"), prefixes(4), epsilon=0.5)\n")
+    assert list(frame["mechanism"]) == ["option FriedmanSchuster", "option DAWA"]
+    assert set(frame["error_kind"]) == {"estimate (shipped experience at this budget)"}
+    tree, dawa = option_estimate("FriedmanSchuster", 1.0), option_estimate("DAWA", 0.5, segment=1)
+    assert frame.loc[0, "error"] == f"{tree.value:.3g} [{tree.low:.3g}, {tree.high:.3g}] (1 - test accuracy)"
+    assert frame.loc[1, "error"].startswith(f"{dawa.value:.3g} [")
+    assert "called directly" in tree.source and "an estimate, not a bound" in tree.source
+    # a budget ten times larger finds a grid budget ten times larger: a tree's error falls, not rises
+    assert option_estimate("FriedmanSchuster", 10.0).value < tree.value
+    # the 2D summary is another ChoiceMaker's: a 2D histogram is not estimated from 1D runs
+    assert option_estimate("DAWA", 0.5, segment=2).source != dawa.source
+    assert option_estimate("NoSuchOption", 1.0) is None

@@ -80,6 +80,8 @@ class ErrorEstimate:
         confidence: The interval's confidence.
         source: Where it comes from, in words, ending with "an estimate".
         option: The Option it is about ("" when unknown).
+        measure_name: What `measure` is, in words (the family's `error_name`, e.g. "1 - test
+            accuracy"); "" when unknown.
     """
 
     measure: str
@@ -89,6 +91,7 @@ class ErrorEstimate:
     confidence: float
     source: str
     option: str = ""
+    measure_name: str = ""
 
     def __post_init__(self) -> None:
         check_confidence(self.confidence)
@@ -102,7 +105,7 @@ class ErrorEstimate:
         interval = (f", {self.confidence:.0%} interval [{self.low:.3g}, {self.high:.3g}]" if self.has_interval
                     else ", no interval")
         who = f" of {self.option}" if self.option else ""
-        return f"predicted {self.measure}{who} {self.value:.3g}{interval} ({self.source})"
+        return f"predicted {self.measure_name or self.measure}{who} {self.value:.3g}{interval} ({self.source})"
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -124,7 +127,8 @@ def dispatch_estimate(trace: Any, measure: str) -> ErrorEstimate | None:
     priors = dict(trace.prior)
     if priors.get(trace.choice) == value and not math.isfinite(low):  # an Option training could not predict
         source = f"the option's predict(F) prior (no training behind it): {LABEL}"
-    return ErrorEstimate(measure, value, float(low), float(high), LEVEL, source, trace.choice)
+    return ErrorEstimate(measure, value, float(low), float(high), LEVEL, source, trace.choice,
+                         str(getattr(trace, "error_name", "") or ""))
 
 
 def selection_estimate(trained: Any, option_name: str, budget: Any, segment: Hashable,
@@ -268,7 +272,8 @@ def estimate_error(trained: Any, option_name: str | None, budget: Any, size_boun
     who = name or "the ChoiceMaker"
     source = (f"experience table of {who} ({getattr(trained, 'origin', 'trained')}): {option_name}{picked} at "
               + ", ".join(said) + f"; {runs} runs, interval from {how}: {LABEL}")
-    return ErrorEstimate(trained.family.error_measure, value, low, high, confidence, source, option_name)
+    return ErrorEstimate(trained.family.error_measure, value, low, high, confidence, source, option_name,
+                         str(getattr(trained.family, "error_name", "") or ""))
 
 
 def summary_quantiles(errors: pd.Series) -> pd.Series:

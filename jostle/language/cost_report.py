@@ -380,12 +380,34 @@ def _sensitivity(law: Any) -> str:
     return f"{law.sensitivity:g} ({getattr(law, 'norm', 'l1').upper()})"
 
 
+def _estimate_text(estimate: Any) -> str:
+    interval = f" [{estimate.low:.3g}, {estimate.high:.3g}]" if estimate.has_interval else ""
+    return f"{estimate.value:.3g}{interval} ({estimate.measure_name or estimate.measure})"
+
+
+def _direct_estimate(charge: Charge) -> Any:
+    """A learner or algorithm called directly (a charge "option NAME" that no dispatch annotated):
+    its expected error at the charged budget from the shipped experience that tried it
+    (`jostle.choicemaker.shipped_estimates`; public training data only), or None."""
+    if not charge.mechanism.startswith("option ") or charge.details.get("estimate") is not None:
+        return None
+    from jostle.choicemaker.shipped_estimates import option_estimate
+
+    try:
+        return option_estimate(charge.mechanism.removeprefix("option "), charge.budget,
+                               charge.details.get("segment"), None, CONFIDENCE)
+    except Exception:  # noqa: BLE001 - an estimate that cannot be made is shown as missing, never wrong
+        return None
+
+
 def _error(charge: Charge) -> tuple[str, str]:
     estimate = charge.details.get("estimate")
     if estimate is not None:
-        value = f"{estimate.value:.3g} [{estimate.low:.3g}, {estimate.high:.3g}]"
         # the dispatch ran on the stand-in: its metafeatures, hence the prediction, are the stand-in's
-        return f"{value} {estimate.measure}", "estimate (predicted on the stand-in)"
+        return _estimate_text(estimate), "estimate (predicted on the stand-in)"
+    direct = _direct_estimate(charge)
+    if direct is not None:  # the corpus's runs of the Option at that budget: nothing of this input
+        return _estimate_text(direct), "estimate (shipped experience at this budget)"
     law = charge.details.get("law")
     if isinstance(law, dict) and {"sum", "count"} <= set(law):  # a mean: noisy sum over noisy count
         try:

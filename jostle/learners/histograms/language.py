@@ -197,8 +197,10 @@ class BuiltinOption:
         algorithm at that epsilon / l1 (see the module docstring)."""
         self._check_dims(counts, span, f"{self.name}()")
         cost = self.option.planned_cost(budget)
-        interp.accountant.charge(cost, node, f"option {self.name}", f"{self.name} on a histogram of "
-                                 f"{counts.size} cells", span)
+        charge = interp.accountant.charge(cost, node, f"option {self.name}", f"{self.name} on a histogram of "
+                                          f"{counts.size} cells", span)
+        # the segment of a direct call's error estimate (the cost report's): the public dimension
+        charge.details["segment"] = int(counts.ndim)
         return self.run_charged(counts, l1, workload, cost.epsilon, interp.randomness)
 
     def run_charged(self, counts: np.ndarray, l1: float, workload: Any, epsilon: Fraction, noise: Any) -> np.ndarray:
