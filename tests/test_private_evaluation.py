@@ -331,3 +331,15 @@ def test_an_over_budget_evaluation_is_refused_before_the_model_reads_a_row(monke
     with pytest.raises(BudgetExceeded):
         s.run(f"x = {call}")
     assert len(s.ledger) == 0
+
+
+def test_a_released_number_in_a_cell_keys_like_its_plain_number():
+    """A row function may put a released value (NoisyInt / NoisyFloat, issue 29) in a column:
+    `split` keys its cell as the plain number it equals, and a huge whole number never raises."""
+    from jostle.language.evaluation import _cell_key
+    from jostle.language.noisy_values import NoLaw, attach
+
+    noisy_int, noisy_float = attach(5, NoLaw("test")), attach(2.5, NoLaw("test"))
+    assert type(noisy_int) is not int and type(noisy_float) is not float
+    assert _cell_key(noisy_int) == _cell_key(5) and _cell_key(noisy_float) == _cell_key(2.5)
+    assert _cell_key(True) != _cell_key(1) and _cell_key(10 ** 5000).startswith("int:")

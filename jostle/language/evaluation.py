@@ -314,8 +314,10 @@ def _exact(frame: Any) -> Any:
 def _cell_key(value: Any) -> str:
     """A cell's type and value as text (a whole number in hexadecimal: Python refuses decimal text
     beyond 4,300 digits, which would make one row's cell raise)."""
-    if type(value) is int:
-        return f"int:{value:x}"
+    if isinstance(value, int) and not isinstance(value, bool):  # a released NoisyInt too: its number
+        return f"int:{int(value):x}"
+    if isinstance(value, float):
+        return f"float:{float(value)!r}"
     return f"{type(value).__name__}:{value!r}"
 
 
