@@ -61,6 +61,8 @@ def _tiny_csv(folder: Path, rows: int = 600) -> None:
     frame.to_csv(folder / "tiny.csv", index=False)
 
 
+@pytest.mark.skipif(importlib.util.find_spec("diffprivlib") is None,
+                    reason="diffprivlib (the bench extra) missing: the benchmark compares with its KMeans and exits without it")
 def test_quick_run_on_tiny_data_writes_every_figure(tmp_path):
     (tmp_path / "uci").mkdir()
     _tiny_csv(tmp_path / "uci")

@@ -189,3 +189,7 @@ def test_a_learner_or_algorithm_called_directly_has_an_estimate_from_the_shipped
     # the 2D summary is another ChoiceMaker's: a 2D histogram is not estimated from 1D runs
     assert option_estimate("DAWA", 0.5, segment=2).source != dawa.source
     assert option_estimate("NoSuchOption", 1.0) is None
+    # a public size bound takes the sizes nearest it until each Option has 50 runs there
+    sized = option_estimate("FriedmanSchuster", 1.0, size_bound=500)
+    runs = int(sized.source.split(" runs, ")[0].rsplit("; ", 1)[1])
+    assert "rows in [" in sized.source and runs >= 50 and sized.low <= sized.value <= sized.high

@@ -50,6 +50,7 @@ LEVEL = 0.95
 
 LABEL = "an estimate, not a bound"
 BUDGET_COLUMNS = ("epsilon", "rho")  # the experience's budget columns (words of the language)
+MIN_RUNS = 50  # the runs per Option a size-matched estimate gathers, nearest sizes first
 SUMMARY_LEVELS = (0.5, 0.8, 0.9, 0.95, 0.99)  # the confidences a shipped summary keeps quantiles for
 
 
@@ -174,6 +175,27 @@ def _nearest(table: pd.DataFrame, column: str, target: float) -> tuple[pd.DataFr
     return table[table[column].astype(float) == chosen], chosen
 
 
+def _nearest_sizes(table: pd.DataFrame, column: str, target: float) -> tuple[pd.DataFrame, float, float]:
+    """The rows of the sizes nearest `target` in log scale, taking further sizes (nearest first)
+    until every Option there has at least MIN_RUNS runs (or the sizes run out): one size of a
+    corpus may hold a handful of tasks, too few for an interval. Returns the rows and the size
+    range taken."""
+    import pandas as pd
+
+    values = np.unique(table[column].to_numpy(dtype=float))
+    values = values[values > 0]
+    order = values[np.argsort(np.abs(np.log(values) - math.log(max(target, 1e-300))), kind="stable")]
+    sizes = table[column].astype(float)
+    runs = table["runs"] if "runs" in table.columns else pd.Series(1, index=table.index)
+    taken: list[float] = []
+    for value in order:
+        taken.append(float(value))
+        chosen = sizes.isin(taken)
+        if runs[chosen].groupby(table.loc[chosen, "option"]).sum().min() >= MIN_RUNS:
+            break
+    return table[sizes.isin(taken)], min(taken), max(taken)
+
+
 def _budget_target(budget: Any, column: str) -> float:
     total = as_budget(budget)
     if column == BUDGET_COLUMNS[1]:
@@ -204,8 +226,9 @@ def _rows_near(trained: Any, budget: Any, size_bound: int | None,
         said.append(f"{budget_column} {nearest:.4g} (the corpus's nearest to {_budget_target(budget, budget_column):.4g})")
     sizes = size_column(family, table)
     if size_bound is not None and sizes is not None and len(table):
-        table, nearest = _nearest(table, sizes, float(size_bound))
-        said.append(f"{sizes} ~ {nearest:.4g} (nearest to the bound {size_bound})")
+        table, low, high = _nearest_sizes(table, sizes, float(size_bound))
+        said.append(f"{sizes} in [{low:.4g}, {high:.4g}] (the sizes nearest the bound {size_bound} holding at least "
+                    f"{MIN_RUNS} runs per Option)")
     elif size_bound is not None:
         said.append("the size bound not used (no sizes in this experience)")
     return table, said
@@ -221,14 +244,39 @@ def _runs_estimate(rows: pd.DataFrame, confidence: float) -> tuple[float, float,
                 int(errors.size), "empirical quantiles of single runs")
     runs = rows["runs"].to_numpy(dtype=float)
     mean = float(np.average(rows["mean_error"], weights=runs))
-    level = next((lv for lv in SUMMARY_LEVELS if lv >= confidence - 1e-12), None)
-    if level is not None and f"q_low_{level:g}" in rows.columns:  # the widest row's quantiles: conservative
-        low, high = float(rows[f"q_low_{level:g}"].min()), float(rows[f"q_high_{level:g}"].max())
-        return mean, low, high, int(runs.sum()), f"quantiles of single runs at {level:g} (summary)"
+    if all(f"q_low_{level:g}" in rows.columns for level in SUMMARY_LEVELS):
+        low, high = _mixture_quantiles(rows, runs, (1.0 - confidence) / 2.0)
+        return (mean, low, high, int(runs.sum()),
+                f"the pooled runs' quantiles, from each summary group's quantiles at {SUMMARY_LEVELS} (interpolated)")
     spread = float(np.sqrt(np.average(rows["std_error"].fillna(0.0) ** 2, weights=runs)))
     z = NormalDist().inv_cdf(0.5 + confidence / 2.0)
     return (mean, max(0.0, mean - z * spread), mean + z * spread, int(runs.sum()),
             "mean +- z * std of the shipped summary (a normal approximation, not calibrated)")
+
+
+def _mixture_quantiles(rows: pd.DataFrame, runs: np.ndarray, tail: float) -> tuple[float, float]:
+    """The `tail` and 1 - `tail` quantiles of the pooled runs of several summary groups.
+
+    A summary group (one budget, size and Option) keeps the quantiles of its runs' errors at
+    SUMMARY_LEVELS; its distribution is taken as the piecewise-linear CDF through those points
+    (from the 0.005 quantile, CDF 0, to the 0.995 one, CDF 1), and the pool as the mixture of the
+    groups weighted by their runs. The quantile is found on the merged breakpoints, where the
+    mixture's CDF is piecewise linear. (Taking the widest group's quantiles instead covers far
+    more than the confidence when each group holds a few runs.)"""
+    probabilities, columns = [], []
+    for level in sorted(SUMMARY_LEVELS, reverse=True):  # low side, farthest tail first
+        probabilities.append((1.0 - level) / 2.0)
+        columns.append(f"q_low_{level:g}")
+    for level in sorted(SUMMARY_LEVELS):
+        probabilities.append((1.0 + level) / 2.0)
+        columns.append(f"q_high_{level:g}")
+    points = np.maximum.accumulate(rows[columns].to_numpy(dtype=float), axis=1)  # quantiles never decrease
+    cdf_at = np.array(probabilities)
+    cdf_at[0], cdf_at[-1] = 0.0, 1.0  # the outermost kept quantiles bound each group's runs
+    weights = runs / runs.sum()
+    grid = np.unique(points)
+    mixture = sum(w * np.interp(grid, p, cdf_at, left=0.0, right=1.0) for w, p in zip(weights, points))
+    return float(np.interp(tail, mixture, grid)), float(np.interp(1.0 - tail, mixture, grid))
 
 
 def estimate_error(trained: Any, option_name: str | None, budget: Any, size_bound: int | None = None,
