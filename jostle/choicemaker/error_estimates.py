@@ -167,11 +167,16 @@ def size_column(family: Any, table: pd.DataFrame) -> str | None:
     return best
 
 
-def _nearest(table: pd.DataFrame, column: str, target: float) -> tuple[pd.DataFrame, float]:
-    """The rows whose `column` is the value nearest `target` in log scale, and that value."""
+def _by_log_distance(table: pd.DataFrame, column: str, target: float) -> np.ndarray:
+    """The positive distinct values of `column`, nearest `target` (in log scale) first."""
     values = np.unique(table[column].to_numpy(dtype=float))
     values = values[values > 0]
-    chosen = float(values[np.argmin(np.abs(np.log(values) - math.log(max(target, 1e-300))))])
+    return values[np.argsort(np.abs(np.log(values) - math.log(max(target, 1e-300))), kind="stable")]
+
+
+def _nearest(table: pd.DataFrame, column: str, target: float) -> tuple[pd.DataFrame, float]:
+    """The rows whose `column` is the value nearest `target` in log scale, and that value."""
+    chosen = float(_by_log_distance(table, column, target)[0])
     return table[table[column].astype(float) == chosen], chosen
 
 
@@ -182,9 +187,7 @@ def _nearest_sizes(table: pd.DataFrame, column: str, target: float) -> tuple[pd.
     range taken."""
     import pandas as pd
 
-    values = np.unique(table[column].to_numpy(dtype=float))
-    values = values[values > 0]
-    order = values[np.argsort(np.abs(np.log(values) - math.log(max(target, 1e-300))), kind="stable")]
+    order = _by_log_distance(table, column, target)
     sizes = table[column].astype(float)
     runs = table["runs"] if "runs" in table.columns else pd.Series(1, index=table.index)
     taken: list[float] = []

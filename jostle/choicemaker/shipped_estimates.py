@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any, Hashable
 
 from jostle.choicemaker import error_estimates, families
-from jostle.choicemaker.budgets import as_budget
+from jostle.choicemaker.budgets import as_budget, pure_epsilon_within
 from jostle.choicemaker.error_estimates import ErrorEstimate
 from jostle.privacy.measures import RhoZCDPBudget
 
@@ -108,8 +108,6 @@ def _whole_budget_target(budget: Any, share: float) -> Any:
         return total
     if isinstance(total, RhoZCDPBudget):
         return RhoZCDPBudget(total.rho / (1.0 - share) ** 2)  # rho scales as epsilon squared
-    from jostle.choicemaker.budgets import pure_epsilon_within
-
     return float(pure_epsilon_within(total)) / (1.0 - share)
 
 
