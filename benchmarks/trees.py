@@ -372,7 +372,7 @@ def plot(results: dict, epsilons: list[float], path: Path) -> None:
                     + ("shaded: +/-1 standard error of each learner)" if learner_se
                        else "only the ChoiceMaker's standard error was recorded)"), fontsize=11)
     figure.tight_layout(rect=(0, 1.1 / (4.1 * rows + 1.2), 1, 0.97))
-    figure.savefig(path, dpi=110)
+    figure.savefig(path, dpi=110, bbox_inches="tight")  # the legend is wider than the panels
     plt.close(figure)
 
 
