@@ -64,11 +64,15 @@ from trees_learners import DATASETS as DECLARED  # noqa: E402  (declared public 
 from jostle.learners.trees.corpus import ClassificationData, train_test_split  # noqa: E402
 from jostle.choicemaker import dispatch, train as train_choicemaker  # noqa: E402
 from jostle.learners.trees.options import TREE_OPTIONS  # noqa: E402
-from jostle.learners.trees.task import MF_SHARE  # noqa: E402
 from jostle.privacy.noise import Randomness  # noqa: E402
 from jostle.learners.trees import C45DecisionTreeClassifier, NumericBins, encode_features  # noqa: E402
 from jostle.learners.trees.encoding import encode_categories  # noqa: E402
 
+# The shipped tree ChoiceMaker's declaration (stdlib/trees.jst, `chooser`; a test keeps them equal):
+# all of the family's Options, these metafeatures, this share of the budget on the noisy ones.
+CHOICEMAKER_METAFEATURES = ("epsilon", "n_attributes", "branching", "max_branching", "n_classes",
+                            "log_domain_product", "size")
+CHOICEMAKER_MF_SHARE = 0.01
 RESULTS = ROOT / "benchmarks" / "results" / "trees.json"
 PLOT = ROOT / "benchmarks" / "results" / "trees.png"
 FULL_EPSILONS = [0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0]
@@ -406,7 +410,8 @@ def main(argv: list[str] | None = None) -> None:
 
     start = time.perf_counter()
     # the public corpus only, with the shipped ChoiceMaker's metafeatures and share (stdlib/trees.jst)
-    trained = train_choicemaker(family="trees", n_jobs=args.n_jobs, progress=True, mf_share=MF_SHARE)
+    trained = train_choicemaker(family="trees", metafeatures=list(CHOICEMAKER_METAFEATURES), n_jobs=args.n_jobs,
+                                progress=True, mf_share=CHOICEMAKER_MF_SHARE)
     training_seconds = time.perf_counter() - start
     selected = trained.report[trained.report["selected"]].iloc[0]
     print(f"tree ChoiceMaker: mode {trained.mode}, meta-model {trained.model.model_kind}, metafeatures "
