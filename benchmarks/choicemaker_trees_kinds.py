@@ -3,16 +3,17 @@ on its public corpus (issue 27, offline; reads the experience `jostle train --al
 
     python benchmarks/choicemaker_trees_kinds.py [--quick]
 
-The experience is the shipped `trees.chooser`'s (stdlib/trees.jst: 14 Options, metafeatures
-epsilon, the public schema facts and the noisy size, 1% of epsilon on the size), loaded through
+The experience is the shipped `trees.chooser`'s (stdlib/trees.jst: 14 Options; metafeatures
+epsilon and the public schema facts, free, and the noisy size, log_signal and the five
+contingency_* readings of one attribute-by-class release, 5% of epsilon), loaded through
 the engine's own loader, which computes nothing: run `jostle train --all` first or the script
 stops with one line. Choosers, each scored by leave-one-group-out regret (`model.choice_regret`,
 the engine's) on the errors of its own mode:
 
   public   best_fixed, budget_regret (reads epsilon only there), forest_regret: the Option gets
            the whole budget and nothing is measured;
-  measured the same kinds given the noisy size as well (budget_regret reads epsilon and
-           log10(size x epsilon)); the Option gets 99% of the budget.
+  measured the same kinds given the noisy metafeatures as well (budget_regret reads epsilon
+           and log10(size x epsilon) only); the Option gets 95% of the budget.
 
 Regrets are per configuration (mean error of the chosen runs over the lowest mean error of any
 Option at that budget), so a mode's regret is relative to its own best Option. Comparing modes
@@ -141,7 +142,7 @@ def plot(results: dict, path: Path) -> None:
     import matplotlib.pyplot as plt
 
     rows = results["choosers"]
-    labels = [f"{r['mode']}\n{r['kind']}" for r in rows]
+    labels = [f"{r['mode']}\n" + r["kind"].replace("_", "\n", 1) for r in rows]
     figure, axes = plt.subplots(1, 3, figsize=(13, 4.2), sharey=False)
     for axis, key, title in zip(axes, ("regret", "regret_real_tables", "regret_generated"),
                                 ("all 121 groups", "the 33 real tables", "the 88 generated tasks")):
@@ -156,7 +157,7 @@ def plot(results: dict, path: Path) -> None:
         axis.grid(axis="y", alpha=0.3)
     axes[0].set_ylabel("mean regret (95% bootstrap interval over groups)")
     figure.suptitle("Tree ChoiceMaker on its public corpus: meta-model kinds, with (orange) and without (blue) "
-                    f"a noisy size at {results['mf_share']:.0%} of epsilon", fontsize=11)
+                    f"noisy metafeatures at {results['mf_share']:.0%} of epsilon", fontsize=11)
     figure.tight_layout()
     figure.savefig(path, dpi=110)
     plt.close(figure)

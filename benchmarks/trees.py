@@ -71,8 +71,10 @@ from jostle.learners.trees.encoding import encode_categories  # noqa: E402
 # The shipped tree ChoiceMaker's declaration (stdlib/trees.jst, `chooser`; a test keeps them equal):
 # all of the family's Options, these metafeatures, this share of the budget on the noisy ones.
 CHOICEMAKER_METAFEATURES = ("epsilon", "n_attributes", "branching", "max_branching", "n_classes",
-                            "log_domain_product", "size")
-CHOICEMAKER_MF_SHARE = 0.01
+                            "log_domain_product", "size", "log_signal", "contingency_log_rows_per_cell",
+                            "contingency_class_balance", "contingency_max_association",
+                            "contingency_mean_association", "contingency_one_rule_gain")
+CHOICEMAKER_MF_SHARE = 0.05
 RESULTS = ROOT / "benchmarks" / "results" / "trees.json"
 PLOT = ROOT / "benchmarks" / "results" / "trees.png"
 FULL_EPSILONS = [0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0]
