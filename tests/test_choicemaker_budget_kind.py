@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 
 from jostle.choicemaker.model import MODEL_KINDS, BudgetRegret, TrainingMatrix, input_matrix, lodo_regret, make_model
 
@@ -57,3 +58,24 @@ def test_budget_kind_without_epsilon_is_the_best_fixed_option():
     model = make_model("budget_regret").fit(no_budget)
     best = make_model("best_fixed").fit(no_budget)
     assert np.array_equal(model.scores(no_budget.X[:5]), best.scores(no_budget.X[:5]))
+
+
+def test_budget_kind_says_what_it_reads():
+    data = _matrix()
+    model = make_model("budget_regret").fit(data)
+    assert model.reads(data.features, data.products) == ["epsilon", "size*epsilon"]
+    assert make_model("best_fixed").reads(["epsilon", "schema"], ()) == ["epsilon", "schema"]
+
+
+def test_explain_says_the_shipped_tree_choicemaker_chooses_from_the_budget_alone():
+    from jostle import Session
+
+    session = Session(budget=2, ledger_path=":memory:")
+    session.bind_private("t", pd.DataFrame({"a": ["x", "y"] * 40, "b": ["u", "v", "w", "w"] * 20,
+                                            "c": ["yes", "no", "no", "no"] * 20}),
+                         {"a": ("categorical", ["x", "y"]), "b": ("categorical", ["u", "v", "w"]),
+                          "c": ("categorical", ["yes", "no"])})
+    session.run('import trees\nm = trees.learn(t, "c", 0.3)\nprint(trees.explain_choice())')
+    shown = session.eval("trees.explain_choice()")
+    assert "(by public facts)" in shown
+    assert "chooses from epsilon alone" in " ".join(shown.split())

@@ -149,6 +149,10 @@ class MetaModel(ABC):
     def choose(self, X: np.ndarray) -> np.ndarray:
         return np.argmin(self.scores(X), axis=1)
 
+    def reads(self, features: list[str], products: tuple[tuple[str, str], ...]) -> list[str]:
+        """The inputs its choice depends on (names; "a*b" for a product), for `explain`."""
+        return list(features) + [f"{a}*{b}" for a, b in products if a in features and b in features]
+
 
 class BestFixed(MetaModel):
     name, target = "best_fixed", "regret"
@@ -249,6 +253,10 @@ class BudgetRegret(MetaModel):
                                              random_state=0, n_jobs=self.n_jobs)
         self.forest_.fit(data.X[:, self.columns_], data.regret)
         return self
+
+    def reads(self, features: list[str], products: tuple[tuple[str, str], ...]) -> list[str]:
+        every = super().reads(features, products)
+        return [every[i] for i in self.budget_columns(list(features), tuple(products))]
 
     def scores(self, X: np.ndarray) -> np.ndarray:
         if self.fallback_ is not None:
