@@ -24,13 +24,15 @@ so as not to be confused with a learner family), each giving per-Option scores w
                        (two regret-aware models whose errors are partly independent);
   * budget_regret    - a regret forest that reads the budget only: epsilon and the family's
                        log10(size x epsilon) products (`meta_input_products`) when the mode
-                       measures the size, with leaves of at least 5% of the rows. The corpus has
-                       a few hundred rows per group at most, so the other kinds' small leaves can
-                       learn a group's schema (its attributes, classes, domain) rather than a rule
-                       that carries to a new table; this kind cannot. Measured on the 14-Option
-                       tree corpus (121 groups, public mode, leave-one-group-out): 1.101 against
-                       forest_regret's 1.109 and best_fixed's 1.135, and 1.050 against 1.065 on
-                       its 33 real tables (issue 27).
+                       measures the size, with leaves of at least 5% of the rows. A corpus group
+                       is one schema repeated over many rows (a tree task: 9 budgets x 4 splits),
+                       so the other kinds' 3-row leaves can learn a group's schema (attributes,
+                       classes, domain) rather than a rule that carries to a new table; this kind
+                       cannot. On the 14-Option tree corpus (121 groups, public mode,
+                       leave-one-group-out; benchmarks/choicemaker_trees_kinds.py) its regret is
+                       1.101 against forest_regret's 1.109 and best_fixed's 1.135 (1.050 against
+                       1.065 and 1.062 on the 33 real tables); its per-group error is clearly
+                       below best_fixed's but not clearly below forest_regret's (issue 27).
 `select_model_kind` scores every kind by leave-one-dataset-out (LODO): for each group of
 shapes, fit on the others and choose on its rows; the score is DPBench's average regret of
 the choices (per configuration: mean error of the chosen runs / lowest mean error). The

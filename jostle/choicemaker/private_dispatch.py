@@ -368,8 +368,8 @@ def _training_found(choicemaker: Any, segment: Hashable, decision: Any) -> str:
     model = choicemaker.model_for(segment) if hasattr(choicemaker, "model_for") else None
     if model is not None and model.model_kind == "budget_regret":  # a choice that ignores some inputs says so
         reads = model.model.reads(model.features, model.products)
-        found.append(f"the meta-model ({model.model_kind}, the best by held-out regret on the corpus) chooses "
-                     f"from {', '.join(reads) if reads else 'nothing'} alone")
+        found.append(f"the meta-model ({model.model_kind}, the best by held-out regret on the corpus) "
+                     + (f"chooses from {', '.join(reads)} alone" if reads else "always chooses the same Option"))
     selection = getattr(choicemaker, "selection_decision", lambda s: None)(segment)
     if selection is not None:
         found.append(selection.sentence())
