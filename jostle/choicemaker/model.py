@@ -94,11 +94,16 @@ def input_matrix(columns: Mapping[str, Any], features: list[str],
     pair (a, b) of `products` (the family's `meta_input_products`) whose names are both among
     `features`. Computed from released values: post-processing."""
     values = [np.asarray(columns[f], dtype=float).reshape(-1) for f in features]
-    for first, second in products:
-        if first in features and second in features:
-            size = np.maximum(np.asarray(columns[first], dtype=float).reshape(-1), 1.0)
-            values.append(np.log10(size * np.asarray(columns[second], dtype=float).reshape(-1)))
+    for first, second in present_products(features, products):
+        size = np.maximum(np.asarray(columns[first], dtype=float).reshape(-1), 1.0)
+        values.append(np.log10(size * np.asarray(columns[second], dtype=float).reshape(-1)))
     return np.column_stack(values)
+
+
+def present_products(features: list[str], products: tuple[tuple[str, str], ...]) -> list[tuple[str, str]]:
+    """The pairs of `products` that are inputs: both names among `features` (in order; their
+    columns follow the features' in `input_matrix`)."""
+    return [(a, b) for a, b in products if a in features and b in features]
 
 
 def training_matrix(experience: pd.DataFrame, features: list[str], options: list[str] | None,
@@ -153,7 +158,7 @@ class MetaModel(ABC):
 
     def reads(self, features: list[str], products: tuple[tuple[str, str], ...]) -> list[str]:
         """The inputs its choice depends on (names; "a*b" for a product), for `explain`."""
-        return list(features) + [f"{a}*{b}" for a, b in products if a in features and b in features]
+        return list(features) + [f"{a}*{b}" for a, b in present_products(features, products)]
 
 
 class BestFixed(MetaModel):
@@ -240,9 +245,8 @@ class BudgetRegret(MetaModel):
         """Indices of epsilon and of the size x epsilon products among the input columns."""
         if "epsilon" not in features:
             return []
-        present = [pair for pair in products if pair[0] in features and pair[1] in features]
-        return [features.index("epsilon")] + [len(features) + k for k, pair in enumerate(present)
-                                              if "epsilon" in pair]
+        return [features.index("epsilon")] + [len(features) + k for k, pair in
+                                              enumerate(present_products(features, products)) if "epsilon" in pair]
 
     def fit(self, data: TrainingMatrix) -> "BudgetRegret":
         self.columns_ = self.budget_columns(list(data.features), tuple(data.products))
