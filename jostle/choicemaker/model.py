@@ -435,6 +435,13 @@ class FittedMetaModel:
             raise KeyError(f"missing metafeatures {missing}")
         return input_matrix({f: float(features[f]) for f in self.features}, self.features, self.products)
 
+    def narrowed_inputs(self) -> list[str] | None:
+        """The inputs its choice reads when they are fewer than it is given (for `explain`), else None."""
+        if not self.features:
+            return None
+        reads = self.model.reads(self.features, self.products)
+        return reads if reads != MetaModel.reads(self.model, self.features, self.products) else None
+
     def predicted_errors(self, X: np.ndarray) -> np.ndarray:
         """(rows, options) predicted scaled errors."""
         scores = self.model.scores(X)

@@ -52,7 +52,6 @@ from typing import Any, Callable, Hashable, Mapping
 from jostle.choicemaker.budgets import as_budget, budget_float, is_positive, measure_of, pure_cost, pure_epsilon_within
 from jostle.choicemaker.error_estimates import ErrorEstimate, dispatch_estimate, selection_estimate
 from jostle.choicemaker.family import Family
-from jostle.choicemaker.model import MetaModel
 from jostle.choicemaker.measurement import (ChargeFunction, budget_unit, checked_cost, default_measure,
                                             measure_features, plan_budget)
 from jostle.privacy.measures import AnyBudget, RhoZCDPBudget, zero_like
@@ -367,9 +366,8 @@ def _training_found(choicemaker: Any, segment: Hashable, decision: Any) -> str:
     """What training found (public facts about the corpus): measuring, and private selection."""
     found = [decision.sentence()] if decision else []
     model = choicemaker.model_for(segment) if hasattr(choicemaker, "model_for") else None
-    reads = model.model.reads(model.features, model.products) if model is not None and model.features else None
-    if reads is not None and reads != MetaModel.reads(model.model, model.features, model.products):
-        # a meta-model whose choice ignores some of its inputs (budget_regret) says which it reads
+    reads = model.narrowed_inputs() if model is not None else None
+    if reads is not None:  # a meta-model whose choice ignores some of its inputs (budget_regret) says which it reads
         found.append(f"the meta-model ({model.model_kind}, the best by held-out regret on the corpus) "
                      + (f"chooses from {', '.join(reads)} alone" if reads else "always chooses the same Option"))
     selection = getattr(choicemaker, "selection_decision", lambda s: None)(segment)
