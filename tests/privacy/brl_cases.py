@@ -25,7 +25,7 @@ from jostle.audit import AuditCase, Categories, Projection, Thresholds
 from jostle.learners.brl.bitsets import RowBits
 from jostle.learners.brl.learner import BRLSettings, fit_private, release_capture_counts
 from jostle.learners.brl.mining import mine_private, public_antecedents
-from jostle.learners.brl.scoring import ListScorer, LogFactorials, RuleListPrior
+from jostle.learners.brl.scoring import ListScorer, LogFactorials, MajorityCounts, RuleListPrior, ScaledPrior
 from jostle.learners.brl.search import enumerate_lists, exponential_mechanism_list
 from jostle.learners.brl.scoring import UNIT
 from jostle.privacy.noise import Randomness
@@ -61,6 +61,31 @@ def _sampler_scorer(data: Data) -> ListScorer:
     prior = RuleListPrior([1] * len(antecedents), 3.0, 1.0, 2)
     return ListScorer([bits.antecedent(a) for a in antecedents], bits.classes, bits.everything, prior,
                       LogFactorials(SAMPLER_BOUND, 2))
+
+
+def _majority_scorer(data: Data, epsilon: float) -> ListScorer:
+    """The sampler case scored by the majority utility (sensitivity 1 row), the prior its base
+    measure at the draw's epsilon (`scoring.MajorityCounts`, `ScaledPrior`)."""
+    X, y = data
+    antecedents = public_antecedents(SAMPLER_SIZES, 1)
+    bits = RowBits.of(X, y, SAMPLER_SIZES, 2)
+    prior = RuleListPrior([1] * len(antecedents), 3.0, 1.0, 2)
+    return ListScorer([bits.antecedent(a) for a in antecedents], bits.classes, bits.everything,
+                      ScaledPrior(prior, Fraction(epsilon), UNIT), MajorityCounts(2))
+
+
+def majority_sampler_runner(epsilon: float, drawn_at: float | None = None) -> Any:
+    """`count` exact draws over the 17 lists with the majority utility; `drawn_at` (a negative
+    control) draws at another epsilon than the prior is scaled to and the case claims."""
+    def run(data: Data, count: int, seed: int) -> np.ndarray:
+        scorer = _majority_scorer(data, epsilon)
+        lists, _ = enumerate_lists(scorer)
+        index = {rule_list: i for i, rule_list in enumerate(lists)}
+        noise = Randomness(seed)
+        at = Fraction(drawn_at if drawn_at is not None else epsilon)
+        return np.array([f"list {index[exponential_mechanism_list(scorer, noise, at)]}" for _ in range(count)],
+                        dtype=object)
+    return run
 
 
 def sampler_runner(epsilon: float) -> Any:
@@ -192,11 +217,12 @@ def mining_runner(epsilon: float) -> Any:
 FIT_GRID = np.array([[a, b, c] for a in range(2) for b in range(2) for c in range(2)])
 
 
-def fit_runner(epsilon: float, antecedents: str) -> Any:
+def fit_runner(epsilon: float, antecedents: str, **choices: Any) -> Any:
     """`count` private fits; the output is the mean predicted P(class 1) over the whole (public)
-    domain, which moves with the chosen list and with every noisy count."""
+    domain, which moves with the chosen list and with every noisy count. `choices` are further
+    `BRLSettings` (the score, the sampler)."""
     settings = BRLSettings(antecedents=antecedents, min_support=0.3, max_length=2, max_antecedents=4,
-                           row_bound=40)
+                           row_bound=40, **choices)
 
     def run(data: Data, count: int, seed: int) -> np.ndarray:
         X, y = data
@@ -217,12 +243,20 @@ BRL_CASES = [
               epsilon=1.0, samples=FIT_SAMPLES),
     AuditCase("BRL private fit, schema antecedents", fit_runner(1.0, "public"), MINING_D, MINING_D_PRIME,
               epsilon=1.0, samples=FIT_SAMPLES),
+    AuditCase("BRL exact sampler, majority utility", majority_sampler_runner(2.0), SAMPLER_D, SAMPLER_D_PRIME,
+              epsilon=2.0, samples=SAMPLER_SAMPLES, events=Categories()),
+    AuditCase("BRL private fit, majority utility, greedy sampler",
+              fit_runner(1.0, "public", score="majority", sampler="greedy"), MINING_D, MINING_D_PRIME,
+              epsilon=1.0, samples=FIT_SAMPLES),
 ]
 
 BRL_NEGATIVE_CONTROLS = [
     # the sampler and the counts run at 8 times the epsilon they claim
     AuditCase("BRL rule-list sampler given 8x its claimed epsilon", sampler_runner(16.0), SAMPLER_D,
               SAMPLER_D_PRIME, epsilon=2.0, samples=SAMPLER_SAMPLES, events=Categories(), expect_violation=True),
+    AuditCase("BRL majority sampler drawing at 8x its claimed epsilon", majority_sampler_runner(2.0, 16.0),
+              SAMPLER_D, SAMPLER_D_PRIME, epsilon=2.0, samples=SAMPLER_SAMPLES, events=Categories(),
+              expect_violation=True),
     AuditCase("BRL capture counts given 8x their claimed epsilon", counts_runner(8.0), COUNT_D, COUNT_D_PRIME,
               epsilon=1.0, samples=COUNT_SAMPLES, events=CELL, expect_violation=True),
 ]

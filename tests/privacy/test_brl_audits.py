@@ -11,6 +11,7 @@ import pytest
 
 from jostle.audit import AuditCase
 from jostle.learners.brl.options import BRL_OPTIONS
+from jostle.learners.brl.scoring import UNIT
 from jostle.learners.brl.search import enumerate_lists
 from jostle.privacy.replay import compare
 from tests.privacy import brl_cases
@@ -113,3 +114,24 @@ def test_every_option_replays_within_its_claims_on_neighbours(name: str) -> None
         assert second.diverged_at is None and len(first.records) == len(second.records)
         assert ledger_d.charges == ledger_p.charges
         assert any(r.claim.monotone for r in first.records)   # the list's scores, claimed monotone
+
+
+# ---------------------------------------------------------------- issue 27: the majority utility
+def test_the_majority_scores_move_up_by_at_most_one_row_on_neighbours() -> None:
+    """The majority utility (rows of each rule's majority class) with its prior folded in as a
+    base measure: on the sampler case every list's computed score moves by 0 or exactly one
+    row's worth (UNIT) when the row is added, some by the whole of it (the bound is tight),
+    and the law drawn at eps stays within exp(eps) on both sides."""
+    epsilon = 2.0
+    scorers = [brl_cases._majority_scorer(d, epsilon) for d in (brl_cases.SAMPLER_D, brl_cases.SAMPLER_D_PRIME)]
+    (lists, before), (again, after) = [enumerate_lists(s) for s in scorers]
+    assert lists == again
+    moves = after - before
+    assert set(np.unique(moves).tolist()) == {0, UNIT}
+    laws = []
+    for units in (before, after):
+        logits = epsilon * units / UNIT
+        weights = np.exp(logits - logits.max())
+        laws.append(weights / weights.sum())
+    ratio = np.abs(np.log(laws[0]) - np.log(laws[1])).max()
+    assert 0.3 * epsilon < ratio <= epsilon * (1 + 1e-9)

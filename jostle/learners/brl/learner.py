@@ -38,13 +38,14 @@ from jostle.learners.brl.bitsets import Antecedent, RowBits, capture_counts
 from jostle.learners.brl.mining import (MinedAntecedents, mine_frequent, mine_private, public_antecedents,
                                         rank_antecedents)
 from jostle.learners.brl.rule_list import RuleList, probabilities_from_counts
-from jostle.learners.brl.scoring import LogFactorials, ListScorer, RuleListPrior
+from jostle.learners.brl.scoring import LogFactorials, ListScorer, MajorityCounts, RuleListPrior, ScaledPrior
 from jostle.learners.brl.search import (ChainDiagnostics, candidate_count, exponential_mechanism_list,
-                                        mechanism_beta, run_chain)
+                                        greedy_exponential_list, mechanism_beta, run_chain)
 from jostle.privacy import replay
 
 ANTECEDENT_SOURCES = ("mined", "public")
-SAMPLERS = ("exact", "mcmc")
+SAMPLERS = ("exact", "mcmc", "greedy")
+SCORES = ("posterior", "majority")
 
 
 @dataclass(frozen=True)
@@ -64,7 +65,12 @@ class BRLSettings:
             the longest list is shortened until they fit `max_candidates` instead.
         list_length: lambda, the prior mean list length.
         antecedent_length: eta, the prior mean antecedent cardinality.
-        sampler: "exact" or "mcmc".
+        sampler: "exact" (one draw over every enumerated list), "greedy" (one draw per rule,
+            `search.greedy_exponential_list`; no enumeration, so the schema's antecedents keep
+            the longest list) or "mcmc" (not proved DP).
+        score: What the list draw maximises: "posterior" (Letham's log posterior, sensitivity
+            log(row_bound + C - 1)) or "majority" (rows classified correctly, sensitivity 1,
+            the prior as the draw's base measure; `scoring.MajorityCounts`).
         steps: Chain steps ("mcmc", and the non-private search).
         burn_in: Steps before the non-private MAP is looked for (None: half of `steps`).
         quantile: Share of the transactions the truncation length covers (mining).
@@ -82,6 +88,7 @@ class BRLSettings:
     list_length: float = 3.0
     antecedent_length: float = 1.0
     sampler: str = "exact"
+    score: str = "posterior"
     steps: int = 3000
     burn_in: int | None = None
     quantile: float = 0.85
@@ -93,6 +100,10 @@ class BRLSettings:
             raise ValueError(f"antecedents must be one of {ANTECEDENT_SOURCES}, got {self.antecedents!r}")
         if self.sampler not in SAMPLERS:
             raise ValueError(f"sampler must be one of {SAMPLERS}, got {self.sampler!r}")
+        if self.score not in SCORES:
+            raise ValueError(f"score must be one of {SCORES}, got {self.score!r}")
+        if self.sampler == "mcmc" and self.score != "posterior":
+            raise ValueError("the chain sampler targets the posterior: use score='posterior' with sampler='mcmc'")
         BudgetSplit.of(Fraction(1), self.split, self.antecedents == "mined")
         if not 0 < self.min_support <= 1:
             raise ValueError(f"min_support must be in (0, 1], got {self.min_support!r}")
@@ -151,11 +162,26 @@ def cap_antecedents(mined: MinedAntecedents | None, public: list[Antecedent] | N
 
 
 def _scorer(bits: RowBits, antecedents: Sequence[Antecedent], settings: BRLSettings, max_length: int,
-            n_classes: int, row_bound: int) -> ListScorer:
+            n_classes: int, row_bound: int, draw_epsilon: Fraction | None = None) -> ListScorer:
+    """The list score of `settings.score`. With "majority" the prior is the draw's base measure,
+    scaled to `draw_epsilon` (public: the planned epsilon of each draw; `scoring.ScaledPrior`)."""
     prior = RuleListPrior([len(a) for a in antecedents], settings.list_length, settings.antecedent_length,
                           max_length)
-    return ListScorer([bits.antecedent(a) for a in antecedents], bits.classes, bits.everything, prior,
-                      LogFactorials(row_bound, n_classes))
+    masks = [bits.antecedent(a) for a in antecedents]
+    if settings.score == "majority":
+        if draw_epsilon is None:
+            raise ValueError("the majority score needs the epsilon of its draw (its prior is a base measure)")
+        majority = MajorityCounts(n_classes)
+        return ListScorer(masks, bits.classes, bits.everything,
+                          ScaledPrior(prior, draw_epsilon, majority.sensitivity_units), majority)
+    return ListScorer(masks, bits.classes, bits.everything, prior, LogFactorials(row_bound, n_classes))
+
+
+def _score_text(settings: BRLSettings, n_classes: int) -> str:
+    """How the list draw's score and sensitivity read in a charge's description."""
+    if settings.score == "majority":
+        return "rows of each rule's majority class, sensitivity 1"
+    return f"sensitivity log({settings.row_bound} + {n_classes - 1})"
 
 
 def release_capture_counts(masks: Sequence[int], bits: RowBits, epsilon: Fraction, noise: Any) -> np.ndarray:
@@ -192,31 +218,43 @@ def fit_private(X: np.ndarray, y: np.ndarray, domain_sizes: Sequence[int], n_cla
     X = np.asarray(X, dtype=np.int64).reshape(len(y), len(domain_sizes))
     y = np.asarray(y, dtype=np.int64)
     mined = None
+    enumerated = settings.sampler != "greedy"   # the greedy walk enumerates nothing: no cap on the length
     if mine:
         mined = mine_private(X, y, domain_sizes, n_classes, split.mining, noise, ledger.charge,
                              settings.min_support, settings.max_cardinality, settings.quantile)
         antecedents, max_length = cap_antecedents(mined, None, settings.max_length, settings.max_candidates,
                                                   settings.max_antecedents)
-    else:
+    elif enumerated:
         antecedents, max_length = cap_antecedents(
             None, public_antecedents(domain_sizes, settings.public_cardinality), settings.max_length,
             settings.max_candidates, settings.max_antecedents)
+    else:
+        antecedents, max_length = public_antecedents(domain_sizes, settings.public_cardinality), settings.max_length
     bits = RowBits.of(X, y, domain_sizes, n_classes)
-    scorer = _scorer(bits, antecedents, settings, max_length, n_classes, settings.row_bound)
-    delta = scorer.factorials.sensitivity_units
     # what mining did not spend (skipped steps) goes to the list and the estimates in the
     # ratio of their weights: `ledger.spent` is a function of released values (`accounting`)
     selection, _ = split.rest(ledger.epsilon - ledger.spent)
-    if settings.sampler == "exact":
+    if settings.sampler == "greedy":
+        # one draw per rule: the planned per-step epsilon (public) scales the base-measure prior
+        steps = max(min(max_length, len(antecedents)), 1)
+        scorer = _scorer(bits, antecedents, settings, max_length, n_classes, settings.row_bound, selection / steps)
+        what = _score_text(settings, n_classes)
+        chosen = greedy_exponential_list(scorer, noise, lambda: ledger.charge(
+            selection / steps, f"BRL rule list, one rule: exponential mechanism over the stop and the "
+                               f"{len(antecedents)} antecedents ({what}, greedy sampler)"))
+    elif settings.sampler == "exact":
+        scorer = _scorer(bits, antecedents, settings, max_length, n_classes, settings.row_bound, selection)
         eps = ledger.charge(selection, f"BRL rule list: exponential mechanism over "
-                                             f"{candidate_count(len(antecedents), max_length)} enumerated lists "
-                                             f"(sensitivity log({settings.row_bound} + {n_classes - 1}), exact sampler)")
+                                       f"{candidate_count(len(antecedents), max_length)} enumerated lists "
+                                       f"({_score_text(settings, n_classes)}, exact sampler)")
         chosen = exponential_mechanism_list(scorer, noise, eps)
     else:
+        scorer = _scorer(bits, antecedents, settings, max_length, n_classes, settings.row_bound)
         eps = ledger.charge(selection, f"BRL rule list: {settings.steps}-step Metropolis-Hastings chain "
-                                             "targeting the exponential mechanism; NOT proved differentially "
-                                             "private (a finite chain is not at stationarity)")
-        chosen = run_chain(scorer, settings.steps, noise, beta=mechanism_beta(eps, delta)).last
+                                       "targeting the exponential mechanism; NOT proved differentially "
+                                       "private (a finite chain is not at stationarity)")
+        chosen = run_chain(scorer, settings.steps, noise,
+                           beta=mechanism_beta(eps, scorer.factorials.sensitivity_units)).last
     masks = [scorer.masks[i] for i in chosen]
     eps_estimate = ledger.charge(ledger.epsilon - ledger.spent, f"BRL point estimates: {len(chosen) + 1} x {n_classes} capture "
                                                   "counts (L1 sensitivity 1)")

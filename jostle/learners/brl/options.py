@@ -91,6 +91,10 @@ class BRLOption(PureEpsilonOption):
 #   * the budget split between mining, the list and the estimates (BRLMined: the default
 #     split of `accounting`; BRLMinedEven: Belardo's thirds; BRLMinedList: 3/5 on the list);
 #   * the antecedents: mined (DP-FIM) or the schema's items (BRLSchema, BRLSchemaList);
+#   * what the list draw maximises and how it draws (issue 27): the posterior (sensitivity
+#     log(row_bound + 1)) or the rows classified correctly (BRLSchemaMajority: sensitivity 1,
+#     `scoring.MajorityCounts`), in one draw over the enumerated lists or one draw per rule
+#     (BRLSchemaGreedy, up to 5 rules over every schema item: `search.greedy_exponential_list`);
 #   * mining's minimum support (BRLMinedRare 0.05, BRLMinedCommon 0.25; default 0.1) and
 #     largest cardinality (BRLMinedItems 1, BRLMinedTriples 3; default 2);
 #   * the prior: lambda and the longest list (BRLMinedShort lambda 1, lists <= 2; BRLMinedLong
@@ -106,6 +110,11 @@ BRL_OPTIONS: dict[str, BRLOption] = {o.name: o for o in [
     BRLOption("BRLSchema", (("antecedents", "public"),), "the schema's single items (no mining), the default split"),
     BRLOption("BRLSchemaList", (("antecedents", "public"), ("split", (0.0, 3.0, 1.0))),
               "the schema's single items, 3/4 of eps for the list"),
+    BRLOption("BRLSchemaMajority", (("antecedents", "public"), ("split", (0.0, 3.0, 1.0)), ("score", "majority")),
+              "the schema's single items, the list drawn for rows classified correctly (sensitivity 1), 3/4 of eps"),
+    BRLOption("BRLSchemaGreedy", (("antecedents", "public"), ("split", (0.0, 3.0, 1.0)), ("score", "majority"),
+                                  ("sampler", "greedy"), ("max_length", 5)),
+              "the schema's single items, up to 5 rules drawn one at a time for rows classified correctly"),
     BRLOption("BRLMinedShort", (("list_length", 1.0), ("max_length", 2)), "DP-FIM antecedents, lambda 1, lists <= 2"),
     BRLOption("BRLMinedLong", (("list_length", 5.0), ("max_length", 4)), "DP-FIM antecedents, lambda 5, lists <= 4"),
     BRLOption("BRLMinedPairs", (("antecedent_length", 2.0),), "DP-FIM antecedents, eta 2 (pairs a priori)"),

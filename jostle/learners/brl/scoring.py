@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Sequence
+from typing import Any, Sequence
 
 import numpy as np
 
@@ -215,3 +215,60 @@ class ListScorer:
     def nats(self, rule_list: Sequence[int]) -> float:
         """The log score in nats (for reports and the chain)."""
         return self.units(rule_list) / UNIT
+
+
+class MajorityCounts:
+    """The "majority" list utility: each rule scores the rows of its majority class, in units.
+
+    A list's utility is the number of rows it classifies correctly when every rule (the default
+    included) predicts the majority class of the rows it captures: sum over rules of
+    max_l N_l. It plays the part of `LogFactorials` in a `ListScorer` (`rule_units`,
+    `sensitivity_units`), so the enumeration and the samplers are shared.
+
+    Sensitivity (privacy unit: one row added or removed). The added row of class l is captured
+    by exactly one rule; that rule's max_l N_l rises by 0 or 1 and no other rule moves, so every
+    list's utility moves by a value in [0, 1] row: sensitivity exactly 1, all in one direction
+    (monotone; the row bound does not enter). In units: [0, UNIT], exact integers. With the
+    BRL likelihood the sensitivity is log(row_bound + C - 1) nats for a score whose differences
+    between lists are of the order of n times an information gain; here it is 1 for differences
+    of the order of n times an accuracy gain, which is why this utility separates lists at
+    budgets where the posterior cannot (Friedman and Schuster 2010 make the same argument for
+    the max operator in trees).
+    """
+
+    sensitivity_units = UNIT
+
+    def __init__(self, n_classes: int) -> None:
+        self.n_classes = int(n_classes)
+
+    def rule_units(self, counts: Sequence[int]) -> int:
+        """max_l N_l of one rule's captured class counts, in units."""
+        return max((int(c) for c in counts), default=0) * UNIT
+
+
+class ScaledPrior:
+    """A public prior folded into an exponential mechanism as its base measure.
+
+    Drawing d with P(d) ~ p(d) exp(eps u(d) / Delta) is the exponential mechanism with the
+    utility u(d) + Delta log p(d) / eps: the added term reads only d and public parameters, so it
+    is identical on neighbours and the sensitivity and direction of u are kept. `units(d)` is
+    that term in whole units, floor(Delta_units * prior_units(d) / (eps UNIT)), computed exactly
+    (integers and a Fraction), so neighbouring scores still differ by exactly u's change.
+
+    Args:
+        prior: The prior over lists (`RuleListPrior`).
+        epsilon: The budget of the draw the prior is folded into (> 0).
+        sensitivity_units: Delta of the utility, in units.
+    """
+
+    def __init__(self, prior: RuleListPrior, epsilon: Any, sensitivity_units: int) -> None:
+        from fractions import Fraction
+
+        self.prior = prior
+        self.longest = prior.longest
+        self.scale = Fraction(int(sensitivity_units), UNIT) / Fraction(epsilon)
+        if self.scale <= 0:
+            raise ValueError("the budget of a draw with a prior must be > 0")
+
+    def units(self, rule_list: Sequence[int]) -> int:
+        return math.floor(self.prior.units(rule_list) * self.scale)

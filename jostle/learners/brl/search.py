@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
@@ -246,6 +246,38 @@ def exponential_mechanism_list(scorer: ListScorer, noise: Any, epsilon: Any) -> 
     utilities = units.astype(np.float64) / UNIT   # exact: |units| <= 2^52
     sensitivity = max(scorer.factorials.sensitivity_units, 1) / UNIT
     return lists[choose_exponential(noise, utilities, sensitivity, epsilon, monotone=True)]
+
+
+def greedy_exponential_list(scorer: ListScorer, noise: Any, charge: Callable[[], Any]) -> tuple[int, ...]:
+    """A list built one rule at a time, each rule one draw of the exponential mechanism.
+
+    Step k offers the released prefix d_(k-1) itself ("stop") and every d_(k-1) + (a,) with a
+    an unused antecedent, scored by the full list's utility (`scorer.units`: the default rule
+    takes what the prefix leaves), and draws one with P ~ exp(eps_k S / Delta), eps_k =
+    `charge()` (called before each draw; it charges the step and returns its epsilon). The
+    walk ends at "stop" or at the prior's longest length.
+
+    Privacy (privacy unit: one row added or removed). Conditioned on the released prefix, the
+    candidates are public and each one's computed score moves between neighbours by a value in
+    [0, Delta] for the majority utility (or [-Delta, 0] for the posterior; `scoring`), all in
+    one direction, so step k is eps_k-DP by the monotone argument of
+    `exponential_mechanism_list`; the steps compose sequentially (adaptive composition), and
+    whether a step runs depends only on the released prefix, so the charges are a function of
+    released values. A base-measure prior (`ScaledPrior`) must be scaled to each step's
+    epsilon by the caller; it is public either way.
+    """
+    chosen: tuple[int, ...] = ()
+    longest = scorer.prior.longest
+    sensitivity = max(scorer.factorials.sensitivity_units, 1) / UNIT
+    while len(chosen) < longest:
+        epsilon = charge()
+        candidates = [chosen] + [chosen + (a,) for a in range(len(scorer.masks)) if a not in chosen]
+        utilities = np.array([scorer.units(c) for c in candidates], dtype=np.float64) / UNIT  # exact: |units| <= 2^52
+        picked = candidates[choose_exponential(noise, utilities, sensitivity, epsilon, monotone=True)]
+        if picked == chosen:
+            break
+        chosen = picked
+    return chosen
 
 
 def mechanism_beta(epsilon: Any, sensitivity_units: int) -> float:
