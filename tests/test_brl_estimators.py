@@ -123,18 +123,19 @@ def test_public_antecedents_and_the_chain_sampler() -> None:
 
 
 def test_the_majority_score_and_the_greedy_sampler() -> None:
-    """At epsilon 0.1 on 1,500 rows the majority utility separates the smokers (the ill
-    probability 0.3 higher for them) more often than the posterior (seeds 0-9, the same for both); the greedy sampler charges per rule and
+    """At epsilon 0.05 on 1,500 rows the majority utility separates the smokers (the ill
+    probability 0.3 higher for them) far more often than the posterior (seeds 0-19, the same
+    for both; measured 19 and 10 of 20); the greedy sampler charges per rule and
     spends the whole epsilon; the chain refuses the majority score before any charge."""
     X, y = people()
     wins = {"posterior": 0, "majority": 0}
-    for seed in range(10):
+    for seed in range(20):
         for score in wins:
-            model = learner(0.1, antecedents="public", split=(0.0, 3.0, 1.0), score=score, random_state=seed,
+            model = learner(0.05, antecedents="public", split=(0.0, 3.0, 1.0), score=score, random_state=seed,
                             charge=lambda e, d: None).fit(X, y)
             ill = model.predict_proba(X)[:, list(model.classes_).index("ill")]
             wins[score] += ill[X["smoker"] == "yes"].mean() - ill[X["smoker"] == "no"].mean() > 0.3
-    assert wins["majority"] >= 8 and wins["majority"] > wins["posterior"]
+    assert wins["majority"] >= 16 and wins["posterior"] <= 14
     greedy = learner(0.5, antecedents="public", split=(0.0, 3.0, 1.0), score="majority", sampler="greedy",
                      max_length=4, charge=lambda e, d: None).fit(X, y)
     assert sum(e for e, _ in greedy.charges_) == pytest.approx(0.5)
