@@ -131,18 +131,18 @@ def test_the_majority_score_and_the_greedy_sampler() -> None:
     wins = {"posterior": 0, "majority": 0}
     for seed in range(20):
         for score in wins:
-            model = learner(0.05, antecedents="public", split=(0.0, 3.0, 1.0), score=score, random_state=seed,
+            model = learner(0.05, antecedents="public", split=(0.0, 3.0, 1.0), list_score=score, random_state=seed,
                             charge=lambda e, d: None).fit(X, y)
             ill = model.predict_proba(X)[:, list(model.classes_).index("ill")]
             wins[score] += ill[X["smoker"] == "yes"].mean() - ill[X["smoker"] == "no"].mean() > 0.3
     assert wins["majority"] >= 16 and wins["posterior"] <= 14
-    greedy = learner(0.5, antecedents="public", split=(0.0, 3.0, 1.0), score="majority", sampler="greedy",
+    greedy = learner(0.5, antecedents="public", split=(0.0, 3.0, 1.0), list_score="majority", sampler="greedy",
                      max_length=4, charge=lambda e, d: None).fit(X, y)
     assert sum(e for e, _ in greedy.charges_) == pytest.approx(0.5)
     assert sum("one rule" in d for _, d in greedy.charges_) == min(greedy.length_ + 1, 4)
     budget = PrivacyBudget(1.0)
     with pytest.raises(ValueError, match="posterior"):
-        learner(0.5, score="majority", sampler="mcmc", budget=budget).fit(X, y)
+        learner(0.5, list_score="majority", sampler="mcmc", budget=budget).fit(X, y)
     assert float(budget.spent.epsilon) == 0
 
 

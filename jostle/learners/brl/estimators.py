@@ -142,7 +142,7 @@ class DPBayesianRuleListClassifier(_RuleListBase):
         antecedent_length: eta, the prior mean cardinality.
         sampler: "exact" (epsilon-DP), "greedy" (epsilon-DP: one exponential-mechanism draw per
             rule, no enumeration) or "mcmc" (NOT proved DP; see the module docstring).
-        score: What the list draw maximises: "posterior" (Letham's, sensitivity
+        list_score: What the list draw maximises: "posterior" (Letham's, sensitivity
             log(max_rows + C - 1)) or "majority" (the rows the list classifies correctly,
             sensitivity 1: better at small budgets; not with "mcmc").
         steps: Chain steps for sampler "mcmc".
@@ -161,7 +161,7 @@ class DPBayesianRuleListClassifier(_RuleListBase):
                  public_cardinality: int = 1, max_length: int = 3, max_candidates: int = 60_000,
                  max_antecedents: int | None = 8,
                  list_length: float = 3.0, antecedent_length: float = 1.0, sampler: str = "exact",
-                 score: str = "posterior", steps: int = 3000, burn_in: int | None = None, quantile: float = 0.85,
+                 list_score: str = "posterior", steps: int = 3000, burn_in: int | None = None, quantile: float = 0.85,
                  random_state: int | None = None, noise: Any = None,
                  charge: ChargeCallback | None = None, budget: PrivacyBudget | None = None) -> None:
         self._keep_parameters(locals())
@@ -172,7 +172,7 @@ class DPBayesianRuleListClassifier(_RuleListBase):
                            max_length=self.max_length, max_candidates=self.max_candidates,
                            max_antecedents=self.max_antecedents,
                            list_length=self.list_length, antecedent_length=self.antecedent_length,
-                           sampler=self.sampler, score=self.score, steps=self.steps, burn_in=self.burn_in,
+                           sampler=self.sampler, score=self.list_score, steps=self.steps, burn_in=self.burn_in,
                            quantile=self.quantile, row_bound=self.max_rows if self.max_rows is not None else 1)
 
     def _check_declarations(self) -> None:
