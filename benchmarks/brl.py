@@ -323,12 +323,13 @@ def plot_auc(results: dict[str, Any], path: Path) -> None:
     import matplotlib.pyplot as plt
 
     names = [n for n in results if isinstance(results[n], dict) and "options" in results[n]]
-    figure, axes = plt.subplots(1, len(names), figsize=(7 * len(names), 4.8), squeeze=False)
+    figure, axes = plt.subplots(1, len(names), figsize=(7 * len(names), 5.8), squeeze=False)
     for axis, name in zip(axes[0], names):
         result = results[name]
         positions = np.arange(len(EPSILONS))
         rows = list(result["options"].items()) + ([("ChoiceMaker", result["choicemaker"])] if result["choicemaker"]
                                                    else [])
+        palette = plt.get_cmap("tab20")   # 14 Options: tab10's colours would repeat
         for index, (label, cells) in enumerate(rows):
             mean = [cells[str(e)]["auc"] for e in EPSILONS]
             low = [cells[str(e)]["auc"] - cells[str(e)]["ci_low"] for e in EPSILONS]
@@ -336,7 +337,8 @@ def plot_auc(results: dict[str, Any], path: Path) -> None:
             bold = label == "ChoiceMaker"
             shift = (index - len(rows) / 2) * 0.025
             axis.errorbar(positions + shift, mean, yerr=[low, high], label=label, capsize=2,
-                          linewidth=2.5 if bold else 0.9, color="black" if bold else None, marker="o" if bold else ".")
+                          linewidth=2.5 if bold else 0.9, color="black" if bold else palette(index % 20),
+                          marker="o" if bold else ".")
         thesis = result.get("thesis_table_6_1")
         if thesis:
             axis.plot(positions, [thesis[str(e)] for e in EPSILONS], "r*", markersize=12,
@@ -349,8 +351,9 @@ def plot_auc(results: dict[str, Any], path: Path) -> None:
         axis.set_ylabel(f"test AUC (mean and 95% interval of {runs} runs)")
         axis.set_ylim(0.4, 1.02)
         axis.set_title(f"{name}: private rule lists with private mining")
-        axis.legend(fontsize=6.5, loc="lower right", ncol=2)
-    figure.tight_layout()
+    handles, labels = axes[0][0].get_legend_handles_labels()
+    figure.legend(handles, labels, fontsize=7, loc="lower center", ncol=6)   # below the panels: clear of the data
+    figure.tight_layout(rect=(0, 0.17, 1, 1))
     figure.savefig(path, dpi=110)
 
 
