@@ -67,7 +67,9 @@ def test_budget_kind_says_what_it_reads():
     assert make_model("best_fixed").reads(["epsilon", "schema"], ()) == ["epsilon", "schema"]
 
 
-def test_explain_says_the_shipped_tree_choicemaker_chooses_from_the_budget_alone():
+def test_explain_says_the_shipped_tree_choicemaker_chooses_from_the_budget_and_the_size_alone():
+    """Since issue 27's large corpus tasks the shipped tree ChoiceMaker measures (5% of epsilon)
+    and its budget_regret reads epsilon and size x epsilon; explain says so."""
     from jostle import Session
 
     session = Session(budget=2, ledger_path=":memory:")
@@ -77,5 +79,5 @@ def test_explain_says_the_shipped_tree_choicemaker_chooses_from_the_budget_alone
                           "c": ("categorical", ["yes", "no"])})
     session.run('import trees\nm = trees.learn(t, "c", 0.3)\nprint(trees.explain_choice())')
     shown = session.eval("trees.explain_choice()")
-    assert "(by public facts)" in shown
-    assert "chooses from epsilon alone" in " ".join(shown.split())
+    assert "(by measuring)" in shown
+    assert "chooses from epsilon, size*epsilon alone" in " ".join(shown.split())
