@@ -14,6 +14,10 @@ sequentially, `accounting.BudgetSplit`):
      score grid (`scoring`), sampled exactly over the enumerated lists: eps_select-DP because
      one row moves every list's score in the same direction (monotone utilities, McSherry and
      Talwar; the argument is at `search.exponential_mechanism_list`).
+     With score "majority" the utility is the rows the list classifies correctly (sensitivity 1
+     row, monotone; the prior as the draw's base measure: `scoring.MajorityCounts`,
+     `ScaledPrior`). With sampler "greedy", one such draw per rule over "stop" and each unused
+     antecedent, eps_select / max_length each (`search.greedy_exponential_list`).
      With sampler "mcmc" (opted into), the final state of Letham's chain run on that
      distribution for `steps` steps: NOT proved differentially private (a finite chain is not
      at stationarity; `search` says what would follow from a mixing bound, which is not

@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from fractions import Fraction
 from typing import Any, Sequence
 
 import numpy as np
@@ -262,8 +263,6 @@ class ScaledPrior:
     """
 
     def __init__(self, prior: RuleListPrior, epsilon: Any, sensitivity_units: int) -> None:
-        from fractions import Fraction
-
         self.prior = prior
         self.longest = prior.longest
         self.scale = Fraction(int(sensitivity_units), UNIT) / Fraction(epsilon)

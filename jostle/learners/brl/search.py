@@ -241,6 +241,11 @@ def exponential_mechanism_list(scorer: ListScorer, noise: Any, epsilon: Any) -> 
     P(d | D') / P(d | D) <= 1 * Z(D) / Z(D') <= e^eps, since each weight shrinks by at most
     e^eps. Nothing in the score is non-monotone, so no part keeps the factor 2. The replay
     claim is "linf <= Delta, monotone", which the replay fuzzer checks on neighbours.
+
+    With the majority utility (`scoring.MajorityCounts`, Delta = 1 row) every list's score moves
+    UP, by 0 or 1 row, and the public base-measure term (`scoring.ScaledPrior`) does not move;
+    the argument is the same read the other way round (each weight grows by at most e^eps and
+    so does the normaliser).
     """
     lists, units = enumerate_lists(scorer)
     utilities = units.astype(np.float64) / UNIT   # exact: |units| <= 2^52
