@@ -61,10 +61,10 @@ from tests.privacy.neighbour_fuzz import (
 
 SEED = 20261123
 CONTROL_SECONDS = 30.0   # a cap: each negative control stops at its first attributable finding, in a few seconds
-ENGINE_SECONDS = 60.0    # the engine route's share (four runs a case: about 2 cases a second)
-CSV_SECONDS = 30.0       # the CSV dialects across the route threshold (about 4 cases a second)
-LEDGER_SECONDS = 20.0    # the `ledger` family (issue 21, hole 1) on its own
-RETURNED_SECONDS = 20.0  # the `returned` family on its own (its globals are taken back after every run anyway)
+ENGINE_SECONDS = 45.0    # the engine route's share (four runs a case: about 2 cases a second)
+CSV_SECONDS = 20.0       # the CSV dialects across the route threshold (about 4 cases a second)
+LEDGER_SECONDS = 15.0    # the `ledger` family (issue 21, hole 1) on its own
+RETURNED_SECONDS = 15.0  # the `returned` family on its own (its globals are taken back after every run anyway)
 ILP_SECONDS = 8.0        # the DP ILP learner's calls (issue 24) with freely composed statements
 
 
