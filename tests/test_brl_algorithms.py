@@ -377,3 +377,21 @@ def test_majority_fits_spend_their_epsilon_and_find_the_signal_at_a_small_budget
         p = result.rule_list.predict_proba(X)[:, 1]
         hits += p[X[:, 0] == 1].mean() > 0.6
     assert hits >= 8
+
+
+def test_the_generated_rule_corpus_is_seeded_and_holds_large_schemas():
+    """The shipped rule-list ChoiceMaker's corpus: the same tasks on every call, each its own
+    validation group, the first 24 tasks as before issue 27's large ones were added, and large
+    tasks past the small ones' 5,000 rows and 128 items."""
+    from jostle.learners.brl.corpus import generated_rule_corpus, generated_rule_task, large_rule_corpus
+
+    tasks, again = generated_rule_corpus(), generated_rule_corpus()
+    assert all(np.array_equal(a.y, b.y) and np.array_equal(a.X, b.X) for a, b in zip(tasks, again))
+    assert len({t.group for t in tasks}) == len(tasks) == 24 + 16
+    rng = np.random.default_rng(27)
+    first = generated_rule_task(rng, "generated:rules:0")
+    assert np.array_equal(first.X, tasks[0].X) and first.domain_sizes == tasks[0].domain_sizes
+    small, large = tasks[:24], large_rule_corpus()
+    assert max(t.n_rows for t in small) <= 5_000 and max(sum(t.domain_sizes) for t in small) <= 128
+    assert min(t.n_rows for t in large) >= 5_000 and max(t.n_rows for t in large) > 30_000
+    assert max(sum(t.domain_sizes) for t in large) > 128

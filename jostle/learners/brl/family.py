@@ -33,6 +33,11 @@ class RuleListFamily(ClassificationFamily):
     name = "brl"
     error_measure = "auc"
     default_metafeatures = DEFAULT_METAFEATURES
+    # The rule lists' signal is per item, so besides the size x epsilon product the meta-model
+    # reads log10(n_items x epsilon): public (the schema and the budget), and one of the budget
+    # columns `budget_regret` reads, which lets a choice by the budget alone still tell a schema
+    # of many items (where enumeration caps a list's length) from one of few (issue 27).
+    meta_input_products = (("size", "epsilon"), ("n_items", "epsilon"))
     seconds_per_piece = 40.0  # rough: 6 Options x 5 epsilons x 2 splits of up to 4,000 rows, on one core
     parts = ("options:BRL_OPTIONS", "metafeatures:BRL_METAFEATURES", "corpus:rule_list_corpus", "task:RuleGrid")
 
