@@ -97,18 +97,37 @@ def shipped(label: str) -> Any:
     return trained, corpus
 
 
+def missing_data(kind: str, quick: bool, data: str | None, datasets: list[str] | None) -> str:
+    """The one-line message when a family's held-out data is absent ("" when it is there).
+    Checked before the shipped model and its corpus are loaded, which takes tens of seconds."""
+    root, origin = benchmark_data.data_root(data)
+    if kind.startswith("dpbench"):
+        folder = benchmark_data.collection_folder(root, benchmark_data.DPBENCH)
+        dims = int(kind[-1])
+        if not any((folder / f"{dims}D").glob("*.npy")):
+            return benchmark_data.missing_data_line("accuracy_choicemaker.py", benchmark_data.DPBENCH,
+                                                    [f"{dims}D/*.npy"], folder, origin)
+        return ""
+    folder = benchmark_data.collection_folder(root, benchmark_data.UCI)
+    wanted = datasets or (QUICK_UCI if quick else UCI_TABLES)
+    missing = [spec.partition(":")[0] for spec in wanted if not (folder / spec.partition(":")[0]).is_file()]
+    if missing:
+        return benchmark_data.missing_data_line("accuracy_choicemaker.py", benchmark_data.UCI, missing, folder, origin)
+    return ""
+
+
 def tasks_for(kind: str, quick: bool, data: str | None, datasets: list[str] | None,
               corpus: list[Any]) -> tuple[list[Any], str]:
     """The held-out inputs of a family ([] and a reason when the data is absent)."""
-    root, origin = benchmark_data.data_root(data)
+    absent = missing_data(kind, quick, data, datasets)
+    if absent:
+        return [], absent
+    root, _ = benchmark_data.data_root(data)
     if kind.startswith("dpbench"):
         from jostle.learners.histograms.corpus import dpbench_corpus
 
         folder = benchmark_data.collection_folder(root, benchmark_data.DPBENCH)
         dims = int(kind[-1])
-        if not any((folder / f"{dims}D").glob("*.npy")):
-            return [], benchmark_data.missing_data_line("accuracy_choicemaker.py", benchmark_data.DPBENCH,
-                                                        [f"{dims}D/*.npy"], folder, origin)
         shapes = list(dpbench_corpus(folder, dims))
         trained_on = {getattr(t, "name", "") for t in corpus}
         shapes = [s for s in shapes if s.name not in trained_on]
@@ -117,10 +136,6 @@ def tasks_for(kind: str, quick: bool, data: str | None, datasets: list[str] | No
 
     folder = benchmark_data.collection_folder(root, benchmark_data.UCI)
     wanted = datasets or (QUICK_UCI if quick else UCI_TABLES)
-    missing = [spec.partition(":")[0] for spec in wanted if not (folder / spec.partition(":")[0]).is_file()]
-    if missing:
-        return [], benchmark_data.missing_data_line("accuracy_choicemaker.py", benchmark_data.UCI, missing,
-                                                    folder, origin)
     trained_on = {getattr(t, "group", "") for t in corpus} | {getattr(t, "name", "") for t in corpus}
     tables = []
     for spec in wanted:
@@ -151,6 +166,9 @@ def grid_for(kind: str, quick: bool) -> Any:
 def run_family(label: str, quick: bool, data: str | None, datasets: list[str] | None) -> dict[str, Any]:
     """Dispatch on every held-out input of one family and score the stated intervals."""
     declared, kind = FAMILIES[label]
+    absent = missing_data(kind, quick, data, datasets)
+    if absent:  # reported by `run`: one line when no family has data
+        return {"family": label, "skipped": absent, "missing_data": True}
     trained, corpus = shipped(declared)
     tasks, missing = tasks_for(kind, quick, data, datasets, corpus)
     if not tasks:  # reported by `run`: one line when no family has data

@@ -28,6 +28,12 @@ def pytest_cmdline_main(config: pytest.Config) -> None:
     if config.pluginmanager.hasplugin("xdist") and getattr(config.option, "numprocesses", 0) is None:
         os.environ[_WORKERS_SET] = "1"  # inherited by the workers: the guard above
         config.option.numprocesses = "auto"
+        if getattr(config.option, "dist", "no") in ("no", "load"):
+            # A worker that runs out of tests takes some from the other's queue: the suite's
+            # durations are very uneven (a few Spark tests and time-limited fuzzers of 20 to
+            # 120 s among thousands under a second), and without stealing the last slow test
+            # leaves one core idle (CI's time limit, .ci/run).
+            config.option.dist = "worksteal"
 
 
 PATIENT_SCHEMA = {

@@ -93,7 +93,7 @@ from tests.privacy.fuzz_ilp import ilp_statements
 from tests.privacy.fuzz_redescription import redescription_statements
 
 # ---------------------------------------------------------------- configuration
-DEFAULT_SECONDS = 45.0  # CI time (.ci/run under 20 minutes on 2 cores); JOSTLE_FUZZ_THOROUGH runs longer
+DEFAULT_SECONDS = 30.0  # CI time (.ci/run under 20 minutes on 2 cores); JOSTLE_FUZZ_THOROUGH runs longer
 THOROUGH_SECONDS = 600.0
 RUN_TIMEOUT = 10.0          # seconds one program may run before it is abandoned (not a finding)
 MINIMISE_SECONDS = 30.0     # time spent shrinking a finding

@@ -61,7 +61,8 @@ from tests.privacy.neighbour_fuzz import (
 
 SEED = 20261123
 CONTROL_SECONDS = 30.0   # a cap: each negative control stops at its first attributable finding, in a few seconds
-ENGINE_SECONDS = 45.0    # the engine route's share (four runs a case: about 2 cases a second)
+FAMILY_SECONDS = 20.0    # one family on its own (resources, cells): several times what its negative controls need
+ENGINE_SECONDS = 30.0    # the engine route's share (four runs a case: about 2 cases a second)
 CSV_SECONDS = 20.0       # the CSV dialects across the route threshold (about 4 cases a second)
 LEDGER_SECONDS = 15.0    # the `ledger` family (issue 21, hole 1) on its own
 RETURNED_SECONDS = 15.0  # the `returned` family on its own (its globals are taken back after every run anyway)
@@ -495,9 +496,10 @@ def unsized_repetitions() -> Reintroduced:
 
 def test_resource_exhausting_row_values_are_fuzzed() -> None:
     """The `resources` family on its own (tests/privacy/fuzz_resources.py), from the seed and for
-    the time the negative control below gets: with the sizing, no violation."""
+    FAMILY_SECONDS (its negative control below finds the hole in a few): with the sizing, no
+    violation."""
     stats = FuzzStats()
-    finding = fuzz(CONTROL_SECONDS, seed=SEED, families={"resources": 1}, stats=stats)
+    finding = fuzz(FAMILY_SECONDS, seed=SEED, families={"resources": 1}, stats=stats)
     print(stats)
     assert finding is None, f"{finding.report()}\n\n{stats}"
     assert stats.programs >= 40 and stats.programs - stats.failed >= stats.programs // 5, stats
@@ -546,8 +548,8 @@ def parquet_types_read_as_text() -> Reintroduced:
 
 
 def test_exotic_cells_under_program_schemas_are_fuzzed() -> None:
-    """The `cells` family (tests/privacy/fuzz_cells.py) from the seed and for the time the
-    negative controls below get, in memory and on DuckDB: with the rule of jostle/data/cells.py,
+    """The `cells` family (tests/privacy/fuzz_cells.py) from the seed and for FAMILY_SECONDS
+    (its negative controls below find their holes in a few), in memory and on DuckDB: with the rule of jostle/data/cells.py,
     no violation, and the Parquet files of nested types were bound and loaded on both routes."""
     pytest.importorskip("duckdb")
     stats = FuzzStats()
@@ -557,7 +559,7 @@ def test_exotic_cells_under_program_schemas_are_fuzzed() -> None:
         kinds[case.bind] += 1
         kinds.update(storage for _, storage in case.cells.storage)
 
-    finding = fuzz(CONTROL_SECONDS, seed=SEED, families={"cells": 1}, stats=stats, engine=LARGE, on_case=note)
+    finding = fuzz(FAMILY_SECONDS, seed=SEED, families={"cells": 1}, stats=stats, engine=LARGE, on_case=note)
     print(stats, dict(kinds))
     assert finding is None, f"{finding.report()}\n\n{stats}"
     assert stats.programs >= 20 and stats.programs - stats.failed >= stats.programs // 2, stats
