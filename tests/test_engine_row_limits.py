@@ -536,6 +536,6 @@ def test_row_functions_near_the_limits_agree_with_memory_on_spark(spark_routes: 
     for template in SEPARATED:
         problem = compare_routes(routes, template, counts)
         assert problem is None, f"{template}\n{problem}"
-    counts += check_programs(routes, 40)
+    counts += check_programs(routes, 24)  # Spark runs about 8 times slower than DuckDB, which gets 160
     print(dict(counts))
     assert counts["text compiled"] >= 10 and counts["text in memory"] >= 5, counts
