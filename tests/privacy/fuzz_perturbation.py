@@ -151,9 +151,11 @@ def check_randomise_case(case: RandomiseCase, engine: str = "pandas"
     return reason, comparison, (first, second)
 
 
-def fuzz_randomise(seconds: float, seed: int, stats: ProgramStats | None = None, engine: str = "pandas") -> str | None:
-    """Check random programs for `seconds`; the first finding's report (None: none)."""
-    return fuzz_programs(seconds, seed, randomise_case, lambda case: check_randomise_case(case, engine), stats)
+def fuzz_randomise(seconds: float, seed: int, stats: ProgramStats | None = None, engine: str = "pandas",
+                   min_programs: int = 0) -> str | None:
+    """Check random programs for `seconds` (and at least `min_programs`); the first finding's report (None: none)."""
+    return fuzz_programs(seconds, seed, randomise_case, lambda case: check_randomise_case(case, engine), stats,
+                         min_programs)
 
 
 # ---------------------------------------------------------------- the neighbour fuzzer's calls

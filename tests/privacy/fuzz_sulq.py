@@ -599,13 +599,15 @@ class ProgramStats:
 
 def fuzz_programs(seconds: float, seed: int, make: Callable[[random.Random], Any],
                   check: Callable[[Any], tuple[str | None, Comparison, tuple[ProgramRun, ProgramRun]]],
-                  stats: ProgramStats | None = None) -> str | None:
-    """Check cases `make(rng)` with `check` for `seconds`; the first finding's report (None: none)."""
+                  stats: ProgramStats | None = None, min_programs: int = 0) -> str | None:
+    """Check cases `make(rng)` with `check` for `seconds`, and on until `min_programs` cases were
+    checked (a loaded machine still checks that many, the same ones from the seed); the first
+    finding's report (None: none)."""
     stats = stats if stats is not None else ProgramStats()
     rng = random.Random(seed)
     start = time.monotonic()
     try:
-        while time.monotonic() - start < seconds:
+        while time.monotonic() - start < seconds or stats.programs < min_programs:
             case = make(rng)
             reason, comparison, (first, second) = check(case)
             stats.programs += 1

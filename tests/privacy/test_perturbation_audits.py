@@ -328,7 +328,8 @@ def test_randomise_replays_within_its_claim_on_replace_one_neighbours(engine: st
     if engine == "duckdb":
         pytest.importorskip("duckdb")
     stats = ProgramStats()
-    report = fuzz_randomise(REPLAY_SECONDS, REPLAY_SEED + (engine == "duckdb"), stats, engine)
+    # At least 25 programs, however loaded the machine (it once checked 18 in the 3 s, under CI's load).
+    report = fuzz_randomise(REPLAY_SECONDS, REPLAY_SEED + (engine == "duckdb"), stats, engine, min_programs=25)
     print(stats)
     assert report is None, report
     assert stats.programs >= 25 and stats.releases >= 10 and stats.refused >= 3, stats
