@@ -38,7 +38,7 @@ class RuleListFamily(ClassificationFamily):
     # columns `budget_regret` reads, which lets a choice by the budget alone still tell a schema
     # of many items (where enumeration caps a list's length) from one of few (issue 27).
     meta_input_products = (("size", "epsilon"), ("n_items", "epsilon"))
-    seconds_per_piece = 40.0  # rough, on one core: 14 Options x 5 epsilons x 2 splits x 2 modes (measured: about 25 s a piece on generated_rule_corpus(), most in its large tasks)
+    seconds_per_piece = 40.0  # rough: 6 Options x 5 epsilons x 2 splits of up to 4,000 rows, on one core
     parts = ("options:BRL_OPTIONS", "metafeatures:BRL_METAFEATURES", "corpus:rule_list_corpus", "task:RuleGrid")
 
     def piece_cost(self, task: Any, piece: Any) -> float:
