@@ -53,7 +53,7 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 import benchmark_data  # noqa: E402  (where the shared data is; the one-line message when it is not)
 
 from jostle.choicemaker import dispatch, experience_table, train  # noqa: E402
-from jostle.learners.histograms.family import HistogramData  # noqa: E402
+from jostle.learners.histograms.family import SHARE_FLOOR, HistogramData, HistogramFamily  # noqa: E402
 from jostle.learners.histograms.metafeatures import BUILTIN_METAFEATURES  # noqa: E402
 from jostle.learners.histograms.options import BUILTIN_OPTIONS  # noqa: E402
 from jostle.learners.histograms.task import TrainingGrid  # noqa: E402
@@ -65,11 +65,14 @@ from jostle.learners.histograms.task import _seed, default_workload, domain_labe
 from jostle.learners.histograms.workloads import scaled_error  # noqa: E402
 
 RESULTS = ROOT / "benchmarks" / "results"
-DEFAULT_BENCH_FEATURES = ("domain_size", "epsilon", "profile_size", "profile_uniformity",
+DEFAULT_BENCH_FEATURES = ("size", "domain_size", "epsilon", "profile_size", "profile_uniformity",
                           "profile_roughness", "profile_entropy", "profile_signal", "profile_peaks",
                           "profile_max_share", "profile_empty_share", "profile_records_per_cell")
-# Before issue 27 the benchmark read the first seven (its results: 1.51 in 1D, 1.46 in 2D); the
-# four more are free readings of the same profile release.
+# Before issue 27 the benchmark read the seven from domain_size (its results: 1.51 in 1D, 1.46 in
+# 2D); the four more are free readings of the same profile release; "size" (the noisy size, its
+# own release, so the profile gets half the share) and the family's metafeature floor
+# (`HistogramFamily.share_floor`, --share-floor) were chosen on the generated corpus
+# (choicemaker_histograms_share.py), never on DPBench's shapes.
 ORIGINAL_ALGORITHMS = ("Identity", "Uniform", "HB", "Privelet", "MWEM", "DAWA", "AHP", "QuadTree", "UGrid", "AGrid")
 """DPBench's algorithms, the fixed set of the results before issue 27 added DAWA10: the summary
 also gives the ChoiceMaker's regret against the best of these, comparable with those results."""
@@ -414,6 +417,8 @@ def main(argv: list[str] | None = None) -> dict:
     parser.add_argument("--quick", action="store_true", help="reduced grid (minutes)")
     parser.add_argument("--n-jobs", type=int, default=2)
     parser.add_argument("--mf-share", type=float, default=DEFAULT_MF_SHARE)
+    parser.add_argument("--share-floor", type=float, default=float(SHARE_FLOOR),
+                        help="least pure epsilon of the metafeatures (HistogramFamily's floor; 0: the share alone)")
     parser.add_argument("--metafeatures", default=",".join(DEFAULT_BENCH_FEATURES),
                         help="comma-separated built-in metafeatures")
     parser.add_argument("--train-corpus", choices=["dpbench", "generated"], default="dpbench",
@@ -454,23 +459,24 @@ def main(argv: list[str] | None = None) -> dict:
     model_kinds = EXTENDED_MODEL_KINDS if args.model_kinds == "extended" else MODEL_KINDS
     train_grid, eval_grid = grids(args.quick)
     options = list(BUILTIN_OPTIONS.values())
+    family = HistogramFamily(share_floor=args.share_floor)
     metafeatures = [BUILTIN_METAFEATURES[n] for n in args.metafeatures.split(",")]
     extra = default_corpus() if args.extra_corpus == "default" else None
     print(f"shapes: train {len(train_corpus)}, test {len(test_corpus)}; options "
           f"{[o.name for o in options]}; {'LODO' if lodo else 'train/test'}", flush=True)
 
     print("fixed algorithms on the evaluation inputs (whole epsilon)", flush=True)
-    fixed = experience_table(options, [], test_corpus, eval_grid, mf_share=0.0, cache_dir=args.cache_dir,
+    fixed = experience_table(options, [], test_corpus, eval_grid, family, mf_share=0.0, cache_dir=args.cache_dir,
                              n_jobs=args.n_jobs)
     print("fixed algorithms on the evaluation inputs with the Option budget (1 - share) eps", flush=True)
-    paying = experience_table(options, [m for m in metafeatures if m.cost][:1], test_corpus, eval_grid,
+    paying = experience_table(options, [m for m in metafeatures if m.cost][:1], test_corpus, eval_grid, family,
                               mf_share=args.mf_share, cache_dir=args.cache_dir, n_jobs=args.n_jobs)
 
     chosen_rows, fold_reports = [], []
     for k, (train_part, test_part) in enumerate(folds(train_corpus, test_corpus, lodo)):
         if extra is not None:
             train_part = train_part + extra.subset(dims=test_part.shapes[0].dims)
-        trained = train(options, metafeatures, train_part, train_grid, mf_share=args.mf_share,
+        trained = train(options, metafeatures, train_part, train_grid, family, mf_share=args.mf_share,
                         cache_dir=args.cache_dir, n_jobs=args.n_jobs, progress=False,
                         selection_folds=4 if args.quick else None, model_kinds=model_kinds)
         dims = test_part.shapes[0].dims
@@ -498,7 +504,7 @@ def main(argv: list[str] | None = None) -> dict:
                     "command": "python benchmarks/choicemaker_histograms.py " + " ".join(argv or sys.argv[1:]),
                     "quick": args.quick, "timing_seconds_per_run": times, "folds": fold_reports,
                     "grid": {"train": train_grid.__dict__, "evaluation": eval_grid.__dict__},
-                    "metafeatures": [m.name for m in metafeatures],
+                    "metafeatures": [m.name for m in metafeatures], "share_floor": args.share_floor,
                     "extra_training_corpus": args.extra_corpus,
                     "wall_seconds": time.time() - started})
     output.with_suffix(".json").write_text(json.dumps(summary, indent=2, default=float))

@@ -94,7 +94,7 @@ def check_planned_charges(subject: Subject) -> None:
                 PLANNED_CHARGES, lambda: f"{label}: charges add up to {spent}, not within {subject.budget}")
         segment = family.segment_of(data)
         read = choicemaker.metafeatures_for(segment)
-        expected = plan_budget(read, subject.budget, choicemaker.metafeature_share(segment))
+        expected = plan_budget(read, subject.budget, choicemaker.metafeature_share(segment), subject.family)
         option_part = expected.pop("option")
         expected[f"option {result.choice}"] = option_part
         require(planned == expected, family, PLANNED_CHARGES,
@@ -208,7 +208,7 @@ def check_budget_guard(subject: Subject) -> None:
     above its epsilon."""
     family = subject.family
     total = subject.budget
-    plan = plan_budget(subject.all_metafeatures(), total, subject.setup.mf_share)
+    plan = plan_budget(subject.all_metafeatures(), total, subject.setup.mf_share, subject.family)
     forwarded: list[tuple[Any, str]] = []
     guard = BudgetGuard(total, lambda amount, description: forwarded.append((amount, description)))
     for description, amount in plan.items():
@@ -299,7 +299,8 @@ def check_measures(subject: Subject) -> None:
             require(error is None, family, MEASURES, lambda: f"{case}: the dispatch failed: {error!r}")
             made = dict(charges(events))
             segment = family.segment_of(data)
-            plan = plan_budget(choicemaker.metafeatures_for(segment), budget, choicemaker.metafeature_share(segment))
+            plan = plan_budget(choicemaker.metafeatures_for(segment), budget, choicemaker.metafeature_share(segment),
+                               subject.family)
             option_part = plan.pop("option")
             expected = {}
             for feature in choicemaker.metafeatures_for(segment):

@@ -40,7 +40,8 @@ import pandas as pd
 from jostle.choicemaker.experience import (FEATURE_PREFIX, RUN_STATS, default_cache_dir, experience_digest,
                                            experience_table, public_metafeatures)
 from jostle.choicemaker import selection as private_selection
-from jostle.choicemaker.family import Family
+from jostle.choicemaker.budgets import as_budget
+from jostle.choicemaker.family import Family, exact_share
 from jostle.choicemaker.intervals import ErrorIntervals, held_out_intervals
 from jostle.choicemaker.model import (MODEL_KINDS, FittedMetaModel, lodo_chosen_errors, measuring_pays,
                                       metafeatures_pay_off, select_model_kind, training_matrix)
@@ -281,6 +282,19 @@ def _fit_segment(family: Family, experience: pd.DataFrame, option_names: list[st
     return candidates[mode][1], mode, report, candidates[mode][0]
 
 
+def credited_share(family: Family, experience: pd.DataFrame, mf_share: float) -> float:
+    """The share the "credit" rule credits a ChoiceMaker that measures nothing: `mf_share`, or,
+    where the family raises the share at some of the experience's budgets
+    (`Family.metafeature_share_at`), the largest share any of them paid. Crediting every budget
+    the largest share favours not measuring: measuring is kept only if it pays even so."""
+    share = exact_share(mf_share)
+    if share == 0 or "epsilon" not in experience.columns:
+        return float(mf_share)
+    raised = max((family.metafeature_share_at(share, as_budget(float(e))) for e in experience["epsilon"].unique()),
+                 default=share)
+    return float(mf_share) if raised <= share else float(raised)
+
+
 def _kept_errors(family: Family, model: FittedMetaModel, data: Any, mf_share: float, threads: int,
                  selection_folds: int | None) -> pd.Series:
     """Per-group held-out mean errors of the kept measure-then-choose design (a ChoiceMaker that
@@ -371,12 +385,13 @@ def train(family: Family, options: Any = None, metafeatures: Any = None, corpus:
             subset = experience if column is None else experience[experience[column] == segment]
             segment = None if column is None else segment.item() if hasattr(segment, "item") else segment
             names = [o.name for o in option_list if segment in family.segments(o)]
+            credit = credited_share(family, subset, mf_share)
             models[segment], modes[segment], report, data = _fit_segment(
-                family, subset, names, features, mf_share, model_kinds, threads, selection_folds)
+                family, subset, names, features, credit, model_kinds, threads, selection_folds)
             model = models[segment]
             intervals[segment] = held_out_intervals(data, model.model_kind, bool(model.features), n_jobs=threads)
             if selecting:
-                kept = _kept_errors(family, model, data, mf_share, threads, selection_folds)
+                kept = _kept_errors(family, model, data, credit, threads, selection_folds)
                 decisions[segment] = _selection_decision(family, option_list, corpus, grid, segment, kept,
                                                          stop_probability, run_share)
             reports.append(report if column is None else report.assign(**{column: segment}))

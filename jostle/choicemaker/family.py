@@ -319,6 +319,14 @@ class Family(ABC):
         own = getattr(option, "planned_cost", None)
         return own(budget) if callable(own) else pure_cost(budget)
 
+    def metafeature_share_at(self, share: Fraction, budget: AnyBudget) -> Fraction:
+        """The share of `budget` its noisy metafeatures get when the ChoiceMaker was given `share`
+        (default: `share`). A family may raise it where `share` of a small budget cannot tell
+        what its choice hinges on (the histogram family's floor). The result must be a function
+        of the public share and budget alone, in [share, 1): the plan (`measurement.plan_budget`)
+        calls it before anything is charged, so it decides nothing from private data."""
+        return share
+
     def metafeature_cost(self, metafeature: Any, budget: AnyBudget) -> AnyBudget:
         """What a noisy metafeature (or the shared release it post-processes) charges for its
         part: its own `planned_cost` if it states one, else the pure epsilon within the part."""

@@ -5,7 +5,8 @@
 at run time.
 
 The plan (`plan_budget`). A call with budget E (a pure epsilon or a rho, `budgets`) and
-metafeature share s has k noisy budget units: a noisy metafeature on its own, or one shared
+metafeature share s (as the family may raise it at E, `Family.metafeature_share_at`, a public
+function of s and E) has k noisy budget units: a noisy metafeature on its own, or one shared
 release that several metafeatures post-process (`budget_unit`). Each unit gets s * E / k and the
 Option gets E minus the units, in E's measure. The parts are exact rationals, so they add up to E
 exactly and the last charge never fails on rounding. Each unit is charged its planned cost
@@ -37,7 +38,7 @@ def budget_unit(metafeature: Any) -> str:
     return getattr(metafeature, "release", "") or metafeature.name
 
 
-def plan_budget(metafeatures: list[Any], budget: Any, mf_share: Any) -> dict[str, AnyBudget]:
+def plan_budget(metafeatures: list[Any], budget: Any, mf_share: Any, family: Any = None) -> dict[str, AnyBudget]:
     """The exact part of the budget of each noisy budget unit ("metafeature <unit>") and of the
     Option ("option"), in the budget's measure.
 
@@ -46,10 +47,18 @@ def plan_budget(metafeatures: list[Any], budget: Any, mf_share: Any) -> dict[str
         budget: The whole budget E (a `Budget` or `RhoZCDPBudget`; a number is a pure epsilon,
             a float converted exactly).
         mf_share: The share s of E for the metafeatures, 0 <= s < 1.
+        family: The learner family, if it may raise the share at this budget
+            (`Family.metafeature_share_at`: a function of the public share and budget only).
     """
     budget, share = as_budget(budget), exact_share(mf_share)
     if not 0 <= share < 1:
         raise ValueError(f"the metafeature share must be in [0, 1), got {float(share)}")
+    if family is not None and share > 0:
+        raised = family.metafeature_share_at(share, budget)
+        if not share <= raised < 1:
+            raise ValueError(f"{family.name}'s metafeature share at {budget} is {float(raised)}, outside "
+                             f"[{float(share)}, 1)")
+        share = raised
     units = list(dict.fromkeys(budget_unit(m) for m in metafeatures if m.cost))
     if not units:
         return {"option": budget}
@@ -152,7 +161,7 @@ def measure_features(family: Any, metafeatures: list[Any], data: Any, budget: An
     """
     check_order(metafeatures)
     budget = as_budget(budget)
-    plan = plan_budget(list(metafeatures), budget, mf_share)
+    plan = plan_budget(list(metafeatures), budget, mf_share, family)
     context = family.context(data, plan["option"], budget)
     data = family.metafeature_input(data)
     features: dict[str, float] = {}

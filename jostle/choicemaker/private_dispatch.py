@@ -310,7 +310,7 @@ def dispatch(choicemaker: Any, data: Any, budget: Any, noise: Any = None, charge
     if trained and _selects(choicemaker, segment, data_unit, available, runtime):
         return _dispatch_selection(choicemaker, data, total, runtime, segment, available, name, where, data_unit)
     share = choicemaker.metafeature_share(segment)
-    plan = plan_budget(list(metafeatures), total, share)
+    plan = plan_budget(list(metafeatures), total, share, family)
     # Every part states its cost before any charge: each noisy budget unit's and every available
     # Option's planned cost must be positive and fit its part, or nothing is charged at all.
     for feature in metafeatures:
