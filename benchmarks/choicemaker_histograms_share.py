@@ -10,7 +10,13 @@ for the data-independent Laplace algorithms, an approximation for the data-depen
 Regret is against the best Option with the WHOLE epsilon (its error at 0.99 epsilon times
 0.99), so a larger share pays for itself only if it buys better choices.
 
+Share schedules (issue 27): --floors F1,F2 also scores share(epsilon) = min(cap, max(0.01,
+F / epsilon)), the metafeatures getting at least a pure epsilon F (`HistogramFamily.share_floor`);
+--with-size adds the noisy size (its own release, so the profile gets half the share). Each row's
+Options are rescaled from its own share, and the regret is reported per epsilon too.
+
 Usage: python benchmarks/choicemaker_histograms_share.py [--shapes 16] [--shares 0.005,0.01,0.02,0.05,0.1]
+           [--floors 0.0005,0.001] [--cap 0.2] [--with-size] [--output JSON]
 Needs the experience of `choicemaker_histograms.py --train-corpus generated --generated-shapes N`
 (in the cache; built here otherwise). Results: benchmarks/results/choicemaker_histograms_share.json.
 """
@@ -38,13 +44,15 @@ from jostle.choicemaker import experience_table  # noqa: E402
 from jostle.choicemaker.measurement import measure_features  # noqa: E402
 from jostle.choicemaker.model import REGRET_CAP, TrainingMatrix, group_folds, input_matrix, make_model  # noqa: E402
 from jostle.learners.histograms.corpus import generated_corpus, rebin  # noqa: E402
-from jostle.learners.histograms.family import FAMILY, HistogramFamily  # noqa: E402
+from jostle.learners.histograms.family import HistogramFamily  # noqa: E402
 from jostle.learners.histograms.metafeatures import BUILTIN_METAFEATURES  # noqa: E402
 from jostle.learners.histograms.options import BUILTIN_OPTIONS  # noqa: E402
 from jostle.learners.histograms.simulation import FloatSimulationNoise  # noqa: E402
 from jostle.learners.histograms.task import _seed, sample_input  # noqa: E402
 
 BASE_SHARE = 0.01
+UNRAISED = HistogramFamily(share_floor=0)
+"""The family without its floor: the study applies each candidate share itself."""
 
 
 def share_matrix(experience, corpus, dims: int, share: Any, features: list[str]) -> tuple[TrainingMatrix, np.ndarray]:
@@ -67,7 +75,7 @@ def share_matrix(experience, corpus, dims: int, share: Any, features: list[str])
         x = sample_input(bases[(row.shape, domain)], shape.content_hash(), domain, row.scale, row.rep)
         tag = shape.content_hash()
         noise = FloatSimulationNoise(_seed(tag, domain, row.scale, row.epsilon, row.rep, "share", float(row_share)))
-        measured = measure_features(FAMILY, metafeatures, x, float(row.epsilon), float(row_share), noise)
+        measured = measure_features(UNRAISED, metafeatures, x, float(row.epsilon), float(row_share), noise)
         for f in features:
             columns[f].append(float(measured.features[f]))
     errors = wide[options].to_numpy(float) * ((1.0 - BASE_SHARE) / (1.0 - shares))[:, None]
@@ -113,13 +121,14 @@ def main(argv: list[str] | None = None) -> dict:
     parser.add_argument("--with-size", action="store_true", help="also measure the noisy size (its own release)")
     parser.add_argument("--kinds", default="forest_regret,blend_regret")
     parser.add_argument("--n-jobs", type=int, default=1)
+    parser.add_argument("--output", default=str(bench.RESULTS / "choicemaker_histograms_share.json"))
     args = parser.parse_args(argv)
     started = time.time()
     corpus = generated_corpus((1, 2), args.shapes)
     train_grid, _ = bench.grids(False)
     features = list(bench.DEFAULT_BENCH_FEATURES)
     experience = experience_table(list(BUILTIN_OPTIONS.values()), [BUILTIN_METAFEATURES[f] for f in features],
-                                  corpus, train_grid, mf_share=BASE_SHARE, n_jobs=args.n_jobs, progress=False)
+                                  corpus, train_grid, UNRAISED, mf_share=BASE_SHARE, n_jobs=args.n_jobs, progress=False)
     if args.with_size:
         features.append("size")
     candidates: dict[str, Any] = {s: float(s) for s in args.shares.split(",") if s}
@@ -151,7 +160,7 @@ def main(argv: list[str] | None = None) -> dict:
                "regret_by_share_and_epsilon": by_epsilon, "features": features,
                "best_share_and_kind": best, "base_share": BASE_SHARE, "wall_seconds": time.time() - started,
                "command": "python benchmarks/choicemaker_histograms_share.py " + " ".join(argv or sys.argv[1:])}
-    out = bench.RESULTS / "choicemaker_histograms_share.json"
+    out = Path(args.output)
     out.write_text(json.dumps(summary, indent=2))
     print(json.dumps(best))
     return summary

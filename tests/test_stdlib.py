@@ -117,8 +117,8 @@ def test_the_trees_module_defines_a_tree_choicemaker_without_training_on_import(
 
 
 def test_the_histograms_module_declares_its_choicemakers_lazily():
-    """`import histograms` declares both ChoiceMakers with the profile at a 1% share, spending
-    nothing and training nothing until one is called."""
+    """`import histograms` declares both ChoiceMakers with the noisy size and the profile at a 1%
+    share (two releases), spending nothing and training nothing until one is called."""
     from fractions import Fraction
 
     from jostle import Session
@@ -130,7 +130,7 @@ def test_the_histograms_module_declares_its_choicemakers_lazily():
     for maker in (one, two):
         assert maker.trained is None and maker.share == Fraction(1, 100)
         assert {m.name for m in maker.metafeatures if m.cost} == {
-            "profile_size", "profile_uniformity", "profile_roughness", "profile_entropy", "profile_signal",
+            "size", "profile_size", "profile_uniformity", "profile_roughness", "profile_entropy", "profile_signal",
             "profile_peaks", "profile_max_share", "profile_empty_share", "profile_records_per_cell"}
-        assert {m.release for m in maker.metafeatures if m.cost} == {"profile"}
+        assert {m.release or m.name for m in maker.metafeatures if m.cost} == {"size", "profile"}
     assert len(session.ledger) == 0

@@ -61,6 +61,8 @@ class MeasuringDecision:
         with_metafeatures: The held-out score of choosing with them (at the option's budget).
         without: The held-out score of the alternative (`alternative` says what it is).
         alternative: The alternative in words.
+        raised_to: The largest share the family raised it to at the corpus' budgets (0: never
+            raised; `Family.metafeature_share_at`).
     """
 
     tried: tuple[str, ...]
@@ -70,12 +72,14 @@ class MeasuringDecision:
     with_metafeatures: float
     without: float
     alternative: str
+    raised_to: float = 0.0
 
     def sentence(self) -> str:
         """The decision in words, for `explain`."""
         names = ", ".join(self.tried)
         verdict = "paid" if self.used else "did not pay"
-        return (f"measuring {names} with {self.share:.0%} of the budget {verdict} on the public corpus: "
+        share = f"{self.share:.0%}" + (f" (up to {self.raised_to:.0%} at small budgets)" if self.raised_to else "")
+        return (f"measuring {names} with {share} of the budget {verdict} on the public corpus: "
                 f"{self.score_name} {self.with_metafeatures:.3g} with them, {self.without:.3g} for "
                 f"{self.alternative}")
 
@@ -189,10 +193,15 @@ class TrainedChoiceMaker:
             return None
         best = self.models[segment].options[int(np.argmin(self.models[segment].model.scores(np.zeros((1, 1)))[0]))] \
             if not used else None
+        experience = self.experience
+        if column is not None and column in experience.columns:
+            experience = experience[experience[column] == segment]
+        credit = credited_share(self.family, experience, self.mf_share)
         return MeasuringDecision(noisy, self.mf_share, used, "held-out average regret", float(chosen.iloc[0]),
-                                 float(scores["best_fixed"]) * (1.0 - self.mf_share),
+                                 float(scores["best_fixed"]) * (1.0 - credit),
                                  f"always running {best or 'the best single option'} with the whole budget "
-                                 f"(its regret credited for the {self.mf_share:.0%} it saves)")
+                                 f"(its regret credited for the {credit:.0%} it saves)",
+                                 credit if credit > self.mf_share else 0.0)
 
     def error_intervals(self, predictions: Mapping[str, float], segment: Hashable = None) -> dict[str, tuple[float, float]]:
         """95% intervals of predicted errors of `segment` (post-processing; {} when training kept none)."""

@@ -31,6 +31,7 @@ from typing import Any, Hashable
 from jostle.choicemaker import error_estimates, families
 from jostle.choicemaker.budgets import as_budget, pure_epsilon_within
 from jostle.choicemaker.error_estimates import ErrorEstimate
+from jostle.choicemaker.family import exact_share
 from jostle.privacy.measures import RhoZCDPBudget
 
 
@@ -101,14 +102,23 @@ def _runs_of(shipped: ShippedExperience, option_name: str, segment: Hashable) ->
     return int(rows["runs"].sum()) if "runs" in rows.columns else len(rows)
 
 
-def _whole_budget_target(budget: Any, share: float) -> Any:
-    """The grid budget whose measured-mode Option share equals the call's whole budget."""
+def _whole_budget_target(budget: Any, share: float, family: Any = None) -> Any:
+    """The grid budget whose measured-mode Option share equals the call's whole budget. Where
+    the family raises the share at small budgets (`Family.metafeature_share_at`), the share is
+    the one at the target: a few fixed-point steps (the raised share falls as the budget grows)."""
     total = as_budget(budget)
     if share <= 0.0:
         return total
-    if isinstance(total, RhoZCDPBudget):
-        return RhoZCDPBudget(total.rho / (1.0 - share) ** 2)  # rho scales as epsilon squared
-    return float(pure_epsilon_within(total)) / (1.0 - share)
+
+    def target(at: float) -> Any:
+        if isinstance(total, RhoZCDPBudget):
+            return RhoZCDPBudget(total.rho / (1.0 - at) ** 2)  # rho scales as epsilon squared
+        return float(pure_epsilon_within(total)) / (1.0 - at)
+
+    found = target(share)
+    for _ in range(8 if family is not None else 0):
+        found = target(float(family.metafeature_share_at(exact_share(share), as_budget(found))))
+    return found
 
 
 def option_estimate(option_name: str, budget: Any, segment: Hashable = None, size_bound: int | None = None,
@@ -136,12 +146,13 @@ def option_estimate(option_name: str, budget: Any, segment: Hashable = None, siz
     measured = "mode" in shipped.experience.columns and (shipped.experience["mode"] == "measured").all()
     share = shipped.mf_share if measured else 0.0
     try:
-        found = error_estimates.estimate_error(shipped, option_name, _whole_budget_target(budget, share), size_bound,
-                                               confidence, segment, f"the shipped ChoiceMaker {shipped.path.stem}")
+        target = _whole_budget_target(budget, share, shipped.family)
+        found = error_estimates.estimate_error(shipped, option_name, target, size_bound, confidence, segment,
+                                               f"the shipped ChoiceMaker {shipped.path.stem}")
     except (ValueError, KeyError):
         return None
-    said = (f"; looked up at the call's budget / (1 - {share:g}), the Option's share in training"
-            if share > 0 else "")
+    said = (f"; looked up at the budget whose Option share in training (1 - {share:g}, or less where the "
+            f"family raised the metafeature share) is the call's" if share > 0 else "")
     return replace(found, source=f"called directly: {found.source}{said}")
 
 
