@@ -2,7 +2,9 @@
 
 Accounting is checked exactly against the ledger: a dispatch with budget E and metafeature
 share s spends s*E on its costly metafeatures (split evenly) and (1 - s)*E on the chosen
-option, E in all, and a dispatch that cannot be paid for spends nothing.
+option, E in all (at budgets where s*E is at least the histogram family's floor of epsilon
+0.001: below it the family raises s, tests/test_histogram_share_floor.py), and a dispatch that
+cannot be paid for spends nothing.
 """
 
 from __future__ import annotations

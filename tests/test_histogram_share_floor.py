@@ -97,3 +97,20 @@ def test_a_dispatch_charges_the_raised_share_and_the_same_on_neighbours() -> Non
     assert charges == _dispatch(neighbour, 0.01)[0]  # the plan reads the budget, never the data
     big, _ = _dispatch(x, 1.0)
     assert [c.epsilon for _, c in big[:2]] == [Fraction(1, 200), Fraction(1, 200)]  # 1%: not raised
+
+
+def test_a_share_rule_that_changes_between_check_and_charge_is_refused_before_any_charge() -> None:
+    class FlipFlop(HistogramFamily):
+        calls = 0
+
+        def metafeature_share_at(self, share, budget):
+            FlipFlop.calls += 1
+            return share if FlipFlop.calls % 2 else min(share * 2, Fraction(1, 2))
+
+    family = FlipFlop()
+    charges: list = []
+    spec = ChoiceSpec(family, {"Identity": BUILTIN_OPTIONS["Identity"]}, list(NOISY), 0.01)
+    runtime = _Identity(family, Randomness(seed=7), lambda cost, what: charges.append((what, cost)))
+    with pytest.raises(ValueError, match="plan changed"):
+        dispatch(spec, HistogramData(np.ones(64), default_workload((64,), 100)), 0.5, runtime=runtime)
+    assert charges == []

@@ -63,6 +63,21 @@ def check_declarations(subject: Subject) -> None:
             "the 'paired' payoff rule needs the 'public' mode")
     require(len(family.config_columns) >= 2, family, DECLARATIONS,
             "config_columns must name at least the task and its LODO group")
+    check_share_rule(family)
+
+
+def check_share_rule(family: Family) -> None:
+    """`Family.metafeature_share_at` keeps its contract at small and large budgets of both
+    measures: an exact rational in [share, 1), the same on every call (the plan is built again
+    where it is charged, and both must agree), so it can only be a function of share and budget."""
+    budgets = [Budget(Fraction(1, 10) ** k, Fraction(0)) for k in range(-1, 6)]
+    budgets += [RhoZCDPBudget(Fraction(1, 10) ** k) for k in range(-1, 9, 2)]
+    for share in (Fraction(0), Fraction(1, 100), Fraction(1, 10), Fraction(1, 2)):
+        for budget in budgets:
+            first, again = family.metafeature_share_at(share, budget), family.metafeature_share_at(share, budget)
+            require(isinstance(first, Fraction) and share <= first < 1 and first == again, family, DECLARATIONS,
+                    lambda: f"metafeature_share_at({share}, {budget}) gave {first!r} then {again!r}: it must be "
+                            f"an exact rational in [share, 1), the same on every call")
 
 
 def check_planned_charges(subject: Subject) -> None:

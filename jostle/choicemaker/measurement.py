@@ -142,7 +142,8 @@ def default_measure(metafeature: Any, data: Any, amount: AnyBudget, noise: Any, 
 def measure_features(family: Any, metafeatures: list[Any], data: Any, budget: Any, mf_share: Any,
                      noise: Any, charge: ChargeFunction | None = None,
                      measure: Callable[..., float] = default_measure,
-                     charges_itself: Callable[[Any], bool] = lambda part: False) -> FeatureMeasurement:
+                     charges_itself: Callable[[Any], bool] = lambda part: False,
+                     checked_plan: Mapping[str, AnyBudget] | None = None) -> FeatureMeasurement:
     """Measure metafeatures, charging each noisy budget unit once, before its first draw.
 
     Args:
@@ -158,10 +159,15 @@ def measure_features(family: Any, metafeatures: list[Any], data: Any, budget: An
             passes one that runs Jostle-defined metafeatures in the interpreter).
         charges_itself: Whether a part charges its own releases within its amount (a Jostle-
             defined metafeature's `{{ }}` do); such a unit is not charged here.
+        checked_plan: The plan a caller already checked every part's cost against (dispatch):
+            measured with exactly that plan, refused before any charge if it is not this call's.
     """
     check_order(metafeatures)
     budget = as_budget(budget)
     plan = plan_budget(list(metafeatures), budget, mf_share, family)
+    if checked_plan is not None and dict(checked_plan) != plan:
+        raise ValueError("the metafeature plan changed between its check and its charges (a family's "
+                         "metafeature_share_at must be a function of the share and budget alone)")
     context = family.context(data, plan["option"], budget)
     data = family.metafeature_input(data)
     features: dict[str, float] = {}

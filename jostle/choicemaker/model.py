@@ -378,10 +378,11 @@ def select_model_kind(data: TrainingMatrix, model_kinds: tuple[str, ...] = MODEL
 def metafeatures_pay_off(report: pd.DataFrame, mf_share: float) -> bool:
     """Whether measuring metafeatures is worth its share of the budget.
 
-    The LODO regrets compare every meta-model kind at the Option budget (1 - mf_share) * epsilon. A
-    ChoiceMaker that measures nothing runs the best fixed Option with the whole epsilon;
-    DPBench's algorithms are Laplace-based, so their errors scale about as 1/epsilon and that
-    Option's regret is credited a factor (1 - mf_share). Metafeatures pay off unless the
+    The LODO regrets compare every meta-model kind at the Option budget (1 - mf_share) * epsilon
+    (less where the family raises the share at small budgets: the engine then passes the largest
+    share paid, `engine.credited_share`). A ChoiceMaker that measures nothing runs the best fixed
+    Option with the whole epsilon; DPBench's algorithms are Laplace-based, so their errors scale
+    about as 1/epsilon and that Option's regret is credited a factor (1 - mf_share). Metafeatures pay off unless the
     credited best_fixed regret is at most the selected kind's. (A decision on public
     training data, so it costs no privacy.)
     """

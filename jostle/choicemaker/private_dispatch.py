@@ -322,7 +322,7 @@ def dispatch(choicemaker: Any, data: Any, budget: Any, noise: Any = None, charge
             checked_cost(family.planned_cost(candidate, plan["option"]), plan["option"], f"option {option_name}")
     guard = BudgetGuard(total, runtime.charge)
     measured = measure_features(family, metafeatures, data, total, share,
-                                runtime.noise, guard.charge, runtime.measure, runtime.charges_itself)
+                                runtime.noise, guard.charge, runtime.measure, runtime.charges_itself, plan)
     priors = runtime.priors(measured.features)
     if trained:
         choice, predictions = choicemaker.choose(measured.features, segment)

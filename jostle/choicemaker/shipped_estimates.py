@@ -10,9 +10,10 @@ hold runs of the Option, keeps the one with the most runs of it, and asks
 `error_estimates.estimate_error` for the Option at the call's budget.
 
 One correction, said in the estimate's source: in the "measured" mode of training the Option
-ran at its share of the budget, (1 - mf_share) of the grid budget, the rest paying for
+ran at its share of the budget, (1 - mf_share) of the grid budget (less where the family raised
+the metafeature share at small budgets, `Family.metafeature_share_at`), the rest paying for
 metafeatures; a direct call gives the Option the whole budget, so the grid budget looked up is the
-call's divided by (1 - mf_share).
+one whose Option share is the call's: the call's divided by (1 - the share at that budget).
 
 Privacy: the summaries are functions of public corpora only (shipped package data), and the
 budget, the segment (a histogram's number of dimensions) and the size bound are public facts of

@@ -11,7 +11,8 @@ Privacy of a dispatch with budget E (typed: a pure epsilon from `epsilon=E` or a
 session's measure, is checked against every open limit before anything is measured, so a
 dispatch that cannot be paid for fails with nothing released; the family must support the data's
 privacy unit and E's measure (refused before any charge otherwise; across families, every
-family must); the engine's plan then gives each noisy budget unit s*E/k and the chosen option the
+family must); the engine's plan then gives each noisy budget unit s*E/k (s as the family may
+raise it at small E, a public rule: `Family.metafeature_share_at`) and the chosen option the
 rest, each charged its planned cost (the pure epsilon within its part; in a zCDP program the
 accountant counts it as epsilon^2 / 2, at most the part) before its noise is drawn; Jostle-defined
 parts run under a cap of their part (in the session's measure) and charge their own releases

@@ -871,8 +871,10 @@ class Generator:
         features = self.pick(["mf", "mf, domain_size", "mf, sparsity", "domain_size, mf"])
         corpus = self.pick(["corpus", "none"], [60, 40])
         chunks.append(f"choicemaker H among {{{options}}} informed by {{{features}}} trained on {corpus}")
+        # epsilon 0.004: the histogram family raises the metafeature share there (its floor)
         call = self.pick(["H(h, all_ranges(%d))" % cells, "H(h, prefixes(%d))" % cells,
-                          "Flat(h, all_ranges(%d), epsilon=0.5)" % cells, "H(h, all_ranges(%d), epsilon=0.5)" % cells])
+                          "Flat(h, all_ranges(%d), epsilon=0.5)" % cells, "H(h, all_ranges(%d), epsilon=0.5)" % cells,
+                          "H(h, prefixes(%d), epsilon=0.004)" % cells])
         chunks.append(f"with budget 1:\n    e = {call}\nprint(len(e))")
         chunks.append(self.pick(["print(trace(H)[0].choice)", "print(explain(H))", "print(len(trace(H)))", "pass"]))
 
