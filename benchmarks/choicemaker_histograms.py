@@ -27,7 +27,8 @@ Usage:
     python benchmarks/choicemaker_histograms.py [--data DIR] [--train-data DIR --test-data DIR]
                                                 [--train-corpus dpbench|generated]
                                                 [--model-kinds default|extended]
-                                                [--quick] [--n-jobs 2]
+                                                [--quick] [--n-jobs 2] [--share-floor 0.001]
+       python benchmarks/choicemaker_histograms.py --paired BEFORE_CSV AFTER_CSV
 --data defaults to $JOSTLE_DATA, else ../shared/datasets, and uses every .npy under
 DIR/dpbench/1D and DIR/dpbench/2D (benchmarks/benchmark_data.py; README.md, "Benchmarks", says
 where to get them). Results: benchmarks/results/choicemaker_histograms.json and .png (regret
@@ -292,11 +293,17 @@ def _spread(values: list[float], gap: float) -> list[float]:
     return [v + shift for v in out]
 
 
-def _regret_panel(ax, block: dict, label: str, share: float, axis_end: float) -> None:
+def share_words(share: float, floor: float) -> str:
+    """The metafeatures' share in words: "1%", or "1%, at least eps 0.001" with the family's floor."""
+    percent = f"{share:.0%}" if share * 100 == round(share * 100) else f"{share:.1%}"
+    return f"{percent}, at least eps {floor:g}" if floor else percent
+
+
+def _regret_panel(ax, block: dict, label: str, share: float, axis_end: float, floor: float = 0.0) -> None:
     """Horizontal bars of average regret: the ChoiceMaker, the oracle paying its share, each fixed algorithm."""
     fixed = sorted(block["fixed"], key=lambda o: block["fixed"][o]["avg_regret"])
-    percent = f"{share:.0%}" if share * 100 == round(share * 100) else f"{share:.1%}"
-    names = [f"ChoiceMaker\n(pays {percent} of epsilon)", f"oracle paying {percent}*"] + fixed
+    words = share_words(share, floor)
+    names = [f"ChoiceMaker\n(pays {words})", f"oracle paying\nthe same*"] + fixed
     values = [block["choicemaker"]["avg_regret"], block["oracle_paying_metafeatures"]["avg_regret"]] + \
         [block["fixed"][o]["avg_regret"] for o in fixed]
     colours = ["tab:red", "0.55"] + ["tab:blue"] * len(fixed)
@@ -369,13 +376,14 @@ def plot(summary: dict, times: dict, path: Path) -> None:
     import matplotlib.pyplot as plt
     panels = list(summary["by_dims"].items())
     share = float(summary.get("mf_share", DEFAULT_MF_SHARE))
+    floor = float(summary.get("share_floor", 0.0))  # results before the floor have none
     largest = max(v for _, b in panels for v in [b["choicemaker"]["avg_regret"]] +
                   [f["avg_regret"] for f in b["fixed"].values()])
     axis_end = min(REGRET_AXIS_END, largest * 1.12)
     fig, axes = plt.subplots(2, len(panels), figsize=(7.4 * len(panels), 11.2), squeeze=False,
                              gridspec_kw={"height_ratios": [1.15, 1]})
     for ax, (label, block) in zip(axes[0], panels):
-        _regret_panel(ax, block, label, share, axis_end)
+        _regret_panel(ax, block, label, share, axis_end, floor)
     names = sorted({o for table in times.values() for o in table if not o.startswith("ChoiceMaker")})
     palette = plt.cm.tab10(np.linspace(0, 1, 10)) if len(names) <= 10 else plt.cm.tab20(np.linspace(0, 1, 20))
     colours = dict(zip(names, palette[:len(names)]))
@@ -396,9 +404,9 @@ def plot(summary: dict, times: dict, path: Path) -> None:
              "Regret of an algorithm on a configuration (shape, domain, scale, epsilon) = its error / the lowest "
              "error any fixed algorithm reached there with the whole epsilon; an oracle that knows the best "
              "algorithm and pays nothing scores 1.\n"
-             f"* The ChoiceMaker pays {share:.0%} of epsilon for its measurements (metafeatures) out of the same "
-             "budget. 'Oracle paying' is the oracle made to pay that same share: the best fixed algorithm on each "
-             f"configuration, run with the other {1 - share:.0%}.\n"
+             f"* The ChoiceMaker pays {share_words(share, floor)} of epsilon for its metafeatures "
+             f"out of the same budget{' (10% at epsilon 0.01)' if floor == 0.001 and share == 0.01 else ''}. "
+             "'Oracle paying the same': the best fixed algorithm of each configuration, run with the rest.\n"
              "It is the best any ChoiceMaker measuring that much could do. Pale bars run past the axis end "
              f"({axis_end:g}); their value is written in them. Dashed line: the goal, {GOAL}; "
              "whiskers: the ChoiceMaker's 95% bootstrap interval over shapes.",
@@ -406,6 +414,33 @@ def plot(summary: dict, times: dict, path: Path) -> None:
     fig.tight_layout(rect=(0, 0.05, 1, 0.95))
     fig.savefig(path, dpi=110)
     plt.close(fig)
+
+
+def paired(before: pd.DataFrame, after: pd.DataFrame, seed: int = 0) -> dict:
+    """The ChoiceMaker's regret after minus before on the same configurations, per dimensionality,
+    with a 95% percentile bootstrap over shapes (each resampled shape with all its configurations).
+    Meaningful when the fixed algorithms' regrets agree (same inputs and noise: `fixed_identical`)."""
+    keys = ["shape", "domain", "scale", "epsilon"]
+    merged = after.merge(before, on=keys, suffixes=("_after", "_before"))
+    fixed = [c for c in ORIGINAL_ALGORITHMS if f"{c}_after" in merged and f"{c}_before" in merged]
+    gaps = (merged[[f"{c}_after" for c in fixed]].to_numpy() - merged[[f"{c}_before" for c in fixed]].to_numpy())
+    out: dict = {"configurations": len(merged), "fixed_identical": bool(np.nanmax(np.abs(gaps)) == 0.0)}
+    rng = np.random.default_rng(seed)
+    for dims, part in merged.groupby("dims_after"):
+        per = part.groupby("shape").agg(after=("ChoiceMaker_after", "sum"), before=("ChoiceMaker_before", "sum"),
+                                        n=("ChoiceMaker_after", "size"))
+        draws = rng.integers(0, len(per), size=(BOOTSTRAP, len(per)))
+        diffs = [(per["after"].to_numpy()[d].sum() - per["before"].to_numpy()[d].sum()) / per["n"].to_numpy()[d].sum()
+                 for d in draws]
+        out[f"{dims}D"] = {"before": float(per["before"].sum() / per["n"].sum()),
+                           "after": float(per["after"].sum() / per["n"].sum()),
+                           "difference": float((per["after"].sum() - per["before"].sum()) / per["n"].sum()),
+                           "difference_ci95": [float(v) for v in np.percentile(diffs, [2.5, 97.5])],
+                           "shapes_better": int((per["after"] < per["before"]).sum()), "shapes": len(per),
+                           "by_epsilon": {str(e): {"before": float(g["ChoiceMaker_before"].mean()),
+                                                   "after": float(g["ChoiceMaker_after"].mean())}
+                                          for e, g in part.groupby("epsilon")}}
+    return out
 
 
 def main(argv: list[str] | None = None) -> dict:
@@ -433,9 +468,18 @@ def main(argv: list[str] | None = None) -> dict:
     parser.add_argument("--output", default=str(RESULTS / "choicemaker_histograms"),
                         help="path prefix of the .json and .png results")
     parser.add_argument("--replot", metavar="JSON", help="only redraw the PNG of a results file")
+    parser.add_argument("--paired", nargs=2, metavar=("BEFORE_CSV", "AFTER_CSV"),
+                        help="only compare two _configurations.csv files of the same grid (`paired`), writing "
+                             "the JSON next to AFTER_CSV as _paired.json")
     parser.add_argument("--diagnose", metavar="CSV", help="only print where the regret of a results "
                         "file's _configurations.csv sits (`diagnose`)")
     args = parser.parse_args(argv)
+    if args.paired:
+        found = paired(pd.read_csv(args.paired[0]), pd.read_csv(args.paired[1]))
+        found["command"] = "python benchmarks/choicemaker_histograms.py --paired " + " ".join(args.paired)
+        Path(str(args.paired[1]).replace("_configurations.csv", "_paired.json")).write_text(json.dumps(found, indent=2))
+        print(json.dumps(found, indent=2))
+        return found
     if args.diagnose:
         found = diagnose(pd.read_csv(args.diagnose))
         print(json.dumps(found, indent=2, default=str))
