@@ -91,6 +91,7 @@ class CombinedFamily(Family):
         self.segment_column = lead.segment_column
         self.modes = lead.modes
         self.payoff_rule = lead.payoff_rule
+        self.errors_scale_as_inverse_epsilon = all(m.errors_scale_as_inverse_epsilon for m in members)
         self.meta_input_products = tuple(dict.fromkeys(p for m in members for p in m.meta_input_products))
         self.default_metafeatures = lead.default_metafeatures
         self.language_module = lead.language_module

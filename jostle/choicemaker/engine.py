@@ -276,12 +276,13 @@ def _fit_segment(family: Family, experience: pd.DataFrame, option_names: list[st
         selected, report = select_model_kind(data, model_kinds, threads, selection_folds)
         if family.payoff_rule == "credit":
             use = names != ["constant"] and metafeatures_pay_off(report, mf_share)
-            model = FittedMetaModel.fit(data, selected, threads, use)
+            model = FittedMetaModel.fit(data, selected, threads, use, family.errors_scale_as_inverse_epsilon)
             reports.append(report.assign(mode=mode, metafeatures_used=use))
             candidates[mode] = (data, model, pd.Series(dtype=float))
         else:
             errors = lodo_chosen_errors(selected, data, threads, selection_folds)
-            model = FittedMetaModel.fit(data, selected, threads, names != ["constant"])
+            model = FittedMetaModel.fit(data, selected, threads, names != ["constant"],
+                                        family.errors_scale_as_inverse_epsilon)
             candidates[mode] = (data, model, errors)
             reports.append(report.assign(mode=mode, lodo_mean_error=np.where(report["selected"],
                                                                              float(errors.mean()), np.nan)))
@@ -398,7 +399,9 @@ def train(family: Family, options: Any = None, metafeatures: Any = None, corpus:
             models[segment], modes[segment], report, data = _fit_segment(
                 family, subset, names, features, credit, model_kinds, threads, selection_folds)
             model = models[segment]
-            intervals[segment] = held_out_intervals(data, model.model_kind, bool(model.features), n_jobs=threads)
+            intervals[segment] = held_out_intervals(
+                data, model.model_kind, bool(model.features), n_jobs=threads,
+                errors_scale_as_inverse_epsilon=family.errors_scale_as_inverse_epsilon)
             if selecting:
                 kept = _kept_errors(family, model, data, credit, threads, selection_folds)
                 decisions[segment] = _selection_decision(family, option_list, corpus, grid, segment, kept,

@@ -197,6 +197,9 @@ class Family(ABC):
         segment_column: Experience column of the segment (None: one meta-model for all inputs).
         modes: Experience modes: "measured" (metafeatures at their share, Option with the rest)
             and, for the "paired" payoff rule, "public" (free metafeatures only, whole budget).
+        errors_scale_as_inverse_epsilon: Whether its Options' errors scale about as 1 / epsilon
+            (Laplace mechanisms): the meta-model then predicts errors from error x epsilon, which
+            interpolates between the corpus' budgets (`model.FittedMetaModel.epsilon_column`).
         payoff_rule: "credit" (errors scale as 1/epsilon: best-fixed's regret is credited the
             share it saves) or "paired" (both modes are validated and measuring is kept only if
             it is clearly better); see `engine.decide_measuring`.
@@ -219,6 +222,7 @@ class Family(ABC):
     segment_column: str | None = None
     modes: tuple[str, ...] = ("measured",)
     payoff_rule: str = "credit"
+    errors_scale_as_inverse_epsilon: bool = False
     default_metafeatures: tuple[str, ...] = ()
     language_module: str = ""
     seconds_per_piece: float = 5.0  # rough time of one experience piece on one core (for messages)

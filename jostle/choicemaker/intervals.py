@@ -63,7 +63,8 @@ class ErrorIntervals:
 
 
 def held_out_intervals(data: TrainingMatrix, model_kind: str, use_features: bool, folds: int = FOLDS,
-                       level: float = LEVEL, n_jobs: int = 1) -> ErrorIntervals | None:
+                       level: float = LEVEL, n_jobs: int = 1,
+                       errors_scale_as_inverse_epsilon: bool = False) -> ErrorIntervals | None:
     """The intervals of a meta-model kind from its residuals on held-out groups (None with fewer
     than two groups: nothing can be held out)."""
     if len(np.unique(data.groups)) < 2 or len(data.X) == 0:
@@ -72,7 +73,8 @@ def held_out_intervals(data: TrainingMatrix, model_kind: str, use_features: bool
     for held_out in group_folds(data.groups, folds):
         if held_out.all() or not held_out.any():
             continue
-        model = FittedMetaModel.fit(data.rows(~held_out), model_kind, n_jobs, use_features)
+        model = FittedMetaModel.fit(data.rows(~held_out), model_kind, n_jobs, use_features,
+                                    errors_scale_as_inverse_epsilon)
         inputs = data.X[held_out] if use_features else np.zeros((int(held_out.sum()), 1))
         predicted = np.maximum(model.predicted_errors(inputs), FLOOR)
         residuals[held_out] = np.log(np.maximum(data.errors[held_out], FLOOR)) - np.log(predicted)
