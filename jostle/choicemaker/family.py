@@ -198,8 +198,8 @@ class Family(ABC):
         modes: Experience modes: "measured" (metafeatures at their share, Option with the rest)
             and, for the "paired" payoff rule, "public" (free metafeatures only, whole budget).
         errors_scale_as_inverse_epsilon: Whether its Options' errors scale about as 1 / epsilon
-            (Laplace mechanisms): the meta-model then predicts errors from error x epsilon, which
-            interpolates between the corpus' budgets (`model.FittedMetaModel.epsilon_column`).
+            (Laplace mechanisms): predicted errors are then interpolated between the corpus'
+            budgets and follow 1 / epsilon outside them (`model.FittedMetaModel.epsilon_column`).
         payoff_rule: "credit" (errors scale as 1/epsilon: best-fixed's regret is credited the
             share it saves) or "paired" (both modes are validated and measuring is kept only if
             it is clearly better); see `engine.decide_measuring`.

@@ -406,12 +406,14 @@ class FittedMetaModel:
         features: Metafeature names, in input order; empty when the model reads none (then
             the ChoiceMaker measures nothing and the best fixed Option gets all the budget).
         products: The pairs of metafeatures whose log product it reads (`input_matrix`).
-        epsilon_column: The input column of the Option's epsilon when `best_error` learns the
-            lowest error times epsilon (a family whose errors scale as 1 / epsilon, e.g. Laplace
-            histograms): a forest is piecewise constant in its inputs, so between the corpus'
-            budgets it would predict the error of the nearest one (2 to 5 times off at epsilon
-            0.05 or 0.3 on a grid of 0.01, 0.1, 1); error x epsilon barely moves with epsilon.
-            None: it learns the lowest error itself.
+        epsilon_column: The input column of the Option's epsilon, for a family whose errors
+            scale about as 1 / epsilon (Laplace histograms), else None. A forest is piecewise
+            constant in its inputs, so between the corpus' budgets it would predict the error of
+            the nearest one (2 to 5 times off at epsilon 0.05 or 0.3 on a grid of 0.01, 0.1, 1).
+            With the column, the best error is predicted at the two training budgets around the
+            input's (its epsilon and the products reading it moved there) and interpolated
+            linearly in log-log; outside them it follows 1 / epsilon from the nearest.
+        epsilon_grid: The Option epsilons of the training rows (sorted, distinct).
     """
 
     model_kind: str
@@ -421,6 +423,7 @@ class FittedMetaModel:
     features: list[str]
     products: tuple[tuple[str, str], ...] = ()
     epsilon_column: int | None = None
+    epsilon_grid: tuple[float, ...] = ()
 
     @classmethod
     def fit(cls, data: TrainingMatrix, model_kind: str, n_jobs: int = 1,
@@ -432,10 +435,46 @@ class FittedMetaModel:
         model = make_model(model_kind, n_jobs).fit(data)
         column = data.features.index("epsilon") if errors_scale_as_inverse_epsilon and "epsilon" in data.features \
             else None
-        target = data.log_error.min(axis=1) + (np.log(data.X[:, column]) if column is not None else 0.0)
         best = RandomForestRegressor(n_estimators=60, min_samples_leaf=3, random_state=0,
-                                     n_jobs=n_jobs).fit(data.X, target)
-        return cls(model_kind, model, best, data.options, data.features, data.products, column)
+                                     n_jobs=n_jobs).fit(data.X, data.log_error.min(axis=1))
+        grid = tuple(float(e) for e in np.unique(data.X[:, column])) if column is not None else ()
+        return cls(model_kind, model, best, data.options, data.features, data.products, column, grid)
+
+    def _log_best_at(self, X: np.ndarray, epsilon: float) -> np.ndarray:
+        """The best-error regressor's log prediction with every row moved to budget `epsilon`
+        (its epsilon column, and each log product reading epsilon, shifted by the same factor)."""
+        column = self.epsilon_column
+        moved = np.array(X, dtype=float, copy=True)
+        shift = np.log10(epsilon / X[:, column])
+        moved[:, column] = epsilon
+        for index, pair in enumerate(present_products(self.features, self.products)):
+            if "epsilon" in pair:
+                moved[:, len(self.features) + index] += shift
+        return serial(self.best_error).predict(moved)
+
+    def _log_best(self, X: np.ndarray) -> np.ndarray:
+        """log(predicted lowest error) per row (see `epsilon_column`)."""
+        column, grid = getattr(self, "epsilon_column", None), getattr(self, "epsilon_grid", ())
+        if column is None or not grid:  # also models pickled before the column existed
+            return serial(self.best_error).predict(X)
+        epsilon = np.maximum(X[:, column], 1e-300)
+        values = np.asarray(grid)
+        position = np.clip(np.searchsorted(values, epsilon), 0, len(values) - 1)
+        on_grid = np.isclose(values[position], epsilon, rtol=1e-9, atol=0.0)
+        out = np.empty(len(X))
+        if on_grid.any():
+            out[on_grid] = serial(self.best_error).predict(X[on_grid])
+        below, above = ~on_grid & (epsilon < values[0]), ~on_grid & (epsilon > values[-1])
+        for mask, nearest in ((below, values[0]), (above, values[-1])):  # 1 / epsilon from the nearest budget
+            if mask.any():
+                out[mask] = self._log_best_at(X[mask], nearest) + np.log(nearest / epsilon[mask])
+        inside = ~on_grid & ~below & ~above
+        for at in np.unique(position[inside]):
+            mask = inside & (position == at)
+            low, high = values[at - 1], values[at]
+            weight = (np.log(epsilon[mask]) - np.log(low)) / (np.log(high) - np.log(low))
+            out[mask] = (1 - weight) * self._log_best_at(X[mask], low) + weight * self._log_best_at(X[mask], high)
+        return out
 
     def inputs(self, features: Mapping[str, float]) -> np.ndarray:
         """The one-row input matrix of released metafeature values (post-processing)."""
@@ -458,11 +497,7 @@ class FittedMetaModel:
         scores = self.model.scores(X)
         if self.model.target == "log_error":
             return np.exp(scores)
-        log_best = serial(self.best_error).predict(X)
-        column = getattr(self, "epsilon_column", None)  # None in models pickled before it existed
-        if column is not None:
-            log_best = log_best - np.log(X[:, column])
-        return scores * np.exp(log_best)[:, None]
+        return scores * np.exp(self._log_best(X))[:, None]
 
     def choose(self, X: np.ndarray) -> np.ndarray:
         """Index of the chosen Option for each row (the meta-model's own decision rule)."""

@@ -74,7 +74,9 @@ class HistogramFamily(Family):
     segment_column = "dims"
     modes = ("measured",)
     payoff_rule = "credit"
-    errors_scale_as_inverse_epsilon = True  # Laplace-based algorithms (DPBench's error ~ 1 / epsilon)
+    # Laplace-based algorithms (DPBench's error ~ 1 / epsilon): predicted errors are interpolated
+    # between the corpus' budgets (`FittedMetaModel.epsilon_column`)
+    errors_scale_as_inverse_epsilon = True
     default_metafeatures = ("size", "domain_size", "epsilon", "sparsity", "uniformity", "roughness", "entropy")
     seconds_per_piece = 1.5  # measured: 0.8 s (1D) to 2.4 s (2D) per piece per core, jostle train --all
     language_module = "jostle.learners.histograms.language"
