@@ -82,6 +82,26 @@ def test_without_signal_the_cost_keeps_the_search_from_measuring():
     assert not found.units  # nothing noisy pays for its share
 
 
+def test_the_cost_counts_the_share_each_row_paid_where_the_family_raised_it():
+    # As the histogram floor does at small budgets: epsilon 0.1 paid 20%, epsilon 1 the nominal 5%.
+    experience = planted_experience(signal=0.0)
+    paid = np.where(experience["epsilon"] == 0.1, 0.2, 0.05)
+    experience["option_epsilon"] = experience["epsilon"] * (1.0 - paid)
+    experience["measure"] = "pure"
+    data = synthesis_data(experience, STATISTICS, CONFIG, share=0.05)
+    rows = data.measured
+    small = rows.columns["epsilon"] == 0.1
+    assert rows.shares[small] == pytest.approx(0.2) and rows.shares[~small] == pytest.approx(0.05)
+    assert data.cost_factor([], rows)[small] == pytest.approx(0.8)  # measuring nothing: the whole budget
+    assert data.cost_factor([], rows)[~small] == pytest.approx(0.95)
+    assert data.cost_factor([Expression("x", ("profile_size",))], rows) == pytest.approx(1.0)
+    # the whole-budget reference of a configuration scales by its own share
+    config = int(rows.config[np.flatnonzero(small)[0]])
+    best = pd.DataFrame(rows.errors[rows.config == config]).mean().min()
+    assert data.reference[config] == pytest.approx(0.8 * best)
+    assert synthesis_data(planted_experience(signal=0.0), STATISTICS, CONFIG, share=0.05).measured.shares is None
+
+
 def test_thresholds_come_from_the_training_rows():
     columns = {"profile_roughness": np.array([0.1, 0.2, 0.3, 0.9])}
     made = candidates(columns, [Statistic("profile_roughness", "profile")], ops=("above",))

@@ -19,7 +19,10 @@ An expression costs the union of its bases' units: it is post-processing of thei
 
 The cost in the regret (`cost_factor`). The experience measured all K noisy units with the share
 s of each budget E (s/K each) and ran the Options with (1 - s)E. A selection reading u of the K
-units would spend u*s/K and run its Option with (1 - u*s/K)E.
+units would spend u*s/K and run its Option with (1 - u*s/K)E. The share s is the one each row
+actually paid, 1 - option_epsilon / epsilon of its experience row, where the family raised it at
+small budgets (`Family.metafeature_share_at`, the histograms' floor); the nominal share
+otherwise.
   * "credit" families (errors scale as 1/epsilon, as `model.metafeatures_pay_off` assumes): its
     chosen errors are scaled by (1 - s) / (1 - u*s/K), so every release it reads is charged its
     share and a selection reading none runs at the whole budget;
@@ -215,6 +218,7 @@ class RowSet:
         config: (rows,) configuration id (shared with the other mode's RowSet).
         groups: (rows,) LODO group.
         options: Option names.
+        shares: (rows,) the metafeature share each row's experience paid (None: the nominal).
     """
 
     columns: dict[str, np.ndarray]
@@ -222,10 +226,11 @@ class RowSet:
     config: np.ndarray
     groups: np.ndarray
     options: list[str]
+    shares: np.ndarray | None = None
 
     def rows(self, mask: np.ndarray) -> RowSet:
         return RowSet({k: v[mask] for k, v in self.columns.items()}, self.errors[mask], self.config[mask],
-                      self.groups[mask], self.options)
+                      self.groups[mask], self.options, None if self.shares is None else self.shares[mask])
 
     def matrix(self, expressions: Sequence[Expression]) -> np.ndarray:
         """The inputs of a meta-model reading `expressions` (a constant column if none)."""
@@ -249,7 +254,8 @@ class SynthesisData:
         measured: Rows whose noisy metafeatures were measured (the Options had (1 - s)E).
         public: Rows of the "public" mode (the Options had the whole E), for paired families.
         statistics: Base statistics by name.
-        share: The share s the measured rows spent on metafeatures.
+        share: The nominal share s the measured rows spent on metafeatures (a row's own, where the
+            family raised it, is `RowSet.shares`).
         rule: "credit" or "paired" (the family's `payoff_rule`).
         reference: Configuration id -> the lowest mean error of any Option at the whole budget.
     """
@@ -268,13 +274,16 @@ class SynthesisData:
     def selection_units(self, expressions: Sequence[Expression]) -> frozenset[str]:
         return frozenset().union(*(e.units(self.statistics) for e in expressions)) if expressions else frozenset()
 
-    def cost_factor(self, expressions: Sequence[Expression]) -> float:
-        """What the chosen errors are multiplied by for the budget the selection's releases take
-        (the module docstring): credit (1 - s) / (1 - u s / K); paired 1."""
+    def cost_factor(self, expressions: Sequence[Expression], rows: RowSet | None = None) -> float | np.ndarray:
+        """What the chosen errors of `rows` are multiplied by for the budget the selection's
+        releases take (the module docstring): credit (1 - s) / (1 - u s / K) with each row's
+        share s where `rows` has them (an array, one factor per row), the nominal share otherwise;
+        paired 1."""
         if self.rule != "credit" or not self.units:
             return 1.0
         used = len(self.selection_units(expressions))
-        return (1.0 - self.share) / (1.0 - used * self.share / len(self.units))
+        share = self.share if rows is None or rows.shares is None else rows.shares
+        return (1.0 - share) / (1.0 - used * share / len(self.units))
 
     def rows_for(self, expressions: Sequence[Expression]) -> RowSet:
         """The rows a selection is scored on: public rows of a paired family if it reads no noise."""
@@ -321,7 +330,8 @@ def synthesis_data(experience: pd.DataFrame, statistics: Sequence[Statistic], co
                            for row in index[list(config_columns)].itertuples(index=False)])
         columns = {n: firsts[FEATURE_PREFIX + n].to_numpy(float) for n in present
                    if not firsts[FEATURE_PREFIX + n].isna().any()}
-        return RowSet(columns, wide.to_numpy(float), config, index[group_column].astype(str).to_numpy(), options)
+        return RowSet(columns, wide.to_numpy(float), config, index[group_column].astype(str).to_numpy(), options,
+                      paid_shares(subset, keys, wide.index) if mode == "measured" else None)
 
     measured = rowset("measured")
     public = rowset("public") if rule == "paired" else None
@@ -330,15 +340,35 @@ def synthesis_data(experience: pd.DataFrame, statistics: Sequence[Statistic], co
     named = {s.name: s for s in statistics if s.name in measured.columns}
     data = SynthesisData(measured, public, named, float(share), rule)
     reference_rows = public if public is not None else measured
-    scale = 1.0 if public is not None else 1.0 - float(share) if data.units else 1.0
     mean = pd.DataFrame(reference_rows.errors).groupby(reference_rows.config).mean()
-    data.reference = {int(c): float(v) * scale for c, v in mean.min(axis=1).items()}
+    if public is not None or not data.units:
+        scale = pd.Series(1.0, index=mean.index)
+    elif measured.shares is not None:  # the whole budget: (1 - the share this configuration paid)
+        scale = 1.0 - pd.Series(measured.shares).groupby(measured.config).first()
+    else:
+        scale = pd.Series(1.0 - float(share), index=mean.index)
+    data.reference = {int(c): float(v) * float(scale[c]) for c, v in mean.min(axis=1).items()}
     return data
+
+
+def paid_shares(subset: pd.DataFrame, keys: Sequence[str], index: pd.Index) -> np.ndarray | None:
+    """Per row of `index`, the share of its budget its metafeatures paid: 1 - option_epsilon /
+    epsilon of a pure-epsilon experience (None if the experience does not say)."""
+    if not {"epsilon", "option_epsilon"} <= set(subset.columns):
+        return None
+    if "measure" in subset.columns and set(subset["measure"].astype(str)) - {"pure"}:
+        return None
+    firsts = subset.groupby(list(keys), observed=True)[["epsilon", "option_epsilon"]].first().reindex(index)
+    epsilon, option_epsilon = firsts["epsilon"].to_numpy(float), firsts["option_epsilon"].to_numpy(float)
+    if not (np.isfinite(epsilon).all() and np.isfinite(option_epsilon).all() and (epsilon > 0).all()):
+        return None
+    return np.clip(1.0 - option_epsilon / epsilon, 0.0, 1.0)
 
 
 def choice_regrets(data: SynthesisData, rows: RowSet, chosen: np.ndarray, factor: float) -> pd.DataFrame:
     """DPBench's regret of choices (one row per configuration of `rows`): the mean error of the
-    chosen runs times `factor` over the configuration's best at the whole budget."""
+    chosen runs times `factor` (one per row, or one for all) over the configuration's best at
+    the whole budget."""
     chosen_error = rows.errors[np.arange(len(chosen)), chosen] * factor
     frame = pd.DataFrame({"config": rows.config, "group": rows.groups, "chosen": chosen_error})
     per_config = frame.groupby("config").agg(group=("group", "first"), chosen=("chosen", "mean"))
@@ -367,13 +397,13 @@ def inner_regret(data: SynthesisData, groups: np.ndarray, expressions: Sequence[
     groups only), with its cost counted."""
     rows = data.rows_for(expressions)
     rows = rows.rows(np.isin(rows.groups, groups))
-    factor = data.cost_factor(expressions)
     frames = []
     for held_out in group_folds(rows.groups, folds):
         if held_out.all() or not held_out.any():
             continue
         test = rows.rows(held_out)
-        frames.append(choice_regrets(data, test, chooser(rows.rows(~held_out), test, expressions), factor))
+        frames.append(choice_regrets(data, test, chooser(rows.rows(~held_out), test, expressions),
+                                     data.cost_factor(expressions, test)))
     return float(pd.concat(frames)["regret"].mean()) if frames else float("nan")
 
 

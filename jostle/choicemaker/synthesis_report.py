@@ -71,7 +71,7 @@ def held_out_regrets(data: SynthesisData, train_groups: np.ndarray, test_groups:
     rows = data.rows_for(expressions)
     train = rows.rows(np.isin(rows.groups, train_groups))
     test = rows.rows(np.isin(rows.groups, test_groups))
-    return choice_regrets(data, test, chooser(train, test, expressions), data.cost_factor(expressions))
+    return choice_regrets(data, test, chooser(train, test, expressions), data.cost_factor(expressions, test))
 
 
 @dataclass
@@ -161,7 +161,7 @@ def transfer_evaluation(train: SynthesisData, test: SynthesisData, current: Sequ
                                        ("predict_rules", list(rule_selection.expressions), rules_chooser)]:
         rows = test.rows_for(expressions)
         chosen = chooser(train.rows_for(expressions), rows, expressions)
-        frames.append(choice_regrets(test, rows, chosen, test.cost_factor(expressions)).assign(chooser=name))
+        frames.append(choice_regrets(test, rows, chosen, test.cost_factor(expressions, rows)).assign(chooser=name))
         fold[name] = [e.name for e in expressions]
     return Evaluation(pd.concat(frames, ignore_index=True), [fold])
 

@@ -24,7 +24,7 @@ from jostle.language import ast_nodes as A
 from jostle.privacy.budget import Accountant, Budget
 from jostle.diagnostics.errors import JostleError, PrivacyError
 from jostle.diagnostics.source import Span
-from jostle.language.values import Closure, Record, is_private, type_name
+from jostle.language.values import Builtin, Closure, Record, is_private, type_name
 
 
 @contextmanager
@@ -140,8 +140,6 @@ _REFUSING_BUILTINS: dict[str, Any] = {}
 
 def public_builtin(builtin: Any) -> Any:
     """`builtin` itself, or for a built-in that reads files a stand-in that refuses to."""
-    from jostle.language.values import Builtin
-
     if not isinstance(builtin, Builtin) or builtin.name not in FILE_READERS:
         return builtin
     name = builtin.name
@@ -202,12 +200,50 @@ def _reason(value: Any) -> str:
     return f"a {type_name(value)}"
 
 
+_AS_IS, _REFUSING, _WALK = "as is", "refusing stand-in", "walk"
+_KIND_OF_TYPE: dict[type, str] = {}
+
+
+def _kind_of_type(kind: type) -> str:
+    """How `_public_value` treats every value of type `kind`, when its type alone decides.
+
+    A scope copy walks every built-in (about 150 per scope, several copies per dispatch), so
+    the decision for the types it depends on only is made once per type: public scalars and
+    built-in options, metafeatures and learners (`public_stateless`, no `training_copy`) are
+    shared as they are, built-ins go through `public_builtin`. Any type `is_private` may
+    answer True for, or whose copy depends on the value, is walked every time.
+    """
+    from jostle.language.values import Private, PrivateMean, RowValues, RowView, Table
+
+    if issubclass(kind, (Private, PrivateMean, RowValues, RowView, Table, tuple, Record, np.ndarray)):
+        return _WALK
+    if issubclass(kind, (bool, int, float, str, np.generic)):
+        return _AS_IS
+    if issubclass(kind, Builtin):
+        return _REFUSING
+    if getattr(kind, "public_stateless", False) and not hasattr(kind, "training_copy"):
+        return _AS_IS
+    return _WALK
+
+
 def _public_value(value: Any, memo: dict[int, Any]) -> Any:
     """`value` as a training run may see it, or _Withheld (see `public_environment`)."""
-    from jostle.language.values import BoundMethod, Builtin, Module, RowValues, RowView, Table
-
-    if value is None or isinstance(value, (bool, int, float, str, np.generic)):
+    if value is None:
         return value
+    kind = _KIND_OF_TYPE.get(type(value))
+    if kind is None:
+        kind = _KIND_OF_TYPE[type(value)] = _kind_of_type(type(value))
+    if kind is _AS_IS:
+        return value
+    if kind is _REFUSING:
+        return public_builtin(value)
+    return _walked_value(value, memo)
+
+
+def _walked_value(value: Any, memo: dict[int, Any]) -> Any:
+    """`_public_value` for a value whose type alone does not decide."""
+    from jostle.language.values import BoundMethod, Module, RowValues, RowView, Table
+
     if is_private(value):
         raise _Withheld(_reason(value))
     if isinstance(value, np.ndarray):
