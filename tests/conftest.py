@@ -36,6 +36,37 @@ def pytest_cmdline_main(config: pytest.Config) -> None:
             config.option.dist = "worksteal"
 
 
+# The modules of the suite's slowest tests (Spark, the audits, the time-limited fuzzers), slowest
+# first; `pytest_collection_modifyitems` runs them first under xdist (see there).
+SLOW_MODULES = (
+    "tests/test_engine_row_limits.py", "tests/privacy/test_audits.py", "tests/privacy/test_neighbour_fuzz.py",
+    "tests/test_fingerprint_formats.py", "tests/test_spark_engine.py", "tests/privacy/test_csv_routes.py",
+    "tests/test_exotic_cells.py", "tests/test_csv_dialects.py", "tests/test_joins_spark.py",
+    "tests/test_units_spark.py", "tests/privacy/test_replay_fuzz.py", "tests/test_ledger_store.py",
+)
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Under xdist, the slowest modules first (in SLOW_MODULES order; the rest as collected).
+
+    Worksteal gives each worker a contiguous half of the collection and an idle worker takes
+    tests from the END of the other's queue. With the slow modules at the front, they start at
+    once on the first worker, are never the ones taken, and the run ends on short tests: the
+    last slow test no longer leaves the other core idle for a minute or more (CI's time limit,
+    .ci/run). Every worker sorts alike (xdist requires identical collections); a run without
+    workers keeps the collected order.
+    """
+    if not hasattr(config, "workerinput"):
+        return
+    rank = {module: index for index, module in enumerate(SLOW_MODULES)}
+
+    def key(item: pytest.Item) -> int:
+        module = item.nodeid.split("::", 1)[0]
+        return rank.get(module, len(SLOW_MODULES))
+
+    items.sort(key=key)  # stable: tests keep their order within a module and among the rest
+
+
 PATIENT_SCHEMA = {
     "age": {"type": "numeric", "bounds": [0, 100]},
     "sex": {"type": "categorical", "values": ["F", "M"]},
