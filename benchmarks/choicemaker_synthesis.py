@@ -5,8 +5,9 @@ corpus), the outer leave-one-dataset-out regret (`synthesis_report.nested_evalua
 outer held-out groups only report; the synthesis search, the meta-model kind and the decision
 to measure see only the training groups, through inner folds of them) of:
   * best_fixed: the best single Option on the training groups, measuring nothing (whole budget);
-  * current: the metafeatures the shipped ChoiceMaker reads (histograms: stdlib/histograms.jst's
-    profile ones and log(profile_size * epsilon); trees: the family's defaults in the table);
+  * current: the metafeatures the shipped ChoiceMaker reads (histograms: stdlib/histograms.jst's,
+    the noisy size and the profile ones, and log(profile_size * epsilon); trees: the family's
+    defaults in the table);
   * synthesised: expressions found by the search over every base statistic of the table;
   * augmented: the current metafeatures plus up to two expressions the search adds to them;
   * predict_rules: per-Option linear rules for log error over 1-3 synthesised expressions.
@@ -57,8 +58,10 @@ from jostle.choicemaker.synthesis_report import (CHOOSERS, nested_evaluation, tr
                                                  winners_code)
 
 RESULTS = ROOT / "benchmarks" / "results"
-HISTOGRAM_CURRENT = ("domain_size", "epsilon", "profile_size", "profile_uniformity", "profile_roughness",
-                     "profile_entropy", "profile_signal")
+# What stdlib/histograms.jst's ChoiceMakers read, in its order (the noisy size is a release of its own)
+HISTOGRAM_CURRENT = ("size", "domain_size", "epsilon", "profile_size", "profile_uniformity", "profile_roughness",
+                     "profile_entropy", "profile_signal", "profile_peaks", "profile_max_share", "profile_empty_share",
+                     "profile_records_per_cell")
 HISTOGRAM_SHARE = 0.01  # stdlib/histograms.jst's share
 
 
