@@ -55,3 +55,20 @@ def test_numpy_scalars_and_records_of_public_values_are_kept():
     assert copy.lookup("a") == 2.0 and copy.lookup("b") == 3 and copy.lookup("d") is None
     assert copy.lookup("c").fields == (("k", 1.0),)
     assert not copy.values.withheld
+
+
+def test_structured_arrays_holding_objects_are_withheld():
+    holding = np.array([(1, object())], dtype=[("a", "i8"), ("b", "O")])
+    plain = np.array([(1, 2.0)], dtype=[("a", "i8"), ("b", "f8")])
+    copy = public_environment(Environment({"holding": holding, "record": holding[0], "plain": plain}))
+    assert {"holding", "record"} <= set(copy.values.withheld)
+    assert copy.lookup("plain") is plain
+
+
+@pytest.mark.parametrize("call", ['ilp_task(target="t", fake=n)', 'clustering_task(["x"], k=n)'])
+def test_a_task_value_refuses_a_private_declaration_before_anything_is_spent(call):
+    with Session(budget=1, seed=0, ledger_path=":memory:", dry_run=False) as session:
+        session.bind_private("t", pd.DataFrame({"x": [1.0, 2.0, 3.0]}), {"x": ("numeric", 0, 5)})
+        with pytest.raises(Exception, match="is private; a task holds public declarations only"):
+            session.run(f"n = count(t)\ntask = {call}\n")
+        assert session.spent.epsilon == 0

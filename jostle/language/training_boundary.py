@@ -208,15 +208,18 @@ def _kind_of_type(kind: type) -> str:
     """How `_public_value` treats every value of type `kind`, when its type alone decides.
 
     A scope copy walks every built-in (about 150 per scope, several copies per dispatch), so
-    the decision for the types it depends on only is made once per type: public scalars and
+    the decision for the types it depends on only is made once per type (cached in
+    `_KIND_OF_TYPE`: a test that sets or removes a class's `training_copy` or
+    `public_stateless` must clear it): public scalars and
     built-in options, metafeatures and learners (`public_stateless`, no `training_copy`) are
     shared as they are, built-ins go through `public_builtin`. Any type `is_private` may
     answer True for, or whose copy depends on the value, is walked every time.
     """
-    from jostle.language.values import Private, PrivateMean, RowValues, RowView, Table
+    from jostle.language.values import BoundMethod, Module, Private, PrivateMean, RowValues, RowView, Table
 
-    if issubclass(kind, (Private, PrivateMean, RowValues, RowView, Table, tuple, Record, np.ndarray)):
-        return _WALK
+    if issubclass(kind, (Private, PrivateMean, RowValues, RowView, Table, tuple, Record, np.ndarray,
+                         Closure, BoundMethod, Module, np.void)):
+        return _WALK  # what is_private may answer True for, and what holds a scope or a target
     if issubclass(kind, (bool, int, float, str, np.generic)):
         return _AS_IS
     if issubclass(kind, Builtin):
@@ -247,8 +250,10 @@ def _walked_value(value: Any, memo: dict[int, Any]) -> Any:
     if is_private(value):
         raise _Withheld(_reason(value))
     if isinstance(value, np.ndarray):
-        if value.dtype.kind != "O":
+        if not value.dtype.hasobject:
             return value
+        if value.dtype.kind != "O":  # a structured array holding objects in its fields: not looked into
+            raise _Withheld("a structured array holding objects, which a training run cannot copy")
         return np.array([_public_value(v, memo) for v in value.ravel()], dtype=object).reshape(value.shape)
     if isinstance(value, tuple):
         return tuple(_public_value(v, memo) for v in value)

@@ -42,7 +42,7 @@ from jostle.diagnostics.errors import JostleRuntimeError, MeasureMismatch
 from jostle.diagnostics.source import Span
 from jostle.language.calls import BUDGET_KEYWORDS, ChoiceCall, budget_of, check_keywords, check_learnable, unit_of
 from jostle.language.values import CorpusValue, Record, Table, type_name
-from jostle.learnerkit.keyed import FamilyCall, engine_closures
+from jostle.learnerkit.keyed import FamilyCall, engine_closures, refuse_private_declarations
 from jostle.privacy.measures import RhoZCDPBudget
 from jostle.privacy.subledger import option_guard
 
@@ -335,6 +335,7 @@ def register(builtin: Any, registry: dict[str, Any]) -> None:
     def _task(interp, span, columns, **kwargs):
         if not isinstance(columns, (list, tuple)) or not columns or not all(isinstance(c, str) for c in columns):
             raise _fail("clustering_task()", "the columns must be a non-empty list of column names", span)
+        refuse_private_declarations(kwargs, "clustering_task()", span)  # a task value reaches training runs as it is
         return ClusteringTaskValue(tuple(columns), tuple(kwargs.items()))
 
     @builtin("centres", 1, privacy="choice", doc="centres(M): the released centres of a k-means model, one record each")

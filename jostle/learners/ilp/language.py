@@ -55,7 +55,7 @@ from jostle.diagnostics.errors import JostleRuntimeError, PrivacyError
 from jostle.diagnostics.source import Span
 from jostle.language.calls import BUDGET_KEYWORDS, ChoiceCall, budget_of, check_keywords, unit_of
 from jostle.language.values import CorpusValue, Record, Table, type_name
-from jostle.learnerkit.keyed import FamilyCall, database_name, engine_closures
+from jostle.learnerkit.keyed import FamilyCall, database_name, engine_closures, refuse_private_declarations
 from jostle.learners.ilp.declare import TRIVIAL_METHODS, declare_schema, search
 from jostle.learners.ilp.tables import Background, RelationalSchema, TableError
 from jostle.privacy.composition import common_node
@@ -488,6 +488,7 @@ def register(builtin: Any, registry: dict[str, Any]) -> None:
              doc="ilp_task(target=, modes=, fake=, ...): an ILP call's declarations as one public value")
     def _task(interp, span, **kwargs):
         _backgrounds(kwargs.get("background", ()), "ilp_task()", span)  # a private one is refused now
+        refuse_private_declarations(kwargs, "ilp_task()", span)  # a task value reaches training runs as it is
         return ILPTaskValue(tuple(kwargs.items()))
 
     @builtin("ilp_corpus", 0, privacy="choice",
