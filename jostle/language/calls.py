@@ -147,3 +147,19 @@ def value_error_bound(interp: Any, span: Any, value: Any, confidence: Any) -> An
     from jostle.language.builtins_accuracy import value_accuracy
 
     return value_accuracy(interp, span, value, confidence)
+
+
+def refuse_private_declarations(declarations: dict[str, Any], who: str, span: Span) -> None:
+    """Refuse a task value's (`ilp_task`, `clustering_task`) private declaration, when it is built.
+
+    A task value is public and stateless: training runs and predict(F) priors get it as it is
+    (jostle.language.training_boundary), so it must hold nothing private. Whether a value is
+    private is a fact of the program, not of the rows: the refusal reads no data.
+
+    Raises:
+        JostleRuntimeError: The first private declaration, located at the call; nothing spent.
+    """
+    for key, value in declarations.items():
+        if is_private(value):
+            raise JostleRuntimeError(f"{who}: {key}= is private; a task holds public declarations only", span,
+                                     "declare public values (release a private one first); nothing was spent")

@@ -25,25 +25,6 @@ from typing import Any, Callable, ClassVar, Mapping
 from jostle.privacy.rounding import floor_float
 
 
-def refuse_private_declarations(declarations: Mapping[str, Any], who: str, span: Any) -> None:
-    """Refuse a task value's (`ilp_task`, `clustering_task`) private declaration, when it is built.
-
-    A task value is public and stateless: training runs and predict(F) priors get it as it is
-    (jostle.language.training_boundary), so it must hold nothing private. Whether a value is
-    private is a fact of the program, not of the rows: the refusal reads no data.
-
-    Raises:
-        JostleRuntimeError: The first private declaration, located at the call; nothing spent.
-    """
-    from jostle.diagnostics.errors import JostleRuntimeError
-    from jostle.language.values import is_private
-
-    for key, value in declarations.items():
-        if is_private(value):
-            raise JostleRuntimeError(f"{who}: {key}= is private; a task holds public declarations only", span,
-                                     "declare public values (release a private one first); nothing was spent")
-
-
 def database_name(node: Any) -> str | None:
     """The database a table's data node belongs to (jostle.language.databases), or None."""
     while node is not None:

@@ -40,9 +40,10 @@ from typing import Any, Sequence
 
 from jostle.diagnostics.errors import JostleRuntimeError, MeasureMismatch
 from jostle.diagnostics.source import Span
-from jostle.language.calls import BUDGET_KEYWORDS, ChoiceCall, budget_of, check_keywords, check_learnable, unit_of
+from jostle.language.calls import (BUDGET_KEYWORDS, ChoiceCall, budget_of, check_keywords, check_learnable,
+                                   refuse_private_declarations, unit_of)
 from jostle.language.values import CorpusValue, Record, Table, type_name
-from jostle.learnerkit.keyed import FamilyCall, engine_closures, refuse_private_declarations
+from jostle.learnerkit.keyed import FamilyCall, engine_closures
 from jostle.privacy.measures import RhoZCDPBudget
 from jostle.privacy.subledger import option_guard
 

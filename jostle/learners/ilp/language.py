@@ -53,9 +53,10 @@ import numpy as np
 from jostle.choicemaker.budgets import pure_cost
 from jostle.diagnostics.errors import JostleRuntimeError, PrivacyError
 from jostle.diagnostics.source import Span
-from jostle.language.calls import BUDGET_KEYWORDS, ChoiceCall, budget_of, check_keywords, unit_of
+from jostle.language.calls import (BUDGET_KEYWORDS, ChoiceCall, budget_of, check_keywords,
+                                   refuse_private_declarations, unit_of)
 from jostle.language.values import CorpusValue, Record, Table, type_name
-from jostle.learnerkit.keyed import FamilyCall, database_name, engine_closures, refuse_private_declarations
+from jostle.learnerkit.keyed import FamilyCall, database_name, engine_closures
 from jostle.learners.ilp.declare import TRIVIAL_METHODS, declare_schema, search
 from jostle.learners.ilp.tables import Background, RelationalSchema, TableError
 from jostle.privacy.composition import common_node
