@@ -206,7 +206,8 @@ def plot(results: list[dict], path: Path) -> None:
         means = [result["summary"][c]["avg_regret"] for c in names]
         errors = [result["summary"][c]["ci95"] for c in names]
         ax.bar(range(len(names)), means, yerr=errors, color=[colours[c] for c in names], capsize=4)
-        ax.set_xticks(range(len(names)), [n.replace("_", "\n") for n in names])
+        ax.set_xticks(range(len(names)), [n.replace("_", "\n") for n in names], rotation=30, ha="right",
+                      fontsize=8)
         ax.axhline(1.0, color="black", linewidth=0.6)
         ax.set_ylim(bottom=min(0.9, min(means) - 0.05))
         ax.set_title(f"{result['segment']} ({result['groups']} groups)", fontsize=10)
