@@ -157,7 +157,7 @@ class ChoiceMaker:
         return [(part, part.name) for part in [*self.options, *self.metafeatures]]
 
     def digest_text(self, of_value: Any, of_function: Any) -> str:
-        """What `training_boundary.public_digest` hashes for this ChoiceMaker."""
+        """What `training_digest.public_digest` hashes for this ChoiceMaker."""
         return (f"choicemaker:{self.name}:" + ",".join(of_value(o) for o in self.options) + "|" +
                 ",".join(of_value(m) for m in self.metafeatures) + f"|{self.error}|{self.share}|"
                 f"{getattr(self.corpus, 'description', None)}")

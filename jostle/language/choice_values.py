@@ -34,8 +34,9 @@ from jostle.language import ast_nodes as A
 from jostle.language.calls import BUDGET_KEYWORDS, budget_of, check_keywords
 from jostle.language.sensitivity import refuse
 from jostle.language.training_boundary import (
-    _located, check_public_reads, public_closure, public_digest, refuse_release_in_prior, scratch_interpreter,
+    _located, check_public_reads, public_closure, refuse_release_in_prior, scratch_interpreter,
 )
+from jostle.language.training_digest import public_digest
 from jostle.language.values import Closure, Record, is_private, type_name
 from jostle.privacy.budget import Budget
 from jostle.privacy.conversions import pure_to_rho
@@ -92,7 +93,7 @@ class JostleOption:
         return [(c, f"option {self.name}") for c in (self.answer, self.predict) if c is not None]
 
     def digest_text(self, of_value: Any, of_function: Any) -> str:
-        """What `training_boundary.public_digest` hashes for this option."""
+        """What `training_digest.public_digest` hashes for this option."""
         return f"option:{self.name}:" + ",".join(of_function(c) for c in (self.answer, self.predict) if c)
 
     def check_public(self) -> None:
@@ -216,7 +217,7 @@ class JostleMetafeature:
         return [(self.function, f"metafeature {self.name}")]
 
     def digest_text(self, of_value: Any, of_function: Any) -> str:
-        """What `training_boundary.public_digest` hashes for this metafeature."""
+        """What `training_digest.public_digest` hashes for this metafeature."""
         return f"metafeature:{self.name}:{of_function(self.function)}"
 
     def check_public(self) -> None:
