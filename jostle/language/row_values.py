@@ -175,7 +175,11 @@ def _joint_probe(columns: list[RowValues]) -> tuple[list[np.ndarray], tuple[tupl
     import pandas as pd
     frame: pd.DataFrame | None = None
     for k, operand in enumerate(columns):
-        part = pd.DataFrame({name: values for name, values in operand.sources})
+        # Object columns stay object: pandas would otherwise store text as Arrow strings,
+        # whose merges and takes copy every string (probes reach 65,536 rows of 12,000-
+        # character values near the row limits: a minute per operation, not milliseconds).
+        part = pd.DataFrame({name: pd.Series(values, dtype=object) if np.asarray(values).dtype == object
+                             else values for name, values in operand.sources})
         part[f"\0{k}"] = np.arange(len(operand.probe))
         if frame is None:
             frame = part

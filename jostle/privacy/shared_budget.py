@@ -354,7 +354,7 @@ def charge_rho_fit(estimator: str, cost: RhoZCDPBudget, description: str, budget
 def charge_default(estimator: str, epsilon: float, description: str, stacklevel: int) -> Fraction:
     """Charge a fit given no budget to the default budget, warning when fits add up."""
     amount = _DEFAULT.charge(epsilon, description)
-    if len(_DEFAULT.charges) > 1:
+    if len(_DEFAULT._charges) > 1:  # not .charges: that copies every earlier charge, per fit
         warnings.warn(
             f"{estimator}.fit spends its epsilon again, on top of the earlier fits in this process: fits "
             "given no budget= are charged to jostle.privacy.shared_budget.default_budget(), which has no total, so it "
