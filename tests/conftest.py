@@ -36,35 +36,54 @@ def pytest_cmdline_main(config: pytest.Config) -> None:
             config.option.dist = "worksteal"
 
 
-# The modules of the suite's slowest tests (Spark, the audits, the time-limited fuzzers), slowest
-# first; `pytest_collection_modifyitems` runs them first under xdist (see there).
+# The modules of the suite's slowest tests (the audits, the time-limited fuzzers, Spark), slowest
+# first; `pytest_collection_modifyitems` starts each worker on a share of them (see there).
 SLOW_MODULES = (
     "tests/test_engine_row_limits.py", "tests/privacy/test_audits.py", "tests/privacy/test_neighbour_fuzz.py",
     "tests/test_fingerprint_formats.py", "tests/test_spark_engine.py", "tests/privacy/test_csv_routes.py",
     "tests/test_exotic_cells.py", "tests/test_csv_dialects.py", "tests/test_joins_spark.py",
     "tests/test_units_spark.py", "tests/privacy/test_replay_fuzz.py", "tests/test_ledger_store.py",
+    "tests/test_family_conformance.py", "tests/privacy/test_redescription_audits.py",
+    "tests/privacy/test_sulq_audits.py",
 )
 
 
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Under xdist, the slowest modules first (in SLOW_MODULES order; the rest as collected).
+def uses_spark(item: pytest.Item) -> bool:
+    """Whether a test may start a Spark driver: every such test says "spark" in its module or
+    its name (a driver is a JVM of about 10 s to start and a core's worth of threads)."""
+    return "spark" in item.nodeid.lower()
 
-    Worksteal gives each worker a contiguous half of the collection and an idle worker takes
-    tests from the END of the other's queue. With the slow modules at the front, they start at
-    once on the first worker, are never the ones taken, and the run ends on short tests: the
-    last slow test no longer leaves the other core idle for a minute or more (CI's time limit,
-    .ci/run). Every worker sorts alike (xdist requires identical collections); a run without
-    workers keeps the collected order.
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Under xdist, start one worker on every test that may start Spark and another on the
+    other slow modules (each group slowest module first), the quick tests behind them.
+
+    Worksteal hands each of W workers a contiguous 1/W of the collection, and a worker that
+    runs out takes tests from the END of another's queue. With the slow groups at the front of
+    the first two shares, they start at once, are never the ones taken, and the run ends on
+    short tests; with every Spark test in one share, only one worker starts a Spark driver (two
+    drivers on two cores slowed the whole run). CI's time limit (.ci/run) is why. Every worker
+    sorts alike (xdist requires identical collections); a run without workers keeps the
+    collected order.
     """
     if not hasattr(config, "workerinput"):
         return
     rank = {module: index for index, module in enumerate(SLOW_MODULES)}
 
     def key(item: pytest.Item) -> int:
-        module = item.nodeid.split("::", 1)[0]
-        return rank.get(module, len(SLOW_MODULES))
+        return rank.get(item.nodeid.split("::", 1)[0], len(SLOW_MODULES))
 
-    items.sort(key=key)  # stable: tests keep their order within a module and among the rest
+    ordered = sorted(items, key=key)  # stable: tests keep their order within a module
+    spark = [item for item in ordered if uses_spark(item)]
+    slow = [item for item in ordered if not uses_spark(item) and key(item) < len(SLOW_MODULES)]
+    quick = [item for item in ordered if not uses_spark(item) and key(item) == len(SLOW_MODULES)]
+    workers = int(config.workerinput.get("workercount", 2))
+    if workers < 2:
+        items[:] = spark + slow + quick
+        return
+    first_share = len(items) // workers  # what worksteal gives the first worker
+    filler = max(0, first_share - len(spark))
+    items[:] = spark + quick[:filler] + slow + quick[filler:]
 
 
 PATIENT_SCHEMA = {

@@ -328,7 +328,8 @@ class DeclaredDomainClassifier(ClassifierMixin, BaseEstimator, metaclass=ABCMeta
         if isinstance(X, pd.DataFrame):
             missing = [name for name in names if name not in X.columns]
             if not missing:
-                X = X[names]  # the training column order
+                if list(X.columns) != names or len(set(names)) != len(names):
+                    X = X[names]  # the training column order (already it: no copy)
             elif self._by_name:
                 raise ValueError(f"X lacks the column(s) {missing} the model was trained on")
             elif X.shape[1] != len(names):
