@@ -1,9 +1,10 @@
 """The neighbour-differential fuzzer of issue 11 (tests/privacy/neighbour_fuzz.py), run as tests.
 
-* `test_neighbour_fuzz_finds_no_violation`: random programs on random neighbouring tables for
-  `fuzz_seconds()` (DEFAULT_SECONDS, or $JOSTLE_FUZZ_THOROUGH: 1 for THOROUGH_SECONDS, or a
-  number of seconds), from a fixed seed; a violation fails with the minimised program and both
-  tables.
+* `test_neighbour_fuzz_finds_no_violation`: a fixed number of random programs on random
+  neighbouring tables from a fixed seed (`limits`: about 3/4 of what DEFAULT_SECONDS checked
+  alone; with $JOSTLE_FUZZ_THOROUGH, 1 for THOROUGH_SECONDS or a number of seconds, by time);
+  a violation fails with the minimised program and both tables. The family tests below are
+  counted the same way.
 * `test_the_command_line_agrees_on_neighbours`: a few programs through `jostle.cli.main`.
 * `test_neighbour_fuzz_on_duckdb_finds_no_violation`: the engine route (issue 14). Every case
   runs in memory and with the curator's tables on DuckDB (`auto` with every table past the size
@@ -55,8 +56,8 @@ import numpy as np
 import pytest
 
 from tests.privacy.neighbour_fuzz import (
-    FAMILIES, LARGE, Case, Finding, FuzzStats, Outcome, Workspace, check_case, cli_case, cli_violation, fuzz,
-    fuzz_seconds, make_case, run_case, run_cli, violation,
+    DEFAULT_SECONDS, FAMILIES, LARGE, Case, Finding, FuzzStats, Outcome, Workspace, check_case, cli_case,
+    cli_violation, fuzz, fuzz_seconds, make_case, run_case, run_cli, violation,
 )
 
 SEED = 20261123
@@ -65,14 +66,27 @@ FAMILY_SECONDS = 20.0    # one family on its own (resources, cells): several tim
 ENGINE_SECONDS = 30.0    # the engine route's share (four runs a case: about 2 cases a second)
 CSV_SECONDS = 20.0       # the CSV dialects across the route threshold (about 4 cases a second)
 LEDGER_SECONDS = 15.0    # the `ledger` family (issue 21, hole 1) on its own
+RETURNED_PROGRAMS = 115  # 153 in RETURNED_SECONDS alone
 RETURNED_SECONDS = 15.0  # the `returned` family on its own (its globals are taken back after every run anyway)
 ILP_SECONDS = 8.0        # the DP ILP learner's calls (issue 24) with freely composed statements
+PROGRAM_CAP_SECONDS = 300.0  # a safety cap only: the fixed counts below take 6 to 25 s alone
+
+
+def limits(programs: int, seconds: float) -> dict[str, Any]:
+    """`fuzz`'s limits: a fixed `programs` seeded programs, about 3/4 of what the `seconds` it
+    used to run for checked alone on the CI machine's cores, the same programs every run (CI's
+    load no longer decides how many, and a failure replays). With $JOSTLE_FUZZ_THOROUGH set,
+    by time as before (at least `seconds`)."""
+    thorough = fuzz_seconds(0.0)
+    if thorough > 0.0:
+        return {"seconds": max(thorough, seconds), "max_programs": None}
+    return {"seconds": PROGRAM_CAP_SECONDS, "max_programs": programs}
 
 
 # ---------------------------------------------------------------- the fuzzer itself
 def test_neighbour_fuzz_finds_no_violation() -> None:
     stats = FuzzStats()
-    finding = fuzz(fuzz_seconds(), seed=SEED, stats=stats)
+    finding = fuzz(**limits(200, DEFAULT_SECONDS), seed=SEED, stats=stats)  # 273 in 30 s alone
     print(stats)
     assert finding is None, f"{finding.report()}\n\n{stats}"
     # The run must have exercised the language, not stopped at the first statement every time.
@@ -85,7 +99,7 @@ def test_neighbour_fuzz_finds_no_violation() -> None:
 def test_neighbour_fuzz_on_duckdb_finds_no_violation() -> None:
     pytest.importorskip("duckdb")
     stats = FuzzStats()
-    finding = fuzz(fuzz_seconds(ENGINE_SECONDS), seed=SEED + 1, stats=stats, engine=LARGE)
+    finding = fuzz(**limits(63, ENGINE_SECONDS), seed=SEED + 1, stats=stats, engine=LARGE)  # 84 in 30 s
     print(stats)
     assert finding is None, f"{finding.report()}\n\n{stats}"
     assert stats.programs >= 40, stats
@@ -102,7 +116,7 @@ def test_ilp_calls_are_fuzzed() -> None:
     assert "ILP" in Session(budget=1, ledger_path=":memory:").interpreter.builtins.values  # the family is discovered
     calls: list[bool] = []
     stats = FuzzStats()
-    finding = fuzz(fuzz_seconds(ILP_SECONDS), seed=SEED + 5, families={"ilp": 3, "compose": 1}, stats=stats,
+    finding = fuzz(**limits(140, ILP_SECONDS), seed=SEED + 5, families={"ilp": 3, "compose": 1}, stats=stats,
                    on_case=lambda case: calls.append("ILP(" in case.source or "ilp_bounds(" in case.source))
     print(stats, f"{sum(calls)} with an ILP call")
     assert finding is None, f"{finding.report()}\n\n{stats}"
@@ -139,7 +153,7 @@ def test_csv_dialects_across_the_route_threshold_find_no_violation(monkeypatch: 
 
     monkeypatch.setattr(binding, "file_source", counted)
     stats = FuzzStats()
-    finding = fuzz(fuzz_seconds(CSV_SECONDS), seed=SEED + 3, families={"csv": 3, "compose": 1}, stats=stats,
+    finding = fuzz(**limits(77, CSV_SECONDS), seed=SEED + 3, families={"csv": 3, "compose": 1}, stats=stats,
                    engine=LARGE)
     print(stats, dict(readers))
     assert finding is None, f"{finding.report()}\n\n{stats}"
@@ -436,7 +450,8 @@ def test_values_returned_to_python_are_checked_in_fuzzed_programs() -> None:
     with free composition: no returned value reaches the session, and what is returned before
     the first release is the same on both neighbours."""
     stats = FuzzStats()
-    finding = fuzz(RETURNED_SECONDS, seed=SEED + 2, families={"returned": 3, "compose": 1}, stats=stats)
+    finding = fuzz(**limits(RETURNED_PROGRAMS, RETURNED_SECONDS), seed=SEED + 2, families={"returned": 3, "compose": 1},
+                   stats=stats)
     print(stats)
     assert finding is None, f"{finding.report()}\n\n{stats}"
     assert stats.programs >= 20 and stats.charged >= stats.programs // 4, stats
@@ -468,7 +483,7 @@ def test_guesses_loaded_against_a_charged_ledger_are_fuzzed() -> None:
     ledger; the program loads a guess (one neighbour's rows) and looks at the budget. Nothing it
     sees before its first charge, nor whether that charge is accepted, may depend on the guess."""
     stats = FuzzStats()
-    finding = fuzz(LEDGER_SECONDS, seed=SEED + 3, families={"ledger": 3, "compose": 1}, stats=stats)
+    finding = fuzz(**limits(28, LEDGER_SECONDS), seed=SEED + 3, families={"ledger": 3, "compose": 1}, stats=stats)
     print(stats)
     assert finding is None, f"{finding.report()}\n\n{stats}"
     assert stats.programs >= 15 and stats.charged >= stats.programs // 4, stats
@@ -499,7 +514,7 @@ def test_resource_exhausting_row_values_are_fuzzed() -> None:
     FAMILY_SECONDS (its negative control below finds the hole in a few): with the sizing, no
     violation."""
     stats = FuzzStats()
-    finding = fuzz(FAMILY_SECONDS, seed=SEED, families={"resources": 1}, stats=stats)
+    finding = fuzz(**limits(72, FAMILY_SECONDS), seed=SEED, families={"resources": 1}, stats=stats)  # 96 in 20 s
     print(stats)
     assert finding is None, f"{finding.report()}\n\n{stats}"
     assert stats.programs >= 40 and stats.programs - stats.failed >= stats.programs // 5, stats
@@ -559,7 +574,8 @@ def test_exotic_cells_under_program_schemas_are_fuzzed() -> None:
         kinds[case.bind] += 1
         kinds.update(storage for _, storage in case.cells.storage)
 
-    finding = fuzz(FAMILY_SECONDS, seed=SEED, families={"cells": 1}, stats=stats, engine=LARGE, on_case=note)
+    finding = fuzz(**limits(30, FAMILY_SECONDS), seed=SEED, families={"cells": 1}, stats=stats, engine=LARGE,
+                   on_case=note)  # 36 to 43 in 20 s
     print(stats, dict(kinds))
     assert finding is None, f"{finding.report()}\n\n{stats}"
     assert stats.programs >= 20 and stats.programs - stats.failed >= stats.programs // 2, stats
