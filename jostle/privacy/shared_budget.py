@@ -196,6 +196,11 @@ class PrivacyBudget:
         return list(self._charges)
 
     @property
+    def charge_count(self) -> int:
+        """How many fits were charged through this object (without copying `charges`)."""
+        return len(self._charges)
+
+    @property
     def detached(self) -> bool:
         """True for a copy made by pickling: it refuses every charge."""
         return self._detached is not None
@@ -354,7 +359,7 @@ def charge_rho_fit(estimator: str, cost: RhoZCDPBudget, description: str, budget
 def charge_default(estimator: str, epsilon: float, description: str, stacklevel: int) -> Fraction:
     """Charge a fit given no budget to the default budget, warning when fits add up."""
     amount = _DEFAULT.charge(epsilon, description)
-    if len(_DEFAULT._charges) > 1:  # not .charges: that copies every earlier charge, per fit
+    if _DEFAULT.charge_count > 1:
         warnings.warn(
             f"{estimator}.fit spends its epsilon again, on top of the earlier fits in this process: fits "
             "given no budget= are charged to jostle.privacy.shared_budget.default_budget(), which has no total, so it "
