@@ -77,6 +77,10 @@ import time
 from pathlib import Path
 from typing import Any
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # the sibling module, however this one is run
+from engines_plot import REFERENCE, plot  # noqa: E402
+from engines_raw import ENGINE_ORDER, RAW_ENGINES, max_rss_bytes  # noqa: E402
+
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "benchmarks" / "results"
 DATA_VERSION = 1  # bump when the generated table changes (files are reused across runs)
@@ -86,7 +90,6 @@ SCHEMA = {"age": ("numeric", 0, 100), "region": ("categorical", REGIONS), "incom
 EDGES = list(range(0, 101, 10))
 SEED = 20240614
 KINDS = {"pandas": ("csv", "parquet", "frame"), "duckdb": ("csv", "parquet"), "spark": ("csv", "parquet")}
-ENGINE_ORDER = ("pandas", "duckdb", "spark")
 
 QUERIES = {
     "count": 'print(laplace(count(t), 1))',
@@ -100,20 +103,6 @@ RAW_QUERY_OF = {"count_per_region_partition": "count_per_region"}  # the raw eng
 RELEASE_GOAL, BIND_GOAL, GOAL_ROWS = 1.3, 1.5, 10_000_000
 LARGE_ROWS, LARGE_MEMORY_LIMIT, LARGE_PEAK_GOAL = 100_000_000, "3GB", 4 * 1024 ** 3
 
-# The table at the top of issue 14: measured by its author on this machine, 1e7 rows (age, region),
-# side by side in one process. Not rerun here (OpenDP and Tumult are not installed).
-REFERENCE = {
-    "source": "issue 14, table of figures at its top; measured by the issue's author on this machine, "
-              "10 million rows (age, region); not rerun by this benchmark",
-    "rows": 10_000_000,
-    "bind": {"jostle_before_issue_14": 30.4, "raw_pandas_read": 0.41, "opendp_0.16_polars_scan": 0.03,
-             "tumult_0.21_spark_local_load": 7.4},
-    "count_per_region": {"jostle_before_issue_14": 2.03, "raw_pandas": 0.375, "opendp_0.16_polars_scan": 1.05,
-                         "tumult_0.21_spark_local_load": 4.2},
-    "histogram_10": {"jostle_before_issue_14": 2.21, "raw_pandas": 0.067, "opendp_0.16_polars_scan": 0.99,
-                     "tumult_0.21_spark_local_load": 327.0},
-    "jostle_before_issue_14_bind_peak_GB": 2.6,
-}
 
 
 def log(line: str) -> None:
@@ -176,150 +165,6 @@ def warm_page_cache(path: Path) -> None:
     with open(path, "rb") as handle:
         while handle.read(1 << 24):
             pass
-
-
-# ---------------------------------------------------------------- the raw engines
-class RawDuckDB:
-    """The same aggregates as plain DuckDB SQL, on a connection of its own."""
-
-    def __init__(self, options: dict) -> None:
-        import duckdb
-
-        self.connection = duckdb.connect(":memory:")
-        self.connection.execute("SET enable_progress_bar = false")
-        if options.get("memory_limit"):
-            self.connection.execute(f"SET memory_limit = '{options['memory_limit']}'")
-        self.source = ""
-
-    def read(self, kind: str, paths: dict[str, Path], frame: Any) -> float:
-        start = time.perf_counter()
-        if kind == "csv":
-            self.connection.execute(
-                f"CREATE TABLE raw AS SELECT * FROM read_csv('{paths['csv']}', header = true, auto_detect = false, "
-                f"columns = {{'age': 'DOUBLE', 'region': 'VARCHAR', 'income': 'DOUBLE'}})")
-            self.source = "raw"
-        else:  # Jostle stores a bound Parquet table once, conformed: so is this
-            self.connection.execute(f"CREATE TABLE raw AS SELECT * FROM read_parquet('{paths['parquet']}')")
-            self.source = "raw"
-        return time.perf_counter() - start
-
-    def aggregate(self, query: str) -> Any:
-        s = self.source
-        sql = {"count": f"SELECT count(*) FROM {s}",
-               "sum": f"SELECT sum(age) FROM {s}",
-               "count_per_region": f"SELECT region, count(*) FROM {s} GROUP BY region",
-               "histogram_10": f"SELECT least(CAST(floor(age / 10) AS INTEGER), 9) AS b, count(*) FROM {s} GROUP BY b",
-               }[query]
-        return self.connection.execute(sql).fetchall()
-
-
-class RawPandas:
-    """The same aggregates as pandas operations on a frame."""
-
-    def __init__(self, options: dict) -> None:
-        self.frame: Any = None
-
-    def read(self, kind: str, paths: dict[str, Path], frame: Any) -> float | None:
-        import pandas as pd
-
-        if kind == "frame":
-            self.frame = frame
-            return None
-        start = time.perf_counter()
-        if kind == "csv":
-            self.frame = pd.read_csv(paths["csv"])
-        else:
-            import duckdb
-
-            self.frame = duckdb.connect().execute(f"SELECT * FROM read_parquet('{paths['parquet']}')").fetchdf()
-        return time.perf_counter() - start
-
-    def aggregate(self, query: str) -> Any:
-        f = self.frame
-        if query == "count":
-            return len(f.index)
-        if query == "sum":
-            return f["age"].sum()
-        if query == "count_per_region":
-            return f["region"].value_counts()
-        return f["age"].floordiv(10).clip(upper=9).value_counts()
-
-
-class RawSpark:
-    """The same aggregates as Spark DataFrame operations (the session Jostle's engine uses, if shared)."""
-
-    def __init__(self, options: dict) -> None:
-        from pyspark.sql import SparkSession
-
-        self.spark = SparkSession.builder.getOrCreate()
-        self.frame: Any = None
-
-    def read(self, kind: str, paths: dict[str, Path], frame: Any) -> float:
-        start = time.perf_counter()
-        if kind == "csv":
-            reader = self.spark.read.schema("age DOUBLE, region STRING, income DOUBLE").option("header", True)
-            self.frame = reader.csv(str(paths["csv"]))
-        else:
-            self.frame = self.spark.read.parquet(str(paths["parquet"]))
-        self.frame = self.frame.cache()
-        self.frame.count()
-        return time.perf_counter() - start
-
-    def aggregate(self, query: str) -> Any:
-        from pyspark.sql import functions as F
-
-        f = self.frame
-        if query == "count":
-            return f.count()
-        if query == "sum":
-            return f.agg(F.sum("age")).collect()
-        if query == "count_per_region":
-            return f.groupBy("region").count().collect()
-        bins = F.least(F.floor(F.col("age") / 10), F.lit(9)).alias("b")
-        return f.select(bins).groupBy("b").count().collect()
-
-
-RAW_ENGINES = {"duckdb": RawDuckDB, "pandas": RawPandas, "spark": RawSpark}
-
-
-# ---------------------------------------------------------------- one measurement (a fresh process)
-def max_rss_bytes() -> int:
-    """This process's peak resident memory, plus that of its live descendants (Spark's JVM).
-
-    Read from /proc (VmHWM), not from `ru_maxrss`: on Linux a process started by fork and exec
-    inherits in `ru_maxrss` the high-water mark of its parent at the fork (the benchmark's own
-    process, which may have generated a large table), while VmHWM counts only the program it
-    runs. The JVM is not waited for by this process, so its own VmHWM is read too; peaks of
-    different processes are added (an upper bound of their joint peak).
-    """
-    return sum(_peak_of(pid) for pid in [os.getpid(), *_descendants(os.getpid())])
-
-
-def _descendants(root: int) -> list[int]:
-    parents: dict[int, int] = {}
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                parents[int(entry.name)] = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
-            except (OSError, IndexError, ValueError):
-                continue
-    found, frontier = [], [root]
-    while frontier:
-        parent = frontier.pop()
-        children = [pid for pid, ppid in parents.items() if ppid == parent]
-        found += children
-        frontier += children
-    return found
-
-
-def _peak_of(pid: int) -> int:
-    try:
-        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-            if line.startswith("VmHWM:"):
-                return int(line.split()[1]) * 1024
-    except OSError:
-        pass
-    return 0
 
 
 def timed(function: Any) -> float:
@@ -687,78 +532,6 @@ def rounded(value: Any) -> Any:
     if isinstance(value, list):
         return [rounded(v) for v in value]
     return value
-
-
-# ---------------------------------------------------------------- the plot
-COLOURS = {"pandas": "tab:blue", "duckdb": "tab:orange", "spark": "tab:green"}
-MARKERS = {"csv": "o", "parquet": "s", "frame": "^"}
-PANELS = [("bind", "bind (CSV / Parquet / DataFrame)"), ("count", "noisy count"), ("sum", "noisy sum of age"),
-          ("count_per_region", "noisy count per region (histogram)"),
-          ("histogram_10", "noisy 10-bin histogram of age"),
-          ("count_per_region_partition", "partition + a noisy count per part (not a goal)")]
-
-
-def plot(report: dict, path: Path) -> None:
-    """Time against rows (log-log), one panel per step; solid Jostle, dashed the raw engine."""
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    from matplotlib.lines import Line2D
-
-    runs = [r for r in report["runs"] if "error" not in r]
-    series = sorted({(r["engine"], r["kind"]) for r in runs},
-                    key=lambda s: (ENGINE_ORDER.index(s[0]), list(MARKERS).index(s[1])))
-    fig, axes = plt.subplots(2, 3, figsize=(15, 9.5), sharex=True)
-    for ax, (step, title) in zip(axes.flat, PANELS):
-        for engine, kind in series:
-            mine = sorted((r for r in runs if (r["engine"], r["kind"]) == (engine, kind)), key=lambda r: r["rows"])
-            if step == "bind":
-                points = [(r["rows"], r["bind_seconds"], r.get("read_seconds")) for r in mine]
-            else:
-                points = [(r["rows"], r["releases"][step]["seconds"], r["releases"][step].get("raw_seconds"))
-                          for r in mine if step in r["releases"]]
-            if not points:
-                continue
-            style = dict(color=COLOURS[engine], marker=MARKERS[kind], ms=5)
-            ax.plot([p[0] for p in points], [p[1] for p in points], lw=1.6, **style)
-            raw = [(p[0], p[2]) for p in points if p[2]]
-            if raw:
-                ax.plot([p[0] for p in raw], [p[1] for p in raw], lw=1.0, ls="--", alpha=0.75, mfc="none", **style)
-        if step in ("bind", "count_per_region", "histogram_10"):
-            reference = REFERENCE[step]
-            for who, colour, label in (("opendp_0.16_polars_scan", "tab:purple", "OpenDP"),
-                                       ("tumult_0.21_spark_local_load", "tab:red", "Tumult")):
-                ax.plot([REFERENCE["rows"]], [reference[who]], "*", color=colour, ms=12, mec="white", zorder=5)
-                ax.annotate(label, (REFERENCE["rows"], reference[who]), xytext=(6, -3), textcoords="offset points",
-                            fontsize=8, color=colour)
-        ax.set_xscale("log")
-        ax.set_yscale("log")
-        ax.set_title(title, fontsize=10.5)
-        ax.grid(alpha=0.3, which="both", lw=0.5)
-        if ax in axes[:, 0]:
-            ax.set_ylabel("seconds (median)")
-        if ax in axes[1]:
-            ax.set_xlabel("rows")
-    handles = [Line2D([], [], color=COLOURS[e], marker=MARKERS[k], lw=1.6, label=f"Jostle {e}, {k}")
-               for e, k in series]
-    handles += [Line2D([], [], color="0.3", ls="--", lw=1.0, marker="o", mfc="none",
-                       label="the raw engine, same input (dashed, hollow)"),
-                Line2D([], [], color="tab:purple", marker="*", ls="none", ms=11, label="OpenDP 0.16 (issue 14's table)"),
-                Line2D([], [], color="tab:red", marker="*", ls="none", ms=11, label="Tumult 0.21 (issue 14's table)")]
-    fig.legend(handles=handles, loc="lower center", ncol=5, fontsize=9, frameon=False, bbox_to_anchor=(0.5, 0.025))
-    spark = report.get("spark", {})
-    notes = [f"medians of {report.get('repeats', '?')} runs, each release one session.run; stars: the figures of "
-             "issue 14's table at 1e7 rows (measured by its author, not rerun)"]
-    if spark.get("available") and spark.get("csv_max_rows"):
-        notes.append(f"Spark's CSV runs stop at {spark['csv_max_rows']:,} rows (--spark-csv-max-rows)")
-    fig.text(0.5, 0.008, "; ".join(notes), ha="center", fontsize=8.5, color="0.35")
-    machine = report.get("environment", {})
-    fig.suptitle(f"Private tables on engines: Jostle against the raw engine "
-                 f"({machine.get('cpus', '?')} cores, load {report.get('load_average_before', ['?'])[0]})",
-                 fontsize=12.5)
-    fig.tight_layout(rect=(0, 0.1, 1, 0.97))
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
 
 
 # ---------------------------------------------------------------- main
