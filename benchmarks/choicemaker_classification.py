@@ -50,7 +50,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from jostle.choicemaker import families  # noqa: E402
-from jostle.choicemaker.engine import _fit_segment  # noqa: E402
+from jostle.choicemaker.engine import fit_segment  # noqa: E402
 from jostle.choicemaker.experience import FEATURE_PREFIX, experience_table, public_metafeatures  # noqa: E402
 from jostle.choicemaker.model import MODEL_KINDS, group_folds, training_matrix  # noqa: E402
 
@@ -112,8 +112,8 @@ def held_out_errors(family: Any, experience: pd.DataFrame, options: list[str], f
     for held_out in group_folds(groups, folds):
         names = set(groups[held_out])
         held = experience[group].astype(str).isin(names)
-        model, mode, _ = _fit_segment(family, experience[~held], options, features, mf_share, kinds, 1,
-                                      inner_folds)
+        kept = fit_segment(family, experience[~held], options, features, mf_share, kinds, 1, inner_folds)
+        model, mode = kept.model, kept.mode
         test = experience[held & (experience["mode"] == mode)]
         mode_features = [m.name for m in (features if mode == "measured" else public_metafeatures(features))]
         if not mode_features:

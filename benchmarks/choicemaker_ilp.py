@@ -53,7 +53,7 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from choicemaker_classification import interval, print_summary  # noqa: E402  (t-intervals, the summary)
 
-from jostle.choicemaker.engine import _fit_segment  # noqa: E402
+from jostle.choicemaker.engine import fit_segment  # noqa: E402
 from jostle.choicemaker.experience import FEATURE_PREFIX, experience_table, public_metafeatures  # noqa: E402
 from jostle.choicemaker.model import (FittedMetaModel, group_folds, select_model_kind,  # noqa: E402
                                       training_matrix)
@@ -111,7 +111,8 @@ def held_out(experience: pd.DataFrame, options: list[str], features: list[Any], 
         held = experience[group].astype(str).isin(set(groups[mask]))
         train = experience[~held]
         if chooser == "ChoiceMaker":
-            model, mode, _ = _fit_segment(FAMILY, train, options, features, 0.1, KINDS, 1, inner)
+            kept = fit_segment(FAMILY, train, options, features, 0.1, KINDS, 1, inner)
+            model, mode = kept.model, kept.mode
         else:
             mode = "measured" if chooser == "measured" else "public"
             names = [m.name for m in (features if mode == "measured" else public_metafeatures(features))]

@@ -213,3 +213,18 @@ def test_an_option_made_outside_a_registry_belongs_to_the_family_whose_package_d
     assert family_for([deeper, "BRLMined"]).option_family(mine) == "trees"
     with pytest.raises(ValueError, match="cannot tell which learner family"):
         api.owner_of(object())
+
+
+def test_fit_segment_keeps_what_train_kept_and_names_its_parts(toy) -> None:
+    """Benchmarks train held-out ChoiceMakers through `engine.fit_segment`; on the same experience
+    it must keep the model kind and mode `train` kept, and its parts are read by name."""
+    from jostle.choicemaker.engine import SegmentFit, fit_segment
+
+    kept = fit_segment(toy.family, toy.experience, list(toy.options), toy.metafeatures, toy.mf_share,
+                       tuple(toy.report["model_kind"].unique()), 1, None)
+    assert isinstance(kept, SegmentFit) and SegmentFit._fields == ("model", "mode", "report", "data")
+    segment = next(iter(toy.models))
+    assert kept.mode == toy.modes[segment]
+    assert kept.model.model_kind == toy.models[segment].model_kind
+    assert kept.model.options == toy.models[segment].options
+    assert bool(kept.report["selected"].sum() == 1)

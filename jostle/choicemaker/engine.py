@@ -32,7 +32,7 @@ import hashlib
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Hashable, Mapping
+from typing import Any, Callable, Hashable, Mapping, NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -258,9 +258,28 @@ def decide_measuring(family: Family, candidates: dict[str, tuple[Any, FittedMeta
     return "measured"
 
 
-def _fit_segment(family: Family, experience: pd.DataFrame, option_names: list[str], features: list[Any],
-                 mf_share: float, model_kinds: tuple[str, ...], threads: int,
-                 selection_folds: int | None) -> tuple[FittedMetaModel, str, pd.DataFrame, Any]:
+class SegmentFit(NamedTuple):
+    """What training one segment gives (`fit_segment`): read it by name, not by position.
+
+    Attributes:
+        model: The kept meta-model.
+        mode: Its mode, "measured" or "public".
+        report: The LODO scores of every meta-model kind and mode (`selected` marks the kept one).
+        data: The kept mode's `model.TrainingMatrix`.
+    """
+
+    model: FittedMetaModel
+    mode: str
+    report: pd.DataFrame
+    data: Any
+
+
+def fit_segment(family: Family, experience: pd.DataFrame, option_names: list[str], features: list[Any],
+                mf_share: float, model_kinds: tuple[str, ...], threads: int,
+                selection_folds: int | None) -> SegmentFit:
+    """Train the meta-model of one segment as `train` does: select a kind per mode by held-out
+    regret, and keep the mode `decide_measuring` picks (benchmarks call it on the part of an
+    experience they train on)."""
     candidates: dict[str, tuple[Any, FittedMetaModel, pd.Series]] = {}
     reports = []
     for mode in family.modes:
@@ -289,7 +308,7 @@ def _fit_segment(family: Family, experience: pd.DataFrame, option_names: list[st
     mode = decide_measuring(family, candidates, mf_share)
     report = pd.concat(reports, ignore_index=True)
     report["selected"] = report["selected"] & (report["mode"] == mode)
-    return candidates[mode][1], mode, report, candidates[mode][0]
+    return SegmentFit(candidates[mode][1], mode, report, candidates[mode][0])
 
 
 def credited_share(family: Family, experience: pd.DataFrame, mf_share: float) -> float:
@@ -396,7 +415,7 @@ def train(family: Family, options: Any = None, metafeatures: Any = None, corpus:
             segment = None if column is None else segment.item() if hasattr(segment, "item") else segment
             names = [o.name for o in option_list if segment in family.segments(o)]
             credit = credited_share(family, subset, mf_share)
-            models[segment], modes[segment], report, data = _fit_segment(
+            models[segment], modes[segment], report, data = fit_segment(
                 family, subset, names, features, credit, model_kinds, threads, selection_folds)
             model = models[segment]
             intervals[segment] = held_out_intervals(
