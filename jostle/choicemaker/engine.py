@@ -389,7 +389,7 @@ def train(family: Family, options: Any = None, metafeatures: Any = None, corpus:
     folder = (Path(cache_dir) if cache_dir is not None else default_cache_dir()) / "models" / family.name
     key = "|".join([MODEL_VERSION, family.fingerprint, experience_digest(experience),
                     ",".join(m.name for m in features), ",".join(model_kinds), str(selection_folds),
-                    repr(float(mf_share)), "intervals1"])
+                    repr(float(mf_share)), "intervals1", "own-level2"])
     selecting = selection and family.private_score is not None and "pure" in family.measures
     if selecting:
         key += f"|selection1|{stop_probability}|{run_share}"

@@ -22,9 +22,14 @@ of eps1 and a Laplace-noised score of its output with the rest, by sequential co
 
 What is released: the chosen output, which candidate it is and its noisy score, nothing else.
 NOT the number of runs T, nor the other candidates or their scores: conditioned on T = t the
-best of t runs is only t * eps1-DP by composition; the 3 * eps1 bound holds for T's law. (The
-time a selection takes grows with T: a timing side channel, outside the threat model as for
-every mechanism here, but said.)
+best of t runs is only t * eps1-DP by composition; the 3 * eps1 bound holds for T's law.
+The time a selection takes grows with T (one run of the Option per step), and here that side
+channel is not a small leak: an observer who learns T and the output together has no finite
+pure-DP bound (an exact check on a two-score candidate gave a log ratio of exactly T * eps1 for
+T = 1, 5, 20, 100; an adversarial review of issue 27). No built-in family opts into this mode
+(`Family.private_score`); one that does must hide T from the program (for instance by running
+a public number of candidates whatever T is) before its selection can be offered to untrusted
+programs.
 
 Charging: the whole stated cost (3 * eps1, or 2 * eps1) is charged through the caller's charge
 function (the one sub-ledger of a dispatch) in one charge, BEFORE the number of runs is drawn
