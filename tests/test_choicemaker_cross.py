@@ -184,3 +184,27 @@ def test_a_release_shared_across_families_is_refused_unless_one_family_defines_a
     CombinedFamily([_with_features(RecordingToy, "toy", both), _with_features(TwinFamily, "toy_twin", both)])
     CombinedFamily([_with_features(RecordingToy, "toy", both),
                     _with_features(TwinFamily, "toy_twin", {"profile_a": profile_a})])
+
+
+class RaisingTwin(TwinFamily):
+    """A member whose metafeatures need at least epsilon 1/10 (as the histogram family's floor)."""
+
+    name = "toy_raising"
+
+    def metafeature_share_at(self, share, budget):
+        from jostle.choicemaker.budgets import pure_epsilon_within
+
+        return max(share, min(Fraction(1, 2), Fraction(1, 10) / pure_epsilon_within(budget)))
+
+
+def test_a_combined_family_gives_its_metafeatures_the_largest_share_a_member_asks_for():
+    from jostle.choicemaker.budgets import as_budget
+    from jostle.choicemaker.measurement import plan_budget
+
+    family = CombinedFamily([RaisingTwin(), RecordingToy()])
+    share = Fraction(1, 20)
+    assert family.metafeature_share_at(share, as_budget(Fraction(1, 2))) == Fraction(1, 5)  # the raising member's
+    assert family.metafeature_share_at(share, as_budget(Fraction(4))) == share  # nobody raises it at a large budget
+    assert combined().metafeature_share_at(share, as_budget(Fraction(1, 2))) == share  # no member raises it
+    plan = plan_budget([m for m in family.metafeatures().values() if m.cost], as_budget(Fraction(1, 2)), share, family)
+    assert plan["option"] == as_budget(Fraction(2, 5))  # 1/2 less the raised fifth

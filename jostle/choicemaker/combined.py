@@ -10,6 +10,8 @@ with; the engine (`experience`, `engine`, `dispatch`) sees one `Family` and need
     order (so the order the Options are listed in changes nothing);
   * each Option runs through its own family's `run_option` and states its cost through its
     own family's `planned_cost`; Options written in Jostle run in the lead's language values;
+  * the metafeature share at a budget is the largest any member raises it to
+    (`Family.metafeature_share_at`);
   * each Option's result is scored by its own family's error measure of the one name the
     ChoiceMaker uses (`option_error`): a measure every member offers, and a name means one
     thing (`error_measures()` is what they all offer);
@@ -208,6 +210,13 @@ class CombinedFamily(Family):
 
     def metafeature_cost(self, metafeature: Any, budget: AnyBudget) -> AnyBudget:
         return self.lead.metafeature_cost(metafeature, budget)
+
+    def metafeature_share_at(self, share: Fraction, budget: AnyBudget) -> Fraction:
+        """The largest share any member raises `share` to at `budget`: each member's rule says
+        what its own metafeatures need there, and the metafeatures come from the members' shared
+        set. Each rule is a function of the public share and budget alone, in [share, 1), so
+        their largest is too (the plan calls it before any charge)."""
+        return max(member.metafeature_share_at(share, budget) for member in self.members)
 
     def segments(self, option: Any) -> tuple[Hashable, ...]:
         return self.owner(option).segments(option)
