@@ -415,9 +415,9 @@ def train(family: Family, options: Any = None, metafeatures: Any = None, corpus:
             segment = None if column is None else segment.item() if hasattr(segment, "item") else segment
             names = [o.name for o in option_list if segment in family.segments(o)]
             credit = credited_share(family, subset, mf_share)
-            models[segment], modes[segment], report, data = fit_segment(
-                family, subset, names, features, credit, model_kinds, threads, selection_folds)
-            model = models[segment]
+            kept = fit_segment(family, subset, names, features, credit, model_kinds, threads, selection_folds)
+            model, report, data = kept.model, kept.report, kept.data
+            models[segment], modes[segment] = model, kept.mode
             intervals[segment] = held_out_intervals(
                 data, model.model_kind, bool(model.features), n_jobs=threads,
                 errors_scale_as_inverse_epsilon=family.errors_scale_as_inverse_epsilon)
