@@ -248,6 +248,12 @@ BRL_CASES = [
     AuditCase("BRL private fit, majority utility, greedy sampler",
               fit_runner(1.0, "public", score="majority", sampler="greedy"), MINING_D, MINING_D_PRIME,
               epsilon=1.0, samples=FIT_SAMPLES),
+    AuditCase("BRL private fit, one rule drawn with its classes",
+              fit_runner(1.0, "public", score="majority", sampler="one_rule"), MINING_D, MINING_D_PRIME,
+              epsilon=1.0, samples=FIT_SAMPLES),
+    AuditCase("BRL private fit, greedy sampler without its stop",
+              fit_runner(1.0, "public", score="majority", sampler="greedy", greedy_stop=False), MINING_D,
+              MINING_D_PRIME, epsilon=1.0, samples=FIT_SAMPLES),
 ]
 
 BRL_NEGATIVE_CONTROLS = [

@@ -1048,7 +1048,8 @@ class Generator:
         categorical = [c.name for c in self.columns_of(table, ("text", "code", "mixed"))]
         learner = self.pick(["BayesianRuleList", "BayesianRuleList", "BRLSchema", "BRLMinedItems", "BRLMined",
                              "BRLMinedEven", "BRLMinedTriples", "BRLMinedRare", "BRLMinedCommon", "BRLMinedLong",
-                             "BRLMinedPairs", "BRLSchemaMajority", "BRLSchemaGreedy"])
+                             "BRLMinedPairs", "BRLSchemaMajority", "BRLSchemaGreedy", "BRLSchemaGreedyFive",
+                             "BRLSchemaOneRule"])
         label = self.pick(categorical) if categorical and self.chance(0.8) else self.pick(
             [c.name for c in self.columns_of(table, ("num",))] or ["nosuch"])
         data = f"select({table}, {_lit(categorical)})" if categorical and self.chance(0.9) else table

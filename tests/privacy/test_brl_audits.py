@@ -135,3 +135,31 @@ def test_the_majority_scores_move_up_by_at_most_one_row_on_neighbours() -> None:
         laws.append(weights / weights.sum())
     ratio = np.abs(np.log(laws[0]) - np.log(laws[1])).max()
     assert 0.3 * epsilon < ratio <= epsilon * (1 + 1e-9)
+
+
+# ---------------------------------------------------------------- issue 27: the one-rule draw
+def test_the_labelled_utilities_move_up_by_at_most_one_row_and_the_law_stays_within_exp_epsilon() -> None:
+    """The one-rule draw's utilities (`search.labelled_rule_utilities`) on the sampler case:
+    adding the row moves every candidate's utility by 0 or exactly 1 (both occur: the bound is
+    tight and the direction one), and the law exp(eps u) stays within exp(eps) on both sides,
+    with a ratio of the size the bound allows."""
+    from jostle.learners.brl.bitsets import RowBits
+    from jostle.learners.brl.mining import public_antecedents
+    from jostle.learners.brl.search import labelled_rule_utilities
+
+    results = []
+    for X, y in (brl_cases.SAMPLER_D, brl_cases.SAMPLER_D_PRIME):
+        bits = RowBits.of(X, y, brl_cases.SAMPLER_SIZES, 2)
+        masks = [bits.antecedent(a) for a in public_antecedents(brl_cases.SAMPLER_SIZES, 1)]
+        results.append(labelled_rule_utilities(masks, bits.classes, bits.everything))
+    (candidates, before), (again, after) = results
+    assert candidates == again
+    assert set(np.unique(after - before).tolist()) == {0, 1}
+    epsilon = 2.0
+    laws = []
+    for utilities in (before, after):
+        logits = epsilon * utilities.astype(float)
+        weights = np.exp(logits - logits.max())
+        laws.append(weights / weights.sum())
+    ratio = np.abs(np.log(laws[0]) - np.log(laws[1])).max()
+    assert 0.3 * epsilon < ratio <= epsilon * (1 + 1e-9)

@@ -24,7 +24,8 @@ non-private BRL, for free.
 
 The Options a ChoiceMaker may choose among (`BRLMined`, `BRLMinedEven`, `BRLMinedList`,
 `BRLMinedItems`, `BRLMinedTriples`, `BRLMinedRare`, `BRLMinedCommon`, `BRLSchema`,
-`BRLSchemaList`, `BRLSchemaMajority`, `BRLSchemaGreedy`, `BRLMinedShort`, `BRLMinedLong`, `BRLMinedPairs`) are the configurations of
+`BRLSchemaList`, `BRLSchemaMajority`, `BRLSchemaGreedy`, `BRLSchemaGreedyFive`, `BRLSchemaOneRule`,
+`BRLMinedShort`, `BRLMinedLong`, `BRLMinedPairs`) are the configurations of
 `jostle.learners.brl.options`; the shipped ChoiceMaker (stdlib brl.jst) is trained on
 `generated_rule_corpus()`, `rule_list_corpus()` holds the older public tables.
 """

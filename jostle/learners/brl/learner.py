@@ -17,14 +17,21 @@ sequentially, `accounting.BudgetSplit`):
      With score "majority" the utility is the rows the list classifies correctly (sensitivity 1
      row, monotone; the prior as the draw's base measure: `scoring.MajorityCounts`,
      `ScaledPrior`). With sampler "greedy", one such draw per rule over "stop" and each unused
-     antecedent, eps_select / max_length each (`search.greedy_exponential_list`).
+     antecedent, eps_select / max_length each (`search.greedy_exponential_list`; with
+     `greedy_stop` False the stop is not offered and the list has max_length rules).
+     With sampler "one_rule", one draw over every "if a then class r else class d" and every
+     "always class d", for the rows classified correctly (sensitivity 1 row, monotone:
+     `search.labelled_rule_draw`): the classes are released with the rule.
      With sampler "mcmc" (opted into), the final state of Letham's chain run on that
      distribution for `steps` steps: NOT proved differentially private (a finite chain is not
      at stationarity; `search` says what would follow from a mixing bound, which is not
      known). Its ledger text says so.
   4. the probabilities: each row is captured by exactly one rule, so the (rules x classes)
      capture counts have L1 sensitivity 1 (Belardo 2018, Lemma 4); two-sided geometric noise of
-     scale 1 / eps_estimate on each, clipped at 0, plus alpha = 1 (post-processing).
+     scale 1 / eps_estimate on each, clipped at 0, plus alpha = 1 (post-processing). With the
+     "one_rule" sampler each rule's probabilities are then moved the least for its drawn class
+     to lead (`rule_list.respect_classes`, post-processing): the draw, with most of the budget,
+     decides the direction, the counts only the level.
 Everything returned is a release or post-processing of releases, except the chain's
 diagnostics of a non-private fit.
 """
@@ -41,14 +48,14 @@ from jostle.learners.brl.accounting import DEFAULT_SPLIT, BudgetSplit, FitLedger
 from jostle.learners.brl.bitsets import Antecedent, RowBits, capture_counts
 from jostle.learners.brl.mining import (MinedAntecedents, mine_frequent, mine_private, public_antecedents,
                                         rank_antecedents)
-from jostle.learners.brl.rule_list import RuleList, probabilities_from_counts
+from jostle.learners.brl.rule_list import RuleList, probabilities_from_counts, respect_classes
 from jostle.learners.brl.scoring import LogFactorials, ListScorer, MajorityCounts, RuleListPrior, ScaledPrior
 from jostle.learners.brl.search import (ChainDiagnostics, candidate_count, exponential_mechanism_list,
-                                        greedy_exponential_list, mechanism_beta, run_chain)
+                                        greedy_exponential_list, labelled_rule_draw, mechanism_beta, run_chain)
 from jostle.privacy import replay
 
 ANTECEDENT_SOURCES = ("mined", "public")
-SAMPLERS = ("exact", "mcmc", "greedy")
+SAMPLERS = ("exact", "mcmc", "greedy", "one_rule")
 SCORES = ("posterior", "majority")
 
 
@@ -71,10 +78,13 @@ class BRLSettings:
         antecedent_length: eta, the prior mean antecedent cardinality.
         sampler: "exact" (one draw over every enumerated list), "greedy" (one draw per rule,
             `search.greedy_exponential_list`; no enumeration, so the schema's antecedents keep
-            the longest list) or "mcmc" (not proved DP).
+            the longest list), "one_rule" (one rule and the classes of the rule and of the
+            default drawn together, `search.labelled_rule_draw`; score "majority" only) or
+            "mcmc" (not proved DP).
         score: What the list draw maximises: "posterior" (Letham's log posterior, sensitivity
             log(row_bound + C - 1)) or "majority" (rows classified correctly, sensitivity 1,
             the prior as the draw's base measure; `scoring.MajorityCounts`).
+        greedy_stop: Whether each greedy step offers stopping (False: `max_length` rules).
         steps: Chain steps ("mcmc", and the non-private search).
         burn_in: Steps before the non-private MAP is looked for (None: half of `steps`).
         quantile: Share of the transactions the truncation length covers (mining).
@@ -93,6 +103,7 @@ class BRLSettings:
     antecedent_length: float = 1.0
     sampler: str = "exact"
     score: str = "posterior"
+    greedy_stop: bool = True
     steps: int = 3000
     burn_in: int | None = None
     quantile: float = 0.85
@@ -108,6 +119,9 @@ class BRLSettings:
             raise ValueError(f"score must be one of {SCORES}, got {self.score!r}")
         if self.sampler == "mcmc" and self.score != "posterior":
             raise ValueError("the chain sampler targets the posterior: use score='posterior' with sampler='mcmc'")
+        if self.sampler == "one_rule" and self.score != "majority":
+            raise ValueError("the one-rule sampler draws for the rows classified correctly: use score='majority' "
+                             "with sampler='one_rule'")
         BudgetSplit.of(Fraction(1), self.split, self.antecedents == "mined")
         if not 0 < self.min_support <= 1:
             raise ValueError(f"min_support must be in (0, 1], got {self.min_support!r}")
@@ -222,7 +236,7 @@ def fit_private(X: np.ndarray, y: np.ndarray, domain_sizes: Sequence[int], n_cla
     X = np.asarray(X, dtype=np.int64).reshape(len(y), len(domain_sizes))
     y = np.asarray(y, dtype=np.int64)
     mined = None
-    enumerated = settings.sampler != "greedy"   # the greedy walk enumerates nothing: no cap on the length
+    enumerated = settings.sampler == "exact" or settings.sampler == "mcmc"  # the others enumerate no lists
     if mine:
         mined = mine_private(X, y, domain_sizes, n_classes, split.mining, noise, ledger.charge,
                              settings.min_support, settings.max_cardinality, settings.quantile)
@@ -238,14 +252,26 @@ def fit_private(X: np.ndarray, y: np.ndarray, domain_sizes: Sequence[int], n_cla
     # what mining did not spend (skipped steps) goes to the list and the estimates in the
     # ratio of their weights: `ledger.spent` is a function of released values (`accounting`)
     selection, _ = split.rest(ledger.epsilon - ledger.spent)
-    if settings.sampler == "greedy":
+    favoured: list[int] | None = None
+    if settings.sampler == "one_rule":
+        max_length = 1
+        masks_all = [bits.antecedent(a) for a in antecedents]
+        eps = ledger.charge(selection, f"BRL one rule and its classes: exponential mechanism over "
+                                       f"{n_classes + len(antecedents) * n_classes * (n_classes - 1)} labelled "
+                                       "lists (rows classified correctly, sensitivity 1)")
+        index, rule_class, default_class = labelled_rule_draw(masks_all, bits.classes, bits.everything, noise, eps)
+        chosen = () if index is None else (index,)
+        favoured = [default_class] if index is None else [rule_class, default_class]
+        masks = [masks_all[i] for i in chosen]
+    elif settings.sampler == "greedy":
         # one draw per rule: the planned per-step epsilon (public) scales the base-measure prior
         steps = max(min(max_length, len(antecedents)), 1)
         scorer = _scorer(bits, antecedents, settings, max_length, n_classes, settings.row_bound, selection / steps)
         what = _score_text(settings, n_classes)
+        offered = "the stop and the " if settings.greedy_stop else "the unused of the "
         chosen = greedy_exponential_list(scorer, noise, lambda: ledger.charge(
-            selection / steps, f"BRL rule list, one rule: exponential mechanism over the stop and the "
-                               f"{len(antecedents)} antecedents ({what}, greedy sampler)"))
+            selection / steps, f"BRL rule list, one rule: exponential mechanism over {offered}"
+                               f"{len(antecedents)} antecedents ({what}, greedy sampler)"), settings.greedy_stop)
     elif settings.sampler == "exact":
         scorer = _scorer(bits, antecedents, settings, max_length, n_classes, settings.row_bound, selection)
         eps = ledger.charge(selection, f"BRL rule list: exponential mechanism over "
@@ -259,11 +285,15 @@ def fit_private(X: np.ndarray, y: np.ndarray, domain_sizes: Sequence[int], n_cla
                                        "private (a finite chain is not at stationarity)")
         chosen = run_chain(scorer, settings.steps, noise,
                            beta=mechanism_beta(eps, scorer.factorials.sensitivity_units)).last
-    masks = [scorer.masks[i] for i in chosen]
+    if favoured is None:
+        masks = [scorer.masks[i] for i in chosen]
     eps_estimate = ledger.charge(ledger.epsilon - ledger.spent, f"BRL point estimates: {len(chosen) + 1} x {n_classes} capture "
                                                   "counts (L1 sensitivity 1)")
     noisy = release_capture_counts(masks, bits, eps_estimate, noise)
-    rule_list = RuleList(tuple(antecedents[i] for i in chosen), probabilities_from_counts(noisy), noisy)
+    probabilities = probabilities_from_counts(noisy)
+    if favoured is not None:
+        probabilities = respect_classes(probabilities, favoured)
+    rule_list = RuleList(tuple(antecedents[i] for i in chosen), probabilities, noisy)
     return FitResult(rule_list, antecedents, max_length, list(ledger.records),
                      truncation=list(mined.truncation) if mined is not None else [])
 

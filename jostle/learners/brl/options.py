@@ -94,7 +94,11 @@ class BRLOption(PureEpsilonOption):
 #   * what the list draw maximises and how it draws (issue 27): the posterior (sensitivity
 #     log(row_bound + 1)) or the rows classified correctly (BRLSchemaMajority: sensitivity 1,
 #     `scoring.MajorityCounts`), in one draw over the enumerated lists or one draw per rule
-#     (BRLSchemaGreedy, up to 5 rules over every schema item: `search.greedy_exponential_list`);
+#     (BRLSchemaGreedy, up to 5 rules over every schema item: `search.greedy_exponential_list`;
+#     BRLSchemaGreedyFive, exactly 5: no "stop", which the prior otherwise draws early even
+#     when rules still gain rows), or one rule drawn together with its class and the default's
+#     (BRLSchemaOneRule: the classes are released by the draw, so a rule's direction survives
+#     budgets at which noisy capture counts cannot tell it: `search.labelled_rule_draw`);
 #   * mining's minimum support (BRLMinedRare 0.05, BRLMinedCommon 0.25; default 0.1) and
 #     largest cardinality (BRLMinedItems 1, BRLMinedTriples 3; default 2);
 #   * the prior: lambda and the longest list (BRLMinedShort lambda 1, lists <= 2; BRLMinedLong
@@ -115,6 +119,12 @@ BRL_OPTIONS: dict[str, BRLOption] = {o.name: o for o in [
     BRLOption("BRLSchemaGreedy", (("antecedents", "public"), ("split", (0.0, 3.0, 1.0)), ("score", "majority"),
                                   ("sampler", "greedy"), ("max_length", 5)),
               "the schema's single items, up to 5 rules drawn one at a time for rows classified correctly"),
+    BRLOption("BRLSchemaGreedyFive", (("antecedents", "public"), ("split", (0.0, 3.0, 1.0)), ("score", "majority"),
+                                      ("sampler", "greedy"), ("max_length", 5), ("greedy_stop", False)),
+              "the schema's single items, 5 rules drawn one at a time (no stop) for rows classified correctly"),
+    BRLOption("BRLSchemaOneRule", (("antecedents", "public"), ("split", (0.0, 19.0, 1.0)), ("score", "majority"),
+                                   ("sampler", "one_rule"), ("max_length", 1)),
+              "one schema item and the classes of the rule and the default drawn together, 19/20 of eps"),
     BRLOption("BRLMinedShort", (("list_length", 1.0), ("max_length", 2)), "DP-FIM antecedents, lambda 1, lists <= 2"),
     BRLOption("BRLMinedLong", (("list_length", 5.0), ("max_length", 4)), "DP-FIM antecedents, lambda 5, lists <= 4"),
     BRLOption("BRLMinedPairs", (("antecedent_length", 2.0),), "DP-FIM antecedents, eta 2 (pairs a priori)"),

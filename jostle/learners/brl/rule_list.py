@@ -94,3 +94,27 @@ def probabilities_from_counts(counts: np.ndarray, alpha: float = 1.0) -> np.ndar
     (noisy) counts clipped at 0 (post-processing)."""
     clipped = np.clip(np.asarray(counts, dtype=float), 0.0, None) + alpha
     return clipped / clipped.sum(axis=1, keepdims=True)
+
+
+def respect_classes(probabilities: np.ndarray, classes: Sequence[int], margin: float = 0.02) -> np.ndarray:
+    """Each rule's probabilities moved the least towards its released class so that the class
+    is its most probable one by at least `margin` (post-processing of released values).
+
+    Row i becomes (1 - t) p_i + t e_(c_i), with t in [0, 1] the smallest that makes
+    p_i[c_i] - p_i[k] >= margin for every other class k: t = max_k (margin - g_k) / (1 - g_k)
+    over the gaps g_k = p_i[c_i] - p_i[k] below the margin (0 when there are none).
+
+    Args:
+        probabilities: (rules + 1, classes), rows summing to 1.
+        classes: Per row, the class it must favour (a released value, e.g. drawn with the list).
+        margin: The smallest lead of that class (public; in [0, 1)).
+    """
+    result = np.array(probabilities, dtype=float, copy=True)
+    for row, favoured in enumerate(classes):
+        gaps = result[row, favoured] - np.delete(result[row], favoured)
+        short = gaps[gaps < margin]
+        if short.size:
+            t = float(np.max((margin - short) / (1.0 - short)))
+            result[row] = (1.0 - t) * result[row]
+            result[row, favoured] += t
+    return result

@@ -253,14 +253,18 @@ def exponential_mechanism_list(scorer: ListScorer, noise: Any, epsilon: Any) -> 
     return lists[choose_exponential(noise, utilities, sensitivity, epsilon, monotone=True)]
 
 
-def greedy_exponential_list(scorer: ListScorer, noise: Any, charge: Callable[[], Any]) -> tuple[int, ...]:
+def greedy_exponential_list(scorer: ListScorer, noise: Any, charge: Callable[[], Any],
+                            allow_stop: bool = True) -> tuple[int, ...]:
     """A list built one rule at a time, each rule one draw of the exponential mechanism.
 
-    Step k offers the released prefix d_(k-1) itself ("stop") and every d_(k-1) + (a,) with a
-    an unused antecedent, scored by the full list's utility (`scorer.units`: the default rule
-    takes what the prefix leaves), and draws one with P ~ exp(eps_k S / Delta), eps_k =
-    `charge()` (called before each draw; it charges the step and returns its epsilon). The
-    walk ends at "stop" or at the prior's longest length.
+    Step k offers the released prefix d_(k-1) itself ("stop", unless `allow_stop` is False) and
+    every d_(k-1) + (a,) with a an unused antecedent, scored by the full list's utility
+    (`scorer.units`: the default rule takes what the prefix leaves), and draws one with
+    P ~ exp(eps_k S / Delta), eps_k = `charge()` (called before each draw; it charges the step
+    and returns its epsilon). The walk ends at "stop" or at the prior's longest length (or when
+    no antecedent is left). Without the stop, the number of steps is a public function of the
+    prior's longest length and the antecedent count: a prior that lets lists stop early (a small
+    lambda) no longer cuts short lists that still gain rows at each step.
 
     Privacy (privacy unit: one row added or removed). Conditioned on the released prefix, the
     candidates are public and each one's computed score moves between neighbours by a value in
@@ -274,15 +278,64 @@ def greedy_exponential_list(scorer: ListScorer, noise: Any, charge: Callable[[],
     chosen: tuple[int, ...] = ()
     longest = scorer.prior.longest
     sensitivity = max(scorer.factorials.sensitivity_units, 1) / UNIT
-    while len(chosen) < longest:
+    while len(chosen) < min(longest, len(scorer.masks)):
         epsilon = charge()
-        candidates = [chosen] + [chosen + (a,) for a in range(len(scorer.masks)) if a not in chosen]
+        candidates = [chosen] if allow_stop else []
+        candidates += [chosen + (a,) for a in range(len(scorer.masks)) if a not in chosen]
         utilities = np.array([scorer.units(c) for c in candidates], dtype=np.float64) / UNIT  # exact: |units| <= 2^52
         picked = candidates[choose_exponential(noise, utilities, sensitivity, epsilon, monotone=True)]
         if picked == chosen:
             break
         chosen = picked
     return chosen
+
+
+def labelled_rule_utilities(masks: Sequence[int], class_bits: Sequence[int],
+                            everything: int) -> tuple[list[tuple[int | None, int, int]], np.ndarray]:
+    """The candidates of `labelled_rule_draw` and their utilities (rows classified correctly).
+
+    Returns:
+        (candidates, utilities): candidate (a, r, d) is the list "if a then class r, else class
+        d" (a an antecedent index, r != d), and (None, d, d) the empty list "always class d"; its
+        utility is N(a, r) + N(not a, d), the rows it classifies correctly (an int64 array).
+    """
+    totals = [c.bit_count() for c in class_bits]
+    n_classes = len(class_bits)
+    candidates: list[tuple[int | None, int, int]] = [(None, d, d) for d in range(n_classes)]
+    utilities = list(totals)
+    for index, mask in enumerate(masks):
+        captured = [(mask & everything & c).bit_count() for c in class_bits]
+        for rule_class in range(n_classes):
+            for default_class in range(n_classes):
+                if rule_class != default_class:
+                    candidates.append((index, rule_class, default_class))
+                    utilities.append(captured[rule_class] + totals[default_class] - captured[default_class])
+    return candidates, np.asarray(utilities, dtype=np.int64)
+
+
+def labelled_rule_draw(masks: Sequence[int], class_bits: Sequence[int], everything: int, noise: Any,
+                       epsilon: Any) -> tuple[int | None, int, int]:
+    """One rule together with its class and the default rule's class, by one exponential draw.
+
+    The candidates are every "if a then class r else class d" (a an antecedent, r != d) and
+    every "always class d"; the utility is the rows the list classifies correctly, and the draw
+    is P ~ exp(eps u) over the candidates (uniform base measure). The classes are part of what
+    is released, so a rule's direction costs nothing beyond the draw: at small eps x rows, where
+    noisy capture counts cannot tell a rule's majority class, the drawn class still can.
+
+    Privacy (privacy unit: one row added or removed). A row of class y lies, for each candidate,
+    either in the rows its rule captures or in the rest, and it adds 1 to the candidate's
+    utility exactly when the class given to that part is y: every utility moves by 0 or +1 when
+    a row is added (0 or -1 when one is removed), all in one direction, so sensitivity 1 with
+    monotone utilities and exp(eps u) is eps-DP (McSherry and Talwar, as
+    `exponential_mechanism_list`). The candidates are public (the antecedents and the classes),
+    the utilities are whole row counts, exact as doubles.
+
+    Returns:
+        (antecedent index or None for the empty list, the rule's class, the default's class).
+    """
+    candidates, utilities = labelled_rule_utilities(masks, class_bits, everything)
+    return candidates[choose_exponential(noise, utilities.astype(np.float64), 1.0, epsilon, monotone=True)]
 
 
 def mechanism_beta(epsilon: Any, sensitivity_units: int) -> float:
