@@ -51,7 +51,8 @@ from jostle.learners.brl.mining import (MinedAntecedents, mine_frequent, mine_pr
 from jostle.learners.brl.rule_list import RuleList, probabilities_from_counts, respect_classes
 from jostle.learners.brl.scoring import LogFactorials, ListScorer, MajorityCounts, RuleListPrior, ScaledPrior
 from jostle.learners.brl.search import (ChainDiagnostics, candidate_count, exponential_mechanism_list,
-                                        greedy_exponential_list, labelled_rule_draw, mechanism_beta, run_chain)
+                                        greedy_exponential_list, labelled_candidate_count, labelled_rule_draw,
+                                        mechanism_beta, run_chain)
 from jostle.privacy import replay
 
 ANTECEDENT_SOURCES = ("mined", "public")
@@ -255,14 +256,13 @@ def fit_private(X: np.ndarray, y: np.ndarray, domain_sizes: Sequence[int], n_cla
     favoured: list[int] | None = None
     if settings.sampler == "one_rule":
         max_length = 1
-        masks_all = [bits.antecedent(a) for a in antecedents]
         eps = ledger.charge(selection, f"BRL one rule and its classes: exponential mechanism over "
-                                       f"{n_classes + len(antecedents) * n_classes * (n_classes - 1)} labelled "
+                                       f"{labelled_candidate_count(len(antecedents), n_classes)} labelled "
                                        "lists (rows classified correctly, sensitivity 1)")
-        index, rule_class, default_class = labelled_rule_draw(masks_all, bits.classes, bits.everything, noise, eps)
+        index, rule_class, default_class = labelled_rule_draw([bits.antecedent(a) for a in antecedents],
+                                                              bits.classes, bits.everything, noise, eps)
         chosen = () if index is None else (index,)
         favoured = [default_class] if index is None else [rule_class, default_class]
-        masks = [masks_all[i] for i in chosen]
     elif settings.sampler == "greedy":
         # one draw per rule: the planned per-step epsilon (public) scales the base-measure prior
         steps = max(min(max_length, len(antecedents)), 1)
@@ -285,8 +285,7 @@ def fit_private(X: np.ndarray, y: np.ndarray, domain_sizes: Sequence[int], n_cla
                                        "private (a finite chain is not at stationarity)")
         chosen = run_chain(scorer, settings.steps, noise,
                            beta=mechanism_beta(eps, scorer.factorials.sensitivity_units)).last
-    if favoured is None:
-        masks = [scorer.masks[i] for i in chosen]
+    masks = [bits.antecedent(antecedents[i]) for i in chosen]
     eps_estimate = ledger.charge(ledger.epsilon - ledger.spent, f"BRL point estimates: {len(chosen) + 1} x {n_classes} capture "
                                                   "counts (L1 sensitivity 1)")
     noisy = release_capture_counts(masks, bits, eps_estimate, noise)

@@ -290,6 +290,12 @@ def greedy_exponential_list(scorer: ListScorer, noise: Any, charge: Callable[[],
     return chosen
 
 
+def labelled_candidate_count(n_antecedents: int, n_classes: int) -> int:
+    """How many labelled lists `labelled_rule_draw` draws among (public): C "always d" and, per
+    antecedent, C (C - 1) "if a then r else d"."""
+    return n_classes + n_antecedents * n_classes * (n_classes - 1)
+
+
 def labelled_rule_utilities(masks: Sequence[int], class_bits: Sequence[int],
                             everything: int) -> tuple[list[tuple[int | None, int, int]], np.ndarray]:
     """The candidates of `labelled_rule_draw` and their utilities (rows classified correctly).
