@@ -43,7 +43,7 @@ from jostle.choicemaker.measurement import budget_unit
 from jostle.privacy.measures import AnyBudget, RhoZCDPBudget
 
 # What every member must agree on: the layout of the experience and how measuring pays.
-SHARED_LAYOUT = ("task", "config_columns", "segment_column", "modes", "payoff_rule")
+SHARED_LAYOUT = ("task", "config_columns", "segment_column", "modes", "payoff_rule", "regret_measure")
 # Where the language's Options written in Jostle are defined (named, not imported: the language
 # is a layer above); they run in the lead's language values.
 JOSTLE_WRITTEN = "jostle.language."
@@ -93,6 +93,7 @@ class CombinedFamily(Family):
         self.segment_column = lead.segment_column
         self.modes = lead.modes
         self.payoff_rule = lead.payoff_rule
+        self.regret_measure = lead.regret_measure
         self.errors_scale_as_inverse_epsilon = all(m.errors_scale_as_inverse_epsilon for m in members)
         self.meta_input_products = tuple(dict.fromkeys(p for m in members for p in m.meta_input_products))
         self.default_metafeatures = lead.default_metafeatures

@@ -291,7 +291,7 @@ def fit_segment(family: Family, experience: pd.DataFrame, option_names: list[str
         if not names:  # no metafeature: one constant input, so only the best fixed Option
             subset, names = subset.assign(**{FEATURE_PREFIX + "constant": 0.0}), ["constant"]
         data = training_matrix(subset, names, option_names, list(family.config_columns),
-                               family.meta_input_products, family.group_column)
+                               family.meta_input_products, family.group_column, family.regret_measure)
         selected, report = select_model_kind(data, model_kinds, threads, selection_folds)
         if family.payoff_rule == "credit":
             use = names != ["constant"] and metafeatures_pay_off(report, mf_share)
@@ -331,7 +331,7 @@ def _kept_errors(family: Family, model: FittedMetaModel, data: Any, mf_share: fl
     if model.features:
         return lodo_chosen_errors(model.model_kind, data, threads, selection_folds)
     constant = type(data)(np.zeros((len(data.X), 1)), data.errors, data.log_error, data.regret, data.config,
-                          data.groups, data.options, [])
+                          data.groups, data.options, [], regret_measure=data.regret_measure)
     errors = lodo_chosen_errors("best_fixed", constant, threads, selection_folds)
     # its experience ran the Options at (1 - share) of the budget; at run time it gets all of it
     return errors * (1.0 - mf_share) if family.payoff_rule == "credit" else errors
@@ -390,6 +390,9 @@ def train(family: Family, options: Any = None, metafeatures: Any = None, corpus:
     key = "|".join([MODEL_VERSION, family.fingerprint, experience_digest(experience),
                     ",".join(m.name for m in features), ",".join(model_kinds), str(selection_folds),
                     repr(float(mf_share)), "intervals1", "own-level2"])
+    if family.regret_measure != "ratio":
+        key += f"|regret:{family.regret_measure}"
+
     selecting = selection and family.private_score is not None and "pure" in family.measures
     if selecting:
         key += f"|selection1|{stop_probability}|{run_share}"

@@ -203,6 +203,10 @@ class Family(ABC):
         payoff_rule: "credit" (errors scale as 1/epsilon: best-fixed's regret is credited the
             share it saves) or "paired" (both modes are validated and measuring is kept only if
             it is clearly better); see `engine.decide_measuring`.
+        regret_measure: How the meta-model scores an Option against the best on a configuration
+            (`model.regrets`): "ratio" (its error over the best's, DPComp's, for errors with no
+            natural scale) or "difference" (1 + its error minus the best's, for errors in [0, 1]
+            such as 1 - accuracy, whose differences are what a user loses).
         default_metafeatures: The metafeatures a ChoiceMaker of this family reads by default.
         language_module: The module holding the family's language values.
         seconds_per_piece: Rough time of one experience piece on one core, to tell a user how
@@ -222,6 +226,7 @@ class Family(ABC):
     segment_column: str | None = None
     modes: tuple[str, ...] = ("measured",)
     payoff_rule: str = "credit"
+    regret_measure: str = "ratio"
     errors_scale_as_inverse_epsilon: bool = False
     default_metafeatures: tuple[str, ...] = ()
     language_module: str = ""

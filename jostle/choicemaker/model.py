@@ -7,7 +7,14 @@ single runs), while the inputs stay the noisy per-repetition metafeatures, as at
   * log_error[o] = log(mean error of o on the configuration);
   * regret[o]    = mean error of o / the lowest mean error of any Option (>= 1), capped at
                    REGRET_CAP (an Option that bad is never worth choosing, and the cap stops
-                   it from dominating a squared loss).
+                   it from dominating a squared loss): the "ratio" regret, DPComp's, for errors
+                   with no natural scale (a histogram's L2 error);
+                   or 1 + (mean error of o - the lowest mean error), the "difference" regret, for
+                   errors bounded in [0, 1] whose differences are what a user loses (1 - accuracy,
+                   1 - AUC: `Family.regret_measure`). A ratio makes a table every Option almost
+                   solves (errors 0.005 and 0.015: regret 3) weigh more than a hard one where
+                   the choice costs ten accuracy points (errors 0.25 and 0.35: regret 1.4); the
+                   difference scores them 1.01 and 1.1, as a user counts them.
 
 Meta-model kinds (`MODEL_KINDS`, the default candidates, and `EXTENDED_MODEL_KINDS`; "kind",
 so as not to be confused with a learner family), each giving per-Option scores where lower is better:
@@ -81,11 +88,26 @@ class TrainingMatrix:
     options: list[str]
     features: list[str]
     products: tuple[tuple[str, str], ...] = ()
+    regret_measure: str = "ratio"
 
     def rows(self, mask: np.ndarray) -> "TrainingMatrix":
         return TrainingMatrix(self.X[mask], self.errors[mask], self.log_error[mask],
                               self.regret[mask], self.config[mask], self.groups[mask],
-                              self.options, self.features, self.products)
+                              self.options, self.features, self.products, self.regret_measure)
+
+
+REGRET_MEASURES = ("ratio", "difference")
+
+
+def regrets(mean_error: np.ndarray, best: np.ndarray, regret_measure: str = "ratio") -> np.ndarray:
+    """Regret of mean errors against the best per row (`best` broadcast against `mean_error`):
+    error / best, or 1 + (error - best) for the "difference" measure (the module docstring).
+    Either is 1 for the best Option and grows as an Option loses more."""
+    if regret_measure == "ratio":
+        return mean_error / best
+    if regret_measure == "difference":
+        return 1.0 + (mean_error - best)
+    raise ValueError(f"unknown regret measure {regret_measure!r} (one of {', '.join(REGRET_MEASURES)})")
 
 
 def input_matrix(columns: Mapping[str, Any], features: list[str],
@@ -108,12 +130,13 @@ def present_products(features: list[str], products: tuple[tuple[str, str], ...])
 
 def training_matrix(experience: pd.DataFrame, features: list[str], options: list[str] | None,
                     config_columns: list[str], products: tuple[tuple[str, str], ...] = (),
-                    group_column: str | None = None) -> TrainingMatrix:
+                    group_column: str | None = None, regret_measure: str = "ratio") -> TrainingMatrix:
     """Pivot the experience of one segment and mode into a `TrainingMatrix`.
 
     `config_columns` identify a configuration (its first is the task's name; `group_column`,
     default its second, the leave-one-dataset-out group); errors are averaged over the
-    configuration's repetitions. `products` are the family's `meta_input_products`.
+    configuration's repetitions. `products` are the family's `meta_input_products`;
+    `regret_measure` the family's (`Family.regret_measure`: "ratio" or "difference").
     """
     options = options or sorted(experience["option"].unique())
     group_column = group_column or config_columns[1]
@@ -129,11 +152,11 @@ def training_matrix(experience: pd.DataFrame, features: list[str], options: list
     config = wide.groupby(list(config_columns), sort=False, observed=True).ngroup().to_numpy()
     mean_error = pd.DataFrame(errors).groupby(config).transform("mean").to_numpy()
     mean_error = np.maximum(mean_error, 1e-300)
-    regret = np.minimum(mean_error / mean_error.min(axis=1, keepdims=True), REGRET_CAP)
+    regret = np.minimum(regrets(mean_error, mean_error.min(axis=1, keepdims=True), regret_measure), REGRET_CAP)
     inputs = input_matrix({f: wide[FEATURE_PREFIX + f].to_numpy(float) for f in features}, features, products)
     return TrainingMatrix(inputs, errors, np.log(mean_error), regret,
                           config, wide[group_column].to_numpy(str), list(options), list(features),
-                          tuple(tuple(p) for p in products))
+                          tuple(tuple(p) for p in products), regret_measure)
 
 
 class MetaModel(ABC):
@@ -309,7 +332,8 @@ def choice_regret(data: TrainingMatrix, chosen: np.ndarray) -> pd.DataFrame:
 
     Per configuration: the mean error of the chosen Options' runs (the choice may differ
     between repetitions, since the metafeatures are noisy) over the lowest mean error of any
-    single Option on that configuration.
+    single Option on that configuration; or 1 + their difference, when the matrix's
+    `regret_measure` is "difference".
     """
     chosen_error = data.errors[np.arange(len(chosen)), chosen]
     frame = pd.DataFrame({"config": data.config, "group": data.groups, "chosen": chosen_error})
@@ -318,7 +342,8 @@ def choice_regret(data: TrainingMatrix, chosen: np.ndarray) -> pd.DataFrame:
         group=("group", "first"), chosen=("chosen", "mean"),
         **{o: (o, "mean") for o in data.options})
     best = per_config[data.options].min(axis=1)
-    return pd.DataFrame({"group": per_config["group"], "regret": per_config["chosen"] / best})
+    return pd.DataFrame({"group": per_config["group"],
+                         "regret": regrets(per_config["chosen"], best, data.regret_measure)})
 
 
 def group_folds(groups: np.ndarray, folds: int | None = None) -> list[np.ndarray]:
@@ -427,7 +452,8 @@ class FittedMetaModel:
     value from 0.40 to 0.27 (1D: 0.38 to 0.37; the tree corpus 0.75 to 0.71, the rule-list
     corpus 0.59 to 0.50, with narrower intervals: median log-width 4.22 to 3.50 and 2.88 to
     2.25): an Option whose error hardly depends on the data (Identity) was mispredicted by the
-    best error of shapes unlike the input's (issue 27).
+    best error of shapes unlike the input's (issue 27). With the "difference" regret
+    (`regret_measure`) the Options keep the differences of their predicted regrets instead.
     """
 
     model_kind: str
@@ -439,13 +465,15 @@ class FittedMetaModel:
     epsilon_column: int | None = None
     epsilon_grid: tuple[float, ...] = ()
     option_errors: Any = None
+    regret_measure: str = "ratio"
 
     @classmethod
     def fit(cls, data: TrainingMatrix, model_kind: str, n_jobs: int = 1,
             use_metafeatures: bool = True, errors_scale_as_inverse_epsilon: bool = False) -> "FittedMetaModel":
         if not use_metafeatures:
             data = TrainingMatrix(np.zeros((len(data.X), 1)), data.errors, data.log_error,
-                                  data.regret, data.config, data.groups, data.options, [])
+                                  data.regret, data.config, data.groups, data.options, [],
+                                  regret_measure=data.regret_measure)
             model_kind = "best_fixed"
         model = make_model(model_kind, n_jobs).fit(data)
         column = data.features.index("epsilon") if errors_scale_as_inverse_epsilon and "epsilon" in data.features \
@@ -457,7 +485,8 @@ class FittedMetaModel:
         own = RandomForestRegressor(n_estimators=30, min_samples_leaf=5, random_state=0,
                                     n_jobs=n_jobs).fit(data.X, data.log_error)
         grid = tuple(float(e) for e in np.unique(data.X[:, column])) if column is not None else ()
-        return cls(model_kind, model, best, data.options, data.features, data.products, column, grid, own)
+        return cls(model_kind, model, best, data.options, data.features, data.products, column, grid, own,
+                   data.regret_measure)
 
     def _log_at(self, regressor: Any, X: np.ndarray, epsilon: float) -> np.ndarray:
         """A log-error regressor's prediction, as (rows, outputs), with every row moved to
@@ -523,12 +552,17 @@ class FittedMetaModel:
         if self.model.target == "log_error":
             return np.exp(scores)
         own = getattr(self, "option_errors", None)
-        if own is None:  # pickled before `option_errors`: the corpus' best error sets the level
-            return scores * np.exp(self._log_best(X))[:, None]
         rows = np.arange(len(X))
         chosen = np.argmin(scores, axis=1)  # the choice of a regret kind (`MetaModel.choose`)
-        level = np.exp(self._log_predicted(own, X)[rows, chosen]) / scores[rows, chosen]
-        return scores * level[:, None]
+        if own is None:  # pickled before `option_errors`: the corpus' best error sets the level
+            base, base_score = np.exp(self._log_best(X)), np.ones(len(X))
+        else:
+            base, base_score = np.exp(self._log_predicted(own, X)[rows, chosen]), scores[rows, chosen]
+        if getattr(self, "regret_measure", "ratio") == "difference":
+            # predicted regrets are 1 + excess error: the Options keep their predicted
+            # differences from the level (so the chosen one is still the lowest)
+            return base[:, None] + (scores - base_score[:, None])
+        return scores * (base / base_score)[:, None]
 
     def choose(self, X: np.ndarray) -> np.ndarray:
         """Index of the chosen Option for each row (the meta-model's own decision rule)."""

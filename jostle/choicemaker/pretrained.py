@@ -56,6 +56,8 @@ def request_key(family: Family, options: list[Any], metafeatures: list[Any], cor
     parts = [SHIPPED_VERSION, engine.MODEL_VERSION, experience.EXPERIENCE_VERSION, family.fingerprint,
              *[family.option_fingerprint(o) for o in options], "#", *[fingerprint(m) for m in metafeatures], "#",
              corpus_digest(corpus), grid.digest(), repr(float(mf_share)), ",".join(model_kinds), str(selection_folds)]
+    if family.regret_measure != "ratio":  # keys trained with the default measure stay as they were
+        parts.append(f"regret:{family.regret_measure}")
     return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:24]
 
 
