@@ -35,18 +35,39 @@ def standard_choicemakers() -> list[tuple[str, Any]]:
     return found
 
 
-def build_all(n_jobs: int = -1, progress: bool = True, out: Callable[[str], None] = print) -> list[Path]:
+def build_all(n_jobs: int = -1, progress: bool = True, out: Callable[[str], None] = print,
+              only: list[str] | None = None) -> list[Path]:
     """Train every standard ChoiceMaker and write it as package data (`jostle train --all`).
 
+    Args:
+        n_jobs: Processes for the experience (-1: every core).
+        progress: Show progress bars.
+        out: Where the one-line reports go.
+        only: Labels ("trees.chooser", as `standard_choicemakers` names them) to train; the
+            others are left as shipped (default: all of them).
+
     Files of earlier builds that no standard ChoiceMaker requests any more are removed.
+
+    Raises:
+        ValueError: A label of `only` that no standard module declares (nothing is trained).
     """
+    makers = standard_choicemakers()
+    if only:
+        unknown = sorted(set(only) - {label for label, _ in makers})
+        if unknown:
+            raise ValueError(f"no standard ChoiceMaker {', '.join(unknown)}; the standard library declares "
+                             f"{', '.join(label for label, _ in makers)}")
     written: list[Path] = []
-    for label, maker in standard_choicemakers():
+    requested: set[str] = set()
+    for label, maker in makers:
         family = maker.family
         options, metafeatures = maker.engine_parts()
         grid = maker.grid or family.default_grid()
         corpus = maker.corpus.corpus
         key = request_key(family, options, metafeatures, corpus, grid, float(maker.share))
+        requested.add(key)
+        if only and label not in only:
+            continue
         start = time.perf_counter()
         trained = engine.train(family, options, metafeatures, corpus, grid, float(maker.share), n_jobs=n_jobs,
                                progress=progress)
@@ -57,7 +78,7 @@ def build_all(n_jobs: int = -1, progress: bool = True, out: Callable[[str], None
             f"trained in {seconds:.0f} s -> {path} ({path.stat().st_size / 1e6:.1f} MB)")
     for folder in {p.parent for p in written}:
         for stale in folder.glob("*.joblib"):
-            if stale not in written:
+            if stale.stem not in requested:
                 stale.unlink()
                 out(f"removed stale {stale}")
     return written

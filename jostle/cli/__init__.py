@@ -124,6 +124,9 @@ def build_parser() -> argparse.ArgumentParser:
     train.add_argument("--all", action="store_true", required=True,
                        help="every ChoiceMaker the standard library declares")
     train.add_argument("--jobs", type=int, default=-1, metavar="N", help="processes (default: every core)")
+    train.add_argument("--only", action="append", default=None, metavar="LABEL",
+                       help="train only this one (module.name, e.g. trees.chooser; repeatable); the others "
+                       "stay as shipped")
     return parser
 
 
@@ -269,7 +272,11 @@ def _main(argv: Sequence[str] | None = None) -> int:
         if args.command == "train":
             from jostle.build import build_all
 
-            build_all(n_jobs=args.jobs, progress=True)
+            try:
+                build_all(n_jobs=args.jobs, progress=True, only=args.only)
+            except ValueError as error:
+                print(f"jostle train: {error}", file=sys.stderr)
+                return 2
             return 0
         if args.command == "run":
             session = _session(args)
