@@ -167,7 +167,8 @@ def segments(family_name: str, table: pd.DataFrame) -> list[tuple[str, pd.DataFr
 def run_segment(label: str, family: object, rows: pd.DataFrame, features: list, current: list[str],
                 share: float, args: argparse.Namespace, params: list[str], corpus: str) -> dict:
     statistics = statistics_of(features)
-    data = synthesis_data(rows, statistics, family.config_columns, share, family.payoff_rule, family.group_column)
+    data = synthesis_data(rows, statistics, family.config_columns, share, family.payoff_rule, family.group_column,
+                          regret_measure=family.regret_measure)
     current_expressions = [Expression("x", (n,)) for n in current if n in data.statistics]
     for first, second in family.meta_input_products:  # the engine's products, as the shipped model reads them
         if first in data.statistics and second in data.statistics and first in current and second in current:

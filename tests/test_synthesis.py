@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 
 from jostle import Session
-from jostle.choicemaker.synthesis import (Expression, Statistic, candidates, select_expressions, statistics_of,
+from jostle.choicemaker.synthesis import (Expression, choice_regrets, Statistic, candidates, select_expressions, statistics_of,
                                           synthesis_data)
 from jostle.choicemaker.synthesis_report import nested_evaluation, winners_code
 from jostle.choicemaker.synthesis_rules import fit_rules
@@ -251,3 +251,19 @@ def test_the_shipped_synthesised_tree_rules_run_and_charge_only_the_option():
         session.run('import synthesised\nm1 = synthesised.learn_tree(t, "class", 0.2)\n'
                     'm2 = synthesised.learn_tree(t, "class", 1)\n')
         assert _charges(session) == [("option OneRule", 0.2), ("option FriedmanSchusterLeanStop", 1.0)]
+
+
+def test_a_difference_family_scores_synthesis_by_error_differences():
+    # the classifiers' regret measure (`Family.regret_measure`) reaches the search's targets and scores
+    ratio = synthesis_data(planted_experience(), STATISTICS, CONFIG, share=0.05)
+    difference = synthesis_data(planted_experience(), STATISTICS, CONFIG, share=0.05, regret_measure="difference")
+    rows = difference.measured
+    assert rows.regret_measure == "difference" and rows.rows(rows.groups == rows.groups[0]).regret_measure == "difference"
+    mean = pd.DataFrame(rows.errors).groupby(rows.config).transform("mean").to_numpy()
+    assert np.allclose(rows.regret_targets(), np.minimum(1.0 + mean - mean.min(axis=1, keepdims=True), 10.0))
+    assert np.allclose(ratio.measured.regret_targets(), np.minimum(mean / mean.min(axis=1, keepdims=True), 10.0))
+    chosen = np.zeros(len(rows.errors), dtype=int)
+    scored = choice_regrets(difference, rows, chosen, 1.0).set_index("config")["regret"]
+    frame = pd.DataFrame({"config": rows.config, "chosen": rows.errors[:, 0]}).groupby("config")["chosen"].mean()
+    best = pd.Series(difference.reference)
+    assert np.allclose(scored.to_numpy(), 1.0 + frame.loc[scored.index].to_numpy() - best.loc[scored.index].to_numpy())

@@ -31,7 +31,8 @@ otherwise.
     "measured" rows, charged the whole share s (conservative when u < K).
 Regrets (`choice_regrets`) are DPBench's: per configuration, the mean error of the chosen runs
 (scaled as above) over the lowest mean error of any Option run with the WHOLE budget (the
-public rows of a paired family; (1 - s) times the measured best of a credit one).
+public rows of a paired family; (1 - s) times the measured best of a credit one), or 1 plus
+their difference for a family whose `regret_measure` is "difference" (the classifiers').
 
 The search (`select_expressions`): greedy forward selection, at most `max_terms` expressions,
 each step adding the candidate with the lowest inner-fold regret (folds of whole groups of the
@@ -54,7 +55,7 @@ from sklearn.tree import DecisionTreeRegressor
 
 from jostle.choicemaker.experience import FEATURE_PREFIX
 from jostle.choicemaker.measurement import budget_unit
-from jostle.choicemaker.model import REGRET_CAP, group_folds
+from jostle.choicemaker.model import REGRET_CAP, group_folds, regrets
 
 FLOOR = 1e-6  # what log and ratios clamp at: noisy releases may be 0 or negative
 QUANTILES = (0.25, 0.5, 0.75)
@@ -219,6 +220,7 @@ class RowSet:
         groups: (rows,) LODO group.
         options: Option names.
         shares: (rows,) the metafeature share each row's experience paid (None: the nominal).
+        regret_measure: The family's (`Family.regret_measure`, `model.regrets`).
     """
 
     columns: dict[str, np.ndarray]
@@ -227,10 +229,12 @@ class RowSet:
     groups: np.ndarray
     options: list[str]
     shares: np.ndarray | None = None
+    regret_measure: str = "ratio"
 
     def rows(self, mask: np.ndarray) -> RowSet:
         return RowSet({k: v[mask] for k, v in self.columns.items()}, self.errors[mask], self.config[mask],
-                      self.groups[mask], self.options, None if self.shares is None else self.shares[mask])
+                      self.groups[mask], self.options, None if self.shares is None else self.shares[mask],
+                      self.regret_measure)
 
     def matrix(self, expressions: Sequence[Expression]) -> np.ndarray:
         """The inputs of a meta-model reading `expressions` (a constant column if none)."""
@@ -240,10 +244,11 @@ class RowSet:
         return np.column_stack(values)
 
     def regret_targets(self) -> np.ndarray:
-        """Per row, the configuration's mean error of each Option over its best, capped."""
+        """Per row, the regret of each Option's mean error on the configuration against the
+        best's (`regret_measure`), capped."""
         mean = pd.DataFrame(self.errors).groupby(self.config).transform("mean").to_numpy()
         mean = np.maximum(mean, 1e-300)
-        return np.minimum(mean / mean.min(axis=1, keepdims=True), REGRET_CAP)
+        return np.minimum(regrets(mean, mean.min(axis=1, keepdims=True), self.regret_measure), REGRET_CAP)
 
 
 @dataclass
@@ -297,7 +302,7 @@ class SynthesisData:
 
 def synthesis_data(experience: pd.DataFrame, statistics: Sequence[Statistic], config_columns: Sequence[str],
                    share: float, rule: str = "credit", group_column: str | None = None,
-                   options: Sequence[str] | None = None) -> SynthesisData:
+                   options: Sequence[str] | None = None, regret_measure: str = "ratio") -> SynthesisData:
     """Pivot one segment's experience table into `SynthesisData`.
 
     Args:
@@ -310,6 +315,7 @@ def synthesis_data(experience: pd.DataFrame, statistics: Sequence[Statistic], co
         rule: The family's `payoff_rule`.
         group_column: The LODO group column (default the second config column).
         options: Option names (default all in the table).
+        regret_measure: The family's `regret_measure` ("ratio" or "difference").
     """
     options = list(options or sorted(experience["option"].unique()))
     group_column = group_column or config_columns[1]
@@ -331,7 +337,7 @@ def synthesis_data(experience: pd.DataFrame, statistics: Sequence[Statistic], co
         columns = {n: firsts[FEATURE_PREFIX + n].to_numpy(float) for n in present
                    if not firsts[FEATURE_PREFIX + n].isna().any()}
         return RowSet(columns, wide.to_numpy(float), config, index[group_column].astype(str).to_numpy(), options,
-                      paid_shares(subset, keys, wide.index) if mode == "measured" else None)
+                      paid_shares(subset, keys, wide.index) if mode == "measured" else None, regret_measure)
 
     measured = rowset("measured")
     public = rowset("public") if rule == "paired" else None
@@ -373,8 +379,10 @@ def choice_regrets(data: SynthesisData, rows: RowSet, chosen: np.ndarray, factor
     frame = pd.DataFrame({"config": rows.config, "group": rows.groups, "chosen": chosen_error})
     per_config = frame.groupby("config").agg(group=("group", "first"), chosen=("chosen", "mean"))
     best = np.array([data.reference.get(int(c), np.nan) for c in per_config.index])
+    if rows.regret_measure == "ratio":
+        best = np.maximum(best, 1e-300)
     return pd.DataFrame({"config": per_config.index, "group": per_config["group"].to_numpy(),
-                         "regret": per_config["chosen"].to_numpy() / np.maximum(best, 1e-300)})
+                         "regret": regrets(per_config["chosen"].to_numpy(), best, rows.regret_measure)})
 
 
 # ---------------------------------------------------------------- the search

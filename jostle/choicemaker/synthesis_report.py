@@ -42,7 +42,8 @@ def training_matrix_of(rows: RowSet, expressions: Sequence[Expression]) -> Train
     mean = pd.DataFrame(rows.errors).groupby(rows.config).transform("mean").to_numpy()
     mean = np.maximum(mean, 1e-300)
     return TrainingMatrix(rows.matrix(expressions), rows.errors, np.log(mean), rows.regret_targets(), rows.config,
-                          rows.groups, list(rows.options), [e.name for e in expressions])
+                          rows.groups, list(rows.options), [e.name for e in expressions],
+                          regret_measure=rows.regret_measure)
 
 
 def engine_chooser(model_kinds: Sequence[str], folds: int | None) -> Any:
