@@ -119,7 +119,7 @@ def held_out_errors(family: Any, experience: pd.DataFrame, options: list[str], f
         if not mode_features:
             test, mode_features = test.assign(**{FEATURE_PREFIX + "constant": 0.0}), ["constant"]
         matrix = training_matrix(test, mode_features, options, list(family.config_columns),
-                                 family.meta_input_products, group)
+                                 family.meta_input_products, group, family.regret_measure)
         # the model reads the mode's metafeatures (and their products) as the matrix holds them,
         # or nothing (the best fixed Option)
         assert model.features in ([], mode_features), (model.features, mode_features)

@@ -106,7 +106,7 @@ def main(argv: list[str] | None = None) -> int:
     regrets, errors = {}, {}
     for mode, names in (("public", public_names), ("measured", measured_names)):
         data = training_matrix(table[table["mode"] == mode], names, options, list(family.config_columns),
-                               family.meta_input_products, family.group_column)
+                               family.meta_input_products, family.group_column, family.regret_measure)
         for kind in KINDS:
             regret, error = lodo(data, kind)
             regrets[mode, kind], errors[mode, kind] = regret, error

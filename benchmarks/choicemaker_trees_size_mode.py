@@ -95,7 +95,7 @@ def variants(table: pd.DataFrame) -> dict[str, tuple[pd.DataFrame, list[str]]]:
 def matrix(frame: pd.DataFrame, features: list[str]):
     family = families.get("trees")
     return training_matrix(frame, features, OPTIONS, list(family.config_columns), family.meta_input_products,
-                           family.group_column)
+                           family.group_column, family.regret_measure)
 
 
 def per_config(data, chosen: np.ndarray) -> pd.DataFrame:

@@ -18,6 +18,10 @@ from jostle.choicemaker import engine
 from jostle.choicemaker.pretrained import request_key, save_shipped
 
 
+class UnknownChoiceMaker(ValueError):
+    """A label given to `build_all(only=...)` that no standard module declares."""
+
+
 def standard_choicemakers() -> list[tuple[str, Any]]:
     """(stdlib module, ChoiceMaker value) for every ChoiceMaker the standard library declares."""
     from jostle.language.choice import ChoiceMaker
@@ -49,13 +53,13 @@ def build_all(n_jobs: int = -1, progress: bool = True, out: Callable[[str], None
     Files of earlier builds that no standard ChoiceMaker requests any more are removed.
 
     Raises:
-        ValueError: A label of `only` that no standard module declares (nothing is trained).
+        UnknownChoiceMaker: A label of `only` that no standard module declares (nothing is trained).
     """
     makers = standard_choicemakers()
     if only:
         unknown = sorted(set(only) - {label for label, _ in makers})
         if unknown:
-            raise ValueError(f"no standard ChoiceMaker {', '.join(unknown)}; the standard library declares "
+            raise UnknownChoiceMaker(f"no standard ChoiceMaker {', '.join(unknown)}; the standard library declares "
                              f"{', '.join(label for label, _ in makers)}")
     written: list[Path] = []
     requested: set[str] = set()

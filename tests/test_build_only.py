@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from types import SimpleNamespace
 
 import pytest
 
@@ -20,3 +21,32 @@ def test_the_command_line_refuses_an_unknown_label_with_status_2():
                           capture_output=True, text=True, timeout=300)
     assert done.returncode == 2
     assert "jostle train: no standard ChoiceMaker nope.chooser" in done.stderr
+
+
+def test_only_trains_the_named_one_and_removes_only_files_nobody_requests(tmp_path, monkeypatch):
+    import jostle.build as build
+    from jostle.choicemaker.pretrained import shipped_folder
+    from jostle.choicemaker import families
+
+    trained: list[str] = []
+    def train(family, *args, **kwargs):
+        trained.append(family.name)
+        return SimpleNamespace(modes={None: "public"})
+
+    monkeypatch.setattr(build.engine, "train", train)
+
+    def save(result, key, corpus_name, seconds):
+        path = tmp_path / f"{key}.joblib"
+        path.write_bytes(b"model")
+        return path
+
+    monkeypatch.setattr(build, "save_shipped", save)
+    requested_elsewhere = sorted(shipped_folder(families.get("histograms")).glob("*.joblib"))[0].name
+    (tmp_path / requested_elsewhere).write_bytes(b"another standard ChoiceMaker's model")
+    (tmp_path / "0123456789abcdef01234567.joblib").write_bytes(b"nobody requests this")
+    lines: list[str] = []
+    written = build_all(progress=False, only=["ilp.chooser"], out=lines.append)
+    assert trained == ["ilp"] and len(written) == 1 and written[0].exists()
+    assert (tmp_path / requested_elsewhere).exists()
+    assert not (tmp_path / "0123456789abcdef01234567.joblib").exists()
+    assert lines[0].startswith("ilp.chooser: ilp") and lines[1].startswith("removed stale")

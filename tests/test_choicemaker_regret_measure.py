@@ -94,3 +94,32 @@ def test_families_sharing_a_choicemaker_must_share_the_measure():
     finally:
         del brl.regret_measure
     assert CombinedFamily([trees, brl]).regret_measure == trees.regret_measure
+
+
+def test_the_shipped_classifier_choicemakers_were_trained_on_differences_and_the_others_on_ratios():
+    import joblib
+
+    from jostle.choicemaker.pretrained import shipped_folder
+
+    seen = {}
+    for name in ("trees", "brl", "histograms", "ilp", "redescription"):
+        family = families.get(name)
+        for path in sorted(shipped_folder(family).glob("*.joblib")):
+            models = joblib.load(path)["models"]
+            seen[path.name] = {getattr(m, "regret_measure", "ratio") for m in models.values()}
+            expected = "difference" if name in ("trees", "brl") else "ratio"
+            assert seen[path.name] == {expected}, (name, path.name)
+    assert len(seen) >= 10
+
+
+def test_the_credit_payoff_rule_refuses_a_difference_measure():
+    from jostle.choicemaker import engine
+
+    family = families.get("histograms")
+    assert family.payoff_rule == "credit"
+    family.regret_measure = "difference"
+    try:
+        with pytest.raises(ValueError, match="'credit' payoff rule needs regret_measure 'ratio'"):
+            engine.fit_segment(family, pd.DataFrame(), [], [], 0.1, ("best_fixed",), 1, None)
+    finally:
+        del family.regret_measure

@@ -11,8 +11,8 @@ import pandas as pd
 import pytest
 
 from jostle import Session
-from jostle.choicemaker.synthesis import (Expression, choice_regrets, Statistic, candidates, select_expressions, statistics_of,
-                                          synthesis_data)
+from jostle.choicemaker.synthesis import (Expression, Statistic, candidates, choice_regrets, select_expressions,
+                                          statistics_of, synthesis_data)
 from jostle.choicemaker.synthesis_report import nested_evaluation, winners_code
 from jostle.choicemaker.synthesis_rules import fit_rules
 

@@ -280,6 +280,10 @@ def fit_segment(family: Family, experience: pd.DataFrame, option_names: list[str
     """Train the meta-model of one segment as `train` does: select a kind per mode by held-out
     regret, and keep the mode `decide_measuring` picks (benchmarks call it on the part of an
     experience they train on)."""
+    if family.payoff_rule == "credit" and family.regret_measure != "ratio":
+        # `metafeatures_pay_off` credits best_fixed's regret by (1 - share): a ratio's arithmetic
+        raise ValueError(f"the {family.name} family's 'credit' payoff rule needs regret_measure 'ratio', "
+                         f"not {family.regret_measure!r}")
     candidates: dict[str, tuple[Any, FittedMetaModel, pd.Series]] = {}
     reports = []
     for mode in family.modes:

@@ -42,8 +42,10 @@ so as not to be confused with a learner family), each giving per-Option scores w
                        below best_fixed's but not clearly below forest_regret's (issue 27).
 `select_model_kind` scores every kind by leave-one-dataset-out (LODO): for each group of
 shapes, fit on the others and choose on its rows; the score is DPBench's average regret of
-the choices (per configuration: mean error of the chosen runs / lowest mean error). The
-kind with the lowest LODO regret is refitted on all the data.
+the choices (per configuration: mean error of the chosen runs / lowest mean error, or 1 + their
+difference for a "difference" family). The kind with the lowest LODO regret is refitted on all
+the data. (The kinds' figures above are ratio regrets, measured before the tree family moved to
+differences.)
 """
 
 from __future__ import annotations

@@ -270,11 +270,11 @@ def _main(argv: Sequence[str] | None = None) -> int:
         if args.command == "schema":
             return schema_command(args)
         if args.command == "train":
-            from jostle.build import build_all
+            from jostle.build import UnknownChoiceMaker, build_all
 
             try:
                 build_all(n_jobs=args.jobs, progress=True, only=args.only)
-            except ValueError as error:
+            except UnknownChoiceMaker as error:
                 print(f"jostle train: {error}", file=sys.stderr)
                 return 2
             return 0
