@@ -22,7 +22,7 @@ from jostle.choicemaker.conformance_setup import (BUDGET_GUARD, CHARGE_BEFORE_DR
 from jostle.choicemaker.private_dispatch import BudgetGuard, ChoiceBudgetError
 from jostle.choicemaker.family import Family, UnsupportedMeasure, UnsupportedUnit
 from jostle.choicemaker.measurement import budget_unit, plan_budget
-from jostle.choicemaker.model import REGRET_MEASURES
+from jostle.choicemaker.model import regret_measure_problem
 from jostle.privacy.measures import Budget, RhoZCDPBudget, zero_like
 
 
@@ -62,11 +62,8 @@ def check_declarations(subject: Subject) -> None:
             f"unknown payoff rule {family.payoff_rule!r}")
     require(family.payoff_rule != "paired" or "public" in family.modes, family, DECLARATIONS,
             "the 'paired' payoff rule needs the 'public' mode")
-    require(family.regret_measure in REGRET_MEASURES, family, DECLARATIONS,
-            f"unknown regret measure {family.regret_measure!r} (one of {', '.join(REGRET_MEASURES)})")
-    require(family.payoff_rule != "credit" or family.regret_measure == "ratio", family, DECLARATIONS,
-            "the 'credit' payoff rule credits a ratio regret (best_fixed's times 1 - share): it needs "
-            "regret_measure 'ratio'")
+    problem = regret_measure_problem(family.payoff_rule, family.regret_measure)
+    require(problem is None, family, DECLARATIONS, problem or "")
     require(len(family.config_columns) >= 2, family, DECLARATIONS,
             "config_columns must name at least the task and its LODO group")
     check_share_rule(family)

@@ -44,7 +44,8 @@ from jostle.choicemaker.budgets import as_budget
 from jostle.choicemaker.family import Family, exact_share
 from jostle.choicemaker.intervals import ErrorIntervals, held_out_intervals
 from jostle.choicemaker.model import (MODEL_KINDS, FittedMetaModel, lodo_chosen_errors, measuring_pays,
-                                      metafeatures_pay_off, select_model_kind, training_matrix)
+                                      metafeatures_pay_off, regret_measure_problem, select_model_kind,
+                                      training_matrix)
 
 MODEL_VERSION = "4"
 
@@ -280,10 +281,9 @@ def fit_segment(family: Family, experience: pd.DataFrame, option_names: list[str
     """Train the meta-model of one segment as `train` does: select a kind per mode by held-out
     regret, and keep the mode `decide_measuring` picks (benchmarks call it on the part of an
     experience they train on)."""
-    if family.payoff_rule == "credit" and family.regret_measure != "ratio":
-        # `metafeatures_pay_off` credits best_fixed's regret by (1 - share): a ratio's arithmetic
-        raise ValueError(f"the {family.name} family's 'credit' payoff rule needs regret_measure 'ratio', "
-                         f"not {family.regret_measure!r}")
+    problem = regret_measure_problem(family.payoff_rule, family.regret_measure)
+    if problem:
+        raise ValueError(f"the {family.name} family cannot be trained: {problem}")
     candidates: dict[str, tuple[Any, FittedMetaModel, pd.Series]] = {}
     reports = []
     for mode in family.modes:

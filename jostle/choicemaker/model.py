@@ -101,6 +101,19 @@ class TrainingMatrix:
 REGRET_MEASURES = ("ratio", "difference")
 
 
+def regret_measure_problem(payoff_rule: str, regret_measure: str) -> str | None:
+    """Why a family's regret measure cannot be trained with its payoff rule, or None.
+
+    The "credit" rule credits best_fixed's regret by (1 - share) (`metafeatures_pay_off`): a
+    ratio's arithmetic, meaningless on 1 + a difference."""
+    if regret_measure not in REGRET_MEASURES:
+        return f"unknown regret measure {regret_measure!r} (one of {', '.join(REGRET_MEASURES)})"
+    if payoff_rule == "credit" and regret_measure != "ratio":
+        return ("the 'credit' payoff rule needs regret_measure 'ratio': it credits a ratio regret "
+                "(best_fixed's times 1 - share)")
+    return None
+
+
 def regrets(mean_error: np.ndarray, best: np.ndarray, regret_measure: str = "ratio") -> np.ndarray:
     """Regret of mean errors against the best per row (`best` broadcast against `mean_error`):
     error / best, or 1 + (error - best) for the "difference" measure (the module docstring).
