@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from jostle.choicemaker import engine
-from jostle.choicemaker.pretrained import request_key, save_shipped
+from jostle.choicemaker.pretrained import request_key, save_shipped, shipped_folder
 
 
 class UnknownChoiceMaker(ValueError):
@@ -63,6 +63,7 @@ def build_all(n_jobs: int = -1, progress: bool = True, out: Callable[[str], None
                              f"{', '.join(label for label, _ in makers)}")
     written: list[Path] = []
     requested: set[str] = set()
+    missing: list[str] = []
     for label, maker in makers:
         family = maker.family
         options, metafeatures = maker.engine_parts()
@@ -71,6 +72,8 @@ def build_all(n_jobs: int = -1, progress: bool = True, out: Callable[[str], None
         key = request_key(family, options, metafeatures, corpus, grid, float(maker.share))
         requested.add(key)
         if only and label not in only:
+            if not (shipped_folder(family) / f"{key}.joblib").exists():
+                missing.append(label)
             continue
         start = time.perf_counter()
         trained = engine.train(family, options, metafeatures, corpus, grid, float(maker.share), n_jobs=n_jobs,
@@ -85,4 +88,7 @@ def build_all(n_jobs: int = -1, progress: bool = True, out: Callable[[str], None
             if stale.stem not in requested:
                 stale.unlink()
                 out(f"removed stale {stale}")
+    if missing:
+        out(f"not shipped, and not retrained by --only: {', '.join(missing)} (their first use trains on "
+            f"the user's machine; `jostle train --all --only {missing[0]}` ships it)")
     return written

@@ -50,3 +50,39 @@ def test_only_trains_the_named_one_and_removes_only_files_nobody_requests(tmp_pa
     assert (tmp_path / requested_elsewhere).exists()
     assert not (tmp_path / "0123456789abcdef01234567.joblib").exists()
     assert lines[0].startswith("ilp.chooser: ilp") and lines[1].startswith("removed stale")
+
+
+def test_only_names_the_others_whose_model_is_not_shipped(tmp_path, monkeypatch):
+    import jostle.build as build
+
+    monkeypatch.setattr(build.engine, "train", lambda family, *a, **k: SimpleNamespace(modes={None: "public"}))
+
+    def save(result, key, corpus_name, seconds):
+        path = tmp_path / "shipped" / f"{key}.joblib"
+        path.parent.mkdir(exist_ok=True)
+        path.write_bytes(b"model")
+        return path
+
+    monkeypatch.setattr(build, "save_shipped", save)
+    monkeypatch.setattr(build, "shipped_folder", lambda family: tmp_path / "empty")
+    lines: list[str] = []
+    build_all(progress=False, only=["ilp.chooser"], out=lines.append)
+    others = [label for label, _ in build.standard_choicemakers() if label != "ilp.chooser"]
+    assert lines[-1].startswith("not shipped, and not retrained by --only: ")
+    assert all(label in lines[-1] for label in others) and "ilp.chooser" not in lines[-1]
+
+
+def test_only_says_nothing_more_when_every_other_model_is_shipped(tmp_path, monkeypatch):
+    import jostle.build as build
+
+    monkeypatch.setattr(build.engine, "train", lambda family, *a, **k: SimpleNamespace(modes={None: "public"}))
+    monkeypatch.setattr(build, "save_shipped", lambda result, key, name, seconds: _written(tmp_path, key))
+    lines: list[str] = []
+    build_all(progress=False, only=["ilp.chooser"], out=lines.append)
+    assert not any(line.startswith("not shipped") for line in lines)
+
+
+def _written(folder, key):
+    path = folder / f"{key}.joblib"
+    path.write_bytes(b"model")
+    return path

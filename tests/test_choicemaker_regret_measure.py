@@ -123,3 +123,49 @@ def test_the_credit_payoff_rule_refuses_a_difference_measure():
             engine.fit_segment(family, pd.DataFrame(), [], [], 0.1, ("best_fixed",), 1, None)
     finally:
         del family.regret_measure
+
+
+def test_held_out_intervals_of_a_difference_meta_model_cover_the_held_out_errors():
+    from jostle.choicemaker.intervals import held_out_intervals
+
+    data = training_matrix(_experience(groups=20), ["constant"], ["A", "B"], ["task", "group", "epsilon"],
+                           regret_measure="difference")
+    intervals = held_out_intervals(data, "best_fixed", use_features=False, folds=4)
+    assert intervals is not None and intervals.options == ("A", "B")
+    assert intervals.runs == len(data.X)
+    assert all(np.isfinite(intervals.low)) and all(np.isfinite(intervals.high))
+    assert all(low <= high for low, high in zip(intervals.low, intervals.high))
+    # the whole-corpus model's intervals hold at least 90% of the errors of each Option (two
+    # kinds of table the model cannot tell apart: the interval must span both levels)
+    fitted = FittedMetaModel.fit(data, "best_fixed", use_metafeatures=False)
+    predicted = fitted.predicted_errors(np.zeros((1, 1)))[0]
+    for index, option in enumerate(intervals.options):
+        low, high = intervals.interval(option, float(predicted[index]))
+        inside = (data.errors[:, index] >= low * (1 - 1e-9)) & (data.errors[:, index] <= high * (1 + 1e-9))
+        assert inside.mean() >= 0.9, (option, low, high)
+
+
+def test_the_engine_keeps_a_difference_model_apart_from_a_ratio_one(tmp_path):
+    """The model cache key names the measure: a family switched to "difference" does not load
+    the ratio model trained before it (nor the reverse)."""
+    from jostle.choicemaker import engine
+    from jostle.learners.trees.corpus import synthetic_tree_corpus
+    from jostle.learners.trees.task import TreeGrid
+
+    family = families.get("trees")
+    options = ["OneRule", "Majority"]
+    grid = TreeGrid(epsilons=(1.0,), repetitions=1)
+    corpus = synthetic_tree_corpus(sizes=(200,), seeds=1)
+    common = dict(options=options, metafeatures=["epsilon"], corpus=corpus, grid=grid, mf_share=0.1,
+                  cache_dir=tmp_path, n_jobs=1, progress=False, model_kinds=("best_fixed",))
+    first = engine.train(family, **common)
+    measure = family.regret_measure
+    other = "ratio" if measure == "difference" else "difference"
+    family.regret_measure = other
+    try:
+        second = engine.train(family, **common)
+    finally:
+        del family.regret_measure
+    assert {m.regret_measure for m in first.models.values()} == {measure}
+    assert {m.regret_measure for m in second.models.values()} == {other}
+    assert len(list((tmp_path / "models" / family.name).glob("*.joblib"))) == 2
