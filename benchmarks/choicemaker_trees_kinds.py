@@ -15,8 +15,9 @@ the engine's) on the errors of its own mode:
   measured the same kinds given the noisy metafeatures as well (budget_regret reads epsilon
            and log10(size x epsilon) only); the Option gets 95% of the budget.
 
-Regrets are per configuration (mean error of the chosen runs over the lowest mean error of any
-Option at that budget), so a mode's regret is relative to its own best Option. Comparing modes
+Regrets are per configuration, in the family's regret measure (for trees, 1 + the mean error of
+the chosen runs minus the lowest mean error of any Option at that budget: a difference of
+accuracy, `Family.regret_measure`), so a mode's regret is relative to its own best Option. Comparing modes
 uses the per-group mean error of the choices instead (`model.lodo_chosen_errors`: lower is
 better, on the same tasks), as the engine's `measuring_pays` does. Intervals are 95% bootstrap
 intervals over the corpus's groups (145 since issue 27's large tasks; whole groups resampled),
