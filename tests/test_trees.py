@@ -503,38 +503,3 @@ def test_noisy_counts_are_integers_for_integer_counts_and_on_a_grid_otherwise():
     released = noisy_counts(noise, real, 0.5)
     grid = safe_noise.vector_plan(3, 1.0, 0.5).grid
     assert all((Fraction(float(v)) / grid).denominator == 1 for v in released)
-
-
-def test_the_joint_release_base_measure_reads_only_public_facts():
-    from jostle.learners.trees.builder import _leaf_base_measure
-
-    eligible = np.array([[10.0, 4.0, 3.0, 9.0, 1.0, 7.0, -np.inf, 2.0],
-                         [3.0, 3.0, -np.inf, -np.inf, -np.inf, -np.inf, -np.inf, -np.inf]])
-    other = np.where(np.isfinite(eligible), 500.0, -np.inf)  # other values, the same eligibility
-    for epsilon in (0.01, 0.1, 1.0, 10.0):
-        bonus = _leaf_base_measure(eligible, 2, epsilon)
-        assert np.array_equal(bonus, _leaf_base_measure(other, 2, epsilon))
-        assert np.all(bonus == np.floor(bonus)) and np.all(bonus >= 0)
-        # row 0: S = 5 eligible splits and C = 2 labels: exp(eps b) <= S / C < exp(eps (b + 1))
-        assert math.exp(epsilon * bonus[0]) <= 5 / 2 < math.exp(epsilon * (bonus[0] + 1))
-        assert bonus[1] == 0  # no eligible split: nothing to balance
-
-
-def test_one_rule_falls_back_to_a_label_where_the_budget_cannot_tell_splits_apart():
-    # no attribute tells the class (70% "low"): at epsilon 0.01 a uniform base measure drew one of
-    # the 5 x 3 x 2 = 30 labelled splits nearly always (about 30 / 32 of the time); the base
-    # measure gives the two labels together about half the mass, and the majority label
-    # (280 rows more than the other) nearly all of that half
-    rng = np.random.default_rng(11)
-    rows = 700
-    X = pd.DataFrame({f"a{i}": rng.choice(["x", "y", "z"], rows) for i in range(5)})
-    y = np.where(rng.random(rows) < 0.7, "low", "high")
-    domains = {f"a{i}": ["x", "y", "z"] for i in range(5)}
-    noise = Randomness(seed=12)
-    fits = 400
-    stayed = sum(make_learner("one_rule", 0.01, domains=domains, classes=["low", "high"], noise=noise)
-                 .fit(X, y).trees_[0].n_leaves == 1 for _ in range(fits))
-    # exp(0.01 b) <= 15 (b = 270): the labels weigh between 15 / (15 + 30) and 1/2 of the uniform
-    # mass; the utilities (within a few dozen rows of each other) move that by a factor e^0.5 at most
-    low = fits * (15 / 45) / math.exp(0.5)
-    assert stayed >= low - 3 * math.sqrt(fits * 0.25), stayed

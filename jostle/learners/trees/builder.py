@@ -40,10 +40,7 @@ with the number of the node's training rows the labelled candidate classifies co
 utility: u(leaf c) = n_c, u(a = v -> c_in, else c_out) = n(a = v, c_in) + n(a != v, c_out).
 One row added to the node raises every candidate's utility by 0 or 1: sensitivity 1, monotone,
 so P ~ exp(eps u) is eps-DP (McSherry & Talwar 2007; the monotone case as in
-`jostle.learners.trees.utilities`). The base measure is not uniform: the C labels together
-weigh about as much as all S labelled splits (`_leaf_base_measure`: a public whole number of
-rows added to each label's utility), so that where the budget cannot tell the candidates apart
-the draw falls back to a label rather than to a random split. The final nodes hold disjoint rows, so one charge covers them all
+`jostle.learners.trees.utilities`). The final nodes hold disjoint rows, so one charge covers them all
 (parallel composition). The labels come with the split: no budget is spent on counts, which is
 what makes a one-split tree useful at budgets where noisy leaf counts are mostly noise.
 """
@@ -373,25 +370,6 @@ def _choose_utility_splits(codes: np.ndarray, y: np.ndarray, row_local: np.ndarr
     return np.where(useful, best, -1)
 
 
-def _leaf_base_measure(utility: np.ndarray, n_classes: int, epsilon: float) -> np.ndarray:
-    """Per node, the whole number of rows b added to each "stay a leaf labelled c" candidate's
-    utility, so that the C labels together weigh about as much a priori as the node's S eligible
-    labelled splits: exp(eps b) <= S / C, b = floor(log(S / C) / eps) (0 when S <= C).
-
-    Why: with a uniform base measure, at budgets where eps times the utility gaps is small the
-    draw is nearly uniform over the S + C candidates, S >> C, so it is nearly always a random
-    split whose labels disagree, worse than the majority label it crowds out (one split in
-    HIV-1's 8 x 20 values at eps 0.01 scored below the majority rate). Privacy: b reads only the
-    public eligibility pattern (-inf marks), C and eps, so it is the same on neighbours; it is a
-    base measure of the exponential mechanism (P ~ exp(eps b) exp(eps u)), and the utilities stay
-    whole numbers whose neighbouring differences are still exactly 0 or 1 (monotone)."""
-    splits = np.isfinite(utility[:, n_classes:]).sum(axis=1)
-    if epsilon <= 0:
-        return np.zeros(utility.shape[0])
-    ratio = np.maximum(splits, 1) / n_classes
-    return np.where(ratio > 1, np.floor(np.log(ratio) / epsilon), 0.0)
-
-
 def _release_joint_leaves(tree: TreeArrays, codes: np.ndarray, row_node: np.ndarray, y: np.ndarray, n_classes: int,
                           columns: _Columns, frontier: np.ndarray, budget: TreeBudget, charge: Any,
                           spent_so_far: Any, noise: Any) -> TreeArrays:
@@ -423,7 +401,6 @@ def _release_joint_leaves(tree: TreeArrays, codes: np.ndarray, row_node: np.ndar
         labelled = inside[:, :, c_in] + outside[:, :, c_out]  # (leaves, columns, pairs)
         labelled[~may] = -np.inf
         utility[:, n_classes:] = labelled.reshape(leaves.size, -1)
-    utility[:, :n_classes] += _leaf_base_measure(utility, n_classes, epsilon)[:, None]
     charge(epsilon, f"exponential mechanism choosing the last splits and labels of {leaves.size} nodes "
                     f"(correctly classified rows, sensitivity 1)")
     picks = exponential_mechanism(noise, utility, epsilon, 1.0, monotone=True)
