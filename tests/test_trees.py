@@ -503,3 +503,59 @@ def test_noisy_counts_are_integers_for_integer_counts_and_on_a_grid_otherwise():
     released = noisy_counts(noise, real, 0.5)
     grid = safe_noise.vector_plan(3, 1.0, 0.5).grid
     assert all((Fraction(float(v)) / grid).denominator == 1 for v in released)
+
+
+def test_the_joint_release_base_measure_is_a_capped_whole_number_of_public_facts():
+    from jostle.learners.trees.builder import BASE_MEASURE_CAP, _leaf_base_measure
+
+    for epsilon in (0.01, 0.1, 1.0, 10.0):
+        bonus = _leaf_base_measure(np.array([5, 0, 2]), 2, epsilon)
+        assert np.all(bonus == np.floor(bonus)) and np.all(bonus >= 0)
+        # S = 5 eligible splits and C = 2 labels: exp(eps b) <= S / C < exp(eps (b + 1))
+        assert math.exp(epsilon * bonus[0]) <= 5 / 2 < math.exp(epsilon * (bonus[0] + 1))
+        assert bonus[1] == 0 and bonus[2] == 0  # S <= C: nothing to balance
+    # tiny budgets: capped, so label utilities (b + rows) stay whole doubles below 2^53
+    for epsilon in (1e-15, 1e-16, 1e-300, 5e-324):
+        bonus = _leaf_base_measure(np.array([10**6]), 2, epsilon)
+        assert bonus[0] == BASE_MEASURE_CAP and BASE_MEASURE_CAP + 10**9 + 1 - (BASE_MEASURE_CAP + 10**9) == 1.0
+
+
+def test_one_rule_at_a_tiny_budget_keeps_its_utilities_whole_doubles(monkeypatch):
+    # eps 1e-16 without the cap gave b of about 6e16, where doubles are 8 apart: a label's
+    # utility would move by 0 or 8 between neighbours instead of 0 or 1
+    seen = []
+    original = safe_noise.choose_exponential_rows
+
+    def spy(noise, utilities, *args, **kwargs):
+        seen.append(np.array(utilities, dtype=float))
+        return original(noise, utilities, *args, **kwargs)
+
+    monkeypatch.setattr(safe_noise, "choose_exponential_rows", spy)
+    rng = np.random.default_rng(3)
+    X = pd.DataFrame({f"a{i}": rng.choice(["x", "y", "z"], 300) for i in range(5)})
+    y = np.where(rng.random(300) < 0.7, "low", "high")
+    domains = {f"a{i}": ["x", "y", "z"] for i in range(5)}
+    learner = make_learner("one_rule", 1e-16, domains=domains, classes=["low", "high"], noise=Randomness(seed=1))
+    assert learner.fit(X, y).epsilon_spent_ <= 1e-16
+    finite = np.concatenate([m[np.isfinite(m)] for m in seen])
+    assert seen and finite.max() < 2.0**53 and np.all(finite + 1 - finite == 1)
+
+
+def test_one_rule_falls_back_to_a_label_where_the_budget_cannot_tell_splits_apart():
+    # no attribute tells the class (70% "low"): at epsilon 0.01 a uniform base measure drew one of
+    # the 5 x 3 x 2 = 30 labelled splits nearly always (about 30 / 32 of the time); the base
+    # measure gives the two labels together about half the mass, and the majority label
+    # (280 rows more than the other) nearly all of that half
+    rng = np.random.default_rng(11)
+    rows = 700
+    X = pd.DataFrame({f"a{i}": rng.choice(["x", "y", "z"], rows) for i in range(5)})
+    y = np.where(rng.random(rows) < 0.7, "low", "high")
+    domains = {f"a{i}": ["x", "y", "z"] for i in range(5)}
+    noise = Randomness(seed=12)
+    fits = 400
+    stayed = sum(make_learner("one_rule", 0.01, domains=domains, classes=["low", "high"], noise=noise)
+                 .fit(X, y).trees_[0].n_leaves == 1 for _ in range(fits))
+    # exp(0.01 b) <= 15 (b = 270): the labels weigh between 15 / (15 + 30) and 1/2 of the uniform
+    # mass; the utilities (within a few dozen rows of each other) move that by a factor e^0.5 at most
+    low = fits * (15 / 45) / math.exp(0.5)
+    assert stayed >= low - 3 * math.sqrt(fits * 0.25), stayed
